@@ -1,0 +1,75 @@
+// `sequential.naive`: the seeds' loop, `for (i) s += x[i]` with an accumulator of the result
+// type, kept as the baseline the seeds' tables compare against. In f32 it stops growing once the
+// sum's spacing exceeds the addends (about 2^24 for values in [0, 1)), so it declares its float
+// sums and products inexact. Its extremes follow the semantics table: a plain `<` loop with the
+// NaN rule on top, since a plain `<` alone would depend on where the NaN is.
+
+#include <limits>
+#include <memory>
+
+#include "xreduce/reducer.hpp"
+
+namespace xreduce::backends {
+namespace {
+
+template <class T>
+bool nan(T x) {
+  if constexpr (std::is_floating_point_v<T>) return x != x;
+  else return false;
+}
+
+template <class T>
+Result naive(const T* x, std::size_t n, Op op) {
+  using Out = std::conditional_t<std::is_floating_point_v<T>, T,
+                                 std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
+  // Integers accumulate in uint64 so that wrap-around is defined; the bits equal the signed sum.
+  using Acc = std::conditional_t<std::is_floating_point_v<T>, T, std::uint64_t>;
+  switch (op) {
+    case Op::sum: {
+      Acc s = 0;
+      for (std::size_t i = 0; i < n; ++i) s += static_cast<Acc>(x[i]);
+      return {Scalar(static_cast<Out>(s)), {}, {}};
+    }
+    case Op::prod: {
+      Acc p = 1;
+      for (std::size_t i = 0; i < n; ++i) p *= static_cast<Acc>(x[i]);
+      return {Scalar(static_cast<Out>(p)), {}, {}};
+    }
+    default: break;
+  }
+  const bool want_max = op == Op::max || op == Op::argmax;
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < n && !nan(x[best]); ++i)
+    if (nan(x[i]) || (want_max ? x[best] < x[i] : x[i] < x[best])) best = i;
+  Result r{Scalar(x[best]), {}, {}};
+  if (returns_index(op)) r.index = best;
+  return r;
+}
+
+class NaiveReducer final : public Reducer {
+ public:
+  std::string_view name() const override { return "sequential.naive"; }
+  Capabilities capabilities() const override {
+    return Capabilities(Engine::cpu_serial)
+        .set_all(Support::exact)
+        .set(DType::f32, Op::sum, Support::inexact)
+        .set(DType::f64, Op::sum, Support::inexact)
+        .set(DType::f32, Op::prod, Support::inexact)
+        .set(DType::f64, Op::prod, Support::inexact);
+  }
+  Availability available() const override { return Availability::yes(); }
+
+ protected:
+  Result do_reduce(const Request& q, const Options&) override {
+    return visit_dtype(q.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      return naive(static_cast<const T*>(q.data), q.count, q.op);
+    });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Reducer> make_naive_reducer() { return std::make_unique<NaiveReducer>(); }
+
+}  // namespace xreduce::backends

@@ -1,0 +1,32 @@
+// `sequential`: one thread, fast and accurate. The kernel is core's blocked pairwise accumulation
+// (xreduce/detail/cpu_kernels.hpp): independent lanes the compiler vectorises, combined pairwise.
+
+#include <memory>
+
+#include "cpu_reduce.hpp"
+#include "xreduce/registry.hpp"
+
+namespace xreduce::backends {
+namespace {
+
+class SequentialReducer final : public Reducer {
+ public:
+  std::string_view name() const override { return "sequential"; }
+  Capabilities capabilities() const override { return Capabilities(Engine::cpu_serial).set_all(Support::exact); }
+  Availability available() const override { return Availability::yes(); }
+
+ protected:
+  Result do_reduce(const Request& q, const Options&) override { return detail::reduce_on_cpu(q, nullptr); }
+};
+
+}  // namespace
+
+std::unique_ptr<Reducer> make_naive_reducer();
+
+void register_sequential_backends(Registry& registry) {
+  registry.add(std::make_unique<SequentialReducer>(), 100);
+  // Priority 0 and inexact: the dispatcher never picks it; it is there to be compared against.
+  registry.add(make_naive_reducer(), 0);
+}
+
+}  // namespace xreduce::backends

@@ -1,0 +1,44 @@
+// `tbb`: the chunks of core's blocked kernel spread over oneTBB's work-stealing scheduler.
+//
+// The chunks run under tbb::parallel_for and their partials are combined in a fixed pairwise
+// order afterwards, rather than joined by tbb::parallel_reduce, whose join tree follows the run's
+// stealing: this way the result is the same bits on every run and for every thread count.
+
+#include <memory>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include "cpu_reduce.hpp"
+#include "xreduce/registry.hpp"
+
+namespace xreduce::backends {
+namespace {
+
+class TbbReducer final : public Reducer {
+ public:
+  std::string_view name() const override { return "tbb"; }
+  Capabilities capabilities() const override { return Capabilities(Engine::cpu_parallel).set_all(Support::exact); }
+  Availability available() const override { return Availability::yes(); }
+
+ protected:
+  Result do_reduce(const Request& q, const Options& o) override {
+    detail::ChunkRunner runner = [&](std::size_t chunks, const std::function<void(std::size_t)>& body) {
+      auto run = [&] {
+        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, chunks), [&](const tbb::blocked_range<std::size_t>& r) {
+          for (std::size_t c = r.begin(); c != r.end(); ++c) body(c);
+        });
+      };
+      if (o.threads > 0) tbb::task_arena(o.threads).execute(run);
+      else run();
+    };
+    return detail::reduce_on_cpu(q, &runner);
+  }
+};
+
+}  // namespace
+
+void register_tbb_backend(Registry& registry) { registry.add(std::make_unique<TbbReducer>(), 200); }
+
+}  // namespace xreduce::backends

@@ -1,0 +1,46 @@
+#pragma once
+//! Settings from the environment and a TOML file. Precedence, highest first:
+//! Options fields > XREDUCE_BACKEND / XREDUCE_CONFIG / XREDUCE_PLUGIN_PATH > config file > defaults.
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xreduce {
+
+//! Thresholds the dispatcher uses for backend = "auto".
+struct DispatchConfig {
+  //! From this many elements on, host data goes to the best CPU-parallel backend.
+  std::uint64_t parallel_min_count = std::uint64_t{1} << 18;
+};
+
+struct Config {
+  std::string backend = "auto";                    //!< a registered name or "auto"
+  std::vector<std::filesystem::path> plugin_path;  //!< extra plugin folders or files
+  int threads = 0;                                 //!< 0: all hardware threads
+  DispatchConfig dispatch;
+  std::string backend_source = "default";  //!< where `backend` came from, for messages
+
+  //! Parses a TOML file. Throws Error(config) naming the file, line and column.
+  static Config from_file(const std::filesystem::path& file);
+  //! Parses TOML text; `origin` names it in error messages.
+  static Config from_string(std::string_view toml, const std::string& origin);
+
+  //! Reads an environment variable; a test can substitute its own.
+  using Environment = std::function<std::optional<std::string>(const char* name)>;
+  static std::optional<std::string> process_environment(const char* name);
+
+  //! The configuration of this process: the file named by XREDUCE_CONFIG (an error if it
+  //! does not exist) or else the user's file ($XDG_CONFIG_HOME or ~/.config,
+  //! xreduce/config.toml) if present, with XREDUCE_BACKEND and XREDUCE_PLUGIN_PATH on top.
+  static Config load(const Environment& env = process_environment);
+
+  //! The user's config file path, whether it exists or not.
+  static std::filesystem::path user_file(const Environment& env = process_environment);
+  std::filesystem::path file;  //!< the file that was read; empty if none
+};
+
+}  // namespace xreduce

@@ -1,0 +1,29 @@
+#pragma once
+//! Turns backend = "auto" into one registered reducer, by element count and memory space.
+
+#include <string>
+
+#include "xreduce/config.hpp"
+#include "xreduce/registry.hpp"
+
+namespace xreduce {
+
+class Dispatcher {
+ public:
+  struct Choice {
+    Reducer* reducer;
+    std::string reason;  //!< one line: why this backend
+  };
+
+  Dispatcher(const Registry& registry, DispatchConfig config) : registry_(registry), config_(config) {}
+
+  //! The backend for `request`, whose memory must be resolved (host or device). Considers only
+  //! available backends that do the combination exactly. Throws Error(unavailable) if none can.
+  Choice choose(const Request& request) const;
+
+ private:
+  const Registry& registry_;
+  DispatchConfig config_;
+};
+
+}  // namespace xreduce

@@ -1,0 +1,76 @@
+/* The plugin ABI, version 1: the only contract between the core and a loadable backend library.
+ * Plain C so that a plugin built by another compiler, or against another C++ standard library,
+ * still loads. A plugin exports xreduce_plugin_init_v1; the core calls it once, checks
+ * abi_version and struct_size, and keeps the library loaded for the life of the process. */
+#ifndef XREDUCE_PLUGIN_H
+#define XREDUCE_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XREDUCE_PLUGIN_ABI_VERSION 1u
+#define XREDUCE_PLUGIN_ENTRY "xreduce_plugin_init_v1"
+
+/* dtype, op, memory and error codes take the numeric values of the C++ enums in
+ * xreduce/types.hpp and xreduce/error.hpp. */
+typedef struct xreduce_request_v1 {
+  const void* data;
+  uint64_t count;
+  int32_t dtype;
+  int32_t op;
+  int32_t memory;
+  int32_t reserved;
+} xreduce_request_v1;
+
+typedef struct xreduce_options_v1 {
+  int32_t block_size;
+  int32_t threads;
+  int32_t accuracy;
+  int32_t reserved;
+} xreduce_options_v1;
+
+typedef struct xreduce_result_v1 {
+  int32_t dtype;          /* of the value */
+  int32_t has_index;
+  uint64_t index;
+  unsigned char value[8]; /* little-endian bytes of the value */
+} xreduce_result_v1;
+
+typedef struct xreduce_backend_v1 {
+  const char* name;
+  int32_t priority;
+  int32_t engine;         /* xreduce::Engine */
+  uint8_t support[6][6];  /* [dtype][op]: xreduce::Support */
+  uint32_t memory_mask;   /* bit (1 << xreduce::Memory) per memory space read */
+  void* self;
+  /* 1 if the backend can run now; otherwise 0 and a reason in `reason`. */
+  int32_t (*available)(void* self, char* reason, size_t reason_size);
+  /* 0 on success; otherwise an xreduce::ErrorCode and a message in `message`. */
+  int32_t (*reduce)(void* self, const xreduce_request_v1* request, const xreduce_options_v1* options,
+                    xreduce_result_v1* result, char* message, size_t message_size);
+} xreduce_backend_v1;
+
+typedef struct xreduce_plugin_v1 {
+  uint32_t abi_version;  /* XREDUCE_PLUGIN_ABI_VERSION the plugin was built with */
+  uint32_t struct_size;  /* sizeof(xreduce_plugin_v1) in the plugin's build */
+  const char* name;
+  size_t backend_count;
+  const xreduce_backend_v1* backends;
+  /* Optional (may be NULL): the memory space of a pointer, as xreduce::Memory, or 0 if unknown. */
+  int32_t (*locate)(const void* pointer);
+} xreduce_plugin_v1;
+
+/* Fills *plugin. host_abi_version is the core's XREDUCE_PLUGIN_ABI_VERSION. Returns 0, or an
+ * error code with a message written to `message`. */
+typedef int32_t (*xreduce_plugin_init_v1_fn)(uint32_t host_abi_version, xreduce_plugin_v1* plugin,
+                                             char* message, size_t message_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

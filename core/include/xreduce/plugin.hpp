@@ -1,0 +1,148 @@
+#pragma once
+//! For plugin authors: turns C++ Reducers into the C ABI of xreduce/plugin.h. Header-only, so a
+//! plugin needs the public headers and nothing else. Usage:
+//!
+//!   extern "C" XREDUCE_PLUGIN_EXPORT int32_t xreduce_plugin_init_v1(
+//!       uint32_t host_abi, xreduce_plugin_v1* out, char* message, size_t size) {
+//!     static xreduce::plugin::Exporter exporter("my-plugin", [] {
+//!       std::vector<xreduce::plugin::Entry> v;
+//!       v.push_back({std::make_unique<MyReducer>(), 50});
+//!       return v;
+//!     });
+//!     return exporter.init(host_abi, out, message, size);
+//!   }
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "xreduce/plugin.h"
+#include "xreduce/reducer.hpp"
+
+#define XREDUCE_PLUGIN_EXPORT __attribute__((visibility("default")))
+
+namespace xreduce {
+namespace detail {
+// The plugin side calls the backend directly: the host has already checked the request.
+struct ReducerAccess {
+  static Result run(Reducer& r, const Request& q, const Options& o) { return r.do_reduce(q, o); }
+};
+
+inline void copy_message(const std::string& text, char* out, size_t size) {
+  if (out == nullptr || size == 0) return;
+  size_t n = std::min(text.size(), size - 1);
+  std::memcpy(out, text.data(), n);
+  out[n] = '\0';
+}
+}  // namespace detail
+
+namespace plugin {
+
+struct Entry {
+  std::unique_ptr<Reducer> reducer;
+  int priority = 0;
+};
+
+class Exporter {
+ public:
+  //! `make` runs on the first init, so a plugin does no work at dlopen time.
+  Exporter(std::string name, std::function<std::vector<Entry>()> make)
+      : name_(std::move(name)), make_(std::move(make)) {}
+
+  std::int32_t init(std::uint32_t host_abi, xreduce_plugin_v1* out, char* message, size_t size,
+                    std::int32_t (*locate)(const void*) = nullptr) {
+    if (host_abi != XREDUCE_PLUGIN_ABI_VERSION) {
+      detail::copy_message("plugin '" + name_ + "' speaks ABI " + std::to_string(XREDUCE_PLUGIN_ABI_VERSION) +
+                               ", host speaks " + std::to_string(host_abi),
+                           message, size);
+      return static_cast<std::int32_t>(ErrorCode::plugin);
+    }
+    try {
+      if (entries_.empty()) build();
+    } catch (const std::exception& e) {
+      detail::copy_message(e.what(), message, size);
+      return static_cast<std::int32_t>(ErrorCode::plugin);
+    }
+    out->abi_version = XREDUCE_PLUGIN_ABI_VERSION;
+    out->struct_size = sizeof(xreduce_plugin_v1);
+    out->name = name_.c_str();
+    out->backend_count = backends_.size();
+    out->backends = backends_.data();
+    out->locate = locate;
+    return 0;
+  }
+
+ private:
+  void build() {
+    entries_ = make_();
+    names_.reserve(entries_.size());  // c_str() pointers into names_ must stay put
+    for (Entry& e : entries_) {
+      names_.emplace_back(e.reducer->name());
+      Capabilities caps = e.reducer->capabilities();
+      xreduce_backend_v1 b{};
+      b.name = names_.back().c_str();
+      b.priority = e.priority;
+      b.engine = static_cast<std::int32_t>(caps.engine());
+      for (DType t : all_dtypes)
+        for (Op op : all_ops)
+          b.support[static_cast<int>(t)][static_cast<int>(op)] = static_cast<std::uint8_t>(caps.support(t, op));
+      b.memory_mask = caps.memory_mask();
+      b.self = e.reducer.get();
+      b.available = &available;
+      b.reduce = &reduce;
+      backends_.push_back(b);
+    }
+  }
+
+  static std::int32_t available(void* self, char* reason, size_t size) {
+    try {
+      Availability a = static_cast<Reducer*>(self)->available();
+      if (!a) detail::copy_message(a.reason, reason, size);
+      return a ? 1 : 0;
+    } catch (const std::exception& e) {
+      detail::copy_message(e.what(), reason, size);
+      return 0;
+    }
+  }
+
+  static std::int32_t reduce(void* self, const xreduce_request_v1* q, const xreduce_options_v1* o,
+                             xreduce_result_v1* r, char* message, size_t size) {
+    try {
+      Request request{q->data, static_cast<std::size_t>(q->count), static_cast<DType>(q->dtype),
+                      static_cast<Op>(q->op), static_cast<Memory>(q->memory)};
+      Options options;
+      options.block_size = o->block_size;
+      options.threads = o->threads;
+      options.accuracy = static_cast<Accuracy>(o->accuracy);
+      Result result = detail::ReducerAccess::run(*static_cast<Reducer*>(self), request, options);
+      r->dtype = static_cast<std::int32_t>(result.value.dtype());
+      std::memcpy(r->value, result.value.bytes(), size_of(result.value.dtype()));
+      r->has_index = result.index.has_value() ? 1 : 0;
+      r->index = result.index.value_or(0);
+      return 0;
+    } catch (const Error& e) {
+      detail::copy_message(e.what(), message, size);
+      return static_cast<std::int32_t>(e.code());
+    } catch (const std::bad_alloc&) {
+      detail::copy_message("out of host memory", message, size);
+      return static_cast<std::int32_t>(ErrorCode::out_of_memory);
+    } catch (const std::exception& e) {
+      detail::copy_message(e.what(), message, size);
+      return static_cast<std::int32_t>(ErrorCode::internal);
+    }
+  }
+
+  std::string name_;
+  std::function<std::vector<Entry>()> make_;
+  std::vector<Entry> entries_;
+  std::vector<std::string> names_;
+  std::vector<xreduce_backend_v1> backends_;
+};
+
+}  // namespace plugin
+}  // namespace xreduce

@@ -1,0 +1,103 @@
+#pragma once
+//! The interface every backend implements, and what a backend says about itself.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "xreduce/request.hpp"
+
+namespace xreduce {
+
+//! How well a backend does one dtype/op combination.
+enum class Support : std::uint8_t {
+  none,     //!< refuses it with ErrorCode::unsupported
+  exact,    //!< obeys the semantics table (floating sums within the stated tolerance)
+  inexact,  //!< runs, but makes no accuracy promise (the seeds' naive loop)
+};
+//! What kind of engine a backend is; the dispatcher chooses among engines.
+enum class Engine : std::uint8_t { cpu_serial, cpu_parallel, gpu };
+
+std::string_view to_string(Support);
+std::string_view to_string(Engine);
+
+//! The dtype x op table of a backend, and the memory spaces it reads.
+class Capabilities {
+ public:
+  explicit constexpr Capabilities(Engine engine = Engine::cpu_serial) : engine_(engine) {}
+
+  constexpr Capabilities& set(DType t, Op op, Support s) {
+    table_[static_cast<int>(t)][static_cast<int>(op)] = s;
+    return *this;
+  }
+  //! Sets one op for every dtype.
+  constexpr Capabilities& set(Op op, Support s) {
+    for (DType t : all_dtypes) set(t, op, s);
+    return *this;
+  }
+  //! Sets every dtype and op.
+  constexpr Capabilities& set_all(Support s) {
+    for (Op op : all_ops) set(op, s);
+    return *this;
+  }
+  constexpr Capabilities& accept(Memory m) {
+    memory_mask_ |= bit(m);
+    return *this;
+  }
+
+  constexpr Engine engine() const { return engine_; }
+  constexpr Support support(DType t, Op op) const {
+    return table_[static_cast<int>(t)][static_cast<int>(op)];
+  }
+  //! `automatic` is accepted by everyone: it is resolved before the backend sees the request.
+  constexpr bool accepts(Memory m) const { return m == Memory::automatic || (memory_mask_ & bit(m)); }
+  constexpr std::uint32_t memory_mask() const { return memory_mask_; }
+  constexpr Capabilities& set_memory_mask(std::uint32_t mask) {
+    memory_mask_ = mask;
+    return *this;
+  }
+
+ private:
+  static constexpr std::uint32_t bit(Memory m) { return 1u << static_cast<unsigned>(m); }
+  Engine engine_;
+  std::array<std::array<Support, all_ops.size()>, all_dtypes.size()> table_{};
+  std::uint32_t memory_mask_ = bit(Memory::host);
+};
+
+//! Whether a backend can run on this machine now, and if not, why.
+struct Availability {
+  bool ok = true;
+  std::string reason;  //!< empty when ok
+  static Availability yes() { return {}; }
+  static Availability no(std::string why) { return {false, std::move(why)}; }
+  explicit operator bool() const { return ok; }
+};
+
+namespace detail {
+struct ReducerAccess;
+}
+
+//! A reduction engine. Backends implement `do_reduce`; callers use `reduce`, which checks the
+//! request once for every backend (null data, unsupported combinations, availability), answers
+//! empty input, copies misaligned data to aligned memory, and names the backend in the result.
+//! So `do_reduce` may assume count > 0, aligned non-null data and a supported combination.
+class Reducer {
+ public:
+  virtual ~Reducer() = default;
+  //! Stable name: "sequential", "tbb", "cuda.cascaded".
+  virtual std::string_view name() const = 0;
+  virtual Capabilities capabilities() const = 0;
+  virtual Availability available() const = 0;
+
+  //! Checks and runs one request. Throws Error.
+  Result reduce(const Request& request, const Options& options = {});
+
+ protected:
+  virtual Result do_reduce(const Request& request, const Options& options) = 0;
+
+ private:
+  friend struct detail::ReducerAccess;
+};
+
+}  // namespace xreduce

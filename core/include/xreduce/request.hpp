@@ -1,0 +1,38 @@
+#pragma once
+//! What to reduce (Request), how (Options), and what came back (Result).
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "xreduce/scalar.hpp"
+#include "xreduce/types.hpp"
+
+namespace xreduce {
+
+//! A type-erased reduction: `count` elements of `dtype` at `data`, combined by `op`.
+struct Request {
+  const void* data = nullptr;
+  std::size_t count = 0;
+  DType dtype = DType::f32;
+  Op op = Op::sum;
+  Memory memory = Memory::automatic;
+};
+
+//! How to run it. Empty or zero fields mean "not set here": the environment, then the config
+//! file, then the defaults decide (see Config).
+struct Options {
+  std::string backend;  //!< a registered name, or "auto"; empty: XREDUCE_BACKEND, config, "auto"
+  int block_size = 0;   //!< GPU threads per block (128, 256, 512, 1024); 0: the backend's default
+  int threads = 0;      //!< CPU threads for parallel backends; 0: all hardware threads
+  Accuracy accuracy = Accuracy::standard;
+};
+
+struct Result {
+  Scalar value;                         //!< of type result_dtype(request.dtype, request.op)
+  std::optional<std::uint64_t> index;  //!< argmin/argmax only: lowest index of the extreme
+  std::string backend;                  //!< the backend that ran (never "auto")
+};
+
+}  // namespace xreduce

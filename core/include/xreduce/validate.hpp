@@ -1,0 +1,63 @@
+#pragma once
+//! Exact references and cross-validation of backends against them.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "xreduce/error.hpp"
+#include "xreduce/request.hpp"
+
+namespace xreduce {
+
+//! The correct answer to a request: integer sums and products exact modulo 2^64, floating sums
+//! exactly rounded, floating products from 64-bit-mantissa arithmetic, extremes exact.
+struct Reference {
+  Scalar value;
+  std::optional<std::uint64_t> index;
+  double abs_sum = 0;  //!< sum of |x| (floating sums) or |exact| (products): scales the tolerance
+  std::size_t count = 0;
+};
+
+//! Computes the reference on the CPU; `request.data` must be host memory. Throws Error(empty_input)
+//! for min/max/argmin/argmax of nothing.
+Reference exact_reference(const Request& request);
+
+//! The largest error a backend that does a combination exactly may make:
+//! sums 64 * eps(T) * sum|x|, products (n + 64) * eps(T) * |exact|, zero for everything else.
+double tolerance(const Request& request, const Reference& reference);
+
+//! Whether a result agrees with the reference within tolerance(); NaN agrees with NaN, an
+//! infinity only with the same infinity, and argmin/argmax need the same index. `error` gets the
+//! absolute difference (0 when agreeing exactly, inf on a NaN/infinity mismatch).
+bool agrees(const Request& request, const Reference& reference, const Result& result, double* error = nullptr);
+
+class Context;
+
+//! One backend's outcome in a validation run.
+struct ValidationRow {
+  std::string backend;
+  bool exact = true;       //!< the backend promises the semantics for this combination
+  bool ran = false;        //!< false: `failure` says why (unsupported, unavailable, error)
+  std::optional<Result> result;
+  double error = 0;        //!< |result - reference|
+  bool agrees = false;
+  double seconds = 0;      //!< wall time of the reduction alone
+  std::string failure;
+  ErrorCode failure_code = ErrorCode::ok;
+};
+
+struct ValidationReport {
+  Reference reference;
+  std::vector<ValidationRow> rows;
+  //! True unless a backend that promises exactness disagreed, or failed for any reason other
+  //! than being unavailable on this machine.
+  bool ok() const;
+};
+
+//! Runs `request` through every registered backend of `context` that supports it (or through
+//! `backends`, if not empty), against the exact reference.
+ValidationReport validate(Context& context, const Request& request, const Options& options = {},
+                          const std::vector<std::string>& backends = {});
+
+}  // namespace xreduce

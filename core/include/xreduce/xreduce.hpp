@@ -1,0 +1,14 @@
+#pragma once
+//! The umbrella header: everything a user of the library needs.
+
+#include "xreduce/config.hpp"
+#include "xreduce/context.hpp"
+#include "xreduce/dispatcher.hpp"
+#include "xreduce/error.hpp"
+#include "xreduce/reducer.hpp"
+#include "xreduce/registry.hpp"
+#include "xreduce/request.hpp"
+#include "xreduce/scalar.hpp"
+#include "xreduce/types.hpp"
+#include "xreduce/validate.hpp"
+#include "xreduce/version.hpp"

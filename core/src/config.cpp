@@ -1,0 +1,120 @@
+#include "xreduce/config.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "xreduce/error.hpp"
+
+namespace xreduce {
+namespace {
+
+std::string where(const std::string& origin, const toml::source_region& r) {
+  return origin + ":" + std::to_string(r.begin.line) + ":" + std::to_string(r.begin.column);
+}
+
+[[noreturn]] void fail(const std::string& origin, const toml::node& node, const std::string& what) {
+  throw Error(ErrorCode::config, where(origin, node.source()) + ": " + what);
+}
+
+template <class T>
+T expect(const std::string& origin, const std::string& key, const toml::node& node, const char* type_name) {
+  auto v = node.value<T>();
+  if (!v || (std::is_same_v<T, std::int64_t> && !node.is_integer()) || (std::is_same_v<T, std::string> && !node.is_string()))
+    fail(origin, node, "'" + key + "' must be " + type_name);
+  return *v;
+}
+
+std::uint64_t expect_count(const std::string& origin, const std::string& key, const toml::node& node) {
+  std::int64_t v = expect<std::int64_t>(origin, key, node, "a whole number");
+  if (v < 0) fail(origin, node, "'" + key + "' must not be negative");
+  return static_cast<std::uint64_t>(v);
+}
+
+}  // namespace
+
+Config Config::from_string(std::string_view text, const std::string& origin) {
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    throw Error(ErrorCode::config, where(origin, e.source()) + ": " + std::string(e.description()));
+  }
+  Config c;
+  const std::filesystem::path base = std::filesystem::path(origin).parent_path();
+  for (auto&& [key, node] : root) {
+    const std::string k(key.str());
+    if (k == "backend") {
+      c.backend = expect<std::string>(origin, k, node, "a string (a backend name or \"auto\")");
+      c.backend_source = where(origin, node.source());
+    } else if (k == "threads") {
+      std::int64_t t = expect<std::int64_t>(origin, k, node, "a whole number");
+      if (t < 0 || t > 65536) fail(origin, node, "'threads' must be between 0 (all) and 65536");
+      c.threads = static_cast<int>(t);
+    } else if (k == "plugin_path") {
+      const toml::array* list = node.as_array();
+      if (!list) fail(origin, node, "'plugin_path' must be an array of strings");
+      for (const toml::node& item : *list) {
+        std::filesystem::path p(expect<std::string>(origin, k, item, "an array of strings"));
+        c.plugin_path.push_back(p.is_relative() && !base.empty() ? base / p : p);
+      }
+    } else if (k == "dispatch") {
+      const toml::table* t = node.as_table();
+      if (!t) fail(origin, node, "'dispatch' must be a table");
+      for (auto&& [dkey, dnode] : *t) {
+        const std::string dk(dkey.str());
+        if (dk == "parallel_min_count") c.dispatch.parallel_min_count = expect_count(origin, "dispatch." + dk, dnode);
+        else fail(origin, dnode, "unknown key 'dispatch." + dk + "'; valid: parallel_min_count");
+      }
+    } else {
+      fail(origin, node, "unknown key '" + k + "'; valid: backend, threads, plugin_path, [dispatch]");
+    }
+  }
+  return c;
+}
+
+Config Config::from_file(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(ErrorCode::config, "cannot read config file " + file.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  Config c = from_string(text.str(), file.string());
+  c.file = file;
+  return c;
+}
+
+std::optional<std::string> Config::process_environment(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::optional<std::string>(v) : std::nullopt;
+}
+
+std::filesystem::path Config::user_file(const Environment& env) {
+  if (auto xdg = env("XDG_CONFIG_HOME"); xdg && !xdg->empty()) return std::filesystem::path(*xdg) / "xreduce" / "config.toml";
+  if (auto home = env("HOME"); home && !home->empty()) return std::filesystem::path(*home) / ".config" / "xreduce" / "config.toml";
+  return {};
+}
+
+Config Config::load(const Environment& env) {
+  Config c;
+  if (auto named = env("XREDUCE_CONFIG"); named && !named->empty()) {
+    if (!std::filesystem::exists(*named))
+      throw Error(ErrorCode::config, "XREDUCE_CONFIG names " + *named + ", which does not exist");
+    c = from_file(*named);
+  } else if (auto user = user_file(env); !user.empty() && std::filesystem::exists(user)) {
+    c = from_file(user);
+  }
+  if (auto b = env("XREDUCE_BACKEND"); b && !b->empty()) {
+    c.backend = *b;
+    c.backend_source = "XREDUCE_BACKEND";
+  }
+  if (auto paths = env("XREDUCE_PLUGIN_PATH"); paths && !paths->empty()) {
+    c.plugin_path.clear();
+    std::stringstream list(*paths);
+    for (std::string item; std::getline(list, item, ':');)
+      if (!item.empty()) c.plugin_path.emplace_back(item);
+  }
+  return c;
+}
+
+}  // namespace xreduce

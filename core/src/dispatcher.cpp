@@ -1,0 +1,41 @@
+#include "xreduce/dispatcher.hpp"
+
+#include "xreduce/error.hpp"
+
+namespace xreduce {
+
+Dispatcher::Choice Dispatcher::choose(const Request& q) const {
+  const Memory memory = q.memory == Memory::automatic ? Memory::host : q.memory;
+  // Only backends that can run here and promise exact semantics for this combination.
+  std::vector<Registry::Entry> fit;
+  for (const Registry::Entry& e : registry_.entries()) {
+    Capabilities caps = e.reducer->capabilities();
+    if (caps.support(q.dtype, q.op) == Support::exact && caps.accepts(memory) && e.reducer->available())
+      fit.push_back(e);
+  }
+  auto first = [&](Engine engine) -> Reducer* {
+    for (const auto& e : fit)
+      if (e.reducer->capabilities().engine() == engine) return e.reducer;
+    return nullptr;
+  };
+  const std::string what = std::to_string(q.count) + " elements in " + std::string(to_string(memory)) + " memory";
+
+  if (memory == Memory::device) {
+    if (Reducer* r = first(Engine::gpu)) return {r, what + ": best GPU backend"};
+  } else {
+    const bool large = q.count >= config_.parallel_min_count;
+    const std::string threshold = " parallel_min_count (" + std::to_string(config_.parallel_min_count) + ")";
+    if (large) {
+      if (Reducer* r = first(Engine::cpu_parallel)) return {r, what + " >=" + threshold + ": best CPU-parallel backend"};
+      if (Reducer* r = first(Engine::cpu_serial)) return {r, what + " >=" + threshold + ", but no CPU-parallel backend can run"};
+    } else {
+      if (Reducer* r = first(Engine::cpu_serial)) return {r, what + " <" + threshold + ": best single-thread backend"};
+      if (Reducer* r = first(Engine::cpu_parallel)) return {r, what + " <" + threshold + ", but no single-thread backend can run"};
+    }
+    if (!fit.empty()) return {fit.front().reducer, what + ": the only kind of backend that can run"};
+  }
+  throw Error(ErrorCode::unavailable, "no available backend does " + std::string(to_string(q.op)) + " of " +
+                                          std::string(to_string(q.dtype)) + " on " + what + " exactly");
+}
+
+}  // namespace xreduce

@@ -1,0 +1,108 @@
+#include "plugin_loader.hpp"
+
+#include <dlfcn.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "xreduce/error.hpp"
+
+namespace xreduce::detail {
+namespace {
+
+class PluginReducer final : public Reducer {
+ public:
+  explicit PluginReducer(const xreduce_backend_v1& b) : b_(b), name_(b.name), caps_(static_cast<Engine>(b.engine)) {
+    for (DType t : all_dtypes)
+      for (Op op : all_ops) caps_.set(t, op, static_cast<Support>(b.support[static_cast<int>(t)][static_cast<int>(op)]));
+    caps_.set_memory_mask(b.memory_mask);
+  }
+  std::string_view name() const override { return name_; }
+  Capabilities capabilities() const override { return caps_; }
+  Availability available() const override {
+    char reason[512] = {};
+    if (b_.available(b_.self, reason, sizeof reason)) return Availability::yes();
+    return Availability::no(reason[0] ? reason : "the plugin gave no reason");
+  }
+
+ protected:
+  Result do_reduce(const Request& q, const Options& o) override {
+    xreduce_request_v1 cq{q.data, q.count, static_cast<std::int32_t>(q.dtype), static_cast<std::int32_t>(q.op),
+                          static_cast<std::int32_t>(q.memory), 0};
+    xreduce_options_v1 co{o.block_size, o.threads, static_cast<std::int32_t>(o.accuracy), 0};
+    xreduce_result_v1 cr{};
+    char message[1024] = {};
+    std::int32_t code = b_.reduce(b_.self, &cq, &co, &cr, message, sizeof message);
+    if (code != 0) {
+      if (code < 0 || code > static_cast<std::int32_t>(ErrorCode::internal)) code = static_cast<std::int32_t>(ErrorCode::internal);
+      throw Error(static_cast<ErrorCode>(code), message[0] ? message : "backend '" + name_ + "' failed without a message");
+    }
+    if (cr.dtype < 0 || cr.dtype >= static_cast<std::int32_t>(all_dtypes.size()))
+      throw Error(ErrorCode::internal, "backend '" + name_ + "' returned an out-of-range dtype");
+    Result r;
+    r.value = Scalar::from_bytes(static_cast<DType>(cr.dtype), cr.value);
+    if (cr.has_index) r.index = cr.index;
+    return r;
+  }
+
+ private:
+  xreduce_backend_v1 b_;
+  std::string name_;
+  Capabilities caps_;
+};
+
+std::mutex& loader_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::filesystem::path, LoadedPlugin>& loaded() {
+  static std::map<std::filesystem::path, LoadedPlugin> plugins;
+  return plugins;
+}
+
+[[noreturn]] void refuse(const std::filesystem::path& p, const std::string& why) {
+  throw Error(ErrorCode::plugin, "plugin " + p.string() + ": " + why);
+}
+
+}  // namespace
+
+const LoadedPlugin& load_plugin_library(const std::filesystem::path& library) {
+  std::error_code ec;
+  std::filesystem::path key = std::filesystem::weakly_canonical(library, ec);
+  if (ec) key = library;
+  std::lock_guard lock(loader_mutex());
+  if (auto it = loaded().find(key); it != loaded().end()) return it->second;
+
+  if (!std::filesystem::exists(key)) refuse(library, "no such file");
+  // RTLD_LOCAL: two plugins may carry symbols of the same name. Never dlclose'd: reducers,
+  // names and static state of the plugin live as long as the process.
+  void* handle = dlopen(key.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) refuse(library, std::string("cannot be loaded: ") + dlerror());
+  auto init = reinterpret_cast<xreduce_plugin_init_v1_fn>(dlsym(handle, XREDUCE_PLUGIN_ENTRY));
+  if (init == nullptr) refuse(library, "has no entry point " XREDUCE_PLUGIN_ENTRY " (not an xreduce plugin?)");
+
+  xreduce_plugin_v1 table{};
+  char message[1024] = {};
+  std::int32_t code = init(XREDUCE_PLUGIN_ABI_VERSION, &table, message, sizeof message);
+  if (code != 0) refuse(library, std::string("initialisation failed: ") + (message[0] ? message : "no message"));
+  if (table.abi_version != XREDUCE_PLUGIN_ABI_VERSION)
+    refuse(library, "was built for plugin ABI version " + std::to_string(table.abi_version) + ", this library speaks " +
+                        std::to_string(XREDUCE_PLUGIN_ABI_VERSION) + "; rebuild it against this xreduce");
+  if (table.struct_size != sizeof(xreduce_plugin_v1))
+    refuse(library, "has a plugin table of " + std::to_string(table.struct_size) + " bytes, expected " +
+                        std::to_string(sizeof(xreduce_plugin_v1)) + "; rebuild it against this xreduce");
+  if (table.backend_count > 0 && table.backends == nullptr) refuse(library, "lists backends but gives no table");
+  for (std::size_t i = 0; i < table.backend_count; ++i) {
+    const xreduce_backend_v1& b = table.backends[i];
+    if (b.name == nullptr || b.name[0] == '\0' || b.available == nullptr || b.reduce == nullptr)
+      refuse(library, "backend #" + std::to_string(i) + " has no name or no functions");
+  }
+  return loaded().emplace(key, LoadedPlugin{key, table}).first->second;
+}
+
+std::unique_ptr<Reducer> make_plugin_reducer(const xreduce_backend_v1& backend) {
+  return std::make_unique<PluginReducer>(backend);
+}
+
+}  // namespace xreduce::detail

@@ -1,0 +1,159 @@
+// Exact references: what every backend is measured against.
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "xreduce/detail/cpu_kernels.hpp"
+#include "xreduce/error.hpp"
+#include "xreduce/validate.hpp"
+
+namespace xreduce {
+namespace {
+
+// Shewchuk's algorithm (as in Python's math.fsum): keeps the running sum as a list of
+// non-overlapping doubles, so the total is exact until the final, correctly rounded addition.
+// Every f32 and f64 value is a double, so this is exact for both.
+template <class T>
+double exact_sum(const T* x, std::size_t n, double* abs_sum) {
+  std::vector<double> partials;
+  bool nan = false, pos_inf = false, neg_inf = false, overflow = false;
+  long double fallback = 0;  // used only if an intermediate sum overflows a double
+  double abs = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    double v = static_cast<double>(x[k]);
+    if (!std::isfinite(v)) {
+      nan |= std::isnan(v);
+      pos_inf |= v > 0;
+      neg_inf |= v < 0;
+      continue;
+    }
+    abs += std::fabs(v);
+    fallback += v;
+    std::size_t i = 0;
+    for (double y : partials) {
+      if (std::fabs(v) < std::fabs(y)) std::swap(v, y);
+      double hi = v + y;
+      double lo = y - (hi - v);
+      if (lo != 0) partials[i++] = lo;
+      v = hi;
+    }
+    overflow |= !std::isfinite(v);
+    partials.resize(i);
+    partials.push_back(v);
+  }
+  *abs_sum = abs;
+  if (nan || (pos_inf && neg_inf)) return std::numeric_limits<double>::quiet_NaN();
+  if (pos_inf) return std::numeric_limits<double>::infinity();
+  if (neg_inf) return -std::numeric_limits<double>::infinity();
+  if (overflow) return static_cast<double>(fallback);
+  // Round the partials, largest last, to the nearest double (Python's fsum ending).
+  std::size_t i = partials.size();
+  double hi = 0, lo = 0;
+  if (i > 0) {
+    hi = partials[--i];
+    while (i > 0) {
+      double a = hi, b = partials[--i];
+      hi = a + b;
+      double yr = hi - a;
+      lo = b - yr;
+      if (lo != 0) break;
+    }
+    if (i > 0 && ((lo < 0 && partials[i - 1] < 0) || (lo > 0 && partials[i - 1] > 0))) {
+      double b = lo * 2, a = hi + b;
+      if (b == a - hi) hi = a;
+    }
+  }
+  return hi;
+}
+
+template <class T>
+Reference reference_of(const T* x, std::size_t n, Op op) {
+  Reference r;
+  r.count = n;
+  if (n == 0 && op != Op::sum && op != Op::prod)
+    throw Error(ErrorCode::empty_input, std::string(to_string(op)) + " of an empty array has no value");
+  switch (op) {
+    case Op::sum:
+      if constexpr (std::is_floating_point_v<T>) {
+        r.value = Scalar(static_cast<T>(exact_sum(x, n, &r.abs_sum)));
+      } else {
+        std::uint64_t s = 0;
+        for (std::size_t i = 0; i < n; ++i) s += static_cast<std::uint64_t>(x[i]);
+        if constexpr (std::is_signed_v<T>) r.value = Scalar(static_cast<std::int64_t>(s));
+        else r.value = Scalar(s);
+      }
+      break;
+    case Op::prod:
+      if constexpr (std::is_floating_point_v<T>) {
+        long double p = 1;  // 64-bit mantissa: error about n * 2^-64, far below the tolerance
+        for (std::size_t i = 0; i < n; ++i) p *= x[i];
+        r.value = Scalar(static_cast<T>(p));
+        r.abs_sum = std::fabs(static_cast<double>(p));
+      } else {
+        std::uint64_t p = 1;
+        for (std::size_t i = 0; i < n; ++i) p *= static_cast<std::uint64_t>(x[i]);
+        if constexpr (std::is_signed_v<T>) r.value = Scalar(static_cast<std::int64_t>(p));
+        else r.value = Scalar(p);
+      }
+      break;
+    case Op::min:
+    case Op::max:
+    case Op::argmin:
+    case Op::argmax: {
+      const bool want_max = op == Op::max || op == Op::argmax;
+      std::size_t best = 0;
+      for (std::size_t i = 0; i < n && !detail::is_nan(x[best]); ++i) {
+        if (detail::is_nan(x[i]) || (want_max ? x[best] < x[i] : x[i] < x[best])) best = i;
+      }
+      r.value = Scalar(x[best]);
+      if (returns_index(op)) r.index = best;
+      break;
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+Reference exact_reference(const Request& q) {
+  if (q.count > 0 && q.data == nullptr) throw Error(ErrorCode::invalid_argument, "reference: null data");
+  return visit_dtype(q.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    return reference_of(static_cast<const T*>(q.data), q.count, q.op);
+  });
+}
+
+double tolerance(const Request& q, const Reference& ref) {
+  if (!is_floating(q.dtype)) return 0;
+  const double eps = q.dtype == DType::f32 ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+  if (q.op == Op::sum) return 64 * eps * ref.abs_sum;
+  if (q.op == Op::prod) return (static_cast<double>(ref.count) + 64) * eps * ref.abs_sum;
+  return 0;
+}
+
+bool agrees(const Request& q, const Reference& ref, const Result& result, double* error) {
+  double err = 0;
+  bool ok = result.value.dtype() == ref.value.dtype() && result.index == ref.index;
+  if (ok && !(result.value == ref.value)) {
+    if (is_floating(q.dtype)) {
+      double a = result.value.to_double(), b = ref.value.to_double();
+      if (std::isfinite(a) && std::isfinite(b)) {
+        err = std::fabs(a - b);
+        ok = err <= tolerance(q, ref);
+      } else {
+        err = std::numeric_limits<double>::infinity();
+        ok = false;
+      }
+    } else {
+      err = std::fabs(result.value.to_double() - ref.value.to_double());
+      ok = false;
+    }
+  } else if (!ok) {
+    err = std::numeric_limits<double>::infinity();
+  }
+  if (error) *error = err;
+  return ok;
+}
+
+}  // namespace xreduce

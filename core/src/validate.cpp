@@ -1,0 +1,51 @@
+#include "xreduce/validate.hpp"
+
+#include <chrono>
+
+#include "xreduce/context.hpp"
+#include "xreduce/error.hpp"
+
+namespace xreduce {
+
+bool ValidationReport::ok() const {
+  for (const ValidationRow& row : rows)
+    if (row.exact && !row.agrees && !(row.failure_code == ErrorCode::unavailable)) return false;
+  return true;
+}
+
+ValidationReport validate(Context& context, const Request& request, const Options& options,
+                          const std::vector<std::string>& backends) {
+  Request q = request;
+  if (q.memory == Memory::automatic) q.memory = q.data ? context.registry().locate(q.data) : Memory::host;
+  if (q.memory != Memory::host) throw Error(ErrorCode::unsupported, "validate needs host data for its reference");
+
+  ValidationReport report;
+  report.reference = exact_reference(q);
+  std::vector<Reducer*> chosen;
+  if (backends.empty()) {
+    for (const auto& e : context.registry().entries())
+      if (e.reducer->capabilities().support(q.dtype, q.op) != Support::none) chosen.push_back(e.reducer);
+  } else {
+    for (const auto& name : backends) chosen.push_back(&context.registry().get(name));
+  }
+  for (Reducer* r : chosen) {
+    ValidationRow row;
+    row.backend = std::string(r->name());
+    row.exact = r->capabilities().support(q.dtype, q.op) == Support::exact;
+    try {
+      auto start = std::chrono::steady_clock::now();
+      Result result = r->reduce(q, options);
+      row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      row.ran = true;
+      row.agrees = agrees(q, report.reference, result, &row.error);
+      row.result = std::move(result);
+    } catch (const Error& e) {
+      row.failure = e.what();
+      row.failure_code = e.code();
+    }
+    report.rows.push_back(std::move(row));
+  }
+  return report;
+}
+
+}  // namespace xreduce
