@@ -30,7 +30,8 @@ class NeumaierSum final : public xreduce::Reducer {
 
  private:
   // Neumaier's variant of Kahan summation: the compensation also catches addends larger than
-  // the running sum. f32 data is summed in double.
+  // the running sum. f32 data is summed in double. Once the sum is infinite or NaN the
+  // compensation is meaningless (inf - inf), so the plain sum is the answer.
   template <class T>
   static double sum(const T* x, std::size_t n) {
     double s = 0, c = 0;
@@ -39,7 +40,7 @@ class NeumaierSum final : public xreduce::Reducer {
       c += std::fabs(s) >= std::fabs(v) ? (s - t) + v : (v - t) + s;
       s = t;
     }
-    return s + c;
+    return std::isfinite(s) ? s + c : s;
   }
 };
 

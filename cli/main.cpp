@@ -1,0 +1,350 @@
+// The xreduce command: a tour of the machine's backends, and list / run / validate.
+// Exit codes: 0 ok, 1 a backend that promises exactness disagreed, 2 usage or input error.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <thread>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "input.hpp"
+#include "xreduce/xreduce.hpp"
+
+namespace xr = xreduce;
+using nlohmann::json;
+
+namespace {
+
+constexpr int kExitOk = 0, kExitDisagree = 1, kExitUsage = 2;
+
+struct DataArgs {
+  std::string input;
+  std::string dtype;
+  std::size_t n = 0;
+  std::uint64_t seed = 1;
+};
+
+void add_data_options(CLI::App* cmd, DataArgs& d) {
+  auto* input = cmd->add_option("--input", d.input, "Read the array from a .npy file (1-D, little-endian), or a raw file with --dtype")
+                    ->check(CLI::ExistingFile);
+  cmd->add_option("--dtype", d.dtype, "Element type: f32 f64 i32 i64 u32 u64 (of --input raw files, or of generated data)")
+      ->check(CLI::IsMember({"f32", "f64", "i32", "i64", "u32", "u64"}));
+  auto* n = cmd->add_option("--n", d.n, "Generate this many random elements (floats in [0,1), integers in [-2^20,2^20))");
+  cmd->add_option("--seed", d.seed, "Seed of the generated data")->capture_default_str();
+  input->excludes(n);
+}
+
+xr::cli::Array load(const DataArgs& d) {
+  std::optional<xr::DType> dtype = d.dtype.empty() ? std::nullopt : xr::parse_dtype(d.dtype);
+  if (!d.input.empty()) return xr::cli::read_input(d.input, dtype);
+  if (!dtype) throw CLI::ValidationError("give --input FILE, or --dtype T with --n N");
+  return xr::cli::generate(*dtype, d.n, d.seed);
+}
+
+json value_json(const xr::Scalar& s) {
+  return xr::visit_dtype(s.dtype(), [&](auto tag) -> json {
+    using T = decltype(tag);
+    T v = s.get<T>();
+    if constexpr (std::is_floating_point_v<T>)
+      if (!std::isfinite(v)) return s.to_string();  // JSON has no NaN or infinity
+    return v;
+  });
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+std::string gbps(std::size_t bytes, double seconds) {
+  if (seconds <= 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(bytes) / seconds / 1e9);
+  return buf;
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  if (s < 1e-3) std::snprintf(buf, sizeof buf, "%.1f us", s * 1e6);
+  else if (s < 1) std::snprintf(buf, sizeof buf, "%.2f ms", s * 1e3);
+  else std::snprintf(buf, sizeof buf, "%.2f s", s);
+  return buf;
+}
+
+std::string pad(std::string s, std::size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+std::string machine_line() {
+  std::string model = "unknown CPU";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  const double gib = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1 << 30);
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%s, %u hardware threads, %.0f GiB memory", model.c_str(),
+                std::thread::hardware_concurrency(), gib);
+  return buf;
+}
+
+void print_backends(xr::Context& ctx) {
+  std::printf("  %-20s %-13s %-9s %s\n", "backend", "engine", "priority", "availability");
+  for (const auto& e : ctx.registry().entries()) {
+    xr::Availability a = e.reducer->available();
+    std::printf("  %-20s %-13s %-9d %s\n", std::string(e.reducer->name()).c_str(),
+                std::string(to_string(e.reducer->capabilities().engine())).c_str(), e.priority,
+                a ? "available" : ("unavailable: " + a.reason).c_str());
+  }
+  for (const auto& r : ctx.registry().plugin_reports())
+    if (!r.loaded) std::printf("  plugin not loaded: %s\n", r.message.c_str());
+}
+
+// --- xreduce (no subcommand): the tour -----------------------------------------------------
+
+int tour(xr::Context& ctx) {
+  std::printf("xreduce %s: reductions on the best engine for the call\n\n", XREDUCE_VERSION_STRING);
+  std::printf("machine: %s\n\nbackends:\n", machine_line().c_str());
+  print_backends(ctx);
+
+  const std::size_t n = std::size_t{1} << 24;
+  xr::cli::Array a = xr::cli::generate(xr::DType::f32, n, 1);
+  xr::Request q{a.data, a.count, a.dtype, xr::Op::sum, xr::Memory::host};
+  std::printf("\nsum of 2^24 random f32 (seed 1), each available backend, median of 5 runs:\n");
+  xr::ValidationReport report = xr::validate(ctx, q);
+  std::printf("  reference (exactly rounded): %s\n", report.reference.value.to_string().c_str());
+  std::printf("  %-20s %-14s %-10s %-10s %-8s %s\n", "backend", "value", "agrees", "time", "GB/s", "");
+  for (const auto& row : report.rows) {
+    if (!row.ran) {
+      std::printf("  %-20s %s\n", row.backend.c_str(), row.failure.c_str());
+      continue;
+    }
+    std::vector<double> times{row.seconds};
+    xr::Reducer& r = ctx.registry().get(row.backend);
+    for (int k = 0; k < 4; ++k) {
+      auto t0 = std::chrono::steady_clock::now();
+      r.reduce(q);
+      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    const double t = median(times);
+    std::printf("  %-20s %-14s %-10s %-10s %-8s %s\n", row.backend.c_str(), row.result->value.to_string().c_str(),
+                row.agrees ? "yes" : (row.exact ? "NO" : "no"), seconds_text(t).c_str(),
+                gbps(n * sizeof(float), t).c_str(), row.exact ? "" : "(declares itself inexact)");
+  }
+  auto choice = ctx.resolve(q, {.backend = "auto"});
+  std::printf("\nauto picks '%s' here: %s\n", std::string(choice.reducer->name()).c_str(), choice.reason.c_str());
+  std::printf("\nNext: xreduce list | xreduce run --help | xreduce validate --help\n");
+  return report.ok() ? kExitOk : kExitDisagree;
+}
+
+// --- xreduce list --------------------------------------------------------------------------
+
+int list(xr::Context& ctx, bool as_json) {
+  if (!as_json) {
+    std::printf("backends (highest priority first):\n");
+    print_backends(ctx);
+    std::printf("\ncapabilities (E exact, i inexact, . unsupported; rows dtypes, columns sum prod min max argmin argmax):\n");
+    for (const auto& e : ctx.registry().entries()) {
+      xr::Capabilities c = e.reducer->capabilities();
+      std::printf("  %-20s", std::string(e.reducer->name()).c_str());
+      for (xr::DType t : xr::all_dtypes) {
+        std::printf(" %s:", std::string(to_string(t)).c_str());
+        for (xr::Op op : xr::all_ops) {
+          xr::Support s = c.support(t, op);
+          std::putchar(s == xr::Support::exact ? 'E' : s == xr::Support::inexact ? 'i' : '.');
+        }
+      }
+      std::printf("  memory:%s%s\n", c.accepts(xr::Memory::host) ? " host" : "", c.accepts(xr::Memory::device) ? " device" : "");
+    }
+    return kExitOk;
+  }
+  json out = json::array();
+  for (const auto& e : ctx.registry().entries()) {
+    xr::Capabilities c = e.reducer->capabilities();
+    xr::Availability a = e.reducer->available();
+    json support = json::object();
+    for (xr::DType t : xr::all_dtypes)
+      for (xr::Op op : xr::all_ops)
+        if (c.support(t, op) != xr::Support::none)
+          support[std::string(to_string(t))][std::string(to_string(op))] = std::string(to_string(c.support(t, op)));
+    out.push_back({{"backend", e.reducer->name()}, {"engine", to_string(c.engine())}, {"priority", e.priority},
+                   {"origin", e.origin}, {"available", a.ok}, {"reason", a.reason}, {"support", support},
+                   {"host_memory", c.accepts(xr::Memory::host)}, {"device_memory", c.accepts(xr::Memory::device)}});
+  }
+  std::cout << out.dump(2) << "\n";
+  return kExitOk;
+}
+
+// --- xreduce run ---------------------------------------------------------------------------
+
+struct RunArgs {
+  std::string backend;  // empty: XREDUCE_BACKEND, then the config file, then auto
+  std::string op;
+  int block_size = 0, threads = 0, repeat = 1;
+  bool json = false;
+};
+
+int run(xr::Context& ctx, const RunArgs& args, const DataArgs& d) {
+  xr::cli::Array a = load(d);
+  const xr::Op op = *xr::parse_op(args.op);
+  xr::Request q{a.data, a.count, a.dtype, op, xr::Memory::automatic};
+  xr::Options o{.backend = args.backend, .block_size = args.block_size, .threads = args.threads};
+  auto choice = ctx.resolve(q, o);
+  std::vector<double> times;
+  xr::Result r;
+  for (int k = 0; k < args.repeat; ++k) {
+    auto t0 = std::chrono::steady_clock::now();
+    r = ctx.reduce(q, o);
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  const double t = median(times);
+  if (args.json) {
+    json out{{"backend", r.backend}, {"op", args.op}, {"dtype", to_string(a.dtype)}, {"n", a.count},
+             {"value", value_json(r.value)}, {"seconds", t}};
+    if (r.index) out["index"] = *r.index;
+    std::cout << out.dump() << "\n";
+    return kExitOk;
+  }
+  std::printf("data     %s, n = %zu\n", a.description.c_str(), a.count);
+  std::printf("backend  %s (%s)\n", r.backend.c_str(), choice.reason.c_str());
+  std::printf("%-8s %s\n", args.op.c_str(), r.value.to_string().c_str());
+  if (r.index) std::printf("index    %llu\n", static_cast<unsigned long long>(*r.index));
+  std::printf("time     %s%s, %s GB/s\n", seconds_text(t).c_str(), args.repeat > 1 ? " (median)" : "",
+              gbps(a.count * xr::size_of(a.dtype), t).c_str());
+  return kExitOk;
+}
+
+// --- xreduce validate ----------------------------------------------------------------------
+
+struct ValidateArgs {
+  std::string op;
+  std::vector<std::string> backends;
+  int block_size = 0, threads = 0;
+  bool json = false;
+};
+
+int validate(xr::Context& ctx, const ValidateArgs& args, const DataArgs& d) {
+  xr::cli::Array a = load(d);
+  xr::Request q{a.data, a.count, a.dtype, *xr::parse_op(args.op), xr::Memory::host};
+  xr::Options o{.block_size = args.block_size, .threads = args.threads};
+  xr::ValidationReport report = xr::validate(ctx, q, o, args.backends);
+  const double tol = xr::tolerance(q, report.reference);
+  if (args.json) {
+    json rows = json::array();
+    for (const auto& row : report.rows) {
+      json j{{"backend", row.backend}, {"exact", row.exact}, {"agrees", row.agrees}};
+      if (row.ran) {
+        j["value"] = value_json(row.result->value);
+        if (row.result->index) j["index"] = *row.result->index;
+        j["error"] = std::isfinite(row.error) ? json(row.error) : json("inf");
+        j["seconds"] = row.seconds;
+      } else {
+        j["value"] = nullptr;
+        j["error"] = row.failure;
+      }
+      rows.push_back(j);
+    }
+    json out{{"op", args.op}, {"dtype", to_string(a.dtype)}, {"n", a.count}, {"tolerance", tol},
+             {"reference", value_json(report.reference.value)}, {"results", rows}, {"ok", report.ok()}};
+    if (report.reference.index) out["reference_index"] = *report.reference.index;
+    std::cout << out.dump(2) << "\n";
+    return report.ok() ? kExitOk : kExitDisagree;
+  }
+  std::printf("data       %s, n = %zu\n", a.description.c_str(), a.count);
+  std::printf("reference  %s of %s = %s", args.op.c_str(), std::string(to_string(a.dtype)).c_str(),
+              report.reference.value.to_string().c_str());
+  if (report.reference.index) std::printf(" at index %llu", static_cast<unsigned long long>(*report.reference.index));
+  std::printf("   (tolerance %.3g)\n\n", tol);
+  std::printf("  %-20s %-22s %-12s %-10s %s\n", "backend", "value", "|error|", "time", "verdict");
+  for (const auto& row : report.rows) {
+    if (!row.ran) {
+      std::printf("  %-20s %s\n", row.backend.c_str(), row.failure.c_str());
+      continue;
+    }
+    std::string value = row.result->value.to_string();
+    if (row.result->index) value += " @" + std::to_string(*row.result->index);
+    char err[32];
+    std::snprintf(err, sizeof err, "%.3g", row.error);
+    std::string verdict = row.agrees ? "agrees" : row.exact ? "DISAGREES" : "disagrees (declares itself inexact)";
+    std::printf("  %-20s %-22s %-12s %-10s %s\n", row.backend.c_str(), value.c_str(), err,
+                seconds_text(row.seconds).c_str(), verdict.c_str());
+  }
+  std::printf("\n%s\n", report.ok() ? "every backend that promises exactness agrees"
+                                    : "a backend that promises exactness disagrees or failed");
+  return report.ok() ? kExitOk : kExitDisagree;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"xreduce: reduce large arrays (sum, prod, min, max, argmin, argmax) on the best engine.\n"
+               "With no subcommand: a tour of this machine's backends on 2^24 random f32.\n"
+               "Environment: XREDUCE_BACKEND, XREDUCE_CONFIG, XREDUCE_PLUGIN_PATH (see README).\n"
+               "Exit codes: 0 ok, 1 a backend that promises exactness disagreed, 2 usage or input error.",
+               "xreduce"};
+  app.set_version_flag("--version", XREDUCE_VERSION_STRING);
+  app.require_subcommand(0, 1);
+  const std::vector<std::string> ops{"sum", "prod", "min", "max", "argmin", "argmax"};
+
+  bool list_json = false;
+  auto* list_cmd = app.add_subcommand("list", "Backends, their capabilities, and whether they can run here");
+  list_cmd->add_flag("--json", list_json, "Print JSON");
+
+  RunArgs run_args;
+  DataArgs run_data;
+  auto* run_cmd = app.add_subcommand("run", "One reduction, timed (the reduction alone, not loading or generating)");
+  run_cmd->add_option("--backend", run_args.backend,
+                      "A backend name (see `xreduce list`) or auto; default: XREDUCE_BACKEND, else the config file, else auto");
+  run_cmd->add_option("--op", run_args.op, "Operation")->required()->check(CLI::IsMember(ops));
+  add_data_options(run_cmd, run_data);
+  run_cmd->add_option("--block-size", run_args.block_size, "GPU threads per block: 128, 256, 512, 1024 (0: default)");
+  run_cmd->add_option("--threads", run_args.threads, "CPU threads for parallel backends (0: all)");
+  run_cmd->add_option("--repeat", run_args.repeat, "Run this many times and report the median time")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  run_cmd->add_flag("--json", run_args.json, "Print one JSON document: backend, op, dtype, n, value, index, seconds");
+
+  ValidateArgs val_args;
+  DataArgs val_data;
+  auto* val_cmd = app.add_subcommand("validate",
+                                     "Every capable backend on the same data against an exact reference; exit 1 if a "
+                                     "backend that promises exactness disagrees");
+  val_cmd->add_option("--op", val_args.op, "Operation")->required()->check(CLI::IsMember(ops));
+  add_data_options(val_cmd, val_data);
+  val_cmd->add_option("--backends", val_args.backends, "Only these backends (comma-separated)")->delimiter(',');
+  val_cmd->add_option("--block-size", val_args.block_size, "GPU threads per block: 128, 256, 512, 1024 (0: default)");
+  val_cmd->add_option("--threads", val_args.threads, "CPU threads for parallel backends (0: all)");
+  val_cmd->add_flag("--json", val_args.json, "Print one JSON document: reference and results");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+  try {
+    xr::Context ctx;
+    if (list_cmd->parsed()) return list(ctx, list_json);
+    if (run_cmd->parsed()) return run(ctx, run_args, run_data);
+    if (val_cmd->parsed()) return validate(ctx, val_args, val_data);
+    return tour(ctx);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "xreduce: error: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const xr::Error& e) {
+    std::cerr << "xreduce: error: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "xreduce: error: out of memory\n";
+    return kExitUsage;
+  }
+}

@@ -1,0 +1,208 @@
+// The contract: one body, run over every registered backend (built-in and plugins found beside
+// the core library or on XREDUCE_PLUGIN_PATH), checking the semantics table of README.md against
+// exact references. XREDUCE_TEST_BACKENDS=a,b,prefix* narrows the run (scripts/gpu-check.sh
+// uses it for the CUDA backends). Backends that cannot run here are skipped, saying why.
+
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+#include <sys/mman.h>
+
+#include <sstream>
+
+#include "support/test_data.hpp"
+#include "xreduce/xreduce.hpp"
+
+namespace xr = xreduce;
+using xr::test::Pattern;
+
+namespace {
+
+bool selected(const std::string& name) {
+  const char* filter = std::getenv("XREDUCE_TEST_BACKENDS");
+  if (filter == nullptr || *filter == '\0') return true;
+  std::stringstream list(filter);
+  for (std::string item; std::getline(list, item, ',');) {
+    if (!item.empty() && item.back() == '*' ? name.rfind(item.substr(0, item.size() - 1), 0) == 0 : name == item)
+      return true;
+  }
+  return false;
+}
+
+//! The backends under test that can run here; the others are reported once and skipped.
+std::vector<xr::Reducer*> backends() {
+  static std::vector<xr::Reducer*> runnable = [] {
+    std::vector<xr::Reducer*> v;
+    for (const auto& e : xr::default_context().registry().entries()) {
+      if (!selected(std::string(e.reducer->name()))) continue;
+      if (xr::Availability a = e.reducer->available(); !a) {
+        MESSAGE("skipping backend '" << e.reducer->name() << "': unavailable: " << a.reason);
+        continue;
+      }
+      v.push_back(e.reducer);
+    }
+    for (const auto& r : xr::default_context().registry().plugin_reports())
+      if (!r.loaded) MESSAGE("plugin not loaded: " << r.message);
+    return v;
+  }();
+  return runnable;
+}
+
+xr::Memory memory_for(const xr::Reducer& r) {
+  return r.capabilities().accepts(xr::Memory::host) ? xr::Memory::host : xr::Memory::device;
+}
+
+//! Runs `q` on `r` and checks the result against `ref` (exact backends) or only its form (inexact).
+void check_one(xr::Reducer& r, const xr::Request& q, const xr::Reference& ref) {
+  const xr::Support support = r.capabilities().support(q.dtype, q.op);
+  if (support == xr::Support::none) {
+    CHECK_THROWS_WITH_AS(r.reduce(q), doctest::Contains(std::string(r.name()).c_str()), xr::Error);
+    return;
+  }
+  xr::Result result = r.reduce(q);
+  CHECK(result.backend == r.name());
+  CHECK(result.value.dtype() == xr::result_dtype(q.dtype, q.op));
+  if (support == xr::Support::inexact) return;
+  double error = 0;
+  const bool ok = xr::agrees(q, ref, result, &error);
+  INFO("got " << result.value.to_string() << (result.index ? " @" + std::to_string(*result.index) : std::string()) << ", reference "
+              << ref.value.to_string() << (ref.index ? " @" + std::to_string(*ref.index) : std::string()) << ", |error| "
+              << error << " > tolerance " << xr::tolerance(q, ref));
+  CHECK(ok);
+}
+
+//! Reduces `data` (copied to the requested misalignment) with every backend and op-compatible check.
+template <class T>
+void check_all_backends(const std::vector<T>& data, xr::Op op, std::size_t byte_offset) {
+  // Place the elements `byte_offset` bytes past a 64-byte boundary: 0, one element (aligned to the
+  // element but not to vectors), or 1 (not even aligned to the element).
+  std::vector<std::uint64_t> storage((data.size() * sizeof(T) + byte_offset) / 8 + 16);
+  unsigned char* base = reinterpret_cast<unsigned char*>(storage.data());
+  base += (64 - reinterpret_cast<std::uintptr_t>(base) % 64) % 64 + byte_offset;
+  if (!data.empty()) std::memcpy(base, data.data(), data.size() * sizeof(T));
+  xr::Request q{data.empty() ? nullptr : base, data.size(), xr::dtype_of<T>(), op, xr::Memory::host};
+
+  if (data.empty() && op != xr::Op::sum && op != xr::Op::prod) {
+    for (xr::Reducer* r : backends()) {
+      if (r->capabilities().support(q.dtype, op) == xr::Support::none) continue;
+      INFO("backend " << r->name());
+      CHECK_THROWS_WITH_AS(r->reduce(q), doctest::Contains("empty"), xr::Error);
+      try {
+        r->reduce(q);
+      } catch (const xr::Error& e) {
+        CHECK(e.code() == xr::ErrorCode::empty_input);
+      }
+    }
+    return;
+  }
+  const xr::Reference ref = xr::exact_reference(q);
+  for (xr::Reducer* r : backends()) {
+    if (memory_for(*r) != xr::Memory::host) continue;  // device-only backends: tests/gpu
+    INFO("backend " << r->name());
+    check_one(*r, q, ref);
+  }
+}
+
+const std::vector<std::size_t> kSizes{0,     1,     2,     31,    32,    33,    1023, 1024, 1025,
+                                      65535, 65536, 65537, 3 * 65536 + 5, (std::size_t{1} << 20) + 7};
+
+template <class T>
+void conformance_for_type() {
+  const bool floating = std::is_floating_point_v<T>;
+  std::mt19937_64 rng(xr::test::run_seed() ^ static_cast<std::uint64_t>(xr::dtype_of<T>()));
+  for (xr::Op op : xr::all_ops) {
+    std::vector<Pattern> patterns{Pattern::random, Pattern::negative};
+    if (op != xr::Op::prod && op != xr::Op::sum) patterns.push_back(Pattern::ties);
+    if (floating) patterns.insert(patterns.end(), {Pattern::nan, Pattern::inf, Pattern::both_inf});
+    for (std::size_t n : kSizes) {
+      for (Pattern p : patterns) {
+        std::vector<T> data = xr::test::make_data<T>(p, op, n, rng);
+        for (std::size_t offset : {std::size_t{0}, sizeof(T), std::size_t{1}}) {
+          if (n > 65537 && offset == sizeof(T)) continue;  // the small sizes already cover it
+          INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), " << to_string(op) << " of "
+                       << to_string(xr::dtype_of<T>()) << ", n = " << n << ", data " << std::string(xr::test::name(p))
+                       << ", byte offset " << offset);
+          check_all_backends(data, op, offset);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every backend: f32") { conformance_for_type<float>(); }
+TEST_CASE("every backend: f64") { conformance_for_type<double>(); }
+TEST_CASE("every backend: i32") { conformance_for_type<std::int32_t>(); }
+TEST_CASE("every backend: i64") { conformance_for_type<std::int64_t>(); }
+TEST_CASE("every backend: u32") { conformance_for_type<std::uint32_t>(); }
+TEST_CASE("every backend: u64") { conformance_for_type<std::uint64_t>(); }
+
+TEST_CASE("every backend: empty input gives the identity of sum and prod, in the result type") {
+  for (xr::Reducer* r : backends()) {
+    INFO("backend " << r->name());
+    for (xr::DType t : xr::all_dtypes) {
+      for (xr::Op op : {xr::Op::sum, xr::Op::prod}) {
+        if (r->capabilities().support(t, op) == xr::Support::none) continue;
+        xr::Result res = r->reduce(xr::Request{nullptr, 0, t, op, memory_for(*r)});
+        CHECK(res.value.dtype() == xr::result_dtype(t, op));
+        CHECK(res.value.to_double() == (op == xr::Op::sum ? 0.0 : 1.0));
+      }
+    }
+  }
+}
+
+TEST_CASE("every backend: null data with a count is an error, not a crash") {
+  for (xr::Reducer* r : backends()) {
+    INFO("backend " << r->name());
+    try {
+      r->reduce(xr::Request{nullptr, 10, xr::DType::f32, xr::Op::sum, memory_for(*r)});
+      FAIL("no error");
+    } catch (const xr::Error& e) {
+      CHECK(e.code() == xr::ErrorCode::invalid_argument);
+    }
+  }
+}
+
+TEST_CASE("every backend: unsupported combinations are refused, naming backend and combination") {
+  for (xr::Reducer* r : backends()) {
+    for (xr::DType t : xr::all_dtypes)
+      for (xr::Op op : xr::all_ops) {
+        if (r->capabilities().support(t, op) != xr::Support::none) continue;
+        INFO("backend " << r->name() << ", " << to_string(op) << " of " << to_string(t));
+        std::uint64_t one = 1;
+        try {
+          r->reduce(xr::Request{&one, 1, t, op, xr::Memory::host});
+          FAIL("no error");
+        } catch (const xr::Error& e) {
+          CHECK(e.code() == xr::ErrorCode::unsupported);
+          CHECK(std::string(e.what()).find(std::string(r->name())) != std::string::npos);
+          CHECK(std::string(e.what()).find(std::string(to_string(op)) + " of " + std::string(to_string(t))) != std::string::npos);
+        }
+      }
+  }
+}
+
+TEST_CASE("every backend: counts beyond 2^31 (64-bit indices and exact 64-bit sums)") {
+  // 2^31 + 4099 u32 elements (8.6 GB of address space) mapped from the kernel's zero page:
+  // untouched pages cost no memory, so only the few we write are real.
+  const std::size_t n = (std::size_t{1} << 31) + 4099;
+  void* p = mmap(nullptr, n * 4, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  REQUIRE(p != MAP_FAILED);
+  auto* x = static_cast<std::uint32_t*>(p);
+  std::mt19937_64 rng(xr::test::run_seed());
+  const std::size_t far = (std::size_t{1} << 31) + 1 + rng() % 4000;  // beyond 2^31
+  x[5] = 7;
+  x[far] = 0xFFFFFFFFu;
+  x[n - 1] = 3;
+  for (xr::Op op : {xr::Op::sum, xr::Op::argmax, xr::Op::min}) {
+    xr::Request q{x, n, xr::DType::u32, op, xr::Memory::host};
+    const xr::Reference ref = xr::exact_reference(q);
+    for (xr::Reducer* r : backends()) {
+      if (r->capabilities().support(q.dtype, op) != xr::Support::exact || !r->capabilities().accepts(xr::Memory::host)) continue;
+      INFO("backend " << r->name() << ", " << to_string(op) << ", extreme planted at " << far);
+      check_one(*r, q, ref);
+    }
+  }
+  CHECK(xr::exact_reference(xr::Request{x, n, xr::DType::u32, xr::Op::sum}).value.get<std::uint64_t>() == 7 + 0xFFFFFFFFull + 3);
+  munmap(p, n * 4);
+}

@@ -1,0 +1,32 @@
+// A backend that claims exact f32 sums and answers one too many: validation must catch it.
+#include <memory>
+#include <vector>
+
+#include "xreduce/plugin.hpp"
+
+namespace {
+class OffByOne final : public xreduce::Reducer {
+ public:
+  std::string_view name() const override { return "test.off_by_one"; }
+  xreduce::Capabilities capabilities() const override {
+    return xreduce::Capabilities(xreduce::Engine::cpu_serial).set(xreduce::DType::f32, xreduce::Op::sum, xreduce::Support::exact);
+  }
+  xreduce::Availability available() const override { return xreduce::Availability::yes(); }
+
+ protected:
+  xreduce::Result do_reduce(const xreduce::Request& q, const xreduce::Options&) override {
+    double s = 1;
+    for (std::size_t i = 0; i < q.count; ++i) s += static_cast<const float*>(q.data)[i];
+    return {xreduce::Scalar(static_cast<float>(s)), {}, {}};
+  }
+};
+}  // namespace
+
+extern "C" XREDUCE_PLUGIN_EXPORT std::int32_t xreduce_plugin_init_v1(std::uint32_t abi, xreduce_plugin_v1* out, char* m, size_t n) {
+  static xreduce::plugin::Exporter exporter("broken", [] {
+    std::vector<xreduce::plugin::Entry> v;
+    v.push_back({std::make_unique<OffByOne>(), -10});
+    return v;
+  });
+  return exporter.init(abi, out, m, n);
+}

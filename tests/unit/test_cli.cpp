@@ -1,0 +1,95 @@
+// The command's exit codes and JSON shapes, run as a user would run it.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Run {
+  int code;
+  std::string out;
+};
+
+Run xreduce(const std::string& args, const std::string& env = "") {
+  std::string cmd = env + " " XREDUCE_TEST_CLI " " + args + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  std::array<char, 4096> buf;
+  while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+}  // namespace
+
+TEST_CASE("cli: usage and input errors exit 2") {
+  CHECK(xreduce("run --op nope --dtype f32 --n 10").code == 2);
+  CHECK(xreduce("run --dtype f32 --n 10").code == 2);                      // --op missing
+  CHECK(xreduce("run --op sum --n 10").code == 2);                         // no dtype
+  CHECK(xreduce("run --op sum --dtype f32 --n 10 --backend nope").code == 2);
+  CHECK(xreduce("run --op sum --input /nonexistent.npy").code == 2);
+  CHECK(xreduce("run --op max --dtype f32 --n 0").code == 2);              // empty input
+  CHECK(xreduce("frobnicate").code == 2);
+  CHECK(xreduce("run --op sum --dtype f32 --n 10", "XREDUCE_BACKEND=nope").code == 2);
+  std::ofstream("cli-bad.npy") << "\x93NUMPY\x01\x00garbage";
+  CHECK(xreduce("validate --op sum --input cli-bad.npy").code == 2);
+  std::ofstream("cli-bad.toml") << "backend = [";
+  CHECK(xreduce("list", "XREDUCE_CONFIG=cli-bad.toml").code == 2);
+}
+
+TEST_CASE("cli: --help exits 0 on every subcommand") {
+  for (const char* sub : {"", "list", "run", "validate"}) {
+    Run r = xreduce(std::string(sub) + " --help");
+    CHECK(r.code == 0);
+    CHECK(r.out.find("Usage") != std::string::npos);
+  }
+}
+
+TEST_CASE("cli: run --json prints one document with the documented keys") {
+  Run r = xreduce("run --op argmax --dtype i32 --n 1000 --seed 3 --backend sequential --json");
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["backend"] == "sequential");
+  CHECK(j["op"] == "argmax");
+  CHECK(j["dtype"] == "i32");
+  CHECK(j["n"] == 1000);
+  CHECK(j.contains("value"));
+  CHECK(j.contains("index"));
+  CHECK(j["seconds"].get<double>() >= 0);
+  Run s = xreduce("run --op sum --dtype f32 --n 100 --json");
+  CHECK_FALSE(nlohmann::json::parse(s.out).contains("index"));
+}
+
+TEST_CASE("cli: validate agrees (exit 0), and exits 1 when an exact backend disagrees") {
+  Run ok = xreduce("validate --op sum --dtype f32 --n 100000 --json");
+  REQUIRE(ok.code == 0);
+  auto j = nlohmann::json::parse(ok.out);
+  CHECK(j.contains("reference"));
+  REQUIRE(j["results"].size() >= 2);
+  for (const auto& row : j["results"]) {
+    CHECK(row.contains("backend"));
+    CHECK(row.contains("value"));
+    CHECK(row.contains("agrees"));
+    CHECK(row.contains("error"));
+  }
+  Run bad = xreduce("validate --op sum --dtype f32 --n 1000", "XREDUCE_PLUGIN_PATH=" XREDUCE_TEST_BROKEN_PLUGIN);
+  CHECK(bad.code == 1);
+  CHECK(bad.out.find("test.off_by_one") != std::string::npos);
+  CHECK(bad.out.find("DISAGREES") != std::string::npos);
+}
+
+TEST_CASE("cli: the tour and list run") {
+  Run tour = xreduce("");
+  CHECK(tour.code == 0);
+  CHECK(tour.out.find("auto picks") != std::string::npos);
+  Run list = xreduce("list --json");
+  REQUIRE(list.code == 0);
+  CHECK(nlohmann::json::parse(list.out).size() >= 2);
+}

@@ -1,0 +1,123 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "xreduce/xreduce.hpp"
+
+namespace xr = xreduce;
+
+namespace {
+struct FakeEnv {
+  std::map<std::string, std::string> vars;
+  xr::Config::Environment fn() const {
+    return [this](const char* name) -> std::optional<std::string> {
+      auto it = vars.find(name);
+      return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
+    };
+  }
+};
+
+std::filesystem::path write_temp(const std::string& name, const std::string& text) {
+  auto dir = std::filesystem::temp_directory_path() / ("xreduce-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / name) << text;
+  return dir / name;
+}
+
+xr::Error config_error(const std::string& text) {
+  try {
+    xr::Config::from_string(text, "cfg.toml");
+  } catch (const xr::Error& e) {
+    return e;
+  }
+  FAIL("no error for: " << text);
+  return xr::Error(xr::ErrorCode::ok, "");
+}
+}  // namespace
+
+TEST_CASE("config: defaults with no file and no environment") {
+  FakeEnv env{{{"HOME", "/nonexistent-home"}}};
+  xr::Config c = xr::Config::load(env.fn());
+  CHECK(c.backend == "auto");
+  CHECK(c.backend_source == "default");
+  CHECK(c.plugin_path.empty());
+  CHECK(c.dispatch.parallel_min_count == xr::DispatchConfig{}.parallel_min_count);
+}
+
+TEST_CASE("config: file < environment < Options") {
+  auto file = write_temp("precedence.toml",
+                         "backend = \"sequential\"\nthreads = 3\nplugin_path = [\"plugins\"]\n[dispatch]\nparallel_min_count = 1000\n");
+  FakeEnv env{{{"XREDUCE_CONFIG", file.string()}}};
+  xr::Config c = xr::Config::load(env.fn());
+  CHECK(c.backend == "sequential");
+  CHECK(c.backend_source.find("precedence.toml:1:") != std::string::npos);
+  CHECK(c.threads == 3);
+  CHECK(c.dispatch.parallel_min_count == 1000);
+  REQUIRE(c.plugin_path.size() == 1);
+  CHECK(c.plugin_path[0] == file.parent_path() / "plugins");  // relative to the file
+
+  env.vars["XREDUCE_BACKEND"] = "sequential.naive";
+  env.vars["XREDUCE_PLUGIN_PATH"] = "/a:/b";
+  c = xr::Config::load(env.fn());
+  CHECK(c.backend == "sequential.naive");
+  CHECK(c.backend_source == "XREDUCE_BACKEND");
+  CHECK(c.plugin_path == std::vector<std::filesystem::path>{"/a", "/b"});
+
+  xr::Context ctx(xr::Context::Empty{}, c);
+  CHECK(ctx.backend_for({}) == "sequential.naive");
+  CHECK(ctx.backend_for({.backend = "tbb"}) == "tbb");
+}
+
+TEST_CASE("config: the user's file is read when XREDUCE_CONFIG is unset") {
+  auto file = write_temp("xdg/xreduce/config.toml", "");
+  std::filesystem::create_directories(file.parent_path());
+  std::ofstream(file) << "backend = \"openmp\"\n";
+  FakeEnv env{{{"XDG_CONFIG_HOME", file.parent_path().parent_path().string()}}};
+  CHECK(xr::Config::user_file(env.fn()) == file);
+  CHECK(xr::Config::load(env.fn()).backend == "openmp");
+}
+
+TEST_CASE("config: errors say where and what") {
+  FakeEnv env{{{"XREDUCE_CONFIG", "/nonexistent/xreduce.toml"}}};
+  CHECK_THROWS_WITH_AS(xr::Config::load(env.fn()), doctest::Contains("does not exist"), xr::Error);
+
+  xr::Error e = config_error("backend = 3\n");
+  CHECK(e.code() == xr::ErrorCode::config);
+  CHECK(std::string(e.what()).find("cfg.toml:1:") != std::string::npos);
+  CHECK(std::string(e.what()).find("'backend' must be a string") != std::string::npos);
+
+  e = config_error("\n\nbackend = \"unterminated\n");
+  CHECK(std::string(e.what()).find("cfg.toml:3:") != std::string::npos);
+
+  e = config_error("bakend = \"tbb\"\n");
+  CHECK(std::string(e.what()).find("unknown key 'bakend'") != std::string::npos);
+  CHECK(std::string(e.what()).find("valid: backend") != std::string::npos);
+
+  e = config_error("[dispatch]\nparallel_min = 5\n");
+  CHECK(std::string(e.what()).find("cfg.toml:2:") != std::string::npos);
+  CHECK(std::string(e.what()).find("parallel_min_count") != std::string::npos);
+
+  e = config_error("[dispatch]\nparallel_min_count = -5\n");
+  CHECK(std::string(e.what()).find("must not be negative") != std::string::npos);
+  e = config_error("threads = 1.5\n");
+  CHECK(std::string(e.what()).find("'threads' must be a whole number") != std::string::npos);
+  e = config_error("plugin_path = \"x\"\n");
+  CHECK(std::string(e.what()).find("array of strings") != std::string::npos);
+}
+
+TEST_CASE("config: an unknown backend name is an error that lists the valid ones and says where it came from") {
+  xr::Config c = xr::Config::from_string("backend = \"tbbb\"\n", "cfg.toml");
+  xr::Context ctx(c);
+  float x = 1;
+  try {
+    ctx.reduce(xr::Request{&x, 1, xr::DType::f32, xr::Op::sum});
+    FAIL("no error");
+  } catch (const xr::Error& e) {
+    CHECK(e.code() == xr::ErrorCode::unknown_backend);
+    CHECK(std::string(e.what()).find("'tbbb'") != std::string::npos);
+    CHECK(std::string(e.what()).find("sequential") != std::string::npos);
+    CHECK(std::string(e.what()).find("cfg.toml:1:") != std::string::npos);
+  }
+}

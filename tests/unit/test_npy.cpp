@@ -1,0 +1,131 @@
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "input.hpp"
+#include "xreduce/xreduce.hpp"
+
+namespace xr = xreduce;
+
+namespace {
+
+std::filesystem::path temp_dir() {
+  auto dir = std::filesystem::temp_directory_path() / ("xreduce-npy-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+//! Writes a .npy file the way NumPy does: magic, version, header length, dict padded with
+//! spaces to a multiple of 64 and ended by a newline, then the data.
+std::filesystem::path write_npy(const std::string& name, int major, const std::string& dict, const void* data,
+                                std::size_t bytes) {
+  const std::size_t prefix = major == 1 ? 10 : 12;
+  std::string header = dict;
+  while ((prefix + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string out("\x93NUMPY", 6);
+  out += static_cast<char>(major);
+  out += '\0';
+  for (std::size_t i = 0; i < prefix - 8; ++i) out += static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  out += header;
+  out.append(static_cast<const char*>(data), bytes);
+  auto path = temp_dir() / name;
+  std::ofstream(path, std::ios::binary) << out;
+  return path;
+}
+
+std::string io_error(const std::filesystem::path& p) {
+  try {
+    xr::cli::read_npy(p);
+  } catch (const xr::Error& e) {
+    CHECK(e.code() == xr::ErrorCode::io);
+    return e.what();
+  }
+  FAIL("no error for " << p);
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("npy: versions 1.0, 2.0 and 3.0 of every dtype read back exactly") {
+  for (int major : {1, 2, 3}) {
+    std::vector<double> d{1.5, -2.25, 1e300};
+    auto a = xr::cli::read_npy(write_npy("f8.npy", major, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", d.data(), 24));
+    CHECK(a.dtype == xr::DType::f64);
+    REQUIRE(a.count == 3);
+    CHECK(std::memcmp(a.data, d.data(), 24) == 0);
+  }
+  const std::pair<const char*, xr::DType> kinds[] = {{"<f4", xr::DType::f32}, {"<i4", xr::DType::i32}, {"<i8", xr::DType::i64},
+                                                     {"<u4", xr::DType::u32}, {"<u8", xr::DType::u64}};
+  for (auto [descr, t] : kinds) {
+    std::vector<unsigned char> bytes(5 * xr::size_of(t), 7);
+    auto a = xr::cli::read_npy(write_npy("k.npy", 1, std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (5,), }",
+                                         bytes.data(), bytes.size()));
+    CHECK(a.dtype == t);
+    CHECK(a.count == 5);
+  }
+  auto empty = xr::cli::read_npy(write_npy("empty.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (0,), }", nullptr, 0));
+  CHECK(empty.count == 0);
+  // Fortran order is the same layout in one dimension.
+  float one = 1;
+  CHECK(xr::cli::read_npy(write_npy("fo.npy", 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }", &one, 4)).count == 1);
+}
+
+TEST_CASE("npy: malformed, truncated and unsupported files are clear errors") {
+  float data[4] = {1, 2, 3, 4};
+  const std::string good = "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }";
+  CHECK(io_error(write_npy("trunc.npy", 1, good, data, 12)).find("truncated") != std::string::npos);
+  CHECK(io_error(write_npy("extra.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", data, 16))
+            .find("bytes after the data") != std::string::npos);
+  CHECK(io_error(write_npy("be.npy", 1, "{'descr': '>f4', 'fortran_order': False, 'shape': (4,), }", data, 16))
+            .find("big-endian") != std::string::npos);
+  CHECK(io_error(write_npy("2d.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", data, 16))
+            .find("must be 1-D") != std::string::npos);
+  CHECK(io_error(write_npy("0d.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }", data, 4))
+            .find("must be 1-D") != std::string::npos);
+  CHECK(io_error(write_npy("f2.npy", 1, "{'descr': '<f2', 'fortran_order': False, 'shape': (8,), }", data, 16))
+            .find("unsupported dtype '<f2'") != std::string::npos);
+  CHECK(io_error(write_npy("obj.npy", 1, "{'descr': '|O', 'fortran_order': False, 'shape': (4,), }", data, 16))
+            .find("unsupported dtype") != std::string::npos);
+  CHECK(io_error(write_npy("nodescr.npy", 1, "{'fortran_order': False, 'shape': (4,), }", data, 16)).find("no 'descr'") !=
+        std::string::npos);
+  CHECK(io_error(write_npy("v4.npy", 4, good, data, 16)).find("version 4.0") != std::string::npos);
+
+  auto dir = temp_dir();
+  std::ofstream(dir / "magic.npy", std::ios::binary) << "NOTNUMPY and some more bytes";
+  CHECK(io_error(dir / "magic.npy").find("magic") != std::string::npos);
+  std::ofstream(dir / "short.npy", std::ios::binary) << std::string("\x93NUMPY\x01\x00\xff\x00", 10);
+  CHECK(io_error(dir / "short.npy").find("truncated .npy header") != std::string::npos);
+  std::ofstream(dir / "tiny.npy", std::ios::binary) << std::string("\x93NUMPY\x01", 7);
+  CHECK(io_error(dir / "tiny.npy").find("truncated") != std::string::npos);
+  CHECK(io_error(dir / "missing.npy").find("cannot open") != std::string::npos);
+}
+
+TEST_CASE("raw input: size must be a whole number of elements; .npy is recognised by content") {
+  auto dir = temp_dir();
+  std::ofstream(dir / "seven.bin", std::ios::binary) << "1234567";
+  CHECK_THROWS_WITH_AS(xr::cli::read_input(dir / "seven.bin", xr::DType::f32), doctest::Contains("not a multiple of 4"), xr::Error);
+  CHECK_THROWS_WITH_AS(xr::cli::read_input(dir / "seven.bin", std::nullopt), doctest::Contains("needs --dtype"), xr::Error);
+  std::ofstream(dir / "eight.bin", std::ios::binary) << "12345678";
+  CHECK(xr::cli::read_input(dir / "eight.bin", xr::DType::i32).count == 2);
+  float x = 1;
+  auto renamed = write_npy("data.dat", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", &x, 4);
+  CHECK(xr::cli::read_input(renamed, xr::DType::u64).dtype == xr::DType::f32);
+}
+
+TEST_CASE("generated data is the same for the same seed and differs for another") {
+  auto a = xr::cli::generate(xr::DType::i32, 1000, 7), b = xr::cli::generate(xr::DType::i32, 1000, 7),
+       c = xr::cli::generate(xr::DType::i32, 1000, 8);
+  CHECK(std::memcmp(a.data, b.data, 4000) == 0);
+  CHECK(std::memcmp(a.data, c.data, 4000) != 0);
+  auto f = xr::cli::generate(xr::DType::f32, 1000, 1);
+  for (std::size_t i = 0; i < f.count; ++i) {
+    float v = static_cast<const float*>(f.data)[i];
+    REQUIRE(v >= 0.0f);
+    REQUIRE(v < 1.0f);
+  }
+}

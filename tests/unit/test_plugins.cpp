@@ -1,0 +1,76 @@
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "xreduce/xreduce.hpp"
+
+namespace xr = xreduce;
+
+TEST_CASE("plugins: the example plugin loads and reduces") {
+  xr::Context ctx(xr::Context::Empty{}, {});
+  ctx.registry().load_plugin(XREDUCE_TEST_EXAMPLE_PLUGIN);
+  xr::Reducer* r = ctx.registry().find("example.neumaier");
+  REQUIRE(r != nullptr);
+  CHECK(r->available());
+  std::vector<double> v{1e16, 1.0, -1e16, 1.0};  // naive summation gives 0 or 1; the answer is 2
+  xr::Result res = r->reduce(xr::Request{v.data(), v.size(), xr::DType::f64, xr::Op::sum, xr::Memory::host});
+  CHECK(res.value.get<double>() == 2.0);
+  CHECK(res.backend == "example.neumaier");
+  // Capabilities cross the ABI intact.
+  CHECK(r->capabilities().support(xr::DType::f32, xr::Op::sum) == xr::Support::exact);
+  CHECK(r->capabilities().support(xr::DType::i32, xr::Op::sum) == xr::Support::none);
+  // Errors cross it as codes: the core refuses unsupported combinations before the plugin runs.
+  CHECK_THROWS_WITH_AS(r->reduce(xr::Request{v.data(), 1, xr::DType::f64, xr::Op::max, xr::Memory::host}),
+                       doctest::Contains("does not support max of f64"), xr::Error);
+}
+
+TEST_CASE("plugins: loading twice, or into a second registry, works; a name clash is refused") {
+  xr::Context a(xr::Context::Empty{}, {}), b(xr::Context::Empty{}, {});
+  a.registry().load_plugin(XREDUCE_TEST_EXAMPLE_PLUGIN);
+  b.registry().load_plugin(XREDUCE_TEST_EXAMPLE_PLUGIN);
+  CHECK(b.registry().find("example.neumaier") != nullptr);
+  CHECK_THROWS_WITH_AS(a.registry().load_plugin(XREDUCE_TEST_EXAMPLE_PLUGIN), doctest::Contains("already registered"), xr::Error);
+}
+
+TEST_CASE("plugins: a plugin with the wrong ABI version is refused with a message") {
+  xr::Registry reg;
+  try {
+    reg.load_plugin(XREDUCE_TEST_WRONG_ABI_PLUGIN);
+    FAIL("loaded");
+  } catch (const xr::Error& e) {
+    CHECK(e.code() == xr::ErrorCode::plugin);
+    CHECK(std::string(e.what()).find("ABI version 2") != std::string::npos);
+    CHECK(std::string(e.what()).find("rebuild it") != std::string::npos);
+  }
+}
+
+TEST_CASE("plugins: other bad files are refused with a reason") {
+  xr::Registry reg;
+  CHECK_THROWS_WITH_AS(reg.load_plugin(XREDUCE_TEST_NO_ENTRY_PLUGIN), doctest::Contains("no entry point xreduce_plugin_init_v1"), xr::Error);
+  CHECK_THROWS_WITH_AS(reg.load_plugin("/nonexistent/libxreduce_x.so"), doctest::Contains("no such file"), xr::Error);
+  CHECK_THROWS_WITH_AS(reg.load_plugin(__FILE__), doctest::Contains("cannot be loaded"), xr::Error);
+}
+
+TEST_CASE("plugins: scanning folders never throws and reports each file") {
+  xr::Registry reg;
+  reg.load_plugins({std::filesystem::path(XREDUCE_TEST_WRONG_ABI_PLUGIN).parent_path(), "/nonexistent-dir",
+                    XREDUCE_TEST_EXAMPLE_PLUGIN});
+  bool saw_wrong_abi = false, saw_missing = false, saw_example = false;
+  for (const auto& r : reg.plugin_reports()) {
+    saw_wrong_abi |= !r.loaded && r.message.find("ABI version") != std::string::npos;
+    saw_missing |= !r.loaded && r.message.find("does not exist") != std::string::npos;
+    saw_example |= r.loaded && r.message.find("example.neumaier") != std::string::npos;
+  }
+  CHECK(saw_wrong_abi);
+  CHECK(saw_missing);
+  CHECK(saw_example);
+  CHECK(reg.find("test.off_by_one") != nullptr);  // the good plugin in the same folder still loads
+}
+
+TEST_CASE("plugins: a context loads XREDUCE_PLUGIN_PATH plugins through its config") {
+  xr::Config cfg;
+  cfg.plugin_path = {XREDUCE_TEST_EXAMPLE_PLUGIN};
+  xr::Context ctx(cfg);
+  CHECK(ctx.registry().find("example.neumaier") != nullptr);
+  CHECK(ctx.registry().find("sequential") != nullptr);
+}
