@@ -3,11 +3,10 @@
 #include "xreduce/reducer.hpp"
 
 #include <cstdint>
-#include <cstring>
 #include <memory>
-#include <new>
 #include <string>
 
+#include "aligned_input.hpp"
 #include "xreduce/error.hpp"
 
 namespace xreduce {
@@ -25,8 +24,6 @@ Result empty_result(const Request& q, std::string_view backend) {
   Scalar value = visit_dtype(out, [&](auto tag) { return Scalar(static_cast<decltype(tag)>(identity)); });
   return Result{value, std::nullopt, std::string(backend)};
 }
-
-bool is_aligned(const void* p, DType t) { return reinterpret_cast<std::uintptr_t>(p) % size_of(t) == 0; }
 
 }  // namespace
 
@@ -48,21 +45,10 @@ Result Reducer::reduce(const Request& q, const Options& options) {
     throw Error(ErrorCode::unavailable, "backend '" + backend + "' is unavailable: " + a.reason);
   if (q.count == 0) return empty_result(q, backend);
 
-  // Host data that is not aligned to its element size is copied once to aligned memory, so no
-  // backend ever dereferences a misaligned pointer. Device data is the device module's business.
+  // Misaligned host data is copied to aligned memory; device data is the device module's business.
   const bool host_data = q.memory == Memory::host || (q.memory == Memory::automatic && caps.engine() != Engine::gpu);
-  if (host_data && !is_aligned(q.data, q.dtype)) {
-    const std::size_t bytes = q.count * size_of(q.dtype);
-    std::unique_ptr<std::uint64_t[]> copy(new (std::nothrow) std::uint64_t[(bytes + 7) / 8]);
-    if (!copy)
-      throw Error(ErrorCode::out_of_memory, "cannot allocate " + std::to_string(bytes) + " bytes to align misaligned input");
-    std::memcpy(copy.get(), q.data, bytes);
-    Request aligned = q;
-    aligned.data = copy.get();
-    return reduce(aligned, options);
-  }
-
-  Result r = do_reduce(q, options);
+  std::unique_ptr<std::uint64_t[]> aligned_copy;
+  Result r = do_reduce(host_data ? detail::with_aligned_data(q, aligned_copy) : q, options);
   const DType expected = result_dtype(q.dtype, q.op);
   if (r.value.dtype() != expected || r.index.has_value() != returns_index(q.op))
     throw Error(ErrorCode::internal, "backend '" + backend + "' returned a " + std::string(to_string(r.value.dtype())) +

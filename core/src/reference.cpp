@@ -1,9 +1,11 @@
 // Exact references: what every backend is measured against.
 
 #include <cmath>
+#include <memory>
 #include <limits>
 #include <vector>
 
+#include "aligned_input.hpp"
 #include "xreduce/detail/cpu_kernels.hpp"
 #include "xreduce/error.hpp"
 #include "xreduce/validate.hpp"
@@ -116,8 +118,10 @@ Reference reference_of(const T* x, std::size_t n, Op op) {
 
 }  // namespace
 
-Reference exact_reference(const Request& q) {
-  if (q.count > 0 && q.data == nullptr) throw Error(ErrorCode::invalid_argument, "reference: null data");
+Reference exact_reference(const Request& request) {
+  if (request.count > 0 && request.data == nullptr) throw Error(ErrorCode::invalid_argument, "reference: null data");
+  std::unique_ptr<std::uint64_t[]> aligned_copy;
+  const Request q = detail::with_aligned_data(request, aligned_copy);
   return visit_dtype(q.dtype, [&](auto tag) {
     using T = decltype(tag);
     return reference_of(static_cast<const T*>(q.data), q.count, q.op);
