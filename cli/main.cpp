@@ -152,7 +152,7 @@ int list(xr::Context& ctx, bool as_json) {
   if (!as_json) {
     std::printf("backends (highest priority first):\n");
     print_backends(ctx);
-    std::printf("\ncapabilities (E exact, i inexact, . unsupported; rows dtypes, columns sum prod min max argmin argmax):\n");
+    std::printf("\ncapabilities: per dtype, one letter per op in the order sum prod min max argmin argmax (E exact, i inexact, . unsupported):\n");
     for (const auto& e : ctx.registry().entries()) {
       xr::Capabilities c = e.reducer->capabilities();
       std::printf("  %-20s", std::string(e.reducer->name()).c_str());
