@@ -77,11 +77,6 @@ std::string seconds_text(double s) {
   return buf;
 }
 
-std::string pad(std::string s, std::size_t width) {
-  if (s.size() < width) s.append(width - s.size(), ' ');
-  return s;
-}
-
 std::string machine_line() {
   std::string model = "unknown CPU";
   std::ifstream cpuinfo("/proc/cpuinfo");
@@ -98,7 +93,7 @@ std::string machine_line() {
 }
 
 void print_backends(xr::Context& ctx) {
-  std::printf("  %-20s %-13s %-9s %s\n", "backend", "engine", "priority", "availability");
+  std::printf("  %-25s %-13s %-9s %s\n", "backend", "engine", "priority", "availability");
   for (const auto& e : ctx.registry().entries()) {
     xr::Availability a = e.reducer->available();
     std::printf("  %-20s %-13s %-9d %s\n", std::string(e.reducer->name()).c_str(),
@@ -122,10 +117,10 @@ int tour(xr::Context& ctx) {
   std::printf("\nsum of 2^24 random f32 (seed 1), each available backend, median of 5 runs:\n");
   xr::ValidationReport report = xr::validate(ctx, q);
   std::printf("  reference (exactly rounded): %s\n", report.reference.value.to_string().c_str());
-  std::printf("  %-20s %-14s %-10s %-10s %-8s %s\n", "backend", "value", "agrees", "time", "GB/s", "");
+  std::printf("  %-25s %-14s %-10s %-10s %-8s %s\n", "backend", "value", "agrees", "time", "GB/s", "");
   for (const auto& row : report.rows) {
     if (!row.ran) {
-      std::printf("  %-20s %s\n", row.backend.c_str(), row.failure.c_str());
+      std::printf("  %-25s %s\n", row.backend.c_str(), row.failure.c_str());
       continue;
     }
     std::vector<double> times{row.seconds};
@@ -136,7 +131,7 @@ int tour(xr::Context& ctx) {
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     const double t = median(times);
-    std::printf("  %-20s %-14s %-10s %-10s %-8s %s\n", row.backend.c_str(), row.result->value.to_string().c_str(),
+    std::printf("  %-25s %-14s %-10s %-10s %-8s %s\n", row.backend.c_str(), row.result->value.to_string().c_str(),
                 row.agrees ? "yes" : (row.exact ? "NO" : "no"), seconds_text(t).c_str(),
                 gbps(n * sizeof(float), t).c_str(), row.exact ? "" : "(declares itself inexact)");
   }
@@ -155,7 +150,7 @@ int list(xr::Context& ctx, bool as_json) {
     std::printf("\ncapabilities: per dtype, one letter per op in the order sum prod min max argmin argmax (E exact, i inexact, . unsupported):\n");
     for (const auto& e : ctx.registry().entries()) {
       xr::Capabilities c = e.reducer->capabilities();
-      std::printf("  %-20s", std::string(e.reducer->name()).c_str());
+      std::printf("  %-25s", std::string(e.reducer->name()).c_str());
       for (xr::DType t : xr::all_dtypes) {
         std::printf(" %s:", std::string(to_string(t)).c_str());
         for (xr::Op op : xr::all_ops) {
@@ -235,7 +230,7 @@ struct ValidateArgs {
 int validate(xr::Context& ctx, const ValidateArgs& args, const DataArgs& d) {
   xr::cli::Array a = load(d);
   xr::Request q{a.data, a.count, a.dtype, *xr::parse_op(args.op), xr::Memory::host};
-  xr::Options o{.block_size = args.block_size, .threads = args.threads};
+  xr::Options o{.backend = {}, .block_size = args.block_size, .threads = args.threads};
   xr::ValidationReport report = xr::validate(ctx, q, o, args.backends);
   const double tol = xr::tolerance(q, report.reference);
   if (args.json) {
@@ -264,10 +259,10 @@ int validate(xr::Context& ctx, const ValidateArgs& args, const DataArgs& d) {
               report.reference.value.to_string().c_str());
   if (report.reference.index) std::printf(" at index %llu", static_cast<unsigned long long>(*report.reference.index));
   std::printf("   (tolerance %.3g)\n\n", tol);
-  std::printf("  %-20s %-22s %-12s %-10s %s\n", "backend", "value", "|error|", "time", "verdict");
+  std::printf("  %-25s %-22s %-12s %-10s %s\n", "backend", "value", "|error|", "time", "verdict");
   for (const auto& row : report.rows) {
     if (!row.ran) {
-      std::printf("  %-20s %s\n", row.backend.c_str(), row.failure.c_str());
+      std::printf("  %-25s %s\n", row.backend.c_str(), row.failure.c_str());
       continue;
     }
     std::string value = row.result->value.to_string();
@@ -275,7 +270,7 @@ int validate(xr::Context& ctx, const ValidateArgs& args, const DataArgs& d) {
     char err[32];
     std::snprintf(err, sizeof err, "%.3g", row.error);
     std::string verdict = row.agrees ? "agrees" : row.exact ? "DISAGREES" : "disagrees (declares itself inexact)";
-    std::printf("  %-20s %-22s %-12s %-10s %s\n", row.backend.c_str(), value.c_str(), err,
+    std::printf("  %-25s %-22s %-12s %-10s %s\n", row.backend.c_str(), value.c_str(), err,
                 seconds_text(row.seconds).c_str(), verdict.c_str());
   }
   std::printf("\n%s\n", report.ok() ? "every backend that promises exactness agrees"

@@ -1,0 +1,74 @@
+// `cub`: cub::DeviceReduce::Reduce, with temporary storage cached in the workspace (it grows,
+// it is not allocated per call). Sums and products accumulate in double or uint64 as every other
+// backend does (the accumulator type follows the initial value); min/max use the NaN-absorbing
+// operator; argmin/argmax reduce (value, index) pairs made on the fly from a counting iterator.
+
+#include <cub/device/device_reduce.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include "device_ops.cuh"
+#include "techniques.hpp"
+
+namespace xreduce::cuda {
+namespace {
+
+//! The policy as CUB wants it: any mix of element and accumulator in, accumulator out.
+template <class F>
+struct MixedOp {
+  F f;
+  template <class A, class B>
+  __device__ typename F::acc_t operator()(const A& a, const B& b) const {
+    return f(static_cast<typename F::acc_t>(a), static_cast<typename F::acc_t>(b));
+  }
+};
+
+template <class F>
+struct LiftAt {
+  const typename F::In* x;
+  F f;
+  __device__ typename F::acc_t operator()(index_t i) const { return f.lift(x[i], i); }
+};
+
+template <class It, class Op, class A>
+void cub_reduce(It in, std::size_t n, Op op, A init, Workspace& ws) {
+  std::size_t bytes = 0;
+  A* out = ws.result_as<A>();
+  const auto count = static_cast<long long>(n);
+  XREDUCE_CUDA(cub::DeviceReduce::Reduce(nullptr, bytes, in, out, count, op, init, ws.stream));
+  void* temp = ws.cub_temp.reserve(bytes, "cub temporary storage");
+  XREDUCE_CUDA(cub::DeviceReduce::Reduce(temp, bytes, in, out, count, op, init, ws.stream));
+}
+
+template <class F>
+void run_cub(const typename F::In* x, std::size_t n, F f, Workspace& ws) {
+  if constexpr (F::op == Op::argmin || F::op == Op::argmax) {
+    auto in = thrust::make_transform_iterator(thrust::counting_iterator<index_t>(0), LiftAt<F>{x, f});
+    cub_reduce(in, n, f, f.identity(), ws);
+  } else {
+    cub_reduce(x, n, MixedOp<F>{f}, f.identity(), ws);
+  }
+}
+
+}  // namespace
+
+template <class T>
+void enqueue_cub(const T* x, std::size_t n, Op op, Workspace& ws) {
+  switch (op) {
+    case Op::sum: return run_cub(x, n, SumOp<T>{}, ws);
+    case Op::prod: return run_cub(x, n, ProdOp<T>{}, ws);
+    case Op::min: return run_cub(x, n, ExtremeOp<T, false>{}, ws);
+    case Op::max: return run_cub(x, n, ExtremeOp<T, true>{}, ws);
+    case Op::argmin: return run_cub(x, n, ArgOp<T, false>{}, ws);
+    case Op::argmax: return run_cub(x, n, ArgOp<T, true>{}, ws);
+  }
+}
+
+template void enqueue_cub<float>(const float*, std::size_t, Op, Workspace&);
+template void enqueue_cub<double>(const double*, std::size_t, Op, Workspace&);
+template void enqueue_cub<std::int32_t>(const std::int32_t*, std::size_t, Op, Workspace&);
+template void enqueue_cub<std::int64_t>(const std::int64_t*, std::size_t, Op, Workspace&);
+template void enqueue_cub<std::uint32_t>(const std::uint32_t*, std::size_t, Op, Workspace&);
+template void enqueue_cub<std::uint64_t>(const std::uint64_t*, std::size_t, Op, Workspace&);
+
+}  // namespace xreduce::cuda

@@ -1,0 +1,198 @@
+#pragma once
+// The operations on the device, as policies the kernels are templated on (CUB's style: the
+// kernels know nothing of sum or max). Each policy says what an element lifts to (`acc_t`,
+// wide for sums and products, a value-index pair for argmin/argmax), the identity, and the
+// combination, which is associative and commutative on acc_t, NaN rules included.
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "xreduce/types.hpp"
+
+namespace xreduce::cuda {
+
+using index_t = unsigned long long;
+
+template <class T>
+__host__ __device__ inline bool is_nan(T x) {
+  if constexpr (std::is_floating_point_v<T>) return x != x;
+  else return false;
+}
+
+//! Sums and products: floats in double, integers in uint64 (exact modulo 2^64).
+template <class T>
+using wide_t = std::conditional_t<std::is_floating_point_v<T>, double, unsigned long long>;
+
+template <class T>
+struct SumOp {
+  using In = T;
+  using acc_t = wide_t<T>;
+  static constexpr Op op = Op::sum;
+  __host__ __device__ acc_t identity() const { return acc_t(0); }
+  __device__ acc_t lift(T x, index_t) const { return static_cast<acc_t>(x); }
+  __device__ acc_t operator()(acc_t a, acc_t b) const { return a + b; }
+};
+
+template <class T>
+struct ProdOp {
+  using In = T;
+  using acc_t = wide_t<T>;
+  static constexpr Op op = Op::prod;
+  __host__ __device__ acc_t identity() const { return acc_t(1); }
+  __device__ acc_t lift(T x, index_t) const { return static_cast<acc_t>(x); }
+  __device__ acc_t operator()(acc_t a, acc_t b) const { return a * b; }
+};
+
+template <class T, bool kMax>
+__host__ __device__ constexpr T extreme_identity() {
+  if constexpr (std::is_floating_point_v<T>)
+    return kMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+  else return kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+}
+
+//! min/max: NaN is absorbing, so the result is NaN whatever the order (fminf would drop it,
+//! a bare `<` would keep or drop it depending on where it sits).
+template <class T, bool kMax>
+struct ExtremeOp {
+  using In = T;
+  using acc_t = T;
+  static constexpr Op op = kMax ? Op::max : Op::min;
+  __host__ __device__ acc_t identity() const { return extreme_identity<T, kMax>(); }
+  __device__ acc_t lift(T x, index_t) const { return x; }
+  __device__ acc_t operator()(acc_t a, acc_t b) const {
+    if (is_nan(a)) return a;
+    if (is_nan(b)) return b;
+    if constexpr (kMax) return a < b ? b : a;
+    else return b < a ? b : a;
+  }
+};
+
+template <class T>
+struct ArgPair {
+  T value;
+  index_t index;
+};
+
+//! argmin/argmax: the order is (NaN first, then by value, then by lower index), a total order,
+//! so any tree of combinations picks the same element: the first NaN, else the lowest index
+//! among equal extremes.
+template <class T, bool kMax>
+struct ArgOp {
+  using In = T;
+  using acc_t = ArgPair<T>;
+  static constexpr Op op = kMax ? Op::argmax : Op::argmin;
+  __host__ __device__ acc_t identity() const { return {extreme_identity<T, kMax>(), ~index_t{0}}; }
+  __device__ acc_t lift(T x, index_t i) const { return {x, i}; }
+  __device__ acc_t operator()(acc_t a, acc_t b) const {
+    const bool an = is_nan(a.value), bn = is_nan(b.value);
+    if (an || bn) {
+      if (an && bn) return a.index < b.index ? a : b;
+      return an ? a : b;
+    }
+    const bool b_better = kMax ? a.value < b.value : b.value < a.value;
+    const bool a_better = kMax ? b.value < a.value : a.value < b.value;
+    if (b_better) return b;
+    if (a_better) return a;
+    return a.index <= b.index ? a : b;
+  }
+};
+
+//! The same operation over partial results (later passes of a multi-pass reduction).
+template <class F>
+struct PartialOp {
+  using In = typename F::acc_t;
+  using acc_t = typename F::acc_t;
+  static constexpr Op op = F::op;
+  F f;
+  __host__ __device__ acc_t identity() const { return f.identity(); }
+  __device__ acc_t lift(In x, index_t) const { return x; }
+  __device__ acc_t operator()(acc_t a, acc_t b) const { return f(a, b); }
+};
+template <class F>
+struct PartialOp<PartialOp<F>> : PartialOp<F> {};
+
+template <class F>
+struct partial_of {
+  using type = PartialOp<F>;
+};
+template <class F>
+struct partial_of<PartialOp<F>> {
+  using type = PartialOp<F>;
+};
+
+//! A thread's running result over many elements (grid-stride loops). Double sums of f64 data are
+//! compensated (Neumaier): a thread may add thousands of elements in sequence, and the plain
+//! error bound grows with that count; compensated, it does not.
+template <class F>
+struct Accumulator {
+  typename F::acc_t v;
+  __device__ void init(const F& f) { v = f.identity(); }
+  __device__ void add(const F& f, typename F::acc_t x) { v = f(v, x); }
+  __device__ typename F::acc_t value(const F&) const { return v; }
+};
+
+template <>
+struct Accumulator<SumOp<double>> {
+  double s, c;
+  __device__ void init(const SumOp<double>&) { s = c = 0; }
+  __device__ void add(const SumOp<double>&, double x) {
+    const double t = s + x;
+    c += fabs(s) >= fabs(x) ? (s - t) + x : (x - t) + s;
+    s = t;
+  }
+  // Once s is infinite or NaN the compensation is inf - inf: the plain sum is the answer.
+  __device__ double value(const SumOp<double>&) const { return isfinite(s) ? s + c : s; }
+};
+
+//! The policy type of each (element type, op).
+template <class T, Op kOp>
+struct op_for;
+template <class T>
+struct op_for<T, Op::sum> { using type = SumOp<T>; };
+template <class T>
+struct op_for<T, Op::prod> { using type = ProdOp<T>; };
+template <class T>
+struct op_for<T, Op::min> { using type = ExtremeOp<T, false>; };
+template <class T>
+struct op_for<T, Op::max> { using type = ExtremeOp<T, true>; };
+template <class T>
+struct op_for<T, Op::argmin> { using type = ArgOp<T, false>; };
+template <class T>
+struct op_for<T, Op::argmax> { using type = ArgOp<T, true>; };
+
+//! Warp shuffle of any acc_t.
+template <class A>
+__device__ inline A shfl_down(A v, int offset) {
+  if constexpr (std::is_arithmetic_v<A>) {
+    return __shfl_down_sync(0xffffffffu, v, offset);
+  } else {
+    A r;
+    r.value = __shfl_down_sync(0xffffffffu, v.value, offset);
+    r.index = __shfl_down_sync(0xffffffffu, v.index, offset);
+    return r;
+  }
+}
+
+//! Load that bypasses L1 (partials written by other blocks of the same launch). __ldcg has no
+//! overload for `long` (int64_t on Linux), so scalars go through an unsigned type of their size.
+template <class A>
+__device__ inline A load_cg(const A* p) {
+  if constexpr (std::is_arithmetic_v<A>) {
+    using Bits = std::conditional_t<sizeof(A) == 4, unsigned int, unsigned long long>;
+    Bits b = __ldcg(reinterpret_cast<const Bits*>(p));
+    A r;
+    memcpy(&r, &b, sizeof r);
+    return r;
+  } else {
+    A r;
+    r.value = load_cg(&p->value);
+    r.index = __ldcg(&p->index);
+    return r;
+  }
+}
+
+}  // namespace xreduce::cuda

@@ -1,0 +1,59 @@
+#pragma once
+// enqueue_typed<T>: from (technique, op) to the kernel template, for one element type. Included by
+// the per-type translation units enqueue_<dtype>.cu, which instantiate it.
+
+#include "kernels/cascaded.cuh"
+#include "kernels/first_add.cuh"
+#include "kernels/global_halving.cuh"
+#include "kernels/interleaved.cuh"
+#include "kernels/interleaved_strided.cuh"
+#include "kernels/sequential.cuh"
+#include "kernels/shuffle.cuh"
+#include "kernels/single_pass.cuh"
+#include "kernels/unroll_full.cuh"
+#include "kernels/unroll_warp.cuh"
+#include "techniques.hpp"
+#include "xreduce/error.hpp"
+
+namespace xreduce::cuda {
+
+template <class F>
+void run_technique(Technique t, const typename F::In* x, std::size_t n, F f, int block, Workspace& ws) {
+  constexpr bool arg = F::op == Op::argmin || F::op == Op::argmax;
+  switch (t) {
+    case Technique::single_pass: return SinglePass::run(x, n, f, block, ws);
+    case Technique::shuffle: return Shuffle::run(x, n, f, block, ws);
+    default: break;
+  }
+  if constexpr (!arg) {  // the seed kernels do sum, prod, min and max
+    switch (t) {
+      case Technique::global_halving: return GlobalHalving::run(x, n, f, block, ws);
+      case Technique::interleaved: return multi_pass<Interleaved>(x, n, f, block, ws);
+      case Technique::interleaved_strided: return multi_pass<InterleavedStrided>(x, n, f, block, ws);
+      case Technique::sequential: return multi_pass<Sequential>(x, n, f, block, ws);
+      case Technique::first_add: return multi_pass<FirstAdd>(x, n, f, block, ws);
+      case Technique::unroll_warp: return multi_pass<UnrollWarp>(x, n, f, block, ws);
+      case Technique::unroll_full: return multi_pass<UnrollFull>(x, n, f, block, ws);
+      case Technique::cascaded: return multi_pass<Cascaded>(x, n, f, block, ws);
+      default: break;
+    }
+  }
+  throw Error(ErrorCode::internal, "enqueue: technique cannot do this op (the capabilities should have refused it)");
+}
+
+template <class T>
+void enqueue_typed(Technique t, const T* x, std::size_t n, Op op, int block, Workspace& ws) {
+  switch (op) {
+    case Op::sum: return run_technique(t, x, n, SumOp<T>{}, block, ws);
+    case Op::prod: return run_technique(t, x, n, ProdOp<T>{}, block, ws);
+    case Op::min: return run_technique(t, x, n, ExtremeOp<T, false>{}, block, ws);
+    case Op::max: return run_technique(t, x, n, ExtremeOp<T, true>{}, block, ws);
+    case Op::argmin: return run_technique(t, x, n, ArgOp<T, false>{}, block, ws);
+    case Op::argmax: return run_technique(t, x, n, ArgOp<T, true>{}, block, ws);
+  }
+}
+
+}  // namespace xreduce::cuda
+
+#define XREDUCE_INSTANTIATE_ENQUEUE(T) \
+  template void xreduce::cuda::enqueue_typed<T>(Technique, const T*, std::size_t, Op, int, Workspace&);

@@ -1,0 +1,4 @@
+// The kernels for u32 data (one translation unit per element type keeps the build parallel).
+#include "enqueue.cuh"
+
+XREDUCE_INSTANTIATE_ENQUEUE(std::uint32_t)

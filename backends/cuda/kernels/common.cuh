@@ -1,0 +1,95 @@
+#pragma once
+// What the kernel techniques share: dynamic shared memory of any type, the last-warp step done
+// safely, a shuffle-based block reduction, and the host loop that runs a one-partial-per-block
+// kernel pass after pass until one value is left.
+
+#include <cstddef>
+
+#include "../device_ops.cuh"
+#include "../workspace.hpp"
+
+namespace xreduce::cuda {
+
+inline std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+
+//! The block's dynamic shared memory as an array of A (one raw array serves every instantiation).
+template <class A>
+__device__ inline A* shared_array() {
+  extern __shared__ __align__(16) unsigned char xreduce_shared_bytes[];
+  return reinterpret_cast<A*>(xreduce_shared_bytes);
+}
+
+//! The last 64 partials of a block, reduced by its first warp. Seed 004 does this with a
+//! `volatile` pointer and no synchronisation, relying on warps running in lockstep. Since Volta,
+//! lanes of a warp may run independently, so that code reads neighbours' values before they are
+//! written: a data race. Here every step reads, then __syncwarp(), then writes, then __syncwarp().
+template <class A, class F>
+__device__ inline void reduce_last_warp(A* sdata, unsigned tid, const F& f) {
+  if (tid < 32) {
+    A v = sdata[tid];
+#pragma unroll
+    for (unsigned s = 32; s > 0; s >>= 1) {
+      v = f(v, sdata[tid + s]);
+      __syncwarp();
+      sdata[tid] = v;
+      __syncwarp();
+    }
+  }
+}
+
+//! Reduces one value per thread to thread 0's return value, with warp shuffles and one shared
+//! slot per warp. Call from every thread of a kBlock-thread block.
+template <int kBlock, class A, class F>
+__device__ inline A block_reduce(A a, const F& f) {
+  static_assert(kBlock % 32 == 0 && kBlock <= 1024, "block size must be a multiple of 32, at most 1024");
+  __shared__ A warp_results[kBlock / 32];
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) a = f(a, shfl_down(a, offset));
+  if (lane == 0) warp_results[warp] = a;
+  __syncthreads();
+  if (warp == 0) {
+    a = lane < kBlock / 32 ? warp_results[lane] : f.identity();
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) a = f(a, shfl_down(a, offset));
+  }
+  return a;
+}
+
+//! Runs Technique pass after pass: each pass writes one partial per block, the next reduces
+//! those, until one block's result lands in ws.result. Technique provides
+//!   static std::size_t blocks_for(std::size_t n, int block, const Workspace&);
+//!   template <class F> static void launch(const typename F::In*, std::size_t n, F, int block,
+//!                                         typename F::acc_t* out, std::size_t blocks, cudaStream_t);
+template <class Technique, class F>
+void multi_pass(const typename F::In* x, std::size_t n, F f, int block, Workspace& ws) {
+  using A = typename F::acc_t;
+  using P = typename partial_of<F>::type;
+  std::size_t blocks = Technique::blocks_for(n, block, ws);
+  const std::size_t first_blocks = blocks;  // later passes write fewer
+  A* area = ws.scratch_as<A>(first_blocks);
+  A* out = blocks == 1 ? ws.result_as<A>() : area;
+  Technique::launch(x, n, f, block, out, blocks, ws.stream);
+  XREDUCE_CUDA(cudaGetLastError());
+  const P partial{f};
+  A* in = out;
+  std::size_t count = blocks;
+  bool upper = true;  // the next pass writes the upper half of the scratch
+  while (count > 1) {
+    blocks = Technique::blocks_for(count, block, ws);
+    A* next = blocks == 1 ? ws.result_as<A>() : (upper ? area + first_blocks : area);
+    Technique::launch(in, count, partial, block, next, blocks, ws.stream);
+    XREDUCE_CUDA(cudaGetLastError());
+    in = next;
+    count = blocks;
+    upper = !upper;
+  }
+}
+
+//! Dynamic shared memory of one partial per thread.
+template <class F>
+inline std::size_t shared_bytes(int block) {
+  return static_cast<std::size_t>(block) * sizeof(typename F::acc_t);
+}
+
+}  // namespace xreduce::cuda

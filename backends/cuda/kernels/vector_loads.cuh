@@ -1,0 +1,95 @@
+#pragma once
+// The load side of the modern kernels (shuffle, single_pass): 16-byte loads where the data allows,
+// several independent loads in flight per thread, a grid-stride loop over a persistent grid.
+// Tuning is data: one policy struct, as CUB's agents have.
+
+#include "common.cuh"
+
+namespace xreduce::cuda {
+
+struct VectorPolicy {
+  static constexpr int block = 256;  //!< threads per block
+  static constexpr int unroll = 4;   //!< 16-byte loads in flight per thread, each into its own accumulator
+};
+
+//! Elements per 16-byte load: 4 for 4-byte types, 2 for 8-byte ones, 1 for anything else.
+template <class T>
+constexpr int vector_width() {
+  if constexpr (std::is_arithmetic_v<T> && (sizeof(T) == 4 || sizeof(T) == 8)) return 16 / sizeof(T);
+  else return 1;
+}
+
+template <class T>
+struct alignas(16) Vec {
+  T e[vector_width<T>()];
+};
+
+//! Elements before the first 16-byte boundary (the data is aligned to its element size).
+template <class T>
+std::size_t unaligned_head(const T* x, std::size_t n) {
+  if constexpr (vector_width<T>() == 1) {
+    return 0;
+  } else {
+    const std::size_t misalign = reinterpret_cast<std::uintptr_t>(x) % 16;
+    return std::min(n, misalign == 0 ? 0 : (16 - misalign) / sizeof(T));
+  }
+}
+
+//! This thread's partial over x[0..n): `head` elements one by one, then 16-byte vectors,
+//! grid-stride, `unroll` of them in flight, then the tail.
+template <class P, class F>
+__device__ inline typename F::acc_t thread_partial(const typename F::In* __restrict__ x, std::size_t n, std::size_t head,
+                                                   const F& f) {
+  using In = typename F::In;
+  constexpr int kVec = vector_width<In>();
+  const std::size_t g = blockIdx.x * static_cast<std::size_t>(P::block) + threadIdx.x;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * P::block;
+  const std::size_t nvec = (n - head) / kVec;
+  const Vec<In>* body = reinterpret_cast<const Vec<In>*>(x + head);
+
+  Accumulator<F> acc[P::unroll];
+#pragma unroll
+  for (int u = 0; u < P::unroll; ++u) acc[u].init(f);
+  std::size_t v = g;
+  for (; v + (P::unroll - 1) * stride < nvec; v += P::unroll * stride) {
+    Vec<In> r[P::unroll];
+#pragma unroll
+    for (int u = 0; u < P::unroll; ++u) r[u] = body[v + u * stride];
+#pragma unroll
+    for (int u = 0; u < P::unroll; ++u)
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        const std::size_t i = head + (v + u * stride) * kVec + j;
+        acc[u].add(f, f.lift(r[u].e[j], i));
+      }
+  }
+  for (; v < nvec; v += stride) {
+    const Vec<In> r = body[v];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) acc[0].add(f, f.lift(r.e[j], head + v * kVec + j));
+  }
+  // At most kVec - 1 elements before the vectors and after them.
+  const std::size_t tail = head + nvec * kVec;
+  if (g < head) acc[0].add(f, f.lift(x[g], g));
+  if (tail + g < n) acc[0].add(f, f.lift(x[tail + g], tail + g));
+
+  typename F::acc_t a = acc[0].value(f);
+#pragma unroll
+  for (int u = 1; u < P::unroll; ++u) a = f(a, acc[u].value(f));
+  return a;
+}
+
+//! Blocks for n elements: enough for every thread to have `unroll` vectors, at most the number
+//! that fit on the GPU at once (from the occupancy calculator, for this very kernel).
+template <class P, class F, class Kernel>
+std::size_t persistent_blocks(Kernel kernel, std::size_t n, const Workspace& ws) {
+  static const int per_sm = [&] {
+    int b = 0;
+    XREDUCE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, P::block, 0));
+    return b > 0 ? b : 1;
+  }();
+  const std::size_t per_block = std::size_t(P::block) * P::unroll * vector_width<typename F::In>();
+  return std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(per_sm) * ws.sm_count, ceil_div(n, per_block)));
+}
+
+}  // namespace xreduce::cuda

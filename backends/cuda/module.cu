@@ -1,0 +1,137 @@
+// The CUDA module: libxreduce_cuda.so, a plugin. It registers one backend per technique
+// (techniques.hpp), tells the core which pointers are device pointers, and reports every backend
+// unavailable, with the reason, on a machine without a usable GPU.
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kernels/common.cuh"
+#include "techniques.hpp"
+#include "xreduce/plugin.hpp"
+
+namespace xreduce::cuda {
+namespace {
+
+// A trivial kernel whose attributes tell whether this binary has code for the GPU at hand.
+__global__ void probe_kernel() {}
+
+//! Whether CUDA work can run here, checked once per process.
+const Availability& gpu_availability() {
+  static const Availability a = [] {
+    int count = 0;
+    cudaError_t status = cudaGetDeviceCount(&count);
+    if (status == cudaErrorInsufficientDriver)  // also what CUDA says when there is no driver at all
+      return Availability::no("no CUDA driver, or one older than this build's CUDA runtime");
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      return Availability::no(std::string("no usable CUDA device (") + cudaGetErrorString(status) + ")");
+    }
+    if (count == 0) return Availability::no("no CUDA device");
+    cudaFuncAttributes attributes{};
+    status = cudaFuncGetAttributes(&attributes, probe_kernel);
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      cudaDeviceProp prop{};
+      cudaGetDeviceProperties(&prop, 0);
+      return Availability::no(std::string("this build has no code for ") + prop.name + " (sm_" + std::to_string(prop.major) +
+                              std::to_string(prop.minor) + "); rebuild with -DCMAKE_CUDA_ARCHITECTURES=" +
+                              std::to_string(prop.major) + std::to_string(prop.minor));
+    }
+    return Availability::yes();
+  }();
+  return a;
+}
+
+//! The memory space and device of a pointer; host (and the current device) if CUDA does not know it.
+struct Location {
+  Memory memory = Memory::host;
+  int device = 0;
+};
+
+Location locate_pointer(const void* p) {
+  Location where;
+  cudaGetDevice(&where.device);
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+    cudaGetLastError();
+    return where;
+  }
+  if (attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged) {
+    where.memory = Memory::device;
+    where.device = attributes.device;
+  }
+  return where;
+}
+
+class CudaReducer final : public Reducer {
+ public:
+  explicit CudaReducer(const TechniqueInfo& info) : info_(info) {}
+  std::string_view name() const override { return info_.name; }
+  Capabilities capabilities() const override {
+    Capabilities c(Engine::gpu);
+    for (Op op : {Op::sum, Op::prod, Op::min, Op::max}) c.set(op, Support::exact);
+    if (info_.arg_ops) c.set(Op::argmin, Support::exact).set(Op::argmax, Support::exact);
+    return c.accept(Memory::host).accept(Memory::device);
+  }
+  Availability available() const override {
+    if (!gpu_availability()) return gpu_availability();
+    return Availability::yes();
+  }
+
+ protected:
+  Result do_reduce(const Request& q, const Options& o) override {
+    int block = kDefaultBlockSize;
+    if (info_.block_size && o.block_size != 0) {
+      if (o.block_size != 128 && o.block_size != 256 && o.block_size != 512 && o.block_size != 1024)
+        throw Error(ErrorCode::invalid_argument, "block size " + std::to_string(o.block_size) + " for '" +
+                                                     std::string(info_.name) + "': choose 128, 256, 512 or 1024");
+      block = o.block_size;
+    }
+    Location where = locate_pointer(q.data);
+    if (q.memory == Memory::host) where.memory = Memory::host;
+    if (q.memory == Memory::device && where.memory != Memory::device)
+      throw Error(ErrorCode::invalid_argument, "'" + std::string(info_.name) + "': the request says device memory, but " +
+                                                   "CUDA does not know the pointer as device memory");
+    WorkspaceLease ws(where.device);
+    const std::size_t bytes = q.count * size_of(q.dtype);
+    const void* data = q.data;
+    if (where.memory == Memory::host) {
+      // Host input is copied in (pageable: a staged, synchronous copy; pinned input and overlap
+      // are the business of the streamed host path).
+      void* staging = ws->staging.reserve(bytes, "host input");
+      XREDUCE_CUDA(cudaMemcpyAsync(staging, q.data, bytes, cudaMemcpyHostToDevice, ws->stream));
+      data = staging;
+    } else if (reinterpret_cast<std::uintptr_t>(q.data) % size_of(q.dtype) != 0) {
+      void* staging = ws->staging.reserve(bytes, "realigned device input");
+      XREDUCE_CUDA(cudaMemcpyAsync(staging, q.data, bytes, cudaMemcpyDeviceToDevice, ws->stream));
+      data = staging;
+    }
+    enqueue(info_.technique, data, q.count, q.dtype, q.op, block, *ws);
+    return collect(q.dtype, q.op, *ws);
+  }
+
+ private:
+  TechniqueInfo info_;
+};
+
+std::int32_t locate(const void* p) {
+  if (!gpu_availability()) return 0;
+  return static_cast<std::int32_t>(locate_pointer(p).memory);
+}
+
+}  // namespace
+}  // namespace xreduce::cuda
+
+extern "C" XREDUCE_PLUGIN_EXPORT std::int32_t xreduce_plugin_init_v1(std::uint32_t host_abi, xreduce_plugin_v1* out,
+                                                                     char* message, size_t message_size) {
+  static xreduce::plugin::Exporter exporter("cuda", [] {
+    std::vector<xreduce::plugin::Entry> backends;
+    for (const auto& info : xreduce::cuda::techniques)
+      backends.push_back({std::make_unique<xreduce::cuda::CudaReducer>(info), info.priority});
+    return backends;
+  });
+  return exporter.init(host_abi, out, message, message_size, &xreduce::cuda::locate);
+}

@@ -1,0 +1,71 @@
+#pragma once
+// The CUDA backends: which technique each is, what it supports, and the host-side entry that
+// enqueues one reduction of device data on a workspace's stream, leaving the result in ws.result.
+
+#include <array>
+#include <cstddef>
+#include <string_view>
+
+#include "workspace.hpp"
+#include "xreduce/request.hpp"
+
+namespace xreduce::cuda {
+
+enum class Technique {
+  global_halving,
+  interleaved,
+  interleaved_strided,
+  sequential,
+  first_add,
+  unroll_warp,
+  unroll_full,
+  cascaded,
+  shuffle,
+  single_pass,
+  cub,
+  thrust,
+};
+
+struct TechniqueInfo {
+  Technique technique;
+  std::string_view name;
+  int priority;          //!< among GPU backends, for the dispatcher
+  bool arg_ops;          //!< argmin/argmax too (besides sum, prod, min, max)
+  bool block_size;       //!< takes Options::block_size (the seed kernels)
+};
+
+// The dispatcher prefers the fastest; the seed kernels rank by how far along the progression
+// they are, below the library anchors.
+inline constexpr std::array<TechniqueInfo, 12> techniques{{
+    {Technique::single_pass, "cuda.single_pass", 300, true, false},
+    {Technique::shuffle, "cuda.shuffle", 290, true, false},
+    {Technique::cub, "cub", 280, true, false},
+    {Technique::thrust, "thrust", 250, false, false},
+    {Technique::cascaded, "cuda.cascaded", 170, false, true},
+    {Technique::unroll_full, "cuda.unroll_full", 160, false, true},
+    {Technique::unroll_warp, "cuda.unroll_warp", 150, false, true},
+    {Technique::first_add, "cuda.first_add", 140, false, true},
+    {Technique::sequential, "cuda.sequential", 130, false, true},
+    {Technique::interleaved_strided, "cuda.interleaved_strided", 120, false, true},
+    {Technique::interleaved, "cuda.interleaved", 110, false, true},
+    {Technique::global_halving, "cuda.global_halving", 100, false, true},
+}};
+
+inline constexpr int kDefaultBlockSize = 256;
+
+//! Enqueues the reduction of `count` elements of `dtype` at device pointer `data` (aligned to
+//! the element size). Throws Error on a CUDA failure.
+void enqueue(Technique t, const void* data, std::size_t count, DType dtype, Op op, int block, Workspace& ws);
+
+//! Copies ws.result back and turns it into the request's result (waits for the stream).
+Result collect(DType dtype, Op op, Workspace& ws);
+
+// One definition per element type (enqueue_<dtype>.cu), so that they compile in parallel.
+template <class T>
+void enqueue_typed(Technique t, const T* data, std::size_t count, Op op, int block, Workspace& ws);
+template <class T>
+void enqueue_cub(const T* data, std::size_t count, Op op, Workspace& ws);
+template <class T>
+void enqueue_thrust(const T* data, std::size_t count, Op op, Workspace& ws);
+
+}  // namespace xreduce::cuda

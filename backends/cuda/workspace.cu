@@ -1,0 +1,89 @@
+#include "workspace.hpp"
+
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "xreduce/error.hpp"
+
+namespace xreduce::cuda {
+
+void check(cudaError_t status, const char* what) {
+  if (status == cudaSuccess) return;
+  cudaGetLastError();  // clear a sticky-free error so the next call starts clean
+  const std::string message = std::string(what) + ": " + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")";
+  throw Error(status == cudaErrorMemoryAllocation ? ErrorCode::out_of_memory : ErrorCode::internal, message);
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_) cudaFree(ptr_);
+}
+
+void* DeviceBuffer::reserve(std::size_t bytes, const char* what) {
+  if (bytes <= capacity_) return ptr_;
+  if (ptr_) cudaFree(ptr_);
+  ptr_ = nullptr;
+  capacity_ = 0;
+  cudaError_t status = cudaMalloc(&ptr_, bytes);
+  if (status != cudaSuccess) {
+    ptr_ = nullptr;
+    cudaGetLastError();
+    throw Error(ErrorCode::out_of_memory, "cannot allocate " + std::to_string(bytes) + " bytes of GPU memory for " +
+                                              what + ": " + cudaGetErrorString(status));
+  }
+  capacity_ = bytes;
+  return ptr_;
+}
+
+Workspace::Workspace(int dev) : device(dev) {
+  XREDUCE_CUDA(cudaSetDevice(device));
+  XREDUCE_CUDA(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+  XREDUCE_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  XREDUCE_CUDA(cudaMalloc(&result, 64));
+  XREDUCE_CUDA(cudaMalloc(reinterpret_cast<void**>(&counter), sizeof(unsigned int)));
+  XREDUCE_CUDA(cudaMemset(counter, 0, sizeof(unsigned int)));
+  XREDUCE_CUDA(cudaMallocHost(&host_result, 64));
+}
+
+Workspace::~Workspace() {
+  cudaSetDevice(device);
+  if (stream) cudaStreamDestroy(stream);
+  if (result) cudaFree(result);
+  if (counter) cudaFree(counter);
+  if (host_result) cudaFreeHost(host_result);
+}
+
+namespace {
+std::mutex pool_mutex;
+std::map<int, std::vector<std::unique_ptr<Workspace>>>& pool() {
+  // Leaked on purpose: destroying workspaces after the CUDA runtime has shut down at exit fails.
+  static auto* p = new std::map<int, std::vector<std::unique_ptr<Workspace>>>;
+  return *p;
+}
+}  // namespace
+
+WorkspaceLease::WorkspaceLease(int device) {
+  {
+    std::lock_guard lock(pool_mutex);
+    auto& free = pool()[device];
+    if (!free.empty()) {
+      ws_ = std::move(free.back());
+      free.pop_back();
+    }
+  }
+  if (!ws_) ws_ = std::make_unique<Workspace>(device);
+  XREDUCE_CUDA(cudaSetDevice(device));
+}
+
+WorkspaceLease::~WorkspaceLease() {
+  if (!ws_) return;
+  // A workspace whose stream saw an error is dropped, not reused.
+  if (cudaStreamQuery(ws_->stream) != cudaSuccess) {
+    cudaGetLastError();
+    return;
+  }
+  std::lock_guard lock(pool_mutex);
+  pool()[ws_->device].push_back(std::move(ws_));
+}
+
+}  // namespace xreduce::cuda

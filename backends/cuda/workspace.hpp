@@ -1,0 +1,75 @@
+#pragma once
+// Per-call device resources, pooled per device so that no call allocates once warm: a stream,
+// scratch for partials, a staging buffer for host input, CUB's temporary storage, the result slot
+// and the completion counter of the single-pass kernel. A call leases a workspace for its whole
+// duration, which makes the module safe to call from several host threads at once.
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace xreduce::cuda {
+
+//! Throws xreduce::Error for a failed CUDA call: out_of_memory for allocation failures,
+//! internal otherwise, with the call and CUDA's message.
+void check(cudaError_t status, const char* what);
+#define XREDUCE_CUDA(call) ::xreduce::cuda::check((call), #call)
+
+//! A device allocation that only grows.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer();
+  void* reserve(std::size_t bytes, const char* what);
+  void* get() const { return ptr_; }
+  std::size_t capacity() const { return capacity_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+struct Workspace {
+  int device = 0;
+  int sm_count = 0;
+  cudaStream_t stream = nullptr;
+  DeviceBuffer scratch;   //!< partial results between passes
+  DeviceBuffer staging;   //!< host input copied in, or misaligned device input realigned
+  DeviceBuffer cub_temp;  //!< cub::DeviceReduce temporary storage
+  void* result = nullptr;             //!< device: the final acc_t (64 bytes)
+  unsigned int* counter = nullptr;    //!< device: blocks done, single_pass (kept at 0 between calls)
+  void* host_result = nullptr;        //!< pinned host copy of `result`
+
+  explicit Workspace(int device);
+  ~Workspace();
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+
+  template <class A>
+  A* result_as() const { return static_cast<A*>(result); }
+  //! Two areas of `count` A's each, for ping-ponging partials between passes.
+  template <class A>
+  A* scratch_as(std::size_t count) {
+    return static_cast<A*>(scratch.reserve(2 * count * sizeof(A) + 256, "scratch for partial results"));
+  }
+};
+
+//! A workspace on loan for the duration of one call; returned to the pool by the destructor.
+class WorkspaceLease {
+ public:
+  explicit WorkspaceLease(int device);
+  ~WorkspaceLease();
+  WorkspaceLease(const WorkspaceLease&) = delete;
+  WorkspaceLease& operator=(const WorkspaceLease&) = delete;
+  Workspace& operator*() const { return *ws_; }
+  Workspace* operator->() const { return ws_.get(); }
+
+ private:
+  std::unique_ptr<Workspace> ws_;
+};
+
+}  // namespace xreduce::cuda

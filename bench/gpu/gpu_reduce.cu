@@ -1,0 +1,198 @@
+// GPU benchmark (first version): f32 sum of device-resident data, N = 2^10 .. 2^30 in powers of 4,
+// every CUDA backend at block size 256, and a read-bandwidth probe kernel in the same run.
+// Time: CUDA events around one call's device work (the enqueue; the result stays on the device),
+// median of R runs after warm-up. Inputs smaller than several times L2 rotate among copies so no
+// run reads from cache. GB/s = bytes read / time, decimal.
+//
+//   xreduce_bench_gpu [--max-log2 30] [--repeat 20] [--out DIR]
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "techniques.hpp"
+#include "xreduce/version.hpp"
+
+namespace xc = xreduce::cuda;
+
+namespace {
+
+void check(cudaError_t s, const char* what) {
+  if (s != cudaSuccess) {
+    std::fprintf(stderr, "xreduce_bench_gpu: %s: %s\n", what, cudaGetErrorString(s));
+    std::exit(1);
+  }
+}
+
+__global__ void fill_uniform(float* x, std::size_t n, unsigned long long seed) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    unsigned long long z = (i + seed) * 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    x[i] = static_cast<float>((z ^ (z >> 31)) >> 40) * 0x1p-24f;
+  }
+}
+
+// The read-bandwidth probe: 16-byte loads, grid-stride, four in flight, XOR-folded; the result is
+// written only if it equals a value it never takes, so the loads cannot be dropped.
+__global__ void read_probe(const uint4* __restrict__ x, std::size_t n, unsigned* sink) {
+  uint4 acc = {0, 0, 0, 0};
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    uint4 a = x[i], b = x[i + stride], c = x[i + 2 * stride], d = x[i + 3 * stride];
+    acc.x ^= a.x ^ b.x ^ c.x ^ d.x;
+    acc.y ^= a.y ^ b.y ^ c.y ^ d.y;
+    acc.z ^= a.z ^ b.z ^ c.z ^ d.z;
+    acc.w ^= a.w ^ b.w ^ c.w ^ d.w;
+  }
+  for (; i < n; i += stride) {
+    uint4 a = x[i];
+    acc.x ^= a.x;
+    acc.y ^= a.y;
+    acc.z ^= a.z;
+    acc.w ^= a.w;
+  }
+  if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9e3779b9u && acc.x == 0x7f4a7c15u) *sink = acc.y;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int max_log2 = 30, repeat = 20;
+  std::string out_dir;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--max-log2" && i + 1 < argc) max_log2 = std::stoi(argv[++i]);
+    else if (a == "--repeat" && i + 1 < argc) repeat = std::stoi(argv[++i]);
+    else if (a == "--out" && i + 1 < argc) out_dir = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: xreduce_bench_gpu [--max-log2 30] [--repeat 20] [--out DIR]\n");
+      return a == "--help" ? 0 : 2;
+    }
+  }
+  repeat = std::max(repeat, 10);
+  int device = 0, driver = 0, runtime = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+
+  // One pool: the largest input, or enough copies of a small one to be 8x the L2.
+  const std::size_t max_n = std::size_t{1} << max_log2;
+  const std::size_t pool_bytes = std::max<std::size_t>(max_n * sizeof(float), 8 * static_cast<std::size_t>(prop.l2CacheSize));
+  float* pool = nullptr;
+  unsigned* sink = nullptr;
+  check(cudaMalloc(&pool, pool_bytes), "cudaMalloc pool");
+  check(cudaMalloc(&sink, sizeof(unsigned)), "cudaMalloc sink");
+  fill_uniform<<<prop.multiProcessorCount * 8, 256>>>(pool, pool_bytes / sizeof(float), 1);
+  check(cudaDeviceSynchronize(), "fill");
+
+  xc::WorkspaceLease ws(device);
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "event");
+  check(cudaEventCreate(&stop), "event");
+
+  nlohmann::json rows = nlohmann::json::array();
+  std::string md;
+  char line[512];
+  std::vector<xc::TechniqueInfo> order;  // the progression order of the seeds' table, then the modern ones
+  for (auto t : {xc::Technique::global_halving, xc::Technique::interleaved, xc::Technique::interleaved_strided,
+                 xc::Technique::sequential, xc::Technique::first_add, xc::Technique::unroll_warp, xc::Technique::unroll_full,
+                 xc::Technique::cascaded, xc::Technique::shuffle, xc::Technique::single_pass, xc::Technique::cub,
+                 xc::Technique::thrust})
+    for (const auto& info : xc::techniques)
+      if (info.technique == t) order.push_back(info);
+
+  for (int log2n = 10; log2n <= max_log2; log2n += 2) {
+    const std::size_t n = std::size_t{1} << log2n, bytes = n * sizeof(float);
+    const std::size_t copies = std::max<std::size_t>(1, pool_bytes / bytes);
+    const int reps = log2n >= 28 ? repeat / 2 : repeat;  // the largest sizes are stable and slow
+    auto time_it = [&](auto&& body) {
+      std::vector<double> t;
+      for (int k = -3; k < reps; ++k) {  // three warm-up runs
+        const float* x = pool + (static_cast<std::size_t>(k + 3) % copies) * n;
+        check(cudaEventRecord(start, ws->stream), "record");
+        body(x);
+        check(cudaEventRecord(stop, ws->stream), "record");
+        check(cudaEventSynchronize(stop), "sync");
+        float ms = 0;
+        check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
+        if (k >= 0) t.push_back(ms * 1e-3);
+      }
+      return t;
+    };
+    const auto probe_t = time_it([&](const float* x) {
+      read_probe<<<prop.multiProcessorCount * 8, 256, 0, ws->stream>>>(reinterpret_cast<const uint4*>(x), bytes / 16, sink);
+    });
+    const double probe = bytes / median(probe_t) / 1e9;
+
+    std::vector<std::pair<xc::TechniqueInfo, std::vector<double>>> results;
+    double cub_time = 0, cub_value = 0;
+    std::vector<double> values;
+    for (const auto& info : order) {
+      auto t = time_it([&](const float* x) { xc::enqueue(info.technique, x, n, xreduce::DType::f32, xreduce::Op::sum, 256, *ws); });
+      const double value = xc::collect(xreduce::DType::f32, xreduce::Op::sum, *ws).value.to_double();
+      if (info.technique == xc::Technique::cub) {
+        cub_time = median(t);
+        cub_value = value;
+      }
+      values.push_back(value);
+      results.emplace_back(info, std::move(t));
+    }
+    if (md.empty()) {
+      std::snprintf(line, sizeof line, "# GPU reduction: f32 sum, device-resident, block 256\n\n%s, %d SMs, L2 %d MB, driver %d, runtime %d\n\n",
+                    prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, driver, runtime);
+      md = line;
+      md += "| N | backend | median us | GB/s | % of probe | time / cub | agrees with cub |\n|---:|---|---:|---:|---:|---:|---|\n";
+    }
+    std::snprintf(line, sizeof line, "| 2^%d | read probe | %.2f | %.0f | 100%% | | |\n", log2n, median(probe_t) * 1e6, probe);
+    md += line;
+    for (std::size_t k = 0; k < results.size(); ++k) {
+      const auto& [info, t] = results[k];
+      const double m = median(t), gbps = bytes / m / 1e9;
+      // Every value here is in [0, 1), so sum|x| is the sum: the library's tolerance for sums.
+      const bool agrees = std::fabs(values[k] - cub_value) <= 64 * 0x1p-23 * std::fabs(cub_value);
+      std::snprintf(line, sizeof line, "| 2^%d | %s | %.2f | %.0f | %.0f%% | %.2f | %s |\n", log2n, std::string(info.name).c_str(),
+                    m * 1e6, gbps, 100 * gbps / probe, m / cub_time, agrees ? "yes" : "NO");
+      md += line;
+      rows.push_back({{"log2n", log2n}, {"n", n}, {"backend", info.name}, {"median_s", m}, {"gbps", gbps},
+                      {"fraction_of_probe", gbps / probe}, {"time_over_cub", m / cub_time}, {"value", values[k]},
+                      {"agrees_with_cub", agrees}, {"times_s", t}});
+    }
+    rows.push_back({{"log2n", log2n}, {"n", n}, {"backend", "read probe"}, {"median_s", median(probe_t)}, {"gbps", probe},
+                    {"times_s", probe_t}});
+    std::fprintf(stderr, "2^%d done\n", log2n);
+  }
+  std::fputs(md.c_str(), stdout);
+  if (!out_dir.empty()) {
+    std::filesystem::create_directories(out_dir);
+    std::string date(32, '\0');
+    std::time_t now = std::time(nullptr);
+    date.resize(std::strftime(date.data(), date.size(), "%Y-%m-%d", std::gmtime(&now)));
+    nlohmann::json j{{"schema", 1}, {"benchmark", "gpu-reduce"}, {"date", date}, {"device", prop.name},
+                     {"sm_count", prop.multiProcessorCount}, {"l2_bytes", prop.l2CacheSize}, {"driver", driver},
+                     {"runtime", runtime}, {"version", XREDUCE_VERSION_STRING}, {"block_size", 256}, {"dtype", "f32"},
+                     {"op", "sum"}, {"memory", "device"}, {"repeat", repeat}, {"rows", rows}};
+    if (const char* commit = std::getenv("XREDUCE_COMMIT")) j["commit"] = commit;
+    std::ofstream(std::filesystem::path(out_dir) / "gpu-reduce.json") << j.dump(1) << "\n";
+    std::ofstream(std::filesystem::path(out_dir) / "gpu-reduce.md") << md;
+  }
+  cudaFree(pool);
+  cudaFree(sink);
+  return 0;
+}

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Gathers what scripts/gpu-check.sh needs on another machine into .device-build/ (bin/ and lib/,
+# with the build's $ORIGIN-relative run paths): the test and benchmark binaries, the libraries
+# and plugins, and the shared libraries such a machine may lack (oneTBB, toml++, libgomp).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build/release}
+rm -rf .device-build
+mkdir -p .device-build/bin .device-build/lib
+cp "$build"/bin/{xreduce,xreduce_conformance,xreduce_gpu_tests,xreduce_bench_gpu} .device-build/bin/
+cp -P "$build"/lib/libxreduce.so* "$build"/lib/libxreduce_cuda.so .device-build/lib/
+for lib in libtbb.so.12 libtomlplusplus.so.3 libgomp.so.1; do
+  path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
+  [ -n "$path" ] && cp -L "$path" .device-build/lib/
+done
+strip --strip-unneeded .device-build/bin/* .device-build/lib/* 2>/dev/null || true
+du -sh .device-build

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# On a machine with a GPU: the conformance suite over the CUDA backends, the device-memory and
+# concurrency tests, the conformance suite again under compute-sanitizer (memcheck, racecheck,
+# synccheck; quick mode, since every access is checked), then the GPU benchmark and its plot.
+#
+#   scripts/gpu-check.sh [BUILD_DIR] [OUT_DIR]      (defaults: build/release, bench/results/<gpu>)
+#
+# Writes OUT_DIR/checks.log (every log, in order), device.txt, gpu-reduce.{json,md,png}.
+# Exits non-zero if any check failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build/release}
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr -cs 'A-Za-z0-9' '-' | sed 's/-$//' | tr 'A-Z' 'a-z')
+out=${2:-bench/results/$gpu}
+mkdir -p "$out"
+log="$out/checks.log"
+: > "$log"
+export XREDUCE_TEST_BACKENDS='cuda.*,cub,thrust'
+export XREDUCE_COMMIT=${XREDUCE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+{ date -u; echo "commit $XREDUCE_COMMIT"; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv; } > "$out/device.txt"
+
+status=0
+step() {
+  local name=$1
+  shift
+  local t0=$SECONDS
+  echo "===== $name: $*" >> "$log"
+  "$@" >> "$log" 2>&1
+  local rc=$?
+  local verdict=ok
+  [ $rc -eq 0 ] || { verdict="FAILED (exit $rc)"; status=1; }
+  echo "===== $name: $verdict in $((SECONDS - t0)) s" >> "$log"
+  printf '%-22s %s (%d s)\n' "$name" "$verdict" $((SECONDS - t0))
+}
+
+step conformance "$build/bin/xreduce_conformance"
+step gpu-tests "$build/bin/xreduce_gpu_tests"
+for tool in memcheck racecheck synccheck; do
+  step "sanitizer-$tool" env XREDUCE_TEST_QUICK=1 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+    "$build/bin/xreduce_conformance"
+done
+step benchmark "$build/bin/xreduce_bench_gpu" --out "$out" ${XREDUCE_BENCH_ARGS:-}
+step plot python3 bench/plot_gpu.py "$out/gpu-reduce.json" "$out/gpu-reduce.png"
+grep -E "test cases:|ERROR SUMMARY|skipping|FAILED" "$log" | sort | uniq -c | head -40
+[ -f "$out/gpu-reduce.md" ] && cat "$out/gpu-reduce.md"
+exit $status

@@ -1,0 +1,123 @@
+// The CUDA module on data that already lives on the GPU, and under concurrent use: what the
+// host-memory conformance suite cannot reach. Skips, saying so, on a machine without a GPU.
+
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <cuda_runtime.h>
+#include <doctest/doctest.h>
+
+#include <thread>
+#include <vector>
+
+#include "support/test_data.hpp"
+#include "xreduce/xreduce.hpp"
+
+namespace xr = xreduce;
+
+namespace {
+
+std::vector<xr::Reducer*> gpu_backends() {
+  std::vector<xr::Reducer*> v;
+  for (const auto& e : xr::default_context().registry().entries())
+    if (e.reducer->capabilities().engine() == xr::Engine::gpu && e.reducer->available()) v.push_back(e.reducer);
+  return v;
+}
+
+bool have_gpu() {
+  if (!gpu_backends().empty()) return true;
+  MESSAGE("no GPU backend can run here (no CUDA device or no CUDA module): GPU tests skipped");
+  return false;
+}
+
+//! Host data copied to a fresh device allocation, `byte_offset` bytes past its start.
+template <class T>
+struct DeviceCopy {
+  void* base = nullptr;
+  const T* data = nullptr;
+  DeviceCopy(const std::vector<T>& host, std::size_t byte_offset) {
+    REQUIRE(cudaMalloc(&base, host.size() * sizeof(T) + 16) == cudaSuccess);
+    auto* p = static_cast<unsigned char*>(base) + byte_offset;
+    REQUIRE(cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice) == cudaSuccess);
+    data = reinterpret_cast<const T*>(p);
+  }
+  ~DeviceCopy() { cudaFree(base); }
+};
+
+template <class T>
+void check_device_resident(xr::Reducer& r, xr::Op op, std::size_t n, std::size_t byte_offset, std::mt19937_64& rng,
+                           const xr::Options& options = {}) {
+  if (r.capabilities().support(xr::dtype_of<T>(), op) == xr::Support::none) return;
+  std::vector<T> host = xr::test::make_data<T>(xr::test::Pattern::random, op, n, rng);
+  const xr::Reference ref = xr::exact_reference(xr::Request{host.data(), n, xr::dtype_of<T>(), op, xr::Memory::host});
+  DeviceCopy<T> dev(host, byte_offset);
+  for (xr::Memory m : {xr::Memory::device, xr::Memory::automatic}) {
+    xr::Request q{dev.data, n, xr::dtype_of<T>(), op, m};
+    xr::Options o = options;
+    o.backend = std::string(r.name());
+    xr::Result res = xr::default_context().reduce(q, o);
+    INFO("seed " << xr::test::run_seed() << ", backend " << r.name() << ", " << to_string(op) << " of "
+                 << to_string(xr::dtype_of<T>()) << ", n " << n << ", byte offset " << byte_offset << ", memory "
+                 << to_string(m) << ", block " << o.block_size << ": got " << res.value.to_string() << ", reference "
+                 << ref.value.to_string());
+    CHECK(xr::agrees(q, ref, res));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("gpu: device-resident data, in place and realigned, every dtype and op") {
+  if (!have_gpu()) return;
+  std::mt19937_64 rng(xr::test::run_seed());
+  for (xr::Reducer* r : gpu_backends())
+    for (xr::Op op : xr::all_ops)
+      for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{1000003}}) {
+        check_device_resident<float>(*r, op, n, 0, rng);
+        check_device_resident<double>(*r, op, n, 8, rng);
+        check_device_resident<std::int32_t>(*r, op, n, 4, rng);
+        check_device_resident<std::int64_t>(*r, op, n, 0, rng);
+        check_device_resident<std::uint32_t>(*r, op, n, 12, rng);
+        check_device_resident<std::uint64_t>(*r, op, n, 0, rng);
+        check_device_resident<float>(*r, op, n, 1, rng);  // not even aligned to the element
+      }
+}
+
+TEST_CASE("gpu: the seed kernels at every block size of the seeds' tables") {
+  if (!have_gpu()) return;
+  std::mt19937_64 rng(xr::test::run_seed() + 1);
+  for (xr::Reducer* r : gpu_backends()) {
+    if (std::string(r->name()).rfind("cuda.", 0) != 0) continue;
+    for (int block : {128, 256, 512, 1024})
+      for (xr::Op op : {xr::Op::sum, xr::Op::max})
+        check_device_resident<float>(*r, op, (std::size_t{1} << 20) + 3, 0, rng, {.block_size = block});
+  }
+  xr::Reducer& seed = xr::default_context().registry().get("cuda.cascaded");
+  float x = 1;
+  CHECK_THROWS_WITH_AS(seed.reduce(xr::Request{&x, 1, xr::DType::f32, xr::Op::sum, xr::Memory::host}, {.block_size = 100}),
+                       doctest::Contains("choose 128, 256, 512 or 1024"), xr::Error);
+}
+
+TEST_CASE("gpu: auto sends device data to a GPU backend") {
+  if (!have_gpu()) return;
+  std::vector<float> host(1 << 20, 0.5f);
+  DeviceCopy<float> dev(host, 0);
+  xr::Result r = xr::reduce(std::span<const float>(dev.data, host.size()), xr::Op::sum);
+  CHECK(xr::default_context().registry().get(r.backend).capabilities().engine() == xr::Engine::gpu);
+  CHECK(r.value.get<float>() == 0.5f * (1 << 20));
+}
+
+TEST_CASE("gpu: several host threads at once get their own correct results") {
+  if (!have_gpu()) return;
+  const std::size_t n = 1 << 22;
+  std::vector<std::thread> threads;
+  std::vector<int> failures(8, 0);
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      std::vector<std::uint32_t> v(n, static_cast<std::uint32_t>(t + 1));
+      for (xr::Reducer* r : gpu_backends())
+        for (int k = 0; k < 3; ++k) {
+          xr::Result res = r->reduce(xr::Request{v.data(), n, xr::DType::u32, xr::Op::sum, xr::Memory::host});
+          if (res.value.get<std::uint64_t>() != static_cast<std::uint64_t>(t + 1) * n) ++failures[t];
+        }
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 8; ++t) CHECK(failures[t] == 0);
+}
