@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a machine with a GPU: the conformance suite over the CUDA backends, the device-memory and
 # concurrency tests, the conformance suite again under compute-sanitizer (memcheck, racecheck,
-# synccheck; quick mode, since every access is checked), then the GPU benchmark and its plot.
+# synccheck; quick mode, since every access is checked). The benchmark and its plot run before the
+# sanitizers, which are the slow part.
 #
 #   scripts/gpu-check.sh [BUILD_DIR] [OUT_DIR]      (defaults: build/release, bench/results/<gpu>)
 #
@@ -35,12 +36,12 @@ step() {
 
 step conformance "$build/bin/xreduce_conformance"
 step gpu-tests "$build/bin/xreduce_gpu_tests"
-for tool in memcheck racecheck synccheck; do
-  step "sanitizer-$tool" env XREDUCE_TEST_QUICK=1 compute-sanitizer --tool "$tool" --error-exitcode 99 \
-    "$build/bin/xreduce_conformance"
-done
 step benchmark "$build/bin/xreduce_bench_gpu" --out "$out" ${XREDUCE_BENCH_ARGS:-}
 step plot python3 bench/plot_gpu.py "$out/gpu-reduce.json" "$out/gpu-reduce.png"
+for tool in memcheck racecheck synccheck; do
+  step "sanitizer-$tool" timeout "${XREDUCE_SANITIZER_TIMEOUT:-1200}" env XREDUCE_TEST_QUICK=1 \
+    compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/bin/xreduce_conformance"
+done
 grep -E "test cases:|ERROR SUMMARY|skipping|FAILED" "$log" | sort | uniq -c | head -40
 [ -f "$out/gpu-reduce.md" ] && cat "$out/gpu-reduce.md"
 exit $status

@@ -38,7 +38,9 @@ void* DeviceBuffer::reserve(std::size_t bytes, const char* what) {
 Workspace::Workspace(int dev) : device(dev) {
   XREDUCE_CUDA(cudaSetDevice(device));
   XREDUCE_CUDA(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
-  XREDUCE_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  // A blocking stream: it waits for work the caller issued on the legacy default stream (such as
+  // the cudaMemcpy that filled device input, whose DMA may still be under way when it returns).
+  XREDUCE_CUDA(cudaStreamCreate(&stream));
   XREDUCE_CUDA(cudaMalloc(&result, 64));
   XREDUCE_CUDA(cudaMalloc(reinterpret_cast<void**>(&counter), sizeof(unsigned int)));
   XREDUCE_CUDA(cudaMemset(counter, 0, sizeof(unsigned int)));

@@ -1,8 +1,12 @@
 // GPU benchmark (first version): f32 sum of device-resident data, N = 2^10 .. 2^30 in powers of 4,
 // every CUDA backend at block size 256, and a read-bandwidth probe kernel in the same run.
-// Time: CUDA events around one call's device work (the enqueue; the result stays on the device),
-// median of R runs after warm-up. Inputs smaller than several times L2 rotate among copies so no
-// run reads from cache. GB/s = bytes read / time, decimal.
+// Time per call: a CUDA graph of K back-to-back calls (each on its own copy of the input, so no
+// call reads what the previous one left in L2; K = 64 for small inputs, fewer for large ones) is
+// replayed R times after warm-up, timed with events; the median replay over K. Graph replay leaves
+// out the host's launch overhead, so what is measured is the GPU's time per call, launch gaps
+// between a call's kernels included (one launch or two is what matters at small N). thrust
+// returns its result to the host, which a graph cannot capture: it is timed call by call.
+// GB/s = bytes read / time, decimal.
 //
 //   xreduce_bench_gpu [--max-log2 30] [--repeat 20] [--out DIR]
 
@@ -122,12 +126,36 @@ int main(int argc, char** argv) {
     const std::size_t n = std::size_t{1} << log2n, bytes = n * sizeof(float);
     const std::size_t copies = std::max<std::size_t>(1, pool_bytes / bytes);
     const int reps = log2n >= 28 ? repeat / 2 : repeat;  // the largest sizes are stable and slow
-    auto time_it = [&](auto&& body) {
+    const int calls = static_cast<int>(std::min<std::size_t>(64, copies));
+    auto input = [&](int k) { return pool + (static_cast<std::size_t>(k) % copies) * n; };
+    // Replays of a graph of `calls` calls; per-call seconds, one entry per replay.
+    auto time_graph = [&](auto&& body) {
+      cudaGraph_t graph;
+      cudaGraphExec_t exec;
+      check(cudaStreamBeginCapture(ws->stream, cudaStreamCaptureModeThreadLocal), "begin capture");
+      for (int k = 0; k < calls; ++k) body(input(k));
+      check(cudaStreamEndCapture(ws->stream, &graph), "end capture");
+      check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
       std::vector<double> t;
-      for (int k = -3; k < reps; ++k) {  // three warm-up runs
-        const float* x = pool + (static_cast<std::size_t>(k + 3) % copies) * n;
+      for (int r = -2; r < reps; ++r) {  // two warm-up replays
         check(cudaEventRecord(start, ws->stream), "record");
-        body(x);
+        check(cudaGraphLaunch(exec, ws->stream), "graph launch");
+        check(cudaEventRecord(stop, ws->stream), "record");
+        check(cudaEventSynchronize(stop), "sync");
+        float ms = 0;
+        check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
+        if (r >= 0) t.push_back(ms * 1e-3 / calls);
+      }
+      cudaGraphExecDestroy(exec);
+      cudaGraphDestroy(graph);
+      return t;
+    };
+    // Call by call, for what a graph cannot hold.
+    auto time_calls = [&](auto&& body) {
+      std::vector<double> t;
+      for (int k = -3; k < reps; ++k) {
+        check(cudaEventRecord(start, ws->stream), "record");
+        body(input(k + 3));
         check(cudaEventRecord(stop, ws->stream), "record");
         check(cudaEventSynchronize(stop), "sync");
         float ms = 0;
@@ -136,7 +164,7 @@ int main(int argc, char** argv) {
       }
       return t;
     };
-    const auto probe_t = time_it([&](const float* x) {
+    const auto probe_t = time_graph([&](const float* x) {
       read_probe<<<prop.multiProcessorCount * 8, 256, 0, ws->stream>>>(reinterpret_cast<const uint4*>(x), bytes / 16, sink);
     });
     const double probe = bytes / median(probe_t) / 1e9;
@@ -145,8 +173,10 @@ int main(int argc, char** argv) {
     double cub_time = 0, cub_value = 0;
     std::vector<double> values;
     for (const auto& info : order) {
-      auto t = time_it([&](const float* x) { xc::enqueue(info.technique, x, n, xreduce::DType::f32, xreduce::Op::sum, 256, *ws); });
+      auto call = [&](const float* x) { xc::enqueue(info.technique, x, n, xreduce::DType::f32, xreduce::Op::sum, 256, *ws); };
+      call(input(0));  // first call: allocations, occupancy queries, CUB's temporary storage
       const double value = xc::collect(xreduce::DType::f32, xreduce::Op::sum, *ws).value.to_double();
+      auto t = info.technique == xc::Technique::thrust ? time_calls(call) : time_graph(call);
       if (info.technique == xc::Technique::cub) {
         cub_time = median(t);
         cub_value = value;
@@ -155,7 +185,8 @@ int main(int argc, char** argv) {
       results.emplace_back(info, std::move(t));
     }
     if (md.empty()) {
-      std::snprintf(line, sizeof line, "# GPU reduction: f32 sum, device-resident, block 256\n\n%s, %d SMs, L2 %d MB, driver %d, runtime %d\n\n",
+      std::snprintf(line, sizeof line, "# GPU reduction: f32 sum, device-resident, block 256\n\n%s, %d SMs, L2 %d MB, driver %d, runtime %d. "
+                    "Time per call from CUDA-graph replays of back-to-back calls (thrust: call by call), median.\n\n",
                     prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, driver, runtime);
       md = line;
       md += "| N | backend | median us | GB/s | % of probe | time / cub | agrees with cub |\n|---:|---|---:|---:|---:|---:|---|\n";
