@@ -35,6 +35,26 @@ std::size_t unaligned_head(const T* x, std::size_t n) {
   }
 }
 
+template <class F, class = void>
+struct groups_in_element_type : std::false_type {};
+template <class F>
+struct groups_in_element_type<F, std::enable_if_t<F::group_in_element_type>> : std::true_type {};
+
+//! Adds the elements of one loaded vector (whose first element has index `first`).
+template <class F, class In>
+__device__ inline void add_vector(Accumulator<F>& acc, const F& f, const Vec<In>& r, std::size_t first) {
+  constexpr int kVec = vector_width<In>();
+  if constexpr (groups_in_element_type<F>::value) {
+    In group = r.e[0];
+#pragma unroll
+    for (int j = 1; j < kVec; ++j) group += r.e[j];
+    acc.add(f, f.lift(group, first));
+  } else {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) acc.add(f, f.lift(r.e[j], first + j));
+  }
+}
+
 //! This thread's partial over x[0..n): `head` elements one by one, then 16-byte vectors,
 //! grid-stride, `unroll` of them in flight, then the tail.
 template <class P, class F>
@@ -56,18 +76,9 @@ __device__ inline typename F::acc_t thread_partial(const typename F::In* __restr
 #pragma unroll
     for (int u = 0; u < P::unroll; ++u) r[u] = body[v + u * stride];
 #pragma unroll
-    for (int u = 0; u < P::unroll; ++u)
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        const std::size_t i = head + (v + u * stride) * kVec + j;
-        acc[u].add(f, f.lift(r[u].e[j], i));
-      }
+    for (int u = 0; u < P::unroll; ++u) add_vector(acc[u], f, r[u], head + (v + u * stride) * kVec);
   }
-  for (; v < nvec; v += stride) {
-    const Vec<In> r = body[v];
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) acc[0].add(f, f.lift(r.e[j], head + v * kVec + j));
-  }
+  for (; v < nvec; v += stride) add_vector(acc[0], f, body[v], head + v * kVec);
   // At most kVec - 1 elements before the vectors and after them.
   const std::size_t tail = head + nvec * kVec;
   if (g < head) acc[0].add(f, f.lift(x[g], g));
