@@ -9,9 +9,10 @@ rm -rf .device-build
 mkdir -p .device-build/bin .device-build/lib
 cp "$build"/bin/{xreduce,xreduce_conformance,xreduce_gpu_tests,xreduce_bench_gpu} .device-build/bin/
 cp -P "$build"/lib/libxreduce.so* "$build"/lib/libxreduce_cuda.so .device-build/lib/
+known=$(ldconfig -p)  # read whole: a reader that stops early would make pipefail end the script
 for lib in libtbb.so.12 libtomlplusplus.so.3 libgomp.so.1; do
-  path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
-  [ -n "$path" ] && cp -L "$path" .device-build/lib/
+  path=$(awk -v l="$lib" '$1 == l { print $NF; exit }' <<<"$known")
+  if [ -n "$path" ]; then cp -L "$path" .device-build/lib/; else echo "device-bundle: $lib not found here" >&2; fi
 done
 strip --strip-unneeded .device-build/bin/* .device-build/lib/* 2>/dev/null || true
 du -sh .device-build
