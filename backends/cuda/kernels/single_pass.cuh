@@ -4,7 +4,7 @@
 // that publishes the partial) reduces all partials and resets the counter for the next call.
 // One launch instead of two is what matters for small inputs, where launch latency dominates.
 //
-// Inputs of at most eight blocks' worth (2^16 f32) take a shorter road on GPUs with thread-block
+// Inputs of two to eight blocks' worth (up to 2^16 f32) take a shorter road on GPUs with thread-block
 // clusters (Hopper on): the blocks are launched as one cluster, and block 0 combines the others'
 // partials straight from their shared memory (distributed shared memory), with no global memory
 // round trip, fence or atomic in between.
@@ -81,7 +81,8 @@ struct SinglePass {
     using A = typename F::acc_t;
     using C = ClusterPolicy;
     const std::size_t cluster_blocks = ceil_div(n, std::size_t(C::block) * C::unroll * vector_width<typename F::In>());
-    if (cluster_blocks <= C::max_blocks && cluster_launch_supported(ws.device)) {
+    // One block needs no cluster (its launch costs more); more than eight go the ticket way.
+    if (cluster_blocks >= 2 && cluster_blocks <= C::max_blocks && cluster_launch_supported(ws.device)) {
       cudaLaunchConfig_t config{};
       config.gridDim = dim3(static_cast<unsigned>(cluster_blocks));
       config.blockDim = dim3(C::block);

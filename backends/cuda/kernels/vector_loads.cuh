@@ -55,8 +55,11 @@ __device__ inline void add_vector(Accumulator<F>& acc, const F& f, const Vec<In>
   }
 }
 
-//! This thread's partial over x[0..n): `head` elements one by one, then 16-byte vectors,
-//! grid-stride, `unroll` of them in flight, then the tail.
+//! This thread's partial over x[0..n): `head` elements one by one, then 16-byte vectors in tiles
+//! of block * unroll vectors (a block reads a tile as `unroll` contiguous, coalesced rows, each
+//! thread holding `unroll` loads in flight; tiles go round the blocks), then the leftover
+//! vectors and the tail. Contiguous tiles keep DRAM pages open and spread the work within one
+//! tile per block, as CUB's agents do.
 template <class P, class F>
 __device__ inline typename F::acc_t thread_partial(const typename F::In* __restrict__ x, std::size_t n, std::size_t head,
                                                    const F& f) {
@@ -66,19 +69,21 @@ __device__ inline typename F::acc_t thread_partial(const typename F::In* __restr
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * P::block;
   const std::size_t nvec = (n - head) / kVec;
   const Vec<In>* body = reinterpret_cast<const Vec<In>*>(x + head);
+  constexpr std::size_t kTile = static_cast<std::size_t>(P::block) * P::unroll;
+  const std::size_t full_tiles = nvec / kTile;
 
   Accumulator<F> acc[P::unroll];
 #pragma unroll
   for (int u = 0; u < P::unroll; ++u) acc[u].init(f);
-  std::size_t v = g;
-  for (; v + (P::unroll - 1) * stride < nvec; v += P::unroll * stride) {
+  for (std::size_t t = blockIdx.x; t < full_tiles; t += gridDim.x) {
+    const std::size_t v = t * kTile + threadIdx.x;
     Vec<In> r[P::unroll];
 #pragma unroll
-    for (int u = 0; u < P::unroll; ++u) r[u] = body[v + u * stride];
+    for (int u = 0; u < P::unroll; ++u) r[u] = body[v + u * P::block];
 #pragma unroll
-    for (int u = 0; u < P::unroll; ++u) add_vector(acc[u], f, r[u], head + (v + u * stride) * kVec);
+    for (int u = 0; u < P::unroll; ++u) add_vector(acc[u], f, r[u], head + (v + u * P::block) * kVec);
   }
-  for (; v < nvec; v += stride) add_vector(acc[0], f, body[v], head + v * kVec);
+  for (std::size_t v = full_tiles * kTile + g; v < nvec; v += stride) add_vector(acc[0], f, body[v], head + v * kVec);
   // At most kVec - 1 elements before the vectors and after them.
   const std::size_t tail = head + nvec * kVec;
   if (g < head) acc[0].add(f, f.lift(x[g], g));
