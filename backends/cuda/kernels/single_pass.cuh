@@ -34,9 +34,13 @@ __global__ __launch_bounds__(P::block) void single_pass_cluster_kernel(const typ
   if (threadIdx.x == 0) partial = a;
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();  // every block's partial is written
-  if (cluster.block_rank() == 0 && threadIdx.x == 0) {
-    for (unsigned r = 1; r < cluster.num_blocks(); ++r) a = f(a, *cluster.map_shared_rank(&partial, r));
-    *out = a;
+  if (cluster.block_rank() == 0 && threadIdx.x < 32) {
+    // Lane r reads block r's partial: the remote loads go out together, not one after another.
+    const unsigned lane = threadIdx.x;
+    a = lane < cluster.num_blocks() ? *cluster.map_shared_rank(&partial, lane) : f.identity();
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) a = f(a, shfl_down(a, offset));
+    if (lane == 0) *out = a;
   }
   cluster.sync();  // no block exits while block 0 may still read its shared memory
 #endif
