@@ -16,10 +16,15 @@ def main(path_in: str, path_out: str) -> None:
     for row in data["rows"]:
         series.setdefault(row["backend"], []).append((row["n"], row["gbps"]))
     fig, ax = plt.subplots(figsize=(10, 6))
-    for name, points in series.items():
+    colours = plt.get_cmap("tab20").colors  # twelve backends: the default cycle of ten would repeat
+    markers = "os^vD<>ph*XP"
+    for k, (name, points) in enumerate(series.items()):
         points.sort()
         xs, ys = zip(*points)
-        style = dict(linestyle="--", color="black", linewidth=2) if name == "read probe" else dict(marker="o", markersize=3)
+        if name == "read probe":
+            style = dict(linestyle="--", color="black", linewidth=2)
+        else:
+            style = dict(marker=markers[k % len(markers)], markersize=4, color=colours[(2 * k) % 20 if k < 10 else 2 * (k - 10) + 1])
         ax.plot(xs, ys, label=name, **style)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("N (f32 elements, device-resident)")
