@@ -42,7 +42,7 @@ void cub_reduce(It in, std::size_t n, Op op, A init, Workspace& ws) {
 
 template <class F>
 void run_cub(const typename F::In* x, std::size_t n, F f, Workspace& ws) {
-  if constexpr (F::op == Op::argmin || F::op == Op::argmax) {
+  if constexpr (is_arg_op<F>) {
     auto in = thrust::make_transform_iterator(thrust::counting_iterator<index_t>(0), LiftAt<F>{x, f});
     cub_reduce(in, n, f, f.identity(), ws);
   } else {
@@ -54,14 +54,7 @@ void run_cub(const typename F::In* x, std::size_t n, F f, Workspace& ws) {
 
 template <class T>
 void enqueue_cub(const T* x, std::size_t n, Op op, Workspace& ws) {
-  switch (op) {
-    case Op::sum: return run_cub(x, n, SumOp<T>{}, ws);
-    case Op::prod: return run_cub(x, n, ProdOp<T>{}, ws);
-    case Op::min: return run_cub(x, n, ExtremeOp<T, false>{}, ws);
-    case Op::max: return run_cub(x, n, ExtremeOp<T, true>{}, ws);
-    case Op::argmin: return run_cub(x, n, ArgOp<T, false>{}, ws);
-    case Op::argmax: return run_cub(x, n, ArgOp<T, true>{}, ws);
-  }
+  visit_op<T>(op, [&](auto f) { run_cub(x, n, f, ws); });
 }
 
 template void enqueue_cub<float>(const float*, std::size_t, Op, Workspace&);

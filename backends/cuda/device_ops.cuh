@@ -151,21 +151,22 @@ struct Accumulator<SumOp<double>> {
   __device__ double value(const SumOp<double>&) const { return isfinite(s) ? s + c : s; }
 };
 
-//! The policy type of each (element type, op).
-template <class T, Op kOp>
-struct op_for;
-template <class T>
-struct op_for<T, Op::sum> { using type = SumOp<T>; };
-template <class T>
-struct op_for<T, Op::prod> { using type = ProdOp<T>; };
-template <class T>
-struct op_for<T, Op::min> { using type = ExtremeOp<T, false>; };
-template <class T>
-struct op_for<T, Op::max> { using type = ExtremeOp<T, true>; };
-template <class T>
-struct op_for<T, Op::argmin> { using type = ArgOp<T, false>; };
-template <class T>
-struct op_for<T, Op::argmax> { using type = ArgOp<T, true>; };
+//! Calls fn with the policy object of (T, op): from the run-time op to the compile-time policy.
+template <class T, class Fn>
+decltype(auto) visit_op(Op op, Fn&& fn) {
+  switch (op) {
+    case Op::sum: return fn(SumOp<T>{});
+    case Op::prod: return fn(ProdOp<T>{});
+    case Op::min: return fn(ExtremeOp<T, false>{});
+    case Op::max: return fn(ExtremeOp<T, true>{});
+    case Op::argmin: return fn(ArgOp<T, false>{});
+    case Op::argmax: break;
+  }
+  return fn(ArgOp<T, true>{});
+}
+
+template <class F>
+constexpr bool is_arg_op = F::op == Op::argmin || F::op == Op::argmax;
 
 //! Warp shuffle of any acc_t.
 template <class A>

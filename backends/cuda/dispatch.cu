@@ -19,14 +19,14 @@ void enqueue(Technique t, const void* data, std::size_t count, DType dtype, Op o
 }
 
 namespace {
-template <class T, Op kOp>
+template <class F>
 Result collect_as(const void* bytes) {
-  using A = typename op_for<T, kOp>::type::acc_t;
-  A a;
+  using T = typename F::In;
+  typename F::acc_t a;
   std::memcpy(&a, bytes, sizeof a);
-  if constexpr (kOp == Op::argmin || kOp == Op::argmax) {
+  if constexpr (is_arg_op<F>) {
     return Result{Scalar(a.value), a.index, {}};
-  } else if constexpr (kOp == Op::sum || kOp == Op::prod) {
+  } else if constexpr (F::op == Op::sum || F::op == Op::prod) {
     if constexpr (std::is_floating_point_v<T>) return Result{Scalar(static_cast<T>(a)), {}, {}};
     else if constexpr (std::is_signed_v<T>) return Result{Scalar(static_cast<std::int64_t>(a)), {}, {}};
     else return Result{Scalar(static_cast<std::uint64_t>(a)), {}, {}};
@@ -39,17 +39,8 @@ Result collect_as(const void* bytes) {
 Result collect(DType dtype, Op op, Workspace& ws) {
   XREDUCE_CUDA(cudaMemcpyAsync(ws.host_result, ws.result, 64, cudaMemcpyDeviceToHost, ws.stream));
   XREDUCE_CUDA(cudaStreamSynchronize(ws.stream));
-  return visit_dtype(dtype, [&](auto tag) -> Result {
-    using T = decltype(tag);
-    switch (op) {
-      case Op::sum: return collect_as<T, Op::sum>(ws.host_result);
-      case Op::prod: return collect_as<T, Op::prod>(ws.host_result);
-      case Op::min: return collect_as<T, Op::min>(ws.host_result);
-      case Op::max: return collect_as<T, Op::max>(ws.host_result);
-      case Op::argmin: return collect_as<T, Op::argmin>(ws.host_result);
-      case Op::argmax: return collect_as<T, Op::argmax>(ws.host_result);
-    }
-    throw Error(ErrorCode::internal, "collect: unknown op");
+  return visit_dtype(dtype, [&](auto tag) {
+    return visit_op<decltype(tag)>(op, [&](auto f) { return collect_as<decltype(f)>(ws.host_result); });
   });
 }
 

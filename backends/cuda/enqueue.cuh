@@ -19,13 +19,12 @@ namespace xreduce::cuda {
 
 template <class F>
 void run_technique(Technique t, const typename F::In* x, std::size_t n, F f, int block, Workspace& ws) {
-  constexpr bool arg = F::op == Op::argmin || F::op == Op::argmax;
   switch (t) {
     case Technique::single_pass: return SinglePass::run(x, n, f, block, ws);
     case Technique::shuffle: return Shuffle::run(x, n, f, block, ws);
     default: break;
   }
-  if constexpr (!arg) {  // the seed kernels do sum, prod, min and max
+  if constexpr (!is_arg_op<F>) {  // the seed kernels do sum, prod, min and max
     switch (t) {
       case Technique::global_halving: return GlobalHalving::run(x, n, f, block, ws);
       case Technique::interleaved: return multi_pass<Interleaved>(x, n, f, block, ws);
@@ -43,14 +42,7 @@ void run_technique(Technique t, const typename F::In* x, std::size_t n, F f, int
 
 template <class T>
 void enqueue_typed(Technique t, const T* x, std::size_t n, Op op, int block, Workspace& ws) {
-  switch (op) {
-    case Op::sum: return run_technique(t, x, n, SumOp<T>{}, block, ws);
-    case Op::prod: return run_technique(t, x, n, ProdOp<T>{}, block, ws);
-    case Op::min: return run_technique(t, x, n, ExtremeOp<T, false>{}, block, ws);
-    case Op::max: return run_technique(t, x, n, ExtremeOp<T, true>{}, block, ws);
-    case Op::argmin: return run_technique(t, x, n, ArgOp<T, false>{}, block, ws);
-    case Op::argmax: return run_technique(t, x, n, ArgOp<T, true>{}, block, ws);
-  }
+  visit_op<T>(op, [&](auto f) { run_technique(t, x, n, f, block, ws); });
 }
 
 }  // namespace xreduce::cuda

@@ -39,13 +39,10 @@ void run_thrust(const typename F::In* x, std::size_t n, F f, Workspace& ws) {
 
 template <class T>
 void enqueue_thrust(const T* x, std::size_t n, Op op, Workspace& ws) {
-  switch (op) {
-    case Op::sum: return run_thrust(x, n, SumOp<T>{}, ws);
-    case Op::prod: return run_thrust(x, n, ProdOp<T>{}, ws);
-    case Op::min: return run_thrust(x, n, ExtremeOp<T, false>{}, ws);
-    case Op::max: return run_thrust(x, n, ExtremeOp<T, true>{}, ws);
-    default: throw Error(ErrorCode::internal, "thrust backend: argmin/argmax are not offered");
-  }
+  visit_op<T>(op, [&](auto f) {
+    if constexpr (is_arg_op<decltype(f)>) throw Error(ErrorCode::internal, "thrust backend: argmin/argmax are not offered");
+    else run_thrust(x, n, f, ws);
+  });
 }
 
 template void enqueue_thrust<float>(const float*, std::size_t, Op, Workspace&);

@@ -92,4 +92,25 @@ inline std::size_t shared_bytes(int block) {
   return static_cast<std::size_t>(block) * sizeof(typename F::acc_t);
 }
 
+//! One element per thread (kernels 1 to 3): x[i] lifted, or the identity past the end.
+template <class F>
+__device__ inline typename F::acc_t load_one(const typename F::In* __restrict__ x, std::size_t n, const F& f) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  return i < n ? f.lift(x[i], i) : f.identity();
+}
+
+//! The host side of a seed kernel that covers kPerThread elements per thread and writes one
+//! partial per block, for multi_pass. Derived names its kernel:
+//!   template <class F> static constexpr auto kernel = &the_kernel<F>;
+template <class Derived, std::size_t kPerThread>
+struct OnePartialPerBlock {
+  static std::size_t blocks_for(std::size_t n, int block, const Workspace&) { return ceil_div(n, kPerThread * block); }
+  template <class F>
+  static void launch(const typename F::In* x, std::size_t n, F f, int block, typename F::acc_t* out, std::size_t blocks,
+                     cudaStream_t s) {
+    auto kernel = Derived::template kernel<F>;
+    kernel<<<static_cast<unsigned>(blocks), block, shared_bytes<F>(block), s>>>(x, n, f, out);
+  }
+};
+
 }  // namespace xreduce::cuda

@@ -30,13 +30,9 @@ __global__ void first_add_kernel(const typename F::In* __restrict__ x, std::size
   if (tid == 0) out[blockIdx.x] = sdata[0];
 }
 
-struct FirstAdd {
-  static std::size_t blocks_for(std::size_t n, int block, const Workspace&) { return ceil_div(n, 2 * std::size_t(block)); }
+struct FirstAdd : OnePartialPerBlock<FirstAdd, 2> {
   template <class F>
-  static void launch(const typename F::In* x, std::size_t n, F f, int block, typename F::acc_t* out, std::size_t blocks,
-                     cudaStream_t s) {
-    first_add_kernel<<<static_cast<unsigned>(blocks), block, shared_bytes<F>(block), s>>>(x, n, f, out);
-  }
+  static constexpr auto kernel = &first_add_kernel<F>;
 };
 
 }  // namespace xreduce::cuda

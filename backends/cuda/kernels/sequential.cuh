@@ -12,8 +12,7 @@ __global__ void sequential_kernel(const typename F::In* __restrict__ x, std::siz
   using A = typename F::acc_t;
   A* sdata = shared_array<A>();
   const unsigned tid = threadIdx.x;
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + tid;
-  sdata[tid] = i < n ? f.lift(x[i], i) : f.identity();
+  sdata[tid] = load_one(x, n, f);
   __syncthreads();
   for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
     if (tid < s) sdata[tid] = f(sdata[tid], sdata[tid + s]);
@@ -22,13 +21,9 @@ __global__ void sequential_kernel(const typename F::In* __restrict__ x, std::siz
   if (tid == 0) out[blockIdx.x] = sdata[0];
 }
 
-struct Sequential {
-  static std::size_t blocks_for(std::size_t n, int block, const Workspace&) { return ceil_div(n, block); }
+struct Sequential : OnePartialPerBlock<Sequential, 1> {
   template <class F>
-  static void launch(const typename F::In* x, std::size_t n, F f, int block, typename F::acc_t* out, std::size_t blocks,
-                     cudaStream_t s) {
-    sequential_kernel<<<static_cast<unsigned>(blocks), block, shared_bytes<F>(block), s>>>(x, n, f, out);
-  }
+  static constexpr auto kernel = &sequential_kernel<F>;
 };
 
 }  // namespace xreduce::cuda

@@ -50,8 +50,8 @@ __global__ __launch_bounds__(kBlock) void unroll_full_kernel(const typename F::I
     default: kernel<1024><<<(grid), 1024, shared_bytes<F>(1024), (stream)>>>(__VA_ARGS__); break;         \
   }
 
-struct UnrollFull {
-  static std::size_t blocks_for(std::size_t n, int block, const Workspace&) { return ceil_div(n, 2 * std::size_t(block)); }
+// blocks_for from the base; launch of its own, since the kernel is chosen by block size.
+struct UnrollFull : OnePartialPerBlock<UnrollFull, 2> {
   template <class F>
   static void launch(const typename F::In* x, std::size_t n, F f, int block, typename F::acc_t* out, std::size_t blocks,
                      cudaStream_t s) {
