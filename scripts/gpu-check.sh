@@ -6,7 +6,8 @@
 #
 #   scripts/gpu-check.sh [BUILD_DIR] [OUT_DIR]      (defaults: build/release, bench/results/<gpu>)
 #
-# Writes OUT_DIR/checks.log (every log, in order), device.txt, gpu-reduce.{json,md,png}.
+# Writes OUT_DIR/checks.log (every log, in order), device.txt, gpu-reduce.{json,md,png},
+# host-reduce.{json,md}.
 # Exits non-zero if any check failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -38,10 +39,12 @@ step conformance "$build/bin/xreduce_conformance"
 step gpu-tests "$build/bin/xreduce_gpu_tests"
 step benchmark "$build/bin/xreduce_bench_gpu" --out "$out" ${XREDUCE_BENCH_ARGS:-}
 step plot python3 bench/plot_gpu.py "$out/gpu-reduce.json" "$out/gpu-reduce.png"
+step benchmark-host "$build/bin/xreduce_bench_gpu_host" --out "$out" ${XREDUCE_BENCH_HOST_ARGS:-}
 for tool in memcheck racecheck synccheck; do
   step "sanitizer-$tool" timeout "${XREDUCE_SANITIZER_TIMEOUT:-1200}" env XREDUCE_TEST_QUICK=1 \
     compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/bin/xreduce_conformance"
 done
 grep -E "test cases:|ERROR SUMMARY|skipping|FAILED" "$log" | sort | uniq -c | head -40
 [ -f "$out/gpu-reduce.md" ] && cat "$out/gpu-reduce.md"
+[ -f "$out/host-reduce.md" ] && cat "$out/host-reduce.md"
 exit $status

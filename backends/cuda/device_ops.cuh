@@ -11,6 +11,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "xreduce/request.hpp"
 #include "xreduce/types.hpp"
 
 namespace xreduce::cuda {
@@ -36,8 +37,8 @@ struct SumOp {
   //! one conversion instead of four): a bound of 3 eps(f32) per group, far inside the tolerance.
   static constexpr bool group_in_element_type = std::is_same_v<T, float>;
   __host__ __device__ acc_t identity() const { return acc_t(0); }
-  __device__ acc_t lift(T x, index_t) const { return static_cast<acc_t>(x); }
-  __device__ acc_t operator()(acc_t a, acc_t b) const { return a + b; }
+  __host__ __device__ acc_t lift(T x, index_t) const { return static_cast<acc_t>(x); }
+  __host__ __device__ acc_t operator()(acc_t a, acc_t b) const { return a + b; }
 };
 
 template <class T>
@@ -46,8 +47,8 @@ struct ProdOp {
   using acc_t = wide_t<T>;
   static constexpr Op op = Op::prod;
   __host__ __device__ acc_t identity() const { return acc_t(1); }
-  __device__ acc_t lift(T x, index_t) const { return static_cast<acc_t>(x); }
-  __device__ acc_t operator()(acc_t a, acc_t b) const { return a * b; }
+  __host__ __device__ acc_t lift(T x, index_t) const { return static_cast<acc_t>(x); }
+  __host__ __device__ acc_t operator()(acc_t a, acc_t b) const { return a * b; }
 };
 
 template <class T, bool kMax>
@@ -65,8 +66,8 @@ struct ExtremeOp {
   using acc_t = T;
   static constexpr Op op = kMax ? Op::max : Op::min;
   __host__ __device__ acc_t identity() const { return extreme_identity<T, kMax>(); }
-  __device__ acc_t lift(T x, index_t) const { return x; }
-  __device__ acc_t operator()(acc_t a, acc_t b) const {
+  __host__ __device__ acc_t lift(T x, index_t) const { return x; }
+  __host__ __device__ acc_t operator()(acc_t a, acc_t b) const {
     if (is_nan(a)) return a;
     if (is_nan(b)) return b;
     if constexpr (kMax) return a < b ? b : a;
@@ -89,8 +90,8 @@ struct ArgOp {
   using acc_t = ArgPair<T>;
   static constexpr Op op = kMax ? Op::argmax : Op::argmin;
   __host__ __device__ acc_t identity() const { return {extreme_identity<T, kMax>(), ~index_t{0}}; }
-  __device__ acc_t lift(T x, index_t i) const { return {x, i}; }
-  __device__ acc_t operator()(acc_t a, acc_t b) const {
+  __host__ __device__ acc_t lift(T x, index_t i) const { return {x, i}; }
+  __host__ __device__ acc_t operator()(acc_t a, acc_t b) const {
     const bool an = is_nan(a.value), bn = is_nan(b.value);
     if (an || bn) {
       if (an && bn) return a.index < b.index ? a : b;
@@ -112,8 +113,8 @@ struct PartialOp {
   static constexpr Op op = F::op;
   F f;
   __host__ __device__ acc_t identity() const { return f.identity(); }
-  __device__ acc_t lift(In x, index_t) const { return x; }
-  __device__ acc_t operator()(acc_t a, acc_t b) const { return f(a, b); }
+  __host__ __device__ acc_t lift(In x, index_t) const { return x; }
+  __host__ __device__ acc_t operator()(acc_t a, acc_t b) const { return f(a, b); }
 };
 template <class F>
 struct PartialOp<PartialOp<F>> : PartialOp<F> {};
@@ -167,6 +168,22 @@ decltype(auto) visit_op(Op op, Fn&& fn) {
 
 template <class F>
 constexpr bool is_arg_op = F::op == Op::argmin || F::op == Op::argmax;
+
+//! The request's result from the final accumulator: sums and products narrowed to the result
+//! type (one rounding, at the very end), extremes as they are.
+template <class F>
+Result result_of(const typename F::acc_t& a) {
+  using T = typename F::In;
+  if constexpr (is_arg_op<F>) {
+    return Result{Scalar(a.value), a.index, {}};
+  } else if constexpr (F::op == Op::sum || F::op == Op::prod) {
+    if constexpr (std::is_floating_point_v<T>) return Result{Scalar(static_cast<T>(a)), {}, {}};
+    else if constexpr (std::is_signed_v<T>) return Result{Scalar(static_cast<std::int64_t>(a)), {}, {}};
+    else return Result{Scalar(static_cast<std::uint64_t>(a)), {}, {}};
+  } else {
+    return Result{Scalar(a), {}, {}};
+  }
+}
 
 //! Warp shuffle of any acc_t.
 template <class A>

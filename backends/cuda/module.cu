@@ -49,6 +49,7 @@ const Availability& gpu_availability() {
 struct Location {
   Memory memory = Memory::host;
   int device = 0;
+  bool pinned = false;  //!< host memory that is page-locked (cudaHostAlloc, cudaHostRegister)
 };
 
 Location locate_pointer(const void* p) {
@@ -63,6 +64,7 @@ Location locate_pointer(const void* p) {
     where.memory = Memory::device;
     where.device = attributes.device;
   }
+  where.pinned = attributes.type == cudaMemoryTypeHost;
   return where;
 }
 
@@ -95,16 +97,18 @@ class CudaReducer final : public Reducer {
     if (q.memory == Memory::device && where.memory != Memory::device)
       throw Error(ErrorCode::invalid_argument, "'" + std::string(info_.name) + "': the request says device memory, but " +
                                                    "CUDA does not know the pointer as device memory");
+    if (where.memory == Memory::host) {
+      Streaming streaming;
+      if (o.chunk_bytes != 0) streaming.chunk_bytes = o.chunk_bytes;
+      if (o.streams != 0) streaming.streams = o.streams;
+      if (streaming.streams < 1 || streaming.streams > 64)
+        throw Error(ErrorCode::invalid_argument, "streams " + std::to_string(o.streams) + ": choose 1 to 64");
+      return reduce_host(info_.technique, q.data, q.count, q.dtype, q.op, block, where.device, where.pinned, streaming);
+    }
     WorkspaceLease ws(where.device);
     const std::size_t bytes = q.count * size_of(q.dtype);
     const void* data = q.data;
-    if (where.memory == Memory::host) {
-      // Host input is copied in (pageable: a staged, synchronous copy; pinned input and overlap
-      // are the business of the streamed host path).
-      void* staging = ws->staging.reserve(bytes, "host input");
-      XREDUCE_CUDA(cudaMemcpyAsync(staging, q.data, bytes, cudaMemcpyHostToDevice, ws->stream));
-      data = staging;
-    } else if (reinterpret_cast<std::uintptr_t>(q.data) % size_of(q.dtype) != 0) {
+    if (reinterpret_cast<std::uintptr_t>(q.data) % size_of(q.dtype) != 0) {
       void* staging = ws->staging.reserve(bytes, "realigned device input");
       XREDUCE_CUDA(cudaMemcpyAsync(staging, q.data, bytes, cudaMemcpyDeviceToDevice, ws->stream));
       data = staging;
@@ -122,6 +126,35 @@ std::int32_t locate(const void* p) {
   return static_cast<std::int32_t>(locate_pointer(p).memory);
 }
 
+// Pinned host memory for the core's PinnedBuffer and PinnedRegion.
+void* allocate_pinned(size_t bytes, char* message, size_t size) {
+  if (const Availability& a = gpu_availability(); !a) {
+    detail::copy_message(a.reason, message, size);
+    return nullptr;
+  }
+  void* p = nullptr;
+  if (cudaError_t status = cudaMallocHost(&p, bytes == 0 ? 1 : bytes); status != cudaSuccess) {
+    cudaGetLastError();
+    detail::copy_message(std::string("cudaMallocHost: ") + cudaGetErrorString(status), message, size);
+    return nullptr;
+  }
+  return p;
+}
+void release_pinned(void* p) { cudaFreeHost(p); }
+std::int32_t pin(void* p, size_t bytes, char* message, size_t size) {
+  if (const Availability& a = gpu_availability(); !a) {
+    detail::copy_message(a.reason, message, size);
+    return 0;
+  }
+  if (cudaError_t status = cudaHostRegister(p, bytes, cudaHostRegisterDefault); status != cudaSuccess) {
+    cudaGetLastError();
+    detail::copy_message(std::string("cudaHostRegister: ") + cudaGetErrorString(status), message, size);
+    return 0;
+  }
+  return 1;
+}
+void unpin(void* p) { cudaHostUnregister(p); }
+
 }  // namespace
 }  // namespace xreduce::cuda
 
@@ -134,4 +167,10 @@ extern "C" XREDUCE_PLUGIN_EXPORT std::int32_t xreduce_plugin_init_v1(std::uint32
     return backends;
   });
   return exporter.init(host_abi, out, message, message_size, &xreduce::cuda::locate);
+}
+
+extern "C" XREDUCE_PLUGIN_EXPORT const xreduce_memory_v1* xreduce_plugin_memory_v1() {
+  static const xreduce_memory_v1 memory{sizeof(xreduce_memory_v1), &xreduce::cuda::allocate_pinned,
+                                        &xreduce::cuda::release_pinned, &xreduce::cuda::pin, &xreduce::cuda::unpin};
+  return &memory;
 }

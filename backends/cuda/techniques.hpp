@@ -60,6 +60,21 @@ void enqueue(Technique t, const void* data, std::size_t count, DType dtype, Op o
 //! Copies ws.result back and turns it into the request's result (waits for the stream).
 Result collect(DType dtype, Op op, Workspace& ws);
 
+//! How host input reaches the GPU: in chunks, `streams` of them in flight, each on its own
+//! workspace (stream, device buffer, pinned staging). Pageable input is first copied into the
+//! pinned staging by `copy_threads` host threads, while earlier chunks cross the bus and are
+//! reduced; pinned input is copied straight from where it is.
+struct Streaming {
+  std::size_t chunk_bytes = std::size_t{32} << 20;
+  int streams = 3;
+  int copy_threads = 4;
+};
+
+//! Reduces `count` elements of host memory at `data` with technique `t` on `device`, chunk by
+//! chunk; chunk partials are combined on the host in the accumulator type (indices offset).
+Result reduce_host(Technique t, const void* data, std::size_t count, DType dtype, Op op, int block, int device,
+                   bool pinned, const Streaming& streaming);
+
 // One definition per element type (enqueue_<dtype>.cu), so that they compile in parallel.
 template <class T>
 void enqueue_typed(Technique t, const T* data, std::size_t count, Op op, int block, Workspace& ws);

@@ -33,6 +33,21 @@ class DeviceBuffer {
   std::size_t capacity_ = 0;
 };
 
+//! A pinned (page-locked) host allocation that only grows: the staging ring of the streamed
+//! host path.
+class PinnedHostBuffer {
+ public:
+  PinnedHostBuffer() = default;
+  PinnedHostBuffer(const PinnedHostBuffer&) = delete;
+  PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
+  ~PinnedHostBuffer();
+  void* reserve(std::size_t bytes, const char* what);
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
 struct Workspace {
   int device = 0;
   int sm_count = 0;
@@ -40,6 +55,7 @@ struct Workspace {
   DeviceBuffer scratch;   //!< partial results between passes
   DeviceBuffer staging;   //!< host input copied in, or misaligned device input realigned
   DeviceBuffer cub_temp;  //!< cub::DeviceReduce temporary storage
+  PinnedHostBuffer pinned;  //!< host staging for pageable input of the streamed path
   void* result = nullptr;             //!< device: the final acc_t (64 bytes)
   unsigned int* counter = nullptr;    //!< device: blocks done, single_pass (kept at 0 between calls)
   void* host_result = nullptr;        //!< pinned host copy of `result`

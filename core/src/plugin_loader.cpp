@@ -30,7 +30,7 @@ class PluginReducer final : public Reducer {
   Result do_reduce(const Request& q, const Options& o) override {
     xreduce_request_v1 cq{q.data, q.count, static_cast<std::int32_t>(q.dtype), static_cast<std::int32_t>(q.op),
                           static_cast<std::int32_t>(q.memory), 0};
-    xreduce_options_v1 co{o.block_size, o.threads, static_cast<std::int32_t>(o.accuracy), 0};
+    xreduce_options_v1 co{o.block_size, o.threads, static_cast<std::int32_t>(o.accuracy), o.streams, o.chunk_bytes};
     xreduce_result_v1 cr{};
     char message[1024] = {};
     std::int32_t code = b_.reduce(b_.self, &cq, &co, &cr, message, sizeof message);
@@ -98,7 +98,14 @@ const LoadedPlugin& load_plugin_library(const std::filesystem::path& library) {
     if (b.name == nullptr || b.name[0] == '\0' || b.available == nullptr || b.reduce == nullptr)
       refuse(library, "backend #" + std::to_string(i) + " has no name or no functions");
   }
-  return loaded().emplace(key, LoadedPlugin{key, table}).first->second;
+  const xreduce_memory_v1* memory = nullptr;
+  if (auto entry = reinterpret_cast<xreduce_plugin_memory_v1_fn>(dlsym(handle, XREDUCE_PLUGIN_MEMORY_ENTRY))) {
+    memory = entry();
+    if (memory && memory->struct_size != sizeof(xreduce_memory_v1))
+      refuse(library, "has a memory table of " + std::to_string(memory->struct_size) + " bytes, expected " +
+                          std::to_string(sizeof(xreduce_memory_v1)) + "; rebuild it against this xreduce");
+  }
+  return loaded().emplace(key, LoadedPlugin{key, table, memory}).first->second;
 }
 
 std::unique_ptr<Reducer> make_plugin_reducer(const xreduce_backend_v1& backend) {

@@ -12,7 +12,8 @@ namespace xreduce::detail {
 
 struct LoadedPlugin {
   std::filesystem::path path;
-  xreduce_plugin_v1 table;  // points into the library, which is never unloaded
+  xreduce_plugin_v1 table;                    // points into the library, which is never unloaded
+  const xreduce_memory_v1* memory = nullptr;  // its pinned-memory service, if it has one
 };
 
 //! dlopens `library` (once per process: later calls return the same plugin) and checks its

@@ -18,6 +18,7 @@ struct Registry::Impl {
   std::vector<std::unique_ptr<Reducer>> owned;
   std::vector<Entry> entries;
   std::vector<std::int32_t (*)(const void*)> locators;
+  const xreduce_memory_v1* memory = nullptr;
 };
 
 Registry::Registry() : impl_(std::make_unique<Impl>()) {}
@@ -51,7 +52,10 @@ void Registry::load_plugin(const std::filesystem::path& library) {
   for (std::size_t i = 0; i < plugin.table.backend_count; ++i)
     add(detail::make_plugin_reducer(plugin.table.backends[i]), plugin.table.backends[i].priority, origin);
   if (plugin.table.locate) impl_->locators.push_back(plugin.table.locate);
+  if (plugin.memory && !impl_->memory) impl_->memory = plugin.memory;
 }
+
+const xreduce_memory_v1* Registry::memory_service() const { return impl_->memory; }
 
 void Registry::load_plugins(const std::vector<std::filesystem::path>& places) {
   auto try_load = [&](const std::filesystem::path& file) {

@@ -12,6 +12,7 @@
 
 #include "support/test_data.hpp"
 #include "xreduce/xreduce.hpp"
+#include <algorithm>
 
 namespace xr = xreduce;
 
@@ -147,4 +148,45 @@ TEST_CASE("gpu: input larger than the GPU's memory is an out_of_memory error, no
   std::vector<float> v(1000, 1.0f);
   for (xr::Reducer* r : gpu_backends())
     CHECK(r->reduce(xr::Request{v.data(), v.size(), xr::DType::f32, xr::Op::sum, xr::Memory::host}).value.get<float>() == 1000.0f);
+}
+
+TEST_CASE("gpu: host input streamed in many small chunks, pageable and pinned, every op") {
+  if (!have_gpu()) return;
+  std::mt19937_64 rng(xr::test::run_seed() + 2);
+  const std::size_t n = (std::size_t{1} << 21) + 777;  // 2 MiB+ of f32 or more: several chunks of 1 MiB
+  for (xr::Reducer* r : gpu_backends()) {
+    for (xr::Op op : xr::all_ops) {
+      if (r->capabilities().support(xr::DType::f32, op) == xr::Support::none) continue;
+      std::vector<float> host = xr::test::make_data<float>(xr::test::Pattern::ties, op, n, rng);
+      if (op == xr::Op::sum || op == xr::Op::prod) host = xr::test::make_data<float>(xr::test::Pattern::random, op, n, rng);
+      xr::Request q{host.data(), n, xr::DType::f32, op, xr::Memory::host};
+      const xr::Reference ref = xr::exact_reference(q);
+      xr::PinnedBuffer pinned(n * sizeof(float));
+      REQUIRE(pinned.pinned());
+      std::copy(host.begin(), host.end(), pinned.as<float>().begin());
+      for (int streams : {1, 2, 4}) {
+        xr::Options o{.chunk_bytes = std::size_t{1} << 20, .streams = streams};
+        INFO("seed " << xr::test::run_seed() << ", backend " << r->name() << ", " << to_string(op) << ", streams " << streams);
+        CHECK(xr::agrees(q, ref, r->reduce(q, o)));
+        xr::Request qp = q;
+        qp.data = pinned.data();
+        CHECK(xr::agrees(qp, ref, r->reduce(qp, o)));
+      }
+    }
+  }
+}
+
+TEST_CASE("gpu: a caller's memory pinned in place is read directly and correctly") {
+  if (!have_gpu()) return;
+  std::vector<std::uint32_t> v(3'000'001);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::uint32_t>(i % 1000);
+  xr::PinnedRegion region(v.data(), v.size() * sizeof(std::uint32_t));
+  REQUIRE(region.pinned());
+  xr::Request q{v.data(), v.size(), xr::DType::u32, xr::Op::argmax, xr::Memory::automatic};
+  const xr::Reference ref = xr::exact_reference(q);
+  for (xr::Reducer* r : gpu_backends())
+    if (r->capabilities().support(xr::DType::u32, xr::Op::argmax) != xr::Support::none) {
+      INFO("backend " << r->name());
+      CHECK(xr::agrees(q, ref, r->reduce(q, {.chunk_bytes = std::size_t{1} << 20})));
+    }
 }

@@ -30,7 +30,8 @@ typedef struct xreduce_options_v1 {
   int32_t block_size;
   int32_t threads;
   int32_t accuracy;
-  int32_t reserved;
+  int32_t streams;
+  uint64_t chunk_bytes;
 } xreduce_options_v1;
 
 typedef struct xreduce_result_v1 {
@@ -68,6 +69,22 @@ typedef struct xreduce_plugin_v1 {
  * error code with a message written to `message`. */
 typedef int32_t (*xreduce_plugin_init_v1_fn)(uint32_t host_abi_version, xreduce_plugin_v1* plugin,
                                              char* message, size_t message_size);
+
+/* Optional second entry point, for a module that can page-lock host memory (the CUDA module):
+ * the core's PinnedBuffer and PinnedRegion use the first loaded plugin that exports it. */
+#define XREDUCE_PLUGIN_MEMORY_ENTRY "xreduce_plugin_memory_v1"
+
+typedef struct xreduce_memory_v1 {
+  uint32_t struct_size; /* sizeof(xreduce_memory_v1) in the plugin's build */
+  /* Page-locked host memory, or NULL with the reason in `message`. */
+  void* (*allocate)(size_t bytes, char* message, size_t message_size);
+  void (*release)(void* pointer);
+  /* Page-locks existing host memory: 1 on success, else 0 with the reason in `message`. */
+  int32_t (*pin)(void* pointer, size_t bytes, char* message, size_t message_size);
+  void (*unpin)(void* pointer);
+} xreduce_memory_v1;
+
+typedef const xreduce_memory_v1* (*xreduce_plugin_memory_v1_fn)(void);
 
 #ifdef __cplusplus
 }

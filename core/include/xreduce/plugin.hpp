@@ -119,6 +119,8 @@ class Exporter {
       options.block_size = o->block_size;
       options.threads = o->threads;
       options.accuracy = static_cast<Accuracy>(o->accuracy);
+      options.streams = o->streams;
+      options.chunk_bytes = static_cast<std::size_t>(o->chunk_bytes);
       Result result = detail::ReducerAccess::run(*static_cast<Reducer*>(self), request, options);
       r->dtype = static_cast<std::int32_t>(result.value.dtype());
       std::memcpy(r->value, result.value.bytes(), size_of(result.value.dtype()));

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "xreduce/plugin.h"
 #include "xreduce/reducer.hpp"
 
 namespace xreduce {
@@ -53,6 +54,10 @@ class Registry {
 
   //! Where a pointer lives, asking every plugin that can tell; host if none claims it.
   Memory locate(const void* pointer) const;
+
+  //! The first loaded plugin's pinned-memory service (xreduce/plugin.h), or nullptr if no plugin
+  //! offers one. PinnedBuffer and PinnedRegion (xreduce/pinned.hpp) are the way to use it.
+  const xreduce_memory_v1* memory_service() const;
 
  private:
   struct Impl;

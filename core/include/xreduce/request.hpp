@@ -27,6 +27,8 @@ struct Options {
   int block_size = 0;   //!< GPU threads per block (128, 256, 512, 1024); 0: the backend's default
   int threads = 0;      //!< CPU threads for parallel backends; 0: all hardware threads
   Accuracy accuracy = Accuracy::standard;
+  std::size_t chunk_bytes = 0;  //!< GPU backends, host input: bytes per streamed chunk; 0: the measured default
+  int streams = 0;              //!< GPU backends, host input: chunks in flight; 0: the measured default
 };
 
 struct Result {

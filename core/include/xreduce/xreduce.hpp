@@ -5,6 +5,7 @@
 #include "xreduce/context.hpp"
 #include "xreduce/dispatcher.hpp"
 #include "xreduce/error.hpp"
+#include "xreduce/pinned.hpp"
 #include "xreduce/reducer.hpp"
 #include "xreduce/registry.hpp"
 #include "xreduce/request.hpp"

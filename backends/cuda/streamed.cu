@@ -1,0 +1,98 @@
+// The streamed host path: host input crosses to the GPU in chunks while earlier chunks are
+// reduced. With `streams` workspaces in a ring, chunk c's host-side copy into pinned staging
+// (pageable input), its DMA and its kernel overlap those of chunks c-1 and c-2. Each chunk's
+// partial comes back as an accumulator (not a rounded result) and is folded on the host, so a
+// streamed sum is as accurate as one pass over device memory.
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "kernels/common.cuh"
+#include "techniques.hpp"
+
+namespace xreduce::cuda {
+namespace {
+
+//! memcpy with several threads: one core cannot read pageable memory as fast as the bus takes it.
+void parallel_copy(void* dst, const void* src, std::size_t bytes, int threads) {
+  constexpr std::size_t kMinPerThread = std::size_t{4} << 20;
+  const int n = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(threads, bytes / kMinPerThread)));
+  if (n == 1) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  const std::size_t part = (bytes / n + 63) / 64 * 64;
+  std::vector<std::thread> pool;
+  for (int t = 1; t < n; ++t) {
+    const std::size_t begin = std::min(bytes, t * part), end = std::min(bytes, begin + part);
+    pool.emplace_back([=] { std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, end - begin); });
+  }
+  std::memcpy(dst, src, std::min(bytes, part));
+  for (auto& th : pool) th.join();
+}
+
+template <class F>
+Result streamed(Technique t, const typename F::In* x, std::size_t n, F f, int block, int device, bool pinned,
+                const Streaming& s) {
+  using T = typename F::In;
+  using A = typename F::acc_t;
+  // Chunks start on 256-byte boundaries of the input, so the kernels' 16-byte loads stay aligned.
+  const std::size_t per_chunk = std::max<std::size_t>(256, s.chunk_bytes / sizeof(T) / 256 * 256);
+  const std::size_t chunks = ceil_div(n, per_chunk);
+  const int ring = static_cast<int>(std::min<std::size_t>(std::max(1, s.streams), chunks));
+  const std::size_t chunk_bytes = std::min(n, per_chunk) * sizeof(T);
+
+  std::vector<std::unique_ptr<WorkspaceLease>> ws;
+  for (int k = 0; k < ring; ++k) {
+    ws.push_back(std::make_unique<WorkspaceLease>(device));
+    (*ws[k])->staging.reserve(chunk_bytes, "a streamed chunk");
+    if (!pinned) (*ws[k])->pinned.reserve(chunk_bytes, "a streamed chunk's staging");
+  }
+  constexpr std::size_t kIdle = ~std::size_t{0};
+  std::vector<std::size_t> in_flight(ring, kIdle);  // first index of the chunk each slot holds
+  A total = f.identity();
+  auto fold = [&](int k) {
+    Workspace& w = **ws[k];
+    XREDUCE_CUDA(cudaStreamSynchronize(w.stream));
+    A a;
+    std::memcpy(&a, w.host_result, sizeof a);
+    if constexpr (is_arg_op<F>) a.index += in_flight[k];
+    total = f(total, a);
+    in_flight[k] = kIdle;
+  };
+  for (std::size_t c = 0; c < chunks; ++c) {
+    const int k = static_cast<int>(c % ring);
+    if (in_flight[k] != kIdle) fold(k);  // its buffers are free again once its chunk is done
+    Workspace& w = **ws[k];
+    const std::size_t first = c * per_chunk, len = std::min(per_chunk, n - first), bytes = len * sizeof(T);
+    const void* source = x + first;
+    if (!pinned) {
+      void* staging = w.pinned.reserve(bytes, "a streamed chunk's staging");
+      parallel_copy(staging, source, bytes, s.copy_threads);
+      source = staging;
+    }
+    XREDUCE_CUDA(cudaMemcpyAsync(w.staging.get(), source, bytes, cudaMemcpyHostToDevice, w.stream));
+    enqueue(t, w.staging.get(), len, dtype_of<T>(), F::op, block, w);
+    XREDUCE_CUDA(cudaMemcpyAsync(w.host_result, w.result, sizeof(A), cudaMemcpyDeviceToHost, w.stream));
+    in_flight[k] = first;
+  }
+  // Every op's combination is order-free (argmin/argmax break ties by index, not by arrival).
+  for (int k = 0; k < ring; ++k)
+    if (in_flight[k] != kIdle) fold(k);
+  return result_of<F>(total);
+}
+
+}  // namespace
+
+Result reduce_host(Technique t, const void* data, std::size_t count, DType dtype, Op op, int block, int device,
+                   bool pinned, const Streaming& streaming) {
+  return visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    return visit_op<T>(op, [&](auto f) { return streamed(t, static_cast<const T*>(data), count, f, block, device, pinned, streaming); });
+  });
+}
+
+}  // namespace xreduce::cuda

@@ -1,0 +1,182 @@
+// Host-resident data (a C++20 file: it uses the public API, and only the host side of CUDA): f32 sum of N = 2^20 .. 2^30 elements that live in host memory, GB/s
+// counted on the bytes of input. Rows, all in one run:
+//   copy pageable / copy pinned   cudaMemcpy of the input to the GPU, nothing else (references)
+//   seeds' way                    pageable cudaMemcpy, then the reduction (cuda.single_pass)
+//   streamed pageable             the module's streamed path from ordinary memory
+//   streamed pinned               the same from pinned memory (copied straight, no staging)
+//   cpu                           the best CPU backend (tbb or openmp, whichever is faster here)
+// then, at 2^28, a sweep of chunk size, streams and copy threads for the streamed path, from
+// which the defaults in techniques.hpp (Streaming) come. Wall-clock time per call, median of R.
+//
+//   xreduce_bench_gpu_host [--max-log2 30] [--repeat 10] [--out DIR]
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "techniques.hpp"
+#include "xreduce/xreduce.hpp"
+
+namespace xc = xreduce::cuda;
+namespace xr = xreduce;
+
+namespace {
+
+void check(cudaError_t s, const char* what) {
+  if (s != cudaSuccess) {
+    std::fprintf(stderr, "xreduce_bench_gpu_host: %s: %s\n", what, cudaGetErrorString(s));
+    std::exit(1);
+  }
+}
+
+template <class F>
+double median_seconds(int repeat, F&& f) {
+  f();  // warm-up: first touch of buffers, pools, thread start-up
+  std::vector<double> t;
+  for (int k = 0; k < repeat; ++k) {
+    auto t0 = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int max_log2 = 30, repeat = 10;
+  std::string out_dir;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--max-log2" && i + 1 < argc) max_log2 = std::stoi(argv[++i]);
+    else if (a == "--repeat" && i + 1 < argc) repeat = std::stoi(argv[++i]);
+    else if (a == "--out" && i + 1 < argc) out_dir = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: xreduce_bench_gpu_host [--max-log2 30] [--repeat 10] [--out DIR]\n");
+      return a == "--help" ? 0 : 2;
+    }
+  }
+  repeat = std::max(repeat, 10);
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+
+  const std::size_t max_n = std::size_t{1} << max_log2, max_bytes = max_n * sizeof(float);
+  std::vector<float> pageable(max_n);
+  for (std::size_t i = 0; i < max_n; ++i) pageable[i] = static_cast<float>((i * 2654435761u) % 1000) * 0.001f;
+  float* pinned = nullptr;
+  void* device_buffer = nullptr;
+  check(cudaMallocHost(&pinned, max_bytes), "cudaMallocHost");
+  std::memcpy(pinned, pageable.data(), max_bytes);
+  check(cudaMalloc(&device_buffer, max_bytes), "cudaMalloc");
+
+  // CPU backends from the core alone (no plugin: this program has the CUDA code linked in).
+  xr::Context cpu(xr::Context::Empty{}, {});
+  cpu.registry().add_builtin_backends();
+
+  nlohmann::json rows = nlohmann::json::array();
+  std::string md = "# Host-resident data: f32 sum\n\n";
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%s, %u host threads. Wall-clock time per call, median of %d; GB/s on the bytes of input. "
+                "GPU rows use cuda.single_pass.\n\n",
+                prop.name, std::max(1u, std::thread::hardware_concurrency()), repeat);
+  md += line;
+  md += "| N | copy pageable | copy pinned | seeds' way | streamed pageable | streamed pinned | cpu (best) | "
+        "streamed pageable / seeds' way | streamed pinned / copy pinned |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  const xc::Streaming defaults;
+  for (int log2n = 20; log2n <= max_log2; log2n += 2) {
+    const std::size_t n = std::size_t{1} << log2n, bytes = n * sizeof(float);
+    xc::WorkspaceLease ws(device);
+    auto gbps = [&](double s) { return bytes / s / 1e9; };
+    const double copy_pageable = median_seconds(repeat, [&] {
+      check(cudaMemcpy(device_buffer, pageable.data(), bytes, cudaMemcpyHostToDevice), "copy pageable");
+    });
+    const double copy_pinned = median_seconds(repeat, [&] {
+      check(cudaMemcpy(device_buffer, pinned, bytes, cudaMemcpyHostToDevice), "copy pinned");
+    });
+    const double seeds = median_seconds(repeat, [&] {
+      check(cudaMemcpy(device_buffer, pageable.data(), bytes, cudaMemcpyHostToDevice), "copy");
+      xc::enqueue(xc::Technique::single_pass, device_buffer, n, xr::DType::f32, xr::Op::sum, 256, *ws);
+      xc::collect(xr::DType::f32, xr::Op::sum, *ws);
+    });
+    const double streamed_pageable = median_seconds(repeat, [&] {
+      xc::reduce_host(xc::Technique::single_pass, pageable.data(), n, xr::DType::f32, xr::Op::sum, 256, device, false, defaults);
+    });
+    const double streamed_pinned = median_seconds(repeat, [&] {
+      xc::reduce_host(xc::Technique::single_pass, pinned, n, xr::DType::f32, xr::Op::sum, 256, device, true, defaults);
+    });
+    double cpu_best = 0;
+    std::string cpu_name;
+    for (const char* name : {"tbb", "openmp"}) {
+      xr::Reducer* r = cpu.registry().find(name);
+      if (!r) continue;
+      const double t = median_seconds(repeat, [&] { r->reduce(xr::Request{pageable.data(), n, xr::DType::f32, xr::Op::sum, xr::Memory::host}); });
+      if (cpu_best == 0 || t < cpu_best) {
+        cpu_best = t;
+        cpu_name = name;
+      }
+    }
+    std::snprintf(line, sizeof line, "| 2^%d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f (%s) | %.2f | %.2f |\n", log2n,
+                  gbps(copy_pageable), gbps(copy_pinned), gbps(seeds), gbps(streamed_pageable), gbps(streamed_pinned),
+                  gbps(cpu_best), cpu_name.c_str(), seeds / streamed_pageable, copy_pinned / streamed_pinned);
+    md += line;
+    rows.push_back({{"log2n", log2n}, {"n", n}, {"copy_pageable_s", copy_pageable}, {"copy_pinned_s", copy_pinned},
+                    {"seeds_way_s", seeds}, {"streamed_pageable_s", streamed_pageable}, {"streamed_pinned_s", streamed_pinned},
+                    {"cpu_best_s", cpu_best}, {"cpu_best", cpu_name}});
+    std::fprintf(stderr, "2^%d done\n", log2n);
+  }
+
+  // The streamed path's knobs, at 2^28 (or the largest size run).
+  const int sweep_log2 = std::min(28, max_log2);
+  const std::size_t n = std::size_t{1} << sweep_log2, bytes = n * sizeof(float);
+  nlohmann::json sweep = nlohmann::json::array();
+  std::snprintf(line, sizeof line, "\n## Streamed path settings at 2^%d (GB/s)\n\n| chunk MiB | streams | copy threads | pageable | pinned |\n|---:|---:|---:|---:|---:|\n", sweep_log2);
+  md += line;
+  for (std::size_t chunk_mib : {8, 16, 32, 64})
+    for (int streams : {2, 3, 4})
+      for (int threads : {2, 4, 8}) {
+        xc::Streaming s{chunk_mib << 20, streams, threads};
+        const double pg = median_seconds(repeat, [&] {
+          xc::reduce_host(xc::Technique::single_pass, pageable.data(), n, xr::DType::f32, xr::Op::sum, 256, device, false, s);
+        });
+        double pn = 0;
+        if (threads == 2)  // copy threads do not touch pinned input
+          pn = median_seconds(repeat, [&] {
+            xc::reduce_host(xc::Technique::single_pass, pinned, n, xr::DType::f32, xr::Op::sum, 256, device, true, s);
+          });
+        std::snprintf(line, sizeof line, "| %zu | %d | %d | %.1f | %s |\n", chunk_mib, streams, threads, bytes / pg / 1e9,
+                      pn > 0 ? std::to_string(bytes / pn / 1e9).substr(0, 5).c_str() : "");
+        md += line;
+        sweep.push_back({{"chunk_mib", chunk_mib}, {"streams", streams}, {"copy_threads", threads}, {"pageable_s", pg},
+                         {"pinned_s", pn}});
+      }
+  std::fputs(md.c_str(), stdout);
+  if (!out_dir.empty()) {
+    std::filesystem::create_directories(out_dir);
+    std::string date(32, '\0');
+    std::time_t now = std::time(nullptr);
+    date.resize(std::strftime(date.data(), date.size(), "%Y-%m-%d", std::gmtime(&now)));
+    nlohmann::json j{{"schema", 1}, {"benchmark", "host-reduce"}, {"date", date}, {"device", prop.name},
+                     {"dtype", "f32"}, {"op", "sum"}, {"repeat", repeat}, {"rows", rows}, {"sweep", sweep},
+                     {"defaults", {{"chunk_bytes", defaults.chunk_bytes}, {"streams", defaults.streams},
+                                   {"copy_threads", defaults.copy_threads}}}};
+    if (const char* commit = std::getenv("XREDUCE_COMMIT")) j["commit"] = commit;
+    std::ofstream(std::filesystem::path(out_dir) / "host-reduce.json") << j.dump(1) << "\n";
+    std::ofstream(std::filesystem::path(out_dir) / "host-reduce.md") << md;
+  }
+  cudaFreeHost(pinned);
+  cudaFree(device_buffer);
+  return 0;
+}
