@@ -49,7 +49,7 @@ Result streamed(Technique t, const typename F::In* x, std::size_t n, F f, int bl
   for (int k = 0; k < ring; ++k) {
     ws.push_back(std::make_unique<WorkspaceLease>(device));
     (*ws[k])->staging.reserve(chunk_bytes, "a streamed chunk");
-    if (!pinned) (*ws[k])->pinned.reserve(chunk_bytes, "a streamed chunk's staging");
+    if (!pinned && chunks > 1) (*ws[k])->pinned.reserve(chunk_bytes, "a streamed chunk's staging");
   }
   constexpr std::size_t kIdle = ~std::size_t{0};
   std::vector<std::size_t> in_flight(ring, kIdle);  // first index of the chunk each slot holds
@@ -69,7 +69,7 @@ Result streamed(Technique t, const typename F::In* x, std::size_t n, F f, int bl
     Workspace& w = **ws[k];
     const std::size_t first = c * per_chunk, len = std::min(per_chunk, n - first), bytes = len * sizeof(T);
     const void* source = x + first;
-    if (!pinned) {
+    if (!pinned && chunks > 1) {
       void* staging = w.pinned.reserve(bytes, "a streamed chunk's staging");
       parallel_copy(staging, source, bytes, s.copy_threads);
       source = staging;

@@ -63,11 +63,13 @@ Result collect(DType dtype, Op op, Workspace& ws);
 //! How host input reaches the GPU: in chunks, `streams` of them in flight, each on its own
 //! workspace (stream, device buffer, pinned staging). Pageable input is first copied into the
 //! pinned staging by `copy_threads` host threads, while earlier chunks cross the bus and are
-//! reduced; pinned input is copied straight from where it is.
+//! reduced; pinned input is copied straight from where it is. Input of one chunk or less takes
+//! the driver's own pageable copy, which no overlap can beat. The defaults are the best of a
+//! sweep on an H200 host (bench/results/nvidia-h200/host-reduce.md): 32 MiB, 3, 8.
 struct Streaming {
   std::size_t chunk_bytes = std::size_t{32} << 20;
   int streams = 3;
-  int copy_threads = 4;
+  int copy_threads = 8;
 };
 
 //! Reduces `count` elements of host memory at `data` with technique `t` on `device`, chunk by

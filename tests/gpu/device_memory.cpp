@@ -125,29 +125,34 @@ TEST_CASE("gpu: several host threads at once get their own correct results") {
   for (int t = 0; t < 8; ++t) CHECK(failures[t] == 0);
 }
 
-TEST_CASE("gpu: input larger than the GPU's memory is an out_of_memory error, not a crash") {
+TEST_CASE("gpu: a GPU allocation that cannot be had is an out_of_memory error, not a crash") {
   if (!have_gpu()) return;
   std::size_t free_bytes = 0, total_bytes = 0;
   REQUIRE(cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess);
-  // Host input of the GPU's size plus 16 GiB, from untouched pages: no host memory is used,
-  // and copying it in needs a staging buffer the GPU cannot have.
+  // Host input of the GPU's size plus 16 GiB, from untouched pages (no host memory is used).
   const std::size_t bytes = total_bytes + (std::size_t{16} << 30);
   void* p = mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   REQUIRE(p != MAP_FAILED);
+  const xr::Request q{p, bytes / 4, xr::DType::u32, xr::Op::sum, xr::Memory::host};
+  // Asked to stream it in one chunk, the module needs a device buffer larger than the GPU.
+  const xr::Options one_chunk{.chunk_bytes = bytes};
   for (xr::Reducer* r : gpu_backends()) {
     INFO("backend " << r->name());
     try {
-      r->reduce(xr::Request{p, bytes / 4, xr::DType::u32, xr::Op::sum, xr::Memory::host});
+      r->reduce(q, one_chunk);
       FAIL("no error");
     } catch (const xr::Error& e) {
       CHECK(e.code() == xr::ErrorCode::out_of_memory);
     }
   }
+  // In the default chunks, the same input streams through: more data than the GPU can hold.
+  CHECK(xr::default_context().registry().get("cuda.single_pass").reduce(q).value.get<std::uint64_t>() == 0);
   munmap(p, bytes);
   // And the module still works afterwards.
-  std::vector<float> v(1000, 1.0f);
+  std::vector<float> v(1 << 20, 1.0f);
   for (xr::Reducer* r : gpu_backends())
-    CHECK(r->reduce(xr::Request{v.data(), v.size(), xr::DType::f32, xr::Op::sum, xr::Memory::host}).value.get<float>() == 1000.0f);
+    CHECK(r->reduce(xr::Request{v.data(), v.size(), xr::DType::f32, xr::Op::sum, xr::Memory::host}).value.get<float>() ==
+          float(1 << 20));
 }
 
 TEST_CASE("gpu: host input streamed in many small chunks, pageable and pinned, every op") {
