@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -278,6 +279,40 @@ int validate(xr::Context& ctx, const ValidateArgs& args, const DataArgs& d) {
   return report.ok() ? kExitOk : kExitDisagree;
 }
 
+// --- xreduce calibrate ----------------------------------------------------------------------
+
+struct CalibrateArgs {
+  std::string config;
+  std::size_t max_count = std::size_t{1} << 26;
+  bool dry_run = false;
+};
+
+int calibrate(xr::Context& ctx, const CalibrateArgs& args) {
+  std::filesystem::path file = args.config;
+  if (file.empty()) file = ctx.config().file.empty() ? xr::Config::user_file() : ctx.config().file;
+  if (file.empty() && !args.dry_run) throw CLI::ValidationError("no config file to write: give --config FILE");
+  xr::CalibrationOptions options;
+  options.max_count = args.max_count;
+  options.progress = [](const std::string& what) { std::fprintf(stderr, "calibrate: %s\n", what.c_str()); };
+  const auto t0 = std::chrono::steady_clock::now();
+  const xr::Calibration cal = xr::calibrate(ctx, options);
+  for (const auto& line : cal.log) std::printf("  %s\n", line.c_str());
+  const auto& d = cal.dispatch;
+  std::printf("\n[dispatch] parallel_min_count = %llu, gpu_min_count_pinned = %llu, gpu_min_count_pageable = %llu,\n"
+              "           hybrid_min_count_pinned = %llu, hybrid_min_count_pageable = %llu   (0: never)\n"
+              "[hybrid]   gpu_fraction_pinned = %.3f, gpu_fraction_pageable = %.3f\n",
+              static_cast<unsigned long long>(d.parallel_min_count), static_cast<unsigned long long>(d.gpu_min_count_pinned),
+              static_cast<unsigned long long>(d.gpu_min_count_pageable),
+              static_cast<unsigned long long>(d.hybrid_min_count_pinned),
+              static_cast<unsigned long long>(d.hybrid_min_count_pageable), cal.hybrid.gpu_fraction_pinned,
+              cal.hybrid.gpu_fraction_pageable);
+  std::printf("measured in %.1f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  if (args.dry_run) return kExitOk;
+  xr::write_calibration(file, cal);
+  std::printf("written to %s\n", file.c_str());
+  return kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -320,6 +355,17 @@ int main(int argc, char** argv) {
   val_cmd->add_option("--threads", val_args.threads, "CPU threads for parallel backends (0: all)");
   val_cmd->add_flag("--json", val_args.json, "Print one JSON document: reference and results");
 
+  CalibrateArgs cal_args;
+  auto* cal_cmd = app.add_subcommand("calibrate",
+                                     "Measure where this machine's backends pay (CPU-parallel, GPU for pageable and "
+                                     "pinned host data, hybrid split) and write the thresholds to the config file");
+  cal_cmd->add_option("--config", cal_args.config,
+                      "Config file to update (default: XREDUCE_CONFIG, else ~/.config/xreduce/config.toml)");
+  cal_cmd->add_option("--max-count", cal_args.max_count, "Largest f32 array measured")
+      ->check(CLI::Range(std::size_t{1} << 12, std::size_t{1} << 31))
+      ->capture_default_str();
+  cal_cmd->add_flag("--dry-run", cal_args.dry_run, "Measure and print, write nothing");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -331,6 +377,7 @@ int main(int argc, char** argv) {
     if (list_cmd->parsed()) return list(ctx, list_json);
     if (run_cmd->parsed()) return run(ctx, run_args, run_data);
     if (val_cmd->parsed()) return validate(ctx, val_args, val_data);
+    if (cal_cmd->parsed()) return calibrate(ctx, cal_args);
     return tour(ctx);
   } catch (const CLI::ParseError& e) {
     std::cerr << "xreduce: error: " << e.what() << "\n";

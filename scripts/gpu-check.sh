@@ -17,7 +17,7 @@ out=${2:-bench/results/$gpu}
 mkdir -p "$out"
 log="$out/checks.log"
 : > "$log"
-export XREDUCE_TEST_BACKENDS='cuda.*,cub,thrust'
+export XREDUCE_TEST_BACKENDS='cuda.*,cub,thrust,hybrid'
 export XREDUCE_COMMIT=${XREDUCE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 { date -u; echo "commit $XREDUCE_COMMIT"; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv; } > "$out/device.txt"
 

@@ -122,8 +122,10 @@ class CudaReducer final : public Reducer {
 };
 
 std::int32_t locate(const void* p) {
-  if (!gpu_availability()) return 0;
-  return static_cast<std::int32_t>(locate_pointer(p).memory);
+  if (!gpu_availability()) return XREDUCE_LOCATION_UNKNOWN;
+  const Location where = locate_pointer(p);
+  if (where.memory == Memory::device) return XREDUCE_LOCATION_DEVICE;
+  return where.pinned ? XREDUCE_LOCATION_PINNED_HOST : XREDUCE_LOCATION_HOST;
 }
 
 // Pinned host memory for the core's PinnedBuffer and PinnedRegion.

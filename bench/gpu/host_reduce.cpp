@@ -5,6 +5,10 @@
 //   streamed pageable             the module's streamed path from ordinary memory
 //   streamed pinned               the same from pinned memory (copied straight, no staging)
 //   cpu                           the best CPU backend (tbb or openmp, whichever is faster here)
+//   hybrid pageable / pinned      the hybrid backend, split as `xreduce::calibrate` measured it
+//   auto pageable / pinned        backend "auto" after that calibration, and what it chose;
+//                                 its regret is its time over the best of the rows above
+//                                 for the same residency
 // then, at 2^28, a sweep of chunk size, streams and copy threads for the streamed path, from
 // which the defaults in techniques.hpp (Streaming) come. Wall-clock time per call, median of R.
 //
@@ -81,9 +85,21 @@ int main(int argc, char** argv) {
   std::memcpy(pinned, pageable.data(), max_bytes);
   check(cudaMalloc(&device_buffer, max_bytes), "cudaMalloc");
 
-  // CPU backends from the core alone (no plugin: this program has the CUDA code linked in).
+  // CPU backends from the core alone, and a full context (with the CUDA module, as a user has it)
+  // for hybrid and auto, calibrated here first.
   xr::Context cpu(xr::Context::Empty{}, {});
   cpu.registry().add_builtin_backends();
+  xr::Config tuned_config;
+  {
+    xr::Context full;
+    xr::CalibrationOptions co;
+    co.max_count = std::min<std::size_t>(max_n, std::size_t{1} << 28);
+    const xr::Calibration cal = xr::calibrate(full, co);
+    tuned_config.dispatch = cal.dispatch;
+    tuned_config.hybrid = cal.hybrid;
+    for (const auto& l : cal.log) std::fprintf(stderr, "calibrate: %s\n", l.c_str());
+  }
+  xr::Context tuned(tuned_config);
 
   nlohmann::json rows = nlohmann::json::array();
   std::string md = "# Host-resident data: f32 sum\n\n";
@@ -93,8 +109,19 @@ int main(int argc, char** argv) {
                 "GPU rows use cuda.single_pass.\n\n",
                 prop.name, std::max(1u, std::thread::hardware_concurrency()), repeat);
   md += line;
+  std::snprintf(line, sizeof line,
+                "Calibrated: hybrid GPU share %.3f (pinned), %.3f (pageable); GPU from %llu (pinned), %llu (pageable) "
+                "elements; hybrid from %llu (pinned), %llu (pageable); 0: never.\n\n",
+                tuned_config.hybrid.gpu_fraction_pinned, tuned_config.hybrid.gpu_fraction_pageable,
+                static_cast<unsigned long long>(tuned_config.dispatch.gpu_min_count_pinned),
+                static_cast<unsigned long long>(tuned_config.dispatch.gpu_min_count_pageable),
+                static_cast<unsigned long long>(tuned_config.dispatch.hybrid_min_count_pinned),
+                static_cast<unsigned long long>(tuned_config.dispatch.hybrid_min_count_pageable));
+  md += line;
   md += "| N | copy pageable | copy pinned | seeds' way | streamed pageable | streamed pinned | cpu (best) | "
-        "streamed pageable / seeds' way | streamed pinned / copy pinned |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+        "hybrid pageable | hybrid pinned | streamed pageable / seeds' way | streamed pinned / copy pinned | "
+        "hybrid pinned / best of cpu, gpu | auto pageable (regret) | auto pinned (regret) |\n"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
   const xc::Streaming defaults;
   for (int log2n = 20; log2n <= max_log2; log2n += 2) {
     const std::size_t n = std::size_t{1} << log2n, bytes = n * sizeof(float);
@@ -128,13 +155,31 @@ int main(int argc, char** argv) {
         cpu_name = name;
       }
     }
-    std::snprintf(line, sizeof line, "| 2^%d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f (%s) | %.2f | %.2f |\n", log2n,
-                  gbps(copy_pageable), gbps(copy_pinned), gbps(seeds), gbps(streamed_pageable), gbps(streamed_pinned),
-                  gbps(cpu_best), cpu_name.c_str(), seeds / streamed_pageable, copy_pinned / streamed_pinned);
+    const xr::Request on_pageable{pageable.data(), n, xr::DType::f32, xr::Op::sum, xr::Memory::host};
+    const xr::Request on_pinned{pinned, n, xr::DType::f32, xr::Op::sum, xr::Memory::host};
+    const double hybrid_pageable = median_seconds(repeat, [&] { tuned.reduce(on_pageable, {.backend = "hybrid"}); });
+    const double hybrid_pinned = median_seconds(repeat, [&] { tuned.reduce(on_pinned, {.backend = "hybrid"}); });
+    const double auto_pageable = median_seconds(repeat, [&] { tuned.reduce(on_pageable, {.backend = "auto"}); });
+    const double auto_pinned = median_seconds(repeat, [&] { tuned.reduce(on_pinned, {.backend = "auto"}); });
+    const std::string picked_pageable(tuned.resolve(on_pageable, {.backend = "auto"}).reducer->name());
+    const std::string picked_pinned(tuned.resolve(on_pinned, {.backend = "auto"}).reducer->name());
+    const double best_pageable = std::min({seeds, streamed_pageable, cpu_best, hybrid_pageable});
+    const double best_pinned = std::min({streamed_pinned, cpu_best, hybrid_pinned});
+    std::snprintf(line, sizeof line,
+                  "| 2^%d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f (%s) | %.1f | %.1f | %.2f | %.2f | %.2f | %.1f %s (%.2f) | "
+                  "%.1f %s (%.2f) |\n",
+                  log2n, gbps(copy_pageable), gbps(copy_pinned), gbps(seeds), gbps(streamed_pageable), gbps(streamed_pinned),
+                  gbps(cpu_best), cpu_name.c_str(), gbps(hybrid_pageable), gbps(hybrid_pinned), seeds / streamed_pageable,
+                  copy_pinned / streamed_pinned, std::min(cpu_best, streamed_pinned) / hybrid_pinned, gbps(auto_pageable),
+                  picked_pageable.c_str(), auto_pageable / best_pageable, gbps(auto_pinned), picked_pinned.c_str(),
+                  auto_pinned / best_pinned);
     md += line;
     rows.push_back({{"log2n", log2n}, {"n", n}, {"copy_pageable_s", copy_pageable}, {"copy_pinned_s", copy_pinned},
                     {"seeds_way_s", seeds}, {"streamed_pageable_s", streamed_pageable}, {"streamed_pinned_s", streamed_pinned},
-                    {"cpu_best_s", cpu_best}, {"cpu_best", cpu_name}});
+                    {"cpu_best_s", cpu_best}, {"cpu_best", cpu_name}, {"hybrid_pageable_s", hybrid_pageable},
+                    {"hybrid_pinned_s", hybrid_pinned}, {"auto_pageable_s", auto_pageable}, {"auto_pinned_s", auto_pinned},
+                    {"auto_pageable_backend", picked_pageable}, {"auto_pinned_backend", picked_pinned},
+                    {"auto_pageable_regret", auto_pageable / best_pageable}, {"auto_pinned_regret", auto_pinned / best_pinned}});
     std::fprintf(stderr, "2^%d done\n", log2n);
   }
 
@@ -144,15 +189,15 @@ int main(int argc, char** argv) {
   nlohmann::json sweep = nlohmann::json::array();
   std::snprintf(line, sizeof line, "\n## Streamed path settings at 2^%d (GB/s)\n\n| chunk MiB | streams | copy threads | pageable | pinned |\n|---:|---:|---:|---:|---:|\n", sweep_log2);
   md += line;
-  for (std::size_t chunk_mib : {8, 16, 32, 64})
+  for (std::size_t chunk_mib : {16, 32, 64})
     for (int streams : {2, 3, 4})
-      for (int threads : {2, 4, 8}) {
+      for (int threads : {4, 8}) {
         xc::Streaming s{chunk_mib << 20, streams, threads};
         const double pg = median_seconds(repeat, [&] {
           xc::reduce_host(xc::Technique::single_pass, pageable.data(), n, xr::DType::f32, xr::Op::sum, 256, device, false, s);
         });
         double pn = 0;
-        if (threads == 2)  // copy threads do not touch pinned input
+        if (threads == 4)  // copy threads do not touch pinned input
           pn = median_seconds(repeat, [&] {
             xc::reduce_host(xc::Technique::single_pass, pinned, n, xr::DType::f32, xr::Op::sum, 256, device, true, s);
           });
@@ -169,6 +214,13 @@ int main(int argc, char** argv) {
     std::time_t now = std::time(nullptr);
     date.resize(std::strftime(date.data(), date.size(), "%Y-%m-%d", std::gmtime(&now)));
     nlohmann::json j{{"schema", 1}, {"benchmark", "host-reduce"}, {"date", date}, {"device", prop.name},
+                     {"calibration", {{"gpu_fraction_pinned", tuned_config.hybrid.gpu_fraction_pinned},
+                                      {"gpu_fraction_pageable", tuned_config.hybrid.gpu_fraction_pageable},
+                                      {"gpu_min_count_pinned", tuned_config.dispatch.gpu_min_count_pinned},
+                                      {"gpu_min_count_pageable", tuned_config.dispatch.gpu_min_count_pageable},
+                                      {"hybrid_min_count_pinned", tuned_config.dispatch.hybrid_min_count_pinned},
+                                      {"hybrid_min_count_pageable", tuned_config.dispatch.hybrid_min_count_pageable},
+                                      {"parallel_min_count", tuned_config.dispatch.parallel_min_count}}},
                      {"dtype", "f32"}, {"op", "sum"}, {"repeat", repeat}, {"rows", rows}, {"sweep", sweep},
                      {"defaults", {{"chunk_bytes", defaults.chunk_bytes}, {"streams", defaults.streams},
                                    {"copy_threads", defaults.copy_threads}}}};

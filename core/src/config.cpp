@@ -65,10 +65,30 @@ Config Config::from_string(std::string_view text, const std::string& origin) {
       for (auto&& [dkey, dnode] : *t) {
         const std::string dk(dkey.str());
         if (dk == "parallel_min_count") c.dispatch.parallel_min_count = expect_count(origin, "dispatch." + dk, dnode);
-        else fail(origin, dnode, "unknown key 'dispatch." + dk + "'; valid: parallel_min_count");
+        else if (dk == "gpu_min_count_pinned") c.dispatch.gpu_min_count_pinned = expect_count(origin, "dispatch." + dk, dnode);
+        else if (dk == "gpu_min_count_pageable") c.dispatch.gpu_min_count_pageable = expect_count(origin, "dispatch." + dk, dnode);
+        else if (dk == "hybrid_min_count_pinned") c.dispatch.hybrid_min_count_pinned = expect_count(origin, "dispatch." + dk, dnode);
+        else if (dk == "hybrid_min_count_pageable") c.dispatch.hybrid_min_count_pageable = expect_count(origin, "dispatch." + dk, dnode);
+        else
+          fail(origin, dnode, "unknown key 'dispatch." + dk +
+                                  "'; valid: parallel_min_count, gpu_min_count_pinned, gpu_min_count_pageable, "
+                                  "hybrid_min_count_pinned, hybrid_min_count_pageable");
+      }
+    } else if (k == "hybrid") {
+      const toml::table* t = node.as_table();
+      if (!t) fail(origin, node, "'hybrid' must be a table");
+      for (auto&& [hkey, hnode] : *t) {
+        const std::string hk(hkey.str());
+        double* target = hk == "gpu_fraction_pinned"     ? &c.hybrid.gpu_fraction_pinned
+                         : hk == "gpu_fraction_pageable" ? &c.hybrid.gpu_fraction_pageable
+                                                         : nullptr;
+        if (!target) fail(origin, hnode, "unknown key 'hybrid." + hk + "'; valid: gpu_fraction_pinned, gpu_fraction_pageable");
+        auto v = hnode.value<double>();
+        if (!v || !(*v >= 0 && *v < 1)) fail(origin, hnode, "'hybrid." + hk + "' must be a number in [0, 1)");
+        *target = *v;
       }
     } else {
-      fail(origin, node, "unknown key '" + k + "'; valid: backend, threads, plugin_path, [dispatch]");
+      fail(origin, node, "unknown key '" + k + "'; valid: backend, threads, plugin_path, [dispatch], [hybrid]");
     }
   }
   return c;

@@ -21,7 +21,7 @@ std::string Context::backend_for(const Options& options) const {
 Dispatcher::Choice Context::resolve(Request q, const Options& options) const {
   if (q.memory == Memory::automatic) q.memory = q.data ? registry_.locate(q.data) : Memory::host;
   const std::string name = backend_for(options);
-  if (name == "auto") return Dispatcher(registry_, config_.dispatch).choose(q);
+  if (name == "auto") return Dispatcher(registry_, config_.dispatch).choose(q, pinned_host(q));
   const std::string source = options.backend.empty() ? config_.backend_source : "the caller";
   try {
     return {&registry_.get(name), "named by " + source};
@@ -35,7 +35,12 @@ Result Context::reduce(const Request& request, const Options& options) {
   if (q.memory == Memory::automatic) q.memory = q.data ? registry_.locate(q.data) : Memory::host;
   Options o = options;
   if (o.threads == 0) o.threads = config_.threads;
+  if (o.gpu_fraction == 0) o.gpu_fraction = pinned_host(q) ? config_.hybrid.gpu_fraction_pinned : config_.hybrid.gpu_fraction_pageable;
   return resolve(q, o).reducer->reduce(q, o);
+}
+
+bool Context::pinned_host(const Request& q) const {
+  return q.memory != Memory::device && q.data && registry_.is_pinned(q.data);
 }
 
 Context& default_context() {

@@ -4,7 +4,7 @@
 
 namespace xreduce {
 
-Dispatcher::Choice Dispatcher::choose(const Request& q) const {
+Dispatcher::Choice Dispatcher::choose(const Request& q, bool pinned) const {
   const Memory memory = q.memory == Memory::automatic ? Memory::host : q.memory;
   // Only backends that can run here and promise exact semantics for this combination.
   std::vector<Registry::Entry> fit;
@@ -23,6 +23,17 @@ Dispatcher::Choice Dispatcher::choose(const Request& q) const {
   if (memory == Memory::device) {
     if (Reducer* r = first(Engine::gpu)) return {r, what + ": best GPU backend"};
   } else {
+    auto at_least = [&](std::uint64_t threshold) { return threshold != 0 && q.count >= threshold; };
+    const std::uint64_t hybrid_min = pinned ? config_.hybrid_min_count_pinned : config_.hybrid_min_count_pageable;
+    if (at_least(hybrid_min))
+      if (Reducer* r = first(Engine::hybrid))
+        return {r, what + (pinned ? " (pinned)" : " (pageable)") + " >= hybrid_min_count_" + (pinned ? "pinned" : "pageable") +
+                       " (" + std::to_string(hybrid_min) + "): CPU and GPU together"};
+    const std::uint64_t gpu_min = pinned ? config_.gpu_min_count_pinned : config_.gpu_min_count_pageable;
+    if (at_least(gpu_min))
+      if (Reducer* r = first(Engine::gpu))
+        return {r, what + (pinned ? " (pinned)" : " (pageable)") + " >= gpu_min_count_" + (pinned ? "pinned" : "pageable") +
+                       " (" + std::to_string(gpu_min) + "): best GPU backend"};
     const bool large = q.count >= config_.parallel_min_count;
     const std::string threshold = " parallel_min_count (" + std::to_string(config_.parallel_min_count) + ")";
     if (large) {

@@ -119,11 +119,17 @@ std::vector<std::string> Registry::names() const {
 
 Memory Registry::locate(const void* pointer) const {
   for (auto locate : impl_->locators) {
-    std::int32_t m = locate(pointer);
-    if (m == static_cast<std::int32_t>(Memory::host) || m == static_cast<std::int32_t>(Memory::device))
-      return static_cast<Memory>(m);
+    const std::int32_t where = locate(pointer);
+    if (where == XREDUCE_LOCATION_DEVICE) return Memory::device;
+    if (where == XREDUCE_LOCATION_HOST || where == XREDUCE_LOCATION_PINNED_HOST) return Memory::host;
   }
   return Memory::host;
+}
+
+bool Registry::is_pinned(const void* pointer) const {
+  for (auto locate : impl_->locators)
+    if (locate(pointer) == XREDUCE_LOCATION_PINNED_HOST) return true;
+  return false;
 }
 
 std::filesystem::path core_library_directory() {

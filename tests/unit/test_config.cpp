@@ -121,3 +121,38 @@ TEST_CASE("config: an unknown backend name is an error that lists the valid ones
     CHECK(std::string(e.what()).find("cfg.toml:1:") != std::string::npos);
   }
 }
+
+TEST_CASE("calibration is written into the config file, keeping what else it holds") {
+  auto file = write_temp("calibrated.toml", "backend = \"tbb\"\nthreads = 2\n[dispatch]\nparallel_min_count = 7\n");
+  xr::Calibration cal;
+  cal.dispatch.parallel_min_count = 4096;
+  cal.dispatch.gpu_min_count_pinned = 1 << 20;
+  cal.dispatch.hybrid_min_count_pinned = 1 << 26;
+  cal.hybrid.gpu_fraction_pinned = 0.27;
+  xr::write_calibration(file, cal);
+  xr::Config c = xr::Config::from_file(file);
+  CHECK(c.backend == "tbb");
+  CHECK(c.threads == 2);
+  CHECK(c.dispatch.parallel_min_count == 4096);
+  CHECK(c.dispatch.gpu_min_count_pinned == (1u << 20));
+  CHECK(c.dispatch.gpu_min_count_pageable == 0);
+  CHECK(c.dispatch.hybrid_min_count_pinned == (1u << 26));
+  CHECK(c.hybrid.gpu_fraction_pinned == doctest::Approx(0.27));
+  // A file that does not parse as a config is left alone.
+  auto bad = write_temp("broken.toml", "backend = [\n");
+  CHECK_THROWS_AS(xr::write_calibration(bad, cal), xr::Error);
+}
+
+TEST_CASE("calibrate measures this machine's CPU backends (no GPU here: GPU thresholds stay 0)") {
+  xr::Context ctx(xr::Context::Empty{}, {});
+  ctx.registry().add_builtin_backends();
+  xr::CalibrationOptions o;
+  o.max_count = 1 << 16;
+  o.repeat = 1;
+  xr::Calibration cal = xr::calibrate(ctx, o);
+  CHECK(cal.dispatch.parallel_min_count > 0);
+  CHECK(cal.dispatch.gpu_min_count_pinned == 0);
+  CHECK(cal.dispatch.gpu_min_count_pageable == 0);
+  CHECK(cal.dispatch.hybrid_min_count_pinned == 0);
+  CHECK(cal.log.size() == 4);  // 2^10, 2^12, 2^14, 2^16
+}

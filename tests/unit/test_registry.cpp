@@ -113,6 +113,21 @@ TEST_CASE("dispatcher: by size and memory space, among available exact backends"
   CHECK(ctx.resolve(f32_sum(100), {}).reason.find("parallel_min_count (100)") != std::string::npos);
   CHECK(ctx.reduce(f32_sum(3)).backend == "serial");
 
+  // Host data goes to the GPU or to hybrid only from the calibrated sizes on, pinned or not.
+  xr::Config measured = cfg;
+  measured.dispatch.gpu_min_count_pinned = 1000;
+  measured.dispatch.hybrid_min_count_pinned = 5000;
+  measured.dispatch.gpu_min_count_pageable = 0;  // never
+  xr::Context c2(xr::Context::Empty{}, measured);
+  c2.registry().add(std::make_unique<Fake>("parallel", xr::Engine::cpu_parallel), 20);
+  c2.registry().add(std::make_unique<Fake>("gpu-host", xr::Engine::gpu), 30);
+  c2.registry().add(std::make_unique<Fake>("both", xr::Engine::hybrid), 10);
+  xr::Dispatcher d(c2.registry(), measured.dispatch);
+  CHECK(d.choose(f32_sum(999), true).reducer->name() == "parallel");
+  CHECK(d.choose(f32_sum(1000), true).reducer->name() == "gpu-host");
+  CHECK(d.choose(f32_sum(5000), true).reducer->name() == "both");
+  CHECK(d.choose(f32_sum(1 << 20), false).reducer->name() == "parallel");  // pageable: never the GPU
+
   // f64 sums are inexact on every fake: auto refuses rather than give a wrong answer.
   xr::Request f64 = f32_sum(3);
   f64.dtype = xr::DType::f64;

@@ -11,10 +11,25 @@
 
 namespace xreduce {
 
-//! Thresholds the dispatcher uses for backend = "auto".
+//! Thresholds the dispatcher uses for backend = "auto" (`xreduce calibrate` measures them).
+//! For the GPU and hybrid thresholds, 0 means never: host data stays on the CPU.
 struct DispatchConfig {
   //! From this many elements on, host data goes to the best CPU-parallel backend.
   std::uint64_t parallel_min_count = std::uint64_t{1} << 18;
+  //! From this many elements on, pinned (page-locked) host data goes to the best GPU backend.
+  std::uint64_t gpu_min_count_pinned = 0;
+  //! The same for ordinary (pageable) host data.
+  std::uint64_t gpu_min_count_pageable = 0;
+  //! From this many elements on, pinned host data goes to `hybrid` (CPU and GPU together).
+  std::uint64_t hybrid_min_count_pinned = 0;
+  //! The same for pageable host data.
+  std::uint64_t hybrid_min_count_pageable = 0;
+};
+
+//! How `hybrid` splits the work: the GPU's share of the elements (0: the backend's default).
+struct HybridConfig {
+  double gpu_fraction_pinned = 0;
+  double gpu_fraction_pageable = 0;
 };
 
 struct Config {
@@ -22,6 +37,7 @@ struct Config {
   std::vector<std::filesystem::path> plugin_path;  //!< extra plugin folders or files
   int threads = 0;                                 //!< 0: all hardware threads
   DispatchConfig dispatch;
+  HybridConfig hybrid;
   std::string backend_source = "default";  //!< where `backend` came from, for messages
 
   //! Parses a TOML file. Throws Error(config) naming the file, line and column.

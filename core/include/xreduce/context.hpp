@@ -31,6 +31,7 @@ class Context {
   Result reduce(const Request& request, const Options& options = {});
 
  private:
+  bool pinned_host(const Request& q) const;
   Config config_;
   Registry registry_;
 };

@@ -17,9 +17,10 @@ class Dispatcher {
 
   Dispatcher(const Registry& registry, DispatchConfig config) : registry_(registry), config_(config) {}
 
-  //! The backend for `request`, whose memory must be resolved (host or device). Considers only
-  //! available backends that do the combination exactly. Throws Error(unavailable) if none can.
-  Choice choose(const Request& request) const;
+  //! The backend for `request`, whose memory must be resolved (host or device); `pinned` says
+  //! whether host data is page-locked. Considers only available backends that do the
+  //! combination exactly. Throws Error(unavailable) if none can.
+  Choice choose(const Request& request, bool pinned = false) const;
 
  private:
   const Registry& registry_;

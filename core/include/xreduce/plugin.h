@@ -13,6 +13,12 @@ extern "C" {
 #endif
 
 #define XREDUCE_PLUGIN_ABI_VERSION 1u
+
+/* What a plugin's locate() says of a pointer. */
+#define XREDUCE_LOCATION_UNKNOWN 0
+#define XREDUCE_LOCATION_HOST 1        /* ordinary (pageable) host memory */
+#define XREDUCE_LOCATION_DEVICE 2      /* device memory (or managed) */
+#define XREDUCE_LOCATION_PINNED_HOST 3 /* page-locked host memory */
 #define XREDUCE_PLUGIN_ENTRY "xreduce_plugin_init_v1"
 
 /* dtype, op, memory and error codes take the numeric values of the C++ enums in
@@ -61,7 +67,7 @@ typedef struct xreduce_plugin_v1 {
   const char* name;
   size_t backend_count;
   const xreduce_backend_v1* backends;
-  /* Optional (may be NULL): the memory space of a pointer, as xreduce::Memory, or 0 if unknown. */
+  /* Optional (may be NULL): where a pointer lives: XREDUCE_LOCATION_*. */
   int32_t (*locate)(const void* pointer);
 } xreduce_plugin_v1;
 

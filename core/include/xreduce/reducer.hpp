@@ -17,7 +17,7 @@ enum class Support : std::uint8_t {
   inexact,  //!< runs, but makes no accuracy promise (the seeds' naive loop)
 };
 //! What kind of engine a backend is; the dispatcher chooses among engines.
-enum class Engine : std::uint8_t { cpu_serial, cpu_parallel, gpu };
+enum class Engine : std::uint8_t { cpu_serial, cpu_parallel, gpu, hybrid };
 
 std::string_view to_string(Support);
 std::string_view to_string(Engine);

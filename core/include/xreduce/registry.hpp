@@ -54,6 +54,8 @@ class Registry {
 
   //! Where a pointer lives, asking every plugin that can tell; host if none claims it.
   Memory locate(const void* pointer) const;
+  //! Whether a plugin knows the pointer as page-locked host memory.
+  bool is_pinned(const void* pointer) const;
 
   //! The first loaded plugin's pinned-memory service (xreduce/plugin.h), or nullptr if no plugin
   //! offers one. PinnedBuffer and PinnedRegion (xreduce/pinned.hpp) are the way to use it.

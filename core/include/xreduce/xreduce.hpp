@@ -1,6 +1,7 @@
 #pragma once
 //! The umbrella header: everything a user of the library needs.
 
+#include "xreduce/calibrate.hpp"
 #include "xreduce/config.hpp"
 #include "xreduce/context.hpp"
 #include "xreduce/dispatcher.hpp"

@@ -1,0 +1,40 @@
+#pragma once
+//! Measuring this machine for the dispatcher: where the CPU-parallel backends start to pay, where
+//! the GPU does for host data (pageable and pinned), and how `hybrid` should split.
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "xreduce/config.hpp"
+
+namespace xreduce {
+
+class Context;
+
+struct CalibrationOptions {
+  std::size_t max_count = std::size_t{1} << 26;   //!< largest f32 array measured
+  int repeat = 5;                                  //!< median of this many runs per point
+  std::function<void(const std::string&)> progress;  //!< told of each size as it is measured
+};
+
+struct Calibration {
+  DispatchConfig dispatch;
+  HybridConfig hybrid;
+  //! One line per measured size: the time of each engine, for the record.
+  std::vector<std::string> log;
+};
+
+//! Times f32 sums of 2^10 .. max_count elements with the context's backends: the best
+//! single-thread one, the best CPU-parallel one, the best GPU one on pageable and on pinned host
+//! data, and hybrid. Each threshold is the smallest measured size from which that engine wins at
+//! every larger measured size (0, where it never does).
+Calibration calibrate(Context& context, const CalibrationOptions& options = {});
+
+//! Writes the calibration's [dispatch] and [hybrid] keys into a TOML config file, keeping
+//! everything else in it; creates the file (and its folder) if needed. Throws Error(config).
+void write_calibration(const std::filesystem::path& file, const Calibration& calibration);
+
+}  // namespace xreduce

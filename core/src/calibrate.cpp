@@ -1,0 +1,165 @@
+#include "xreduce/calibrate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <chrono>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "xreduce/context.hpp"
+#include "xreduce/error.hpp"
+#include "xreduce/pinned.hpp"
+
+namespace xreduce {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kNever = std::numeric_limits<double>::infinity();
+
+double median_time(Reducer* r, const Request& q, const Options& o, int repeat) {
+  if (!r) return kNever;
+  r->reduce(q, o);  // warm-up
+  std::vector<double> t;
+  for (int k = 0; k < repeat; ++k) {
+    auto t0 = Clock::now();
+    r->reduce(q, o);
+    t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+Reducer* best(const Registry& registry, Engine engine) {
+  for (const auto& e : registry.entries()) {
+    Capabilities c = e.reducer->capabilities();
+    if (c.engine() == engine && c.accepts(Memory::host) && c.support(DType::f32, Op::sum) == Support::exact &&
+        e.reducer->available())
+      return e.reducer;
+  }
+  return nullptr;
+}
+
+//! The smallest size from which `wins` holds at every larger measured size; 0 if it never does.
+std::uint64_t threshold(const std::vector<std::size_t>& sizes, const std::vector<bool>& wins) {
+  std::uint64_t from = 0;
+  for (std::size_t i = sizes.size(); i-- > 0;) {
+    if (!wins[i]) break;
+    from = sizes[i];
+  }
+  return from;
+}
+
+std::string seconds(double s) {
+  if (s == kNever) return "-";
+  std::ostringstream out;
+  out.precision(3);
+  out << s * 1e6 << " us";
+  return out.str();
+}
+
+}  // namespace
+
+Calibration calibrate(Context& context, const CalibrationOptions& options) {
+  const Registry& registry = context.registry();
+  Reducer* serial = best(registry, Engine::cpu_serial);
+  Reducer* parallel = best(registry, Engine::cpu_parallel);
+  Reducer* gpu = best(registry, Engine::gpu);
+  Reducer* hybrid = best(registry, Engine::hybrid);
+  if (!serial) throw Error(ErrorCode::unavailable, "calibrate: no single-thread CPU backend");
+
+  const std::size_t max_n = std::max<std::size_t>(options.max_count, 1024);
+  std::vector<float> pageable(max_n);
+  for (std::size_t i = 0; i < max_n; ++i) pageable[i] = static_cast<float>((i * 2654435761u) % 1000) * 0.001f;
+  PinnedBuffer pinned(gpu ? max_n * sizeof(float) : 0, registry);
+  const bool have_pinned = gpu && pinned.pinned();
+  if (have_pinned) std::copy(pageable.begin(), pageable.end(), pinned.as<float>().begin());
+
+  Calibration cal;
+  std::vector<std::size_t> sizes;
+  std::vector<double> t_serial, t_parallel, t_gpu_pageable, t_gpu_pinned;
+  for (std::size_t n = 1024; n <= max_n; n *= 4) {
+    if (options.progress) options.progress("measuring 2^" + std::to_string(static_cast<int>(std::log2(n))) + " elements");
+    const Request on_pageable{pageable.data(), n, DType::f32, Op::sum, Memory::host};
+    const Request on_pinned{pinned.data(), n, DType::f32, Op::sum, Memory::host};
+    sizes.push_back(n);
+    t_serial.push_back(median_time(serial, on_pageable, {}, options.repeat));
+    t_parallel.push_back(median_time(parallel, on_pageable, {}, options.repeat));
+    t_gpu_pageable.push_back(median_time(gpu, on_pageable, {}, options.repeat));
+    t_gpu_pinned.push_back(have_pinned ? median_time(gpu, on_pinned, {}, options.repeat) : kNever);
+  }
+  std::vector<bool> parallel_wins, gpu_wins_pageable, gpu_wins_pinned;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const double cpu = std::min(t_serial[i], t_parallel[i]);
+    parallel_wins.push_back(t_parallel[i] < t_serial[i]);
+    gpu_wins_pageable.push_back(t_gpu_pageable[i] < cpu);
+    gpu_wins_pinned.push_back(t_gpu_pinned[i] < cpu);
+  }
+  const std::uint64_t parallel_from = threshold(sizes, parallel_wins);
+  cal.dispatch.parallel_min_count = parallel_from ? parallel_from : std::uint64_t{1} << 62;  // never: a size no one has
+  cal.dispatch.gpu_min_count_pageable = threshold(sizes, gpu_wins_pageable);
+  cal.dispatch.gpu_min_count_pinned = threshold(sizes, gpu_wins_pinned);
+
+  // Hybrid: split so both parts take the same time (from the largest size's rates), then see
+  // from which size on it beats the better of CPU alone and GPU alone.
+  std::vector<double> t_hybrid_pageable(sizes.size(), kNever), t_hybrid_pinned(sizes.size(), kNever);
+  if (hybrid && gpu) {
+    const std::size_t last = sizes.size() - 1;
+    const double cpu_rate = 1 / std::min(t_serial[last], t_parallel[last]);
+    cal.hybrid.gpu_fraction_pageable = (1 / t_gpu_pageable[last]) / (1 / t_gpu_pageable[last] + cpu_rate);
+    if (have_pinned) cal.hybrid.gpu_fraction_pinned = (1 / t_gpu_pinned[last]) / (1 / t_gpu_pinned[last] + cpu_rate);
+    std::vector<bool> wins_pageable, wins_pinned;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const std::size_t n = sizes[i];
+      const double cpu = std::min(t_serial[i], t_parallel[i]);
+      if (n >= (std::size_t{1} << 20)) {  // below that the split costs more than it saves
+        Options o;
+        o.gpu_fraction = cal.hybrid.gpu_fraction_pageable;
+        t_hybrid_pageable[i] = median_time(hybrid, Request{pageable.data(), n, DType::f32, Op::sum, Memory::host}, o, options.repeat);
+        if (have_pinned) {
+          o.gpu_fraction = cal.hybrid.gpu_fraction_pinned;
+          t_hybrid_pinned[i] = median_time(hybrid, Request{pinned.data(), n, DType::f32, Op::sum, Memory::host}, o, options.repeat);
+        }
+      }
+      wins_pageable.push_back(t_hybrid_pageable[i] < std::min(cpu, t_gpu_pageable[i]));
+      wins_pinned.push_back(t_hybrid_pinned[i] < std::min(cpu, t_gpu_pinned[i]));
+    }
+    cal.dispatch.hybrid_min_count_pageable = threshold(sizes, wins_pageable);
+    cal.dispatch.hybrid_min_count_pinned = threshold(sizes, wins_pinned);
+  }
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    cal.log.push_back("n = " + std::to_string(sizes[i]) + ": single-thread " + seconds(t_serial[i]) + ", parallel " +
+                      seconds(t_parallel[i]) + ", GPU pageable " + seconds(t_gpu_pageable[i]) + ", GPU pinned " +
+                      seconds(t_gpu_pinned[i]) + ", hybrid pageable " + seconds(t_hybrid_pageable[i]) + ", hybrid pinned " +
+                      seconds(t_hybrid_pinned[i]));
+  return cal;
+}
+
+void write_calibration(const std::filesystem::path& file, const Calibration& cal) {
+  toml::table root;
+  if (std::filesystem::exists(file)) {
+    Config::from_file(file);  // refuse to rewrite a file that does not parse as a config
+    root = toml::parse_file(file.string());
+  }
+  auto count = [](std::uint64_t v) { return static_cast<std::int64_t>(std::min<std::uint64_t>(v, std::uint64_t{1} << 62)); };
+  toml::table dispatch = root["dispatch"].as_table() ? *root["dispatch"].as_table() : toml::table{};
+  dispatch.insert_or_assign("parallel_min_count", count(cal.dispatch.parallel_min_count));
+  dispatch.insert_or_assign("gpu_min_count_pinned", count(cal.dispatch.gpu_min_count_pinned));
+  dispatch.insert_or_assign("gpu_min_count_pageable", count(cal.dispatch.gpu_min_count_pageable));
+  dispatch.insert_or_assign("hybrid_min_count_pinned", count(cal.dispatch.hybrid_min_count_pinned));
+  dispatch.insert_or_assign("hybrid_min_count_pageable", count(cal.dispatch.hybrid_min_count_pageable));
+  root.insert_or_assign("dispatch", dispatch);
+  toml::table hybrid;
+  hybrid.insert_or_assign("gpu_fraction_pinned", cal.hybrid.gpu_fraction_pinned);
+  hybrid.insert_or_assign("gpu_fraction_pageable", cal.hybrid.gpu_fraction_pageable);
+  root.insert_or_assign("hybrid", hybrid);
+  std::error_code ec;
+  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
+  std::ofstream out(file);
+  if (!out) throw Error(ErrorCode::config, "cannot write config file " + file.string());
+  out << "# Thresholds measured by `xreduce calibrate`; other settings are kept as they were.\n" << root << "\n";
+  if (!out) throw Error(ErrorCode::config, "cannot write config file " + file.string());
+}
+
+}  // namespace xreduce
