@@ -298,7 +298,8 @@ int calibrate(xr::Context& ctx, const CalibrateArgs& args) {
   const xr::Calibration cal = xr::calibrate(ctx, options);
   for (const auto& line : cal.log) std::printf("  %s\n", line.c_str());
   const auto& d = cal.dispatch;
-  std::printf("\n[dispatch] parallel_min_count = %llu, gpu_min_count_pinned = %llu, gpu_min_count_pageable = %llu,\n"
+  std::printf("\n[dispatch] parallel_backend = \"%s\"\n", d.parallel_backend.c_str());
+  std::printf("[dispatch] parallel_min_count = %llu, gpu_min_count_pinned = %llu, gpu_min_count_pageable = %llu,\n"
               "           hybrid_min_count_pinned = %llu, hybrid_min_count_pageable = %llu   (0: never)\n"
               "[hybrid]   gpu_fraction_pinned = %.3f, gpu_fraction_pageable = %.3f\n",
               static_cast<unsigned long long>(d.parallel_min_count), static_cast<unsigned long long>(d.gpu_min_count_pinned),

@@ -31,7 +31,9 @@ class HybridReducer final : public Reducer {
  protected:
   Result do_reduce(const Request& q, const Options& o) override {
     Reducer* gpu = pick(Engine::gpu, &q);
-    Reducer* cpu = pick(Engine::cpu_parallel, &q);
+    Reducer* cpu = o.cpu_backend.empty() ? nullptr : registry_.find(o.cpu_backend);
+    if (!cpu || cpu->capabilities().support(q.dtype, q.op) != Support::exact || !cpu->available())
+      cpu = pick(Engine::cpu_parallel, &q);
     if (!gpu || !cpu)
       throw Error(ErrorCode::unavailable, "hybrid: no GPU or CPU-parallel backend does " + std::string(to_string(q.op)) +
                                               " of " + std::string(to_string(q.dtype)) + " here");

@@ -65,6 +65,12 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
   const Registry& registry = context.registry();
   Reducer* serial = best(registry, Engine::cpu_serial);
   Reducer* parallel = best(registry, Engine::cpu_parallel);
+  std::vector<Reducer*> parallels;  // every CPU-parallel backend: the fastest here is preferred
+  for (const auto& e : registry.entries()) {
+    Capabilities c = e.reducer->capabilities();
+    if (c.engine() == Engine::cpu_parallel && c.support(DType::f32, Op::sum) == Support::exact && e.reducer->available())
+      parallels.push_back(e.reducer);
+  }
   Reducer* gpu = best(registry, Engine::gpu);
   Reducer* hybrid = best(registry, Engine::hybrid);
   if (!serial) throw Error(ErrorCode::unavailable, "calibrate: no single-thread CPU backend");
@@ -77,6 +83,21 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
   if (have_pinned) std::copy(pageable.begin(), pageable.end(), pinned.as<float>().begin());
 
   Calibration cal;
+  // The fastest CPU-parallel backend over the sizes where parallel work pays (2^20 on).
+  if (parallels.size() > 1) {
+    double best_total = kNever;
+    for (Reducer* r : parallels) {
+      double total = 0;
+      for (std::size_t n = std::size_t{1} << 20; n <= max_n; n *= 4)
+        total += median_time(r, Request{pageable.data(), n, DType::f32, Op::sum, Memory::host}, {}, options.repeat);
+      if (total < best_total) {
+        best_total = total;
+        parallel = r;
+      }
+    }
+  }
+  if (parallel) cal.dispatch.parallel_backend = std::string(parallel->name());
+
   std::vector<std::size_t> sizes;
   std::vector<double> t_serial, t_parallel, t_gpu_pageable, t_gpu_pinned;
   for (std::size_t n = 1024; n <= max_n; n *= 4) {
@@ -107,14 +128,33 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
   if (hybrid && gpu) {
     const std::size_t last = sizes.size() - 1;
     const double cpu_rate = 1 / std::min(t_serial[last], t_parallel[last]);
-    cal.hybrid.gpu_fraction_pageable = (1 / t_gpu_pageable[last]) / (1 / t_gpu_pageable[last] + cpu_rate);
-    if (have_pinned) cal.hybrid.gpu_fraction_pinned = (1 / t_gpu_pinned[last]) / (1 / t_gpu_pinned[last] + cpu_rate);
+    // Start from the split that balances the two rates, then try around it: the parts share the
+    // host's memory bandwidth, so the balance point moves when both run at once.
+    auto best_split = [&](const void* data, double estimate) {
+      Options o;
+      o.cpu_backend = cal.dispatch.parallel_backend;
+      double best_fraction = estimate, best_time = kNever;
+      for (double f : {estimate * 0.7, estimate * 0.85, estimate, estimate * 1.15, estimate * 1.3}) {
+        o.gpu_fraction = std::min(f, 0.95);
+        const double t = median_time(hybrid, Request{data, max_n, DType::f32, Op::sum, Memory::host}, o, options.repeat);
+        if (t < best_time) {
+          best_time = t;
+          best_fraction = o.gpu_fraction;
+        }
+      }
+      return best_fraction;
+    };
+    cal.hybrid.gpu_fraction_pageable =
+        best_split(pageable.data(), (1 / t_gpu_pageable[last]) / (1 / t_gpu_pageable[last] + cpu_rate));
+    if (have_pinned)
+      cal.hybrid.gpu_fraction_pinned = best_split(pinned.data(), (1 / t_gpu_pinned[last]) / (1 / t_gpu_pinned[last] + cpu_rate));
     std::vector<bool> wins_pageable, wins_pinned;
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       const std::size_t n = sizes[i];
       const double cpu = std::min(t_serial[i], t_parallel[i]);
       if (n >= (std::size_t{1} << 20)) {  // below that the split costs more than it saves
         Options o;
+        o.cpu_backend = cal.dispatch.parallel_backend;
         o.gpu_fraction = cal.hybrid.gpu_fraction_pageable;
         t_hybrid_pageable[i] = median_time(hybrid, Request{pageable.data(), n, DType::f32, Op::sum, Memory::host}, o, options.repeat);
         if (have_pinned) {
@@ -145,6 +185,7 @@ void write_calibration(const std::filesystem::path& file, const Calibration& cal
   auto count = [](std::uint64_t v) { return static_cast<std::int64_t>(std::min<std::uint64_t>(v, std::uint64_t{1} << 62)); };
   toml::table dispatch = root["dispatch"].as_table() ? *root["dispatch"].as_table() : toml::table{};
   dispatch.insert_or_assign("parallel_min_count", count(cal.dispatch.parallel_min_count));
+  if (!cal.dispatch.parallel_backend.empty()) dispatch.insert_or_assign("parallel_backend", cal.dispatch.parallel_backend);
   dispatch.insert_or_assign("gpu_min_count_pinned", count(cal.dispatch.gpu_min_count_pinned));
   dispatch.insert_or_assign("gpu_min_count_pageable", count(cal.dispatch.gpu_min_count_pageable));
   dispatch.insert_or_assign("hybrid_min_count_pinned", count(cal.dispatch.hybrid_min_count_pinned));

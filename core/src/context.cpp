@@ -19,9 +19,23 @@ std::string Context::backend_for(const Options& options) const {
 }
 
 Dispatcher::Choice Context::resolve(Request q, const Options& options) const {
-  if (q.memory == Memory::automatic) q.memory = q.data ? registry_.locate(q.data) : Memory::host;
+  const bool pinned = resolve_memory(q);
+  return choose(q, options, pinned);
+}
+
+bool Context::resolve_memory(Request& q) const {
+  if (q.memory == Memory::device || !q.data) {
+    if (q.memory == Memory::automatic) q.memory = Memory::host;
+    return false;
+  }
+  const Registry::Location where = registry_.where(q.data);
+  if (q.memory == Memory::automatic) q.memory = where.memory;
+  return q.memory == Memory::host && where.pinned;
+}
+
+Dispatcher::Choice Context::choose(const Request& q, const Options& options, bool pinned) const {
   const std::string name = backend_for(options);
-  if (name == "auto") return Dispatcher(registry_, config_.dispatch).choose(q, pinned_host(q));
+  if (name == "auto") return Dispatcher(registry_, config_.dispatch).choose(q, pinned);
   const std::string source = options.backend.empty() ? config_.backend_source : "the caller";
   try {
     return {&registry_.get(name), "named by " + source};
@@ -32,15 +46,12 @@ Dispatcher::Choice Context::resolve(Request q, const Options& options) const {
 
 Result Context::reduce(const Request& request, const Options& options) {
   Request q = request;
-  if (q.memory == Memory::automatic) q.memory = q.data ? registry_.locate(q.data) : Memory::host;
+  const bool pinned = resolve_memory(q);
   Options o = options;
   if (o.threads == 0) o.threads = config_.threads;
-  if (o.gpu_fraction == 0) o.gpu_fraction = pinned_host(q) ? config_.hybrid.gpu_fraction_pinned : config_.hybrid.gpu_fraction_pageable;
-  return resolve(q, o).reducer->reduce(q, o);
-}
-
-bool Context::pinned_host(const Request& q) const {
-  return q.memory != Memory::device && q.data && registry_.is_pinned(q.data);
+  if (o.gpu_fraction == 0) o.gpu_fraction = pinned ? config_.hybrid.gpu_fraction_pinned : config_.hybrid.gpu_fraction_pageable;
+  if (o.cpu_backend.empty()) o.cpu_backend = config_.dispatch.parallel_backend;
+  return choose(q, o, pinned).reducer->reduce(q, o);
 }
 
 Context& default_context() {

@@ -14,6 +14,9 @@ Dispatcher::Choice Dispatcher::choose(const Request& q, bool pinned) const {
       fit.push_back(e);
   }
   auto first = [&](Engine engine) -> Reducer* {
+    if (engine == Engine::cpu_parallel && !config_.parallel_backend.empty())
+      for (const auto& e : fit)
+        if (e.reducer->name() == config_.parallel_backend && e.reducer->capabilities().engine() == engine) return e.reducer;
     for (const auto& e : fit)
       if (e.reducer->capabilities().engine() == engine) return e.reducer;
     return nullptr;

@@ -117,19 +117,14 @@ std::vector<std::string> Registry::names() const {
   return v;
 }
 
-Memory Registry::locate(const void* pointer) const {
+Registry::Location Registry::where(const void* pointer) const {
   for (auto locate : impl_->locators) {
     const std::int32_t where = locate(pointer);
-    if (where == XREDUCE_LOCATION_DEVICE) return Memory::device;
-    if (where == XREDUCE_LOCATION_HOST || where == XREDUCE_LOCATION_PINNED_HOST) return Memory::host;
+    if (where == XREDUCE_LOCATION_DEVICE) return {Memory::device, false};
+    if (where == XREDUCE_LOCATION_PINNED_HOST) return {Memory::host, true};
+    if (where == XREDUCE_LOCATION_HOST) return {Memory::host, false};
   }
-  return Memory::host;
-}
-
-bool Registry::is_pinned(const void* pointer) const {
-  for (auto locate : impl_->locators)
-    if (locate(pointer) == XREDUCE_LOCATION_PINNED_HOST) return true;
-  return false;
+  return {};
 }
 
 std::filesystem::path core_library_directory() {

@@ -126,6 +126,7 @@ TEST_CASE("calibration is written into the config file, keeping what else it hol
   auto file = write_temp("calibrated.toml", "backend = \"tbb\"\nthreads = 2\n[dispatch]\nparallel_min_count = 7\n");
   xr::Calibration cal;
   cal.dispatch.parallel_min_count = 4096;
+  cal.dispatch.parallel_backend = "openmp";
   cal.dispatch.gpu_min_count_pinned = 1 << 20;
   cal.dispatch.hybrid_min_count_pinned = 1 << 26;
   cal.hybrid.gpu_fraction_pinned = 0.27;
@@ -134,6 +135,7 @@ TEST_CASE("calibration is written into the config file, keeping what else it hol
   CHECK(c.backend == "tbb");
   CHECK(c.threads == 2);
   CHECK(c.dispatch.parallel_min_count == 4096);
+  CHECK(c.dispatch.parallel_backend == "openmp");
   CHECK(c.dispatch.gpu_min_count_pinned == (1u << 20));
   CHECK(c.dispatch.gpu_min_count_pageable == 0);
   CHECK(c.dispatch.hybrid_min_count_pinned == (1u << 26));

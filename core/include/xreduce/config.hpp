@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string>
 #include <vector>
 
 namespace xreduce {
@@ -16,6 +17,8 @@ namespace xreduce {
 struct DispatchConfig {
   //! From this many elements on, host data goes to the best CPU-parallel backend.
   std::uint64_t parallel_min_count = std::uint64_t{1} << 18;
+  //! The CPU-parallel backend to prefer (the fastest here, as measured); empty: by priority.
+  std::string parallel_backend;
   //! From this many elements on, pinned (page-locked) host data goes to the best GPU backend.
   std::uint64_t gpu_min_count_pinned = 0;
   //! The same for ordinary (pageable) host data.

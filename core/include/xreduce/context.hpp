@@ -31,7 +31,9 @@ class Context {
   Result reduce(const Request& request, const Options& options = {});
 
  private:
-  bool pinned_host(const Request& q) const;
+  //! Resolves Memory::automatic; returns whether the data is pinned host memory.
+  bool resolve_memory(Request& q) const;
+  Dispatcher::Choice choose(const Request& q, const Options& options, bool pinned) const;
   Config config_;
   Registry registry_;
 };

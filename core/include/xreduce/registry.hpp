@@ -52,10 +52,13 @@ class Registry {
   std::vector<Entry> entries() const;
   std::vector<std::string> names() const;
 
-  //! Where a pointer lives, asking every plugin that can tell; host if none claims it.
-  Memory locate(const void* pointer) const;
-  //! Whether a plugin knows the pointer as page-locked host memory.
-  bool is_pinned(const void* pointer) const;
+  //! Where a pointer lives, asking every plugin that can tell: host (pageable) if none claims it.
+  struct Location {
+    Memory memory = Memory::host;
+    bool pinned = false;  //!< page-locked host memory
+  };
+  Location where(const void* pointer) const;
+  Memory locate(const void* pointer) const { return where(pointer).memory; }
 
   //! The first loaded plugin's pinned-memory service (xreduce/plugin.h), or nullptr if no plugin
   //! offers one. PinnedBuffer and PinnedRegion (xreduce/pinned.hpp) are the way to use it.
