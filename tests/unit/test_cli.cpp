@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -92,4 +93,18 @@ TEST_CASE("cli: the tour and list run") {
   Run list = xreduce("list --json");
   REQUIRE(list.code == 0);
   CHECK(nlohmann::json::parse(list.out).size() >= 2);
+}
+
+TEST_CASE("cli: calibrate measures and writes the config file it is given") {
+  Run dry = xreduce("calibrate --dry-run --max-count 65536");
+  CHECK(dry.code == 0);
+  CHECK(dry.out.find("parallel_min_count") != std::string::npos);
+  std::remove("cli-calibrated.toml");
+  Run wrote = xreduce("calibrate --max-count 65536 --config cli-calibrated.toml");
+  CHECK(wrote.code == 0);
+  std::ifstream written("cli-calibrated.toml");
+  std::string text((std::istreambuf_iterator<char>(written)), std::istreambuf_iterator<char>());
+  CHECK(text.find("[dispatch]") != std::string::npos);
+  CHECK(xreduce("list", "XREDUCE_CONFIG=cli-calibrated.toml").code == 0);  // and it reads back
+  CHECK(xreduce("calibrate --max-count 10").code == 2);                    // below the smallest size
 }
