@@ -15,46 +15,6 @@ void check(cudaError_t status, const char* what) {
   throw Error(status == cudaErrorMemoryAllocation ? ErrorCode::out_of_memory : ErrorCode::internal, message);
 }
 
-DeviceBuffer::~DeviceBuffer() {
-  if (ptr_) cudaFree(ptr_);
-}
-
-void* DeviceBuffer::reserve(std::size_t bytes, const char* what) {
-  if (bytes <= capacity_) return ptr_;
-  if (ptr_) cudaFree(ptr_);
-  ptr_ = nullptr;
-  capacity_ = 0;
-  cudaError_t status = cudaMalloc(&ptr_, bytes);
-  if (status != cudaSuccess) {
-    ptr_ = nullptr;
-    cudaGetLastError();
-    throw Error(ErrorCode::out_of_memory, "cannot allocate " + std::to_string(bytes) + " bytes of GPU memory for " +
-                                              what + ": " + cudaGetErrorString(status));
-  }
-  capacity_ = bytes;
-  return ptr_;
-}
-
-PinnedHostBuffer::~PinnedHostBuffer() {
-  if (ptr_) cudaFreeHost(ptr_);
-}
-
-void* PinnedHostBuffer::reserve(std::size_t bytes, const char* what) {
-  if (bytes <= capacity_) return ptr_;
-  if (ptr_) cudaFreeHost(ptr_);
-  ptr_ = nullptr;
-  capacity_ = 0;
-  cudaError_t status = cudaMallocHost(&ptr_, bytes);
-  if (status != cudaSuccess) {
-    ptr_ = nullptr;
-    cudaGetLastError();
-    throw Error(ErrorCode::out_of_memory, "cannot allocate " + std::to_string(bytes) + " bytes of pinned host memory for " +
-                                              what + ": " + cudaGetErrorString(status));
-  }
-  capacity_ = bytes;
-  return ptr_;
-}
-
 Workspace::Workspace(int dev) : device(dev) {
   XREDUCE_CUDA(cudaSetDevice(device));
   XREDUCE_CUDA(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));

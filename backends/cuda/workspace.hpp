@@ -10,6 +10,8 @@
 #include <memory>
 #include <string>
 
+#include "xreduce/error.hpp"
+
 namespace xreduce::cuda {
 
 //! Throws xreduce::Error for a failed CUDA call: out_of_memory for allocation failures,
@@ -17,14 +19,31 @@ namespace xreduce::cuda {
 void check(cudaError_t status, const char* what);
 #define XREDUCE_CUDA(call) ::xreduce::cuda::check((call), #call)
 
-//! A device allocation that only grows.
-class DeviceBuffer {
+//! An allocation that only grows (and is kept between calls): device memory, or pinned host
+//! memory for the streamed path's staging. Allocation failure is Error(out_of_memory).
+template <class Allocation>
+class GrowingBuffer {
  public:
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer();
-  void* reserve(std::size_t bytes, const char* what);
+  GrowingBuffer() = default;
+  GrowingBuffer(const GrowingBuffer&) = delete;
+  GrowingBuffer& operator=(const GrowingBuffer&) = delete;
+  ~GrowingBuffer() {
+    if (ptr_) Allocation::release(ptr_);
+  }
+  void* reserve(std::size_t bytes, const char* what) {
+    if (bytes <= capacity_) return ptr_;
+    if (ptr_) Allocation::release(ptr_);
+    ptr_ = nullptr;
+    capacity_ = 0;
+    if (cudaError_t status = Allocation::allocate(&ptr_, bytes); status != cudaSuccess) {
+      ptr_ = nullptr;
+      cudaGetLastError();
+      throw Error(ErrorCode::out_of_memory, "cannot allocate " + std::to_string(bytes) + " bytes of " + Allocation::kind +
+                                                " for " + what + ": " + cudaGetErrorString(status));
+    }
+    capacity_ = bytes;
+    return ptr_;
+  }
   void* get() const { return ptr_; }
   std::size_t capacity() const { return capacity_; }
 
@@ -33,20 +52,18 @@ class DeviceBuffer {
   std::size_t capacity_ = 0;
 };
 
-//! A pinned (page-locked) host allocation that only grows: the staging ring of the streamed
-//! host path.
-class PinnedHostBuffer {
- public:
-  PinnedHostBuffer() = default;
-  PinnedHostBuffer(const PinnedHostBuffer&) = delete;
-  PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
-  ~PinnedHostBuffer();
-  void* reserve(std::size_t bytes, const char* what);
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t capacity_ = 0;
+struct DeviceAllocation {
+  static constexpr const char* kind = "GPU memory";
+  static cudaError_t allocate(void** p, std::size_t bytes) { return cudaMalloc(p, bytes); }
+  static void release(void* p) { cudaFree(p); }
 };
+struct PinnedAllocation {
+  static constexpr const char* kind = "pinned host memory";
+  static cudaError_t allocate(void** p, std::size_t bytes) { return cudaMallocHost(p, bytes); }
+  static void release(void* p) { cudaFreeHost(p); }
+};
+using DeviceBuffer = GrowingBuffer<DeviceAllocation>;
+using PinnedHostBuffer = GrowingBuffer<PinnedAllocation>;
 
 struct Workspace {
   int device = 0;
