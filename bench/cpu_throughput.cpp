@@ -21,16 +21,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_common.hpp"
 #include "xreduce/xreduce.hpp"
 
 namespace xr = xreduce;
 
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using xreduce::bench::median;
 
 template <class F>
 double time_median(int repeat, F&& f) {
@@ -127,9 +125,7 @@ int main(int argc, char** argv) {
   for (const auto& r : rows)
     if (r.backend == "sequential.naive") naive = r.gbps;
 
-  std::string date(32, '\0');
-  std::time_t now = std::time(nullptr);
-  date.resize(std::strftime(date.data(), date.size(), "%Y-%m-%d", std::gmtime(&now)));
+  const std::string date = xreduce::bench::utc_date();
   char head[512];
   std::snprintf(head, sizeof head, "%zu random f32 in [0,1) (%.2f GB), median of %d runs, %s, %u threads, %s", n,
                 bytes / 1e9, repeat, cpu_model().c_str(), threads, date.c_str());

@@ -21,10 +21,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../bench_common.hpp"
 #include "techniques.hpp"
 #include "xreduce/version.hpp"
 
 namespace xc = xreduce::cuda;
+namespace bench = xreduce::bench;
+using bench::median;
 
 namespace {
 
@@ -68,27 +71,13 @@ __global__ void read_probe(const uint4* __restrict__ x, std::size_t n, unsigned*
   if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9e3779b9u && acc.x == 0x7f4a7c15u) *sink = acc.y;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  int max_log2 = 30, repeat = 20;
-  std::string out_dir;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--max-log2" && i + 1 < argc) max_log2 = std::stoi(argv[++i]);
-    else if (a == "--repeat" && i + 1 < argc) repeat = std::stoi(argv[++i]);
-    else if (a == "--out" && i + 1 < argc) out_dir = argv[++i];
-    else {
-      std::fprintf(stderr, "usage: xreduce_bench_gpu [--max-log2 30] [--repeat 20] [--out DIR]\n");
-      return a == "--help" ? 0 : 2;
-    }
-  }
-  repeat = std::max(repeat, 10);
+  const bench::Args args = bench::parse_args(argc, argv, 30, 20, "xreduce_bench_gpu [--max-log2 30] [--repeat 20] [--out DIR]");
+  if (args.exit_code >= 0) return args.exit_code;
+  const int max_log2 = args.max_log2, repeat = args.repeat;
+  const std::string& out_dir = args.out_dir;
   int device = 0, driver = 0, runtime = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   cudaDeviceProp prop{};
@@ -219,9 +208,7 @@ int main(int argc, char** argv) {
   std::fputs(md.c_str(), stdout);
   if (!out_dir.empty()) {
     std::filesystem::create_directories(out_dir);
-    std::string date(32, '\0');
-    std::time_t now = std::time(nullptr);
-    date.resize(std::strftime(date.data(), date.size(), "%Y-%m-%d", std::gmtime(&now)));
+    const std::string date = bench::utc_date();
     nlohmann::json j{{"schema", 1}, {"benchmark", "gpu-reduce"}, {"date", date}, {"device", prop.name},
                      {"sm_count", prop.multiProcessorCount}, {"l2_bytes", prop.l2CacheSize}, {"driver", driver},
                      {"runtime", runtime}, {"version", XREDUCE_VERSION_STRING}, {"block_size", 256}, {"dtype", "f32"},

@@ -27,11 +27,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../bench_common.hpp"
 #include "techniques.hpp"
 #include "xreduce/xreduce.hpp"
 
 namespace xc = xreduce::cuda;
 namespace xr = xreduce;
+namespace bench = xreduce::bench;
 
 namespace {
 
@@ -58,19 +60,10 @@ double median_seconds(int repeat, F&& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int max_log2 = 30, repeat = 10;
-  std::string out_dir;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--max-log2" && i + 1 < argc) max_log2 = std::stoi(argv[++i]);
-    else if (a == "--repeat" && i + 1 < argc) repeat = std::stoi(argv[++i]);
-    else if (a == "--out" && i + 1 < argc) out_dir = argv[++i];
-    else {
-      std::fprintf(stderr, "usage: xreduce_bench_gpu_host [--max-log2 30] [--repeat 10] [--out DIR]\n");
-      return a == "--help" ? 0 : 2;
-    }
-  }
-  repeat = std::max(repeat, 10);
+  const bench::Args args = bench::parse_args(argc, argv, 30, 10, "xreduce_bench_gpu_host [--max-log2 30] [--repeat 10] [--out DIR]");
+  if (args.exit_code >= 0) return args.exit_code;
+  const int max_log2 = args.max_log2, repeat = args.repeat;
+  const std::string& out_dir = args.out_dir;
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   cudaDeviceProp prop{};
@@ -210,9 +203,7 @@ int main(int argc, char** argv) {
   std::fputs(md.c_str(), stdout);
   if (!out_dir.empty()) {
     std::filesystem::create_directories(out_dir);
-    std::string date(32, '\0');
-    std::time_t now = std::time(nullptr);
-    date.resize(std::strftime(date.data(), date.size(), "%Y-%m-%d", std::gmtime(&now)));
+    const std::string date = bench::utc_date();
     nlohmann::json j{{"schema", 1}, {"benchmark", "host-reduce"}, {"date", date}, {"device", prop.name},
                      {"calibration", {{"gpu_fraction_pinned", tuned_config.hybrid.gpu_fraction_pinned},
                                       {"gpu_fraction_pageable", tuned_config.hybrid.gpu_fraction_pageable},
