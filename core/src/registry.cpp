@@ -33,26 +33,33 @@ void Registry::add(std::unique_ptr<Reducer> reducer, int priority, std::string o
     auto it = std::find_if(impl_->entries.begin(), impl_->entries.end(), [&](const Entry& e) { return e.reducer == existing; });
     throw Error(ErrorCode::invalid_argument, "backend '" + name + "' is already registered (from " + it->origin + ")");
   }
-  impl_->entries.push_back(Entry{reducer.get(), priority, std::move(origin)});
+  // Kept sorted here, once, because the dispatcher walks the entries on every "auto" call.
+  auto before = [](const Entry& a, const Entry& b) {
+    return a.priority != b.priority ? a.priority > b.priority : a.reducer->name() < b.reducer->name();
+  };
+  Entry entry{reducer.get(), priority, std::move(origin)};
+  impl_->entries.insert(std::upper_bound(impl_->entries.begin(), impl_->entries.end(), entry, before), std::move(entry));
   impl_->owned.push_back(std::move(reducer));
 }
 
 void Registry::add_builtin_backends() { detail::register_builtin_backends(*this); }
 
-void Registry::load_plugin(const std::filesystem::path& library) {
+std::vector<std::string> Registry::load_plugin(const std::filesystem::path& library) {
   const detail::LoadedPlugin& plugin = detail::load_plugin_library(library);
   const std::string origin = plugin.path.string();
   // Check every name before adding any, so a clash leaves the registry as it was.
   for (std::size_t i = 0; i < plugin.table.backend_count; ++i)
-    if (const Reducer* r = find(plugin.table.backends[i].name)) {
-      (void)r;
+    if (find(plugin.table.backends[i].name))
       throw Error(ErrorCode::plugin, "plugin " + origin + ": backend '" + plugin.table.backends[i].name +
                                          "' is already registered");
-    }
-  for (std::size_t i = 0; i < plugin.table.backend_count; ++i)
+  std::vector<std::string> added;
+  for (std::size_t i = 0; i < plugin.table.backend_count; ++i) {
     add(detail::make_plugin_reducer(plugin.table.backends[i]), plugin.table.backends[i].priority, origin);
+    added.emplace_back(plugin.table.backends[i].name);
+  }
   if (plugin.table.locate) impl_->locators.push_back(plugin.table.locate);
   if (plugin.memory && !impl_->memory) impl_->memory = plugin.memory;
+  return added;
 }
 
 const xreduce_memory_v1* Registry::memory_service() const { return impl_->memory; }
@@ -61,12 +68,10 @@ void Registry::load_plugins(const std::vector<std::filesystem::path>& places) {
   auto try_load = [&](const std::filesystem::path& file) {
     PluginReport report{file, false, {}};
     try {
-      std::size_t before = impl_->entries.size();
-      load_plugin(file);
+      const std::vector<std::string> added = load_plugin(file);
       report.loaded = true;
       report.message = "loaded:";
-      for (std::size_t i = before; i < impl_->entries.size(); ++i)
-        report.message += " " + std::string(impl_->entries[i].reducer->name());
+      for (const auto& name : added) report.message += " " + name;
     } catch (const Error& e) {
       report.message = e.what();
     }
@@ -103,13 +108,7 @@ Reducer& Registry::get(std::string_view name) const {
   throw Error(ErrorCode::unknown_backend, "unknown backend '" + std::string(name) + "'; valid names: " + valid);
 }
 
-std::vector<Registry::Entry> Registry::entries() const {
-  std::vector<Entry> v = impl_->entries;
-  std::stable_sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) {
-    return a.priority != b.priority ? a.priority > b.priority : a.reducer->name() < b.reducer->name();
-  });
-  return v;
-}
+const std::vector<Registry::Entry>& Registry::entries() const { return impl_->entries; }
 
 std::vector<std::string> Registry::names() const {
   std::vector<std::string> v;

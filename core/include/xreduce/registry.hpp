@@ -37,8 +37,9 @@ class Registry {
   //! Registers the backends compiled into the library (sequential, tbb, openmp, ...).
   void add_builtin_backends();
 
-  //! Loads one plugin library. Throws Error(plugin) with the reason; a plugin stays loaded.
-  void load_plugin(const std::filesystem::path& library);
+  //! Loads one plugin library and returns the names of the backends it added. Throws
+  //! Error(plugin) with the reason; a plugin stays loaded.
+  std::vector<std::string> load_plugin(const std::filesystem::path& library);
   //! Loads every `libxreduce_*.so` in each folder (files are loaded as they are). Never throws:
   //! the outcome of each file is in plugin_reports().
   void load_plugins(const std::vector<std::filesystem::path>& places);
@@ -48,8 +49,8 @@ class Registry {
   Reducer* find(std::string_view name) const;
   //! Throws Error(unknown_backend) listing the registered names.
   Reducer& get(std::string_view name) const;
-  //! All entries, highest priority first (ties by name).
-  std::vector<Entry> entries() const;
+  //! All entries, highest priority first (ties by name); kept in that order as they are added.
+  const std::vector<Entry>& entries() const;
   std::vector<std::string> names() const;
 
   //! Where a pointer lives, asking every plugin that can tell: host (pageable) if none claims it.
