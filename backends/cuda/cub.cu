@@ -57,11 +57,8 @@ void enqueue_cub(const T* x, std::size_t n, Op op, Workspace& ws) {
   visit_op<T>(op, [&](auto f) { run_cub(x, n, f, ws); });
 }
 
-template void enqueue_cub<float>(const float*, std::size_t, Op, Workspace&);
-template void enqueue_cub<double>(const double*, std::size_t, Op, Workspace&);
-template void enqueue_cub<std::int32_t>(const std::int32_t*, std::size_t, Op, Workspace&);
-template void enqueue_cub<std::int64_t>(const std::int64_t*, std::size_t, Op, Workspace&);
-template void enqueue_cub<std::uint32_t>(const std::uint32_t*, std::size_t, Op, Workspace&);
-template void enqueue_cub<std::uint64_t>(const std::uint64_t*, std::size_t, Op, Workspace&);
+#define XREDUCE_INSTANTIATE(T) template void enqueue_cub<T>(const T*, std::size_t, Op, Workspace&);
+XREDUCE_FOR_EACH_ELEMENT_TYPE(XREDUCE_INSTANTIATE)
+#undef XREDUCE_INSTANTIATE
 
 }  // namespace xreduce::cuda

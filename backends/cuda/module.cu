@@ -2,13 +2,10 @@
 // (techniques.hpp), tells the core which pointers are device pointers, and reports every backend
 // unavailable, with the reason, on a machine without a usable GPU.
 
-#include <cstring>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
-#include "kernels/common.cuh"
 #include "techniques.hpp"
 #include "xreduce/plugin.hpp"
 

@@ -44,12 +44,14 @@ Result streamed(Technique t, const typename F::In* x, std::size_t n, F f, int bl
   const std::size_t chunks = ceil_div(n, per_chunk);
   const int ring = static_cast<int>(std::min<std::size_t>(std::max(1, s.streams), chunks));
   const std::size_t chunk_bytes = std::min(n, per_chunk) * sizeof(T);
+  // Pageable input of several chunks goes through pinned staging; one chunk takes the driver's copy.
+  const bool stage = !pinned && chunks > 1;
 
   std::vector<std::unique_ptr<WorkspaceLease>> ws;
   for (int k = 0; k < ring; ++k) {
     ws.push_back(std::make_unique<WorkspaceLease>(device));
     (*ws[k])->staging.reserve(chunk_bytes, "a streamed chunk");
-    if (!pinned && chunks > 1) (*ws[k])->pinned.reserve(chunk_bytes, "a streamed chunk's staging");
+    if (stage) (*ws[k])->pinned.reserve(chunk_bytes, "a streamed chunk's staging");
   }
   constexpr std::size_t kIdle = ~std::size_t{0};
   std::vector<std::size_t> in_flight(ring, kIdle);  // first index of the chunk each slot holds
@@ -69,10 +71,9 @@ Result streamed(Technique t, const typename F::In* x, std::size_t n, F f, int bl
     Workspace& w = **ws[k];
     const std::size_t first = c * per_chunk, len = std::min(per_chunk, n - first), bytes = len * sizeof(T);
     const void* source = x + first;
-    if (!pinned && chunks > 1) {
-      void* staging = w.pinned.reserve(bytes, "a streamed chunk's staging");
-      parallel_copy(staging, source, bytes, s.copy_threads);
-      source = staging;
+    if (stage) {
+      parallel_copy(w.pinned.get(), source, bytes, s.copy_threads);
+      source = w.pinned.get();
     }
     XREDUCE_CUDA(cudaMemcpyAsync(w.staging.get(), source, bytes, cudaMemcpyHostToDevice, w.stream));
     enqueue(t, w.staging.get(), len, dtype_of<T>(), F::op, block, w);

@@ -77,6 +77,10 @@ struct Streaming {
 Result reduce_host(Technique t, const void* data, std::size_t count, DType dtype, Op op, int block, int device,
                    bool pinned, const Streaming& streaming);
 
+//! Applies M to each of the six element types (explicit instantiations).
+#define XREDUCE_FOR_EACH_ELEMENT_TYPE(M) \
+  M(float) M(double) M(std::int32_t) M(std::int64_t) M(std::uint32_t) M(std::uint64_t)
+
 // One definition per element type (enqueue_<dtype>.cu), so that they compile in parallel.
 template <class T>
 void enqueue_typed(Technique t, const T* data, std::size_t count, Op op, int block, Workspace& ws);

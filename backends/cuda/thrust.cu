@@ -45,11 +45,8 @@ void enqueue_thrust(const T* x, std::size_t n, Op op, Workspace& ws) {
   });
 }
 
-template void enqueue_thrust<float>(const float*, std::size_t, Op, Workspace&);
-template void enqueue_thrust<double>(const double*, std::size_t, Op, Workspace&);
-template void enqueue_thrust<std::int32_t>(const std::int32_t*, std::size_t, Op, Workspace&);
-template void enqueue_thrust<std::int64_t>(const std::int64_t*, std::size_t, Op, Workspace&);
-template void enqueue_thrust<std::uint32_t>(const std::uint32_t*, std::size_t, Op, Workspace&);
-template void enqueue_thrust<std::uint64_t>(const std::uint64_t*, std::size_t, Op, Workspace&);
+#define XREDUCE_INSTANTIATE(T) template void enqueue_thrust<T>(const T*, std::size_t, Op, Workspace&);
+XREDUCE_FOR_EACH_ELEMENT_TYPE(XREDUCE_INSTANTIATE)
+#undef XREDUCE_INSTANTIATE
 
 }  // namespace xreduce::cuda

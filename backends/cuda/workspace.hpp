@@ -1,8 +1,9 @@
 #pragma once
 // Per-call device resources, pooled per device so that no call allocates once warm: a stream,
 // scratch for partials, a staging buffer for host input, CUB's temporary storage, the result slot
-// and the completion counter of the single-pass kernel. A call leases a workspace for its whole
-// duration, which makes the module safe to call from several host threads at once.
+// and the completion counter of the single-pass kernel, and (for the streamed host path) pinned
+// staging. A call leases the workspaces it uses for its whole duration, which makes the module
+// safe to call from several host threads at once.
 
 #include <cuda_runtime.h>
 

@@ -5,7 +5,6 @@
 // parts should take the same time, so it is the GPU's share of the two engines' summed rates.
 
 #include <algorithm>
-#include <exception>
 #include <future>
 #include <thread>
 
@@ -20,7 +19,8 @@ class HybridReducer final : public Reducer {
   explicit HybridReducer(const Registry& registry) : registry_(registry) {}
   std::string_view name() const override { return "hybrid"; }
   Capabilities capabilities() const override {
-    return Capabilities(Engine::hybrid).set_all(Support::exact);  // what both parts do exactly
+    // Everything: a call the parts cannot both do exactly fails with `unavailable`, naming it.
+    return Capabilities(Engine::hybrid).set_all(Support::exact);
   }
   Availability available() const override {
     if (!pick(Engine::gpu, nullptr)) return Availability::no("no GPU backend can run here");
