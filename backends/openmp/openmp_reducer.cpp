@@ -14,17 +14,21 @@ namespace {
 class OpenMpReducer final : public Reducer {
  public:
   std::string_view name() const override { return "openmp"; }
-  Capabilities capabilities() const override { return Capabilities(Engine::cpu_parallel).set_all(Support::exact); }
+  Capabilities capabilities() const override {
+    return Capabilities(Engine::cpu_parallel).set_all(Support::exact).accept_records();
+  }
   Availability available() const override { return Availability::yes(); }
+  bool run_chunks(std::size_t chunks, ChunkBody body, void* context, int threads) override {
+    const int team = threads > 0 ? threads : omp_get_max_threads();
+    const auto count = static_cast<long long>(chunks);
+#pragma omp parallel for schedule(static) num_threads(team)
+    for (long long c = 0; c < count; ++c) body(context, static_cast<std::size_t>(c));
+    return true;
+  }
 
  protected:
   Result do_reduce(const Request& q, const Options& o) override {
-    detail::ChunkRunner runner = [&](std::size_t chunks, const std::function<void(std::size_t)>& body) {
-      const int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
-      const auto count = static_cast<long long>(chunks);
-#pragma omp parallel for schedule(static) num_threads(threads)
-      for (long long c = 0; c < count; ++c) body(static_cast<std::size_t>(c));
-    };
+    const detail::ChunkRunner runner = detail::chunk_runner(*this, o.threads);
     return detail::reduce_on_cpu(q, &runner);
   }
 };

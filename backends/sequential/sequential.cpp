@@ -12,8 +12,14 @@ namespace {
 class SequentialReducer final : public Reducer {
  public:
   std::string_view name() const override { return "sequential"; }
-  Capabilities capabilities() const override { return Capabilities(Engine::cpu_serial).set_all(Support::exact); }
+  Capabilities capabilities() const override {
+    return Capabilities(Engine::cpu_serial).set_all(Support::exact).accept_records();
+  }
   Availability available() const override { return Availability::yes(); }
+  bool run_chunks(std::size_t chunks, ChunkBody body, void* context, int) override {
+    for (std::size_t c = 0; c < chunks; ++c) body(context, c);
+    return true;
+  }
 
  protected:
   Result do_reduce(const Request& q, const Options&) override { return detail::reduce_on_cpu(q, nullptr); }

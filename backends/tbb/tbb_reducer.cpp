@@ -19,20 +19,24 @@ namespace {
 class TbbReducer final : public Reducer {
  public:
   std::string_view name() const override { return "tbb"; }
-  Capabilities capabilities() const override { return Capabilities(Engine::cpu_parallel).set_all(Support::exact); }
+  Capabilities capabilities() const override {
+    return Capabilities(Engine::cpu_parallel).set_all(Support::exact).accept_records();
+  }
   Availability available() const override { return Availability::yes(); }
+  bool run_chunks(std::size_t chunks, ChunkBody body, void* context, int threads) override {
+    auto run = [&] {
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, chunks), [&](const tbb::blocked_range<std::size_t>& r) {
+        for (std::size_t c = r.begin(); c != r.end(); ++c) body(context, c);
+      });
+    };
+    if (threads > 0) tbb::task_arena(threads).execute(run);
+    else run();
+    return true;
+  }
 
  protected:
   Result do_reduce(const Request& q, const Options& o) override {
-    detail::ChunkRunner runner = [&](std::size_t chunks, const std::function<void(std::size_t)>& body) {
-      auto run = [&] {
-        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, chunks), [&](const tbb::blocked_range<std::size_t>& r) {
-          for (std::size_t c = r.begin(); c != r.end(); ++c) body(c);
-        });
-      };
-      if (o.threads > 0) tbb::task_arena(o.threads).execute(run);
-      else run();
-    };
+    const detail::ChunkRunner runner = detail::chunk_runner(*this, o.threads);
     return detail::reduce_on_cpu(q, &runner);
   }
 };

@@ -10,7 +10,7 @@ namespace xreduce::detail {
 
 Request with_aligned_data(const Request& q, std::unique_ptr<std::uint64_t[]>& storage) {
   if (q.data == nullptr || reinterpret_cast<std::uintptr_t>(q.data) % size_of(q.dtype) == 0) return q;
-  const std::size_t bytes = q.count * size_of(q.dtype);
+  const std::size_t bytes = q.count * q.width * size_of(q.dtype);
   storage.reset(new (std::nothrow) std::uint64_t[(bytes + 7) / 8]);
   if (!storage)
     throw Error(ErrorCode::out_of_memory, "cannot allocate " + std::to_string(bytes) + " bytes to align misaligned input");

@@ -7,6 +7,15 @@
 namespace xreduce::detail {
 
 Result combine_results(Op op, const Result& low, const Result& high, std::uint64_t high_offset) {
+  if (!low.values.empty() || !high.values.empty()) {  // records: column by column
+    if (low.values.size() != high.values.size())
+      throw Error(ErrorCode::internal, "combine_results: parts with different numbers of columns");
+    Result r;
+    for (std::size_t j = 0; j < low.values.size(); ++j)
+      r.values.push_back(combine_results(op, Result{low.values[j], {}, {}}, Result{high.values[j], {}, {}}, 0).value);
+    r.value = r.values.front();
+    return r;
+  }
   if (low.value.dtype() != high.value.dtype())
     throw Error(ErrorCode::internal, "combine_results: parts of different types");
   return visit_dtype(low.value.dtype(), [&](auto tag) -> Result {

@@ -1,6 +1,8 @@
 #include "cpu_reduce.hpp"
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -60,9 +62,124 @@ Result fold_arg(const T* x, std::size_t n, const ChunkRunner* runner) {
   return Result{Scalar(a.value), a.index, {}};
 }
 
+// Records (width k > 1): every record adds its k values to k column accumulators. The records are
+// cut into at most kRecordChunks chunks, a fixed number, so the partials (chunks x k) stay small
+// for any width and the result is the same bits on every backend and for every thread count.
+constexpr std::size_t kRecordChunks = 256;
+
+//! One column's sum: floats in double, f64 compensated (a column may hold millions of values in
+//! sequence), integers in uint64.
+template <class T>
+struct ColumnSum {
+  using P = SumPolicy<T>;
+  typename P::acc s = 0;
+  double c = 0;
+  void add(T x) {
+    if constexpr (std::is_same_v<T, double>) {
+      const double t = s + x;
+      c += std::fabs(s) >= std::fabs(x) ? (s - t) + x : (x - t) + s;
+      s = t;
+    } else {
+      s += static_cast<typename P::acc>(x);
+    }
+  }
+  typename P::acc value() const {
+    if constexpr (std::is_same_v<T, double>) return std::isfinite(s) ? s + c : s;
+    else return s;
+  }
+};
+
+template <class T>
+struct ColumnProd {
+  using P = ProdPolicy<T>;
+  typename P::acc p = 1;
+  void add(T x) { p *= static_cast<typename P::acc>(x); }
+  typename P::acc value() const { return p; }
+};
+
+template <bool kMax, class T>
+struct ColumnExtreme {
+  Extreme<T> e{kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max(), false};
+  ColumnExtreme() {
+    if constexpr (std::is_floating_point_v<T>) e.value = kMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+  }
+  void add(T x) {
+    e.nan |= is_nan(x);
+    if constexpr (kMax) e.value = e.value < x ? x : e.value;
+    else e.value = x < e.value ? x : e.value;
+  }
+};
+
+//! The column accumulators of every chunk of records: `chunks` rows of `width` columns.
+template <class Column, class T>
+std::vector<Column> record_partials(const Request& q, const ChunkRunner* runner) {
+  const T* x = static_cast<const T*>(q.data);
+  const std::size_t k = q.width;
+  const std::size_t per_chunk_min = std::max<std::size_t>(1, kChunk / k);
+  const std::size_t chunks = std::min(kRecordChunks, (q.count + per_chunk_min - 1) / per_chunk_min);
+  const std::size_t per_chunk = (q.count + chunks - 1) / chunks;
+  std::vector<Column> partial(chunks * k);
+  auto body = [&](std::size_t c) {
+    Column* cols = partial.data() + c * k;
+    const std::size_t last = std::min(q.count, (c + 1) * per_chunk);
+    const T* row = x + c * per_chunk * k;
+    for (std::size_t r = c * per_chunk; r < last; ++r, row += k)
+      for (std::size_t j = 0; j < k; ++j) cols[j].add(row[j]);
+  };
+  if (runner) (*runner)(chunks, body);
+  else for (std::size_t c = 0; c < chunks; ++c) body(c);
+  return partial;
+}
+
+//! Sums and products: each column's chunk values combined pairwise.
+template <class Column, class T>
+Result fold_record_columns(const Request& q, const ChunkRunner* runner) {
+  const std::vector<Column> partial = record_partials<Column, T>(q, runner);
+  const std::size_t k = q.width, chunks = partial.size() / k;
+  Result r;
+  for (std::size_t j = 0; j < k; ++j) {
+    PairwiseStack<typename Column::P> stack;
+    for (std::size_t c = 0; c < chunks; ++c) stack.push(partial[c * k + j].value());
+    r.values.push_back(narrow<T>(stack.result()));
+  }
+  return r;
+}
+
+template <bool kMax, class T>
+Result fold_record_extremes(const Request& q, const ChunkRunner* runner) {
+  const std::vector<ColumnExtreme<kMax, T>> partial = record_partials<ColumnExtreme<kMax, T>, T>(q, runner);
+  const std::size_t k = q.width, chunks = partial.size() / k;
+  Result r;
+  for (std::size_t j = 0; j < k; ++j) {
+    Extreme<T> e = partial[j].e;
+    for (std::size_t c = 1; c < chunks; ++c) e = combine_extremes<kMax>(e, partial[c * k + j].e);
+    if constexpr (std::is_floating_point_v<T>)
+      if (e.nan) e.value = std::numeric_limits<T>::quiet_NaN();
+    r.values.push_back(Scalar(e.value));
+  }
+  return r;
+}
+
+Result reduce_records(const Request& q, const ChunkRunner* runner) {
+  return visit_dtype(q.dtype, [&](auto tag) -> Result {
+    using T = decltype(tag);
+    Result r;
+    switch (q.op) {
+      case Op::sum: r = fold_record_columns<ColumnSum<T>, T>(q, runner); break;
+      case Op::prod: r = fold_record_columns<ColumnProd<T>, T>(q, runner); break;
+      case Op::min: r = fold_record_extremes<false, T>(q, runner); break;
+      case Op::max: r = fold_record_extremes<true, T>(q, runner); break;
+      default: throw Error(ErrorCode::internal, "reduce_records: an op with an index");
+    }
+    r.value = r.values.front();
+    return r;
+  });
+}
+
 }  // namespace
 
 Result reduce_on_cpu(const Request& request, const ChunkRunner* runner) {
+  if (request.width > 1) return reduce_records(request, runner);
   return visit_dtype(request.dtype, [&](auto tag) -> Result {
     using T = decltype(tag);
     const T* x = static_cast<const T*>(request.data);

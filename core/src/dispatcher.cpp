@@ -10,7 +10,8 @@ Dispatcher::Choice Dispatcher::choose(const Request& q, bool pinned) const {
   std::vector<Registry::Entry> fit;
   for (const Registry::Entry& e : registry_.entries()) {
     Capabilities caps = e.reducer->capabilities();
-    if (caps.support(q.dtype, q.op) == Support::exact && caps.accepts(memory) && e.reducer->available())
+    if (caps.support(q.dtype, q.op) == Support::exact && caps.accepts(memory) && (q.width <= 1 || caps.records()) &&
+        e.reducer->available())
       fit.push_back(e);
   }
   auto first = [&](Engine engine) -> Reducer* {
@@ -21,12 +22,15 @@ Dispatcher::Choice Dispatcher::choose(const Request& q, bool pinned) const {
       if (e.reducer->capabilities().engine() == engine) return e.reducer;
     return nullptr;
   };
-  const std::string what = std::to_string(q.count) + " elements in " + std::string(to_string(memory)) + " memory";
+  const std::string what = std::to_string(q.count) + (q.width > 1 ? " records of width " + std::to_string(q.width) : " elements") +
+                           " in " + std::string(to_string(memory)) + " memory";
 
   if (memory == Memory::device) {
     if (Reducer* r = first(Engine::gpu)) return {r, what + ": best GPU backend"};
   } else {
-    auto at_least = [&](std::uint64_t threshold) { return threshold != 0 && q.count >= threshold; };
+    // Thresholds count elements: a record of width k is k of them.
+    const std::uint64_t elements = static_cast<std::uint64_t>(q.count) * q.width;
+    auto at_least = [&](std::uint64_t threshold) { return threshold != 0 && elements >= threshold; };
     const std::uint64_t hybrid_min = pinned ? config_.hybrid_min_count_pinned : config_.hybrid_min_count_pageable;
     if (at_least(hybrid_min))
       if (Reducer* r = first(Engine::hybrid))
@@ -37,7 +41,7 @@ Dispatcher::Choice Dispatcher::choose(const Request& q, bool pinned) const {
       if (Reducer* r = first(Engine::gpu))
         return {r, what + (pinned ? " (pinned)" : " (pageable)") + " >= gpu_min_count_" + (pinned ? "pinned" : "pageable") +
                        " (" + std::to_string(gpu_min) + "): best GPU backend"};
-    const bool large = q.count >= config_.parallel_min_count;
+    const bool large = elements >= config_.parallel_min_count;
     const std::string threshold = " parallel_min_count (" + std::to_string(config_.parallel_min_count) + ")";
     if (large) {
       if (Reducer* r = first(Engine::cpu_parallel)) return {r, what + " >=" + threshold + ": best CPU-parallel backend"};

@@ -2,9 +2,11 @@
 
 #include <dlfcn.h>
 
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "xreduce/error.hpp"
 
@@ -16,7 +18,8 @@ class PluginReducer final : public Reducer {
   explicit PluginReducer(const xreduce_backend_v1& b) : b_(b), name_(b.name), caps_(static_cast<Engine>(b.engine)) {
     for (DType t : all_dtypes)
       for (Op op : all_ops) caps_.set(t, op, static_cast<Support>(b.support[static_cast<int>(t)][static_cast<int>(op)]));
-    caps_.set_memory_mask(b.memory_mask);
+    caps_.set_memory_mask(b.memory_mask & ~XREDUCE_MEMORY_MASK_RECORDS);
+    caps_.accept_records((b.memory_mask & XREDUCE_MEMORY_MASK_RECORDS) != 0);
   }
   std::string_view name() const override { return name_; }
   Capabilities capabilities() const override { return caps_; }
@@ -28,8 +31,16 @@ class PluginReducer final : public Reducer {
 
  protected:
   Result do_reduce(const Request& q, const Options& o) override {
-    xreduce_request_v1 cq{q.data, q.count, static_cast<std::int32_t>(q.dtype), static_cast<std::int32_t>(q.op),
-                          static_cast<std::int32_t>(q.memory), 0};
+    if (q.width > std::numeric_limits<std::uint32_t>::max())
+      throw Error(ErrorCode::unsupported, "backend '" + name_ + "': the plugin ABI carries widths below 2^32");
+    std::vector<unsigned char> values(q.width > 1 ? 8 * q.width : 0);
+    xreduce_request_v1 cq{q.data,
+                          q.count,
+                          static_cast<std::int32_t>(q.dtype),
+                          static_cast<std::int32_t>(q.op),
+                          static_cast<std::int32_t>(q.memory),
+                          static_cast<std::uint32_t>(q.width),
+                          values.empty() ? nullptr : values.data()};
     xreduce_options_v1 co{o.block_size, o.threads, static_cast<std::int32_t>(o.accuracy), o.streams, o.chunk_bytes};
     xreduce_result_v1 cr{};
     char message[1024] = {};
@@ -43,6 +54,8 @@ class PluginReducer final : public Reducer {
     Result r;
     r.value = Scalar::from_bytes(static_cast<DType>(cr.dtype), cr.value);
     if (cr.has_index) r.index = cr.index;
+    for (std::size_t j = 0; j < values.size() / 8; ++j)
+      r.values.push_back(Scalar::from_bytes(static_cast<DType>(cr.dtype), values.data() + 8 * j));
     return r;
   }
 

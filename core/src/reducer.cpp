@@ -3,6 +3,7 @@
 #include "xreduce/reducer.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -13,7 +14,9 @@ namespace xreduce {
 namespace {
 
 std::string combination(const Request& q) {
-  return std::string(to_string(q.op)) + " of " + std::string(to_string(q.dtype));
+  std::string text = std::string(to_string(q.op)) + " of " + std::string(to_string(q.dtype));
+  if (q.width > 1) text += " records of width " + std::to_string(q.width);
+  return text;
 }
 
 Result empty_result(const Request& q, std::string_view backend) {
@@ -22,7 +25,21 @@ Result empty_result(const Request& q, std::string_view backend) {
     throw Error(ErrorCode::empty_input, std::string(to_string(q.op)) + " of an empty array has no value");
   int identity = q.op == Op::sum ? 0 : 1;
   Scalar value = visit_dtype(out, [&](auto tag) { return Scalar(static_cast<decltype(tag)>(identity)); });
-  return Result{value, std::nullopt, std::string(backend)};
+  Result r{value, std::nullopt, std::string(backend)};
+  if (q.width > 1) r.values.assign(q.width, value);
+  return r;
+}
+
+void check_width(const Request& q, const Capabilities& caps, const std::string& backend) {
+  if (q.width == 0) throw Error(ErrorCode::invalid_argument, "request has width 0: records need at least one value");
+  if (q.width == 1) return;
+  if (returns_index(q.op))
+    throw Error(ErrorCode::unsupported, std::string(to_string(q.op)) + " of records (width " + std::to_string(q.width) +
+                                            ") is not defined: records reduce column by column with sum, prod, min or max");
+  if (q.count > std::numeric_limits<std::size_t>::max() / q.width / size_of(q.dtype))
+    throw Error(ErrorCode::invalid_argument, std::to_string(q.count) + " records of width " + std::to_string(q.width) +
+                                                 " overflow the address space");
+  if (!caps.records()) throw Error(ErrorCode::unsupported, "backend '" + backend + "' does not reduce records (width > 1)");
 }
 
 }  // namespace
@@ -36,6 +53,7 @@ Result Reducer::reduce(const Request& q, const Options& options) {
 
   const std::string backend(name());
   Capabilities caps = capabilities();
+  check_width(q, caps, backend);
   if (caps.support(q.dtype, q.op) == Support::none)
     throw Error(ErrorCode::unsupported, "backend '" + backend + "' does not support " + combination(q));
   if (!caps.accepts(q.memory))
@@ -50,6 +68,16 @@ Result Reducer::reduce(const Request& q, const Options& options) {
   std::unique_ptr<std::uint64_t[]> aligned_copy;
   Result r = do_reduce(host_data ? detail::with_aligned_data(q, aligned_copy) : q, options);
   const DType expected = result_dtype(q.dtype, q.op);
+  if (q.width > 1) {
+    bool typed = r.values.size() == q.width;
+    for (const Scalar& v : r.values) typed = typed && v.dtype() == expected;
+    if (!typed)
+      throw Error(ErrorCode::internal, "backend '" + backend + "' returned " + std::to_string(r.values.size()) +
+                                           " column results of the wrong type for " + combination(q));
+    r.value = r.values.front();
+  } else {
+    r.values.clear();
+  }
   if (r.value.dtype() != expected || r.index.has_value() != returns_index(q.op))
     throw Error(ErrorCode::internal, "backend '" + backend + "' returned a " + std::string(to_string(r.value.dtype())) +
                                          (r.index ? " with" : " without") + " an index for " + combination(q));

@@ -24,7 +24,8 @@ ValidationReport validate(Context& context, const Request& request, const Option
   std::vector<Reducer*> chosen;
   if (backends.empty()) {
     for (const auto& e : context.registry().entries())
-      if (e.reducer->capabilities().support(q.dtype, q.op) != Support::none) chosen.push_back(e.reducer);
+      if (Capabilities c = e.reducer->capabilities(); c.support(q.dtype, q.op) != Support::none && (q.width <= 1 || c.records()))
+        chosen.push_back(e.reducer);
   } else {
     for (const auto& name : backends) chosen.push_back(&context.registry().get(name));
   }

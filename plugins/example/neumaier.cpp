@@ -1,4 +1,5 @@
-// An example plugin: `example.neumaier`, a single-thread Neumaier-compensated sum of f32 and f64.
+// An example plugin: `example.neumaier`, a single-thread Neumaier-compensated sum of f32 and f64,
+// of single values or of records (column by column).
 // It shows the whole of what a plugin needs: a Reducer, and the entry point that exports it.
 
 #include <cmath>
@@ -16,16 +17,24 @@ class NeumaierSum final : public xreduce::Reducer {
     using xreduce::DType, xreduce::Op, xreduce::Support;
     return xreduce::Capabilities(xreduce::Engine::cpu_serial)
         .set(DType::f32, Op::sum, Support::exact)
-        .set(DType::f64, Op::sum, Support::exact);
+        .set(DType::f64, Op::sum, Support::exact)
+        .accept_records();
   }
   xreduce::Availability available() const override { return xreduce::Availability::yes(); }
 
  protected:
   // The core has already checked the request: count > 0, aligned host data, a supported dtype.
   xreduce::Result do_reduce(const xreduce::Request& q, const xreduce::Options&) override {
-    if (q.dtype == xreduce::DType::f32)
-      return {xreduce::Scalar(static_cast<float>(sum(static_cast<const float*>(q.data), q.count))), {}, {}};
-    return {xreduce::Scalar(sum(static_cast<const double*>(q.data), q.count)), {}, {}};
+    xreduce::Result r;
+    for (std::size_t j = 0; j < q.width; ++j) {  // column j of the records; width 1: the whole array
+      if (q.dtype == xreduce::DType::f32)
+        r.value = xreduce::Scalar(static_cast<float>(sum(static_cast<const float*>(q.data) + j, q.count, q.width)));
+      else
+        r.value = xreduce::Scalar(sum(static_cast<const double*>(q.data) + j, q.count, q.width));
+      if (q.width > 1) r.values.push_back(r.value);
+    }
+    if (q.width > 1) r.value = r.values.front();
+    return r;
   }
 
  private:
@@ -33,10 +42,10 @@ class NeumaierSum final : public xreduce::Reducer {
   // the running sum. f32 data is summed in double. Once the sum is infinite or NaN the
   // compensation is meaningless (inf - inf), so the plain sum is the answer.
   template <class T>
-  static double sum(const T* x, std::size_t n) {
+  static double sum(const T* x, std::size_t n, std::size_t stride) {
     double s = 0, c = 0;
     for (std::size_t i = 0; i < n; ++i) {
-      double v = x[i], t = s + v;
+      double v = x[i * stride], t = s + v;
       c += std::fabs(s) >= std::fabs(v) ? (s - t) + v : (v - t) + s;
       s = t;
     }

@@ -21,15 +21,23 @@ extern "C" {
 #define XREDUCE_LOCATION_PINNED_HOST 3 /* page-locked host memory */
 #define XREDUCE_PLUGIN_ENTRY "xreduce_plugin_init_v1"
 
+/* In a backend's memory_mask: the backend reduces records (request width > 1). The core sends
+ * width > 1 only to backends that set it, so a plugin built before records existed, which reads
+ * neither `width` nor `values`, never receives them. */
+#define XREDUCE_MEMORY_MASK_RECORDS (1u << 31)
+
 /* dtype, op, memory and error codes take the numeric values of the C++ enums in
  * xreduce/types.hpp and xreduce/error.hpp. */
 typedef struct xreduce_request_v1 {
   const void* data;
-  uint64_t count;
+  uint64_t count;  /* elements, or records when width > 1 */
   int32_t dtype;
   int32_t op;
   int32_t memory;
-  int32_t reserved;
+  uint32_t width;  /* 0 or 1: single values; k > 1: `count` records of k values, reduced column by column */
+  /* width > 1: the backend writes the k column results here, 8 little-endian bytes each, of
+   * the type it reports in result->dtype (result->value holds the first). */
+  void* values;
 } xreduce_request_v1;
 
 typedef struct xreduce_options_v1 {

@@ -91,7 +91,7 @@ class Exporter {
       for (DType t : all_dtypes)
         for (Op op : all_ops)
           b.support[static_cast<int>(t)][static_cast<int>(op)] = static_cast<std::uint8_t>(caps.support(t, op));
-      b.memory_mask = caps.memory_mask();
+      b.memory_mask = caps.memory_mask() | (caps.records() ? XREDUCE_MEMORY_MASK_RECORDS : 0u);
       b.self = e.reducer.get();
       b.available = &available;
       b.reduce = &reduce;
@@ -114,7 +114,7 @@ class Exporter {
                              xreduce_result_v1* r, char* message, size_t size) {
     try {
       Request request{q->data, static_cast<std::size_t>(q->count), static_cast<DType>(q->dtype),
-                      static_cast<Op>(q->op), static_cast<Memory>(q->memory)};
+                      static_cast<Op>(q->op), static_cast<Memory>(q->memory), q->width > 1 ? q->width : 1u};
       Options options;
       options.block_size = o->block_size;
       options.threads = o->threads;
@@ -126,6 +126,8 @@ class Exporter {
       std::memcpy(r->value, result.value.bytes(), size_of(result.value.dtype()));
       r->has_index = result.index.has_value() ? 1 : 0;
       r->index = result.index.value_or(0);
+      for (std::size_t j = 0; request.width > 1 && j < result.values.size() && j < request.width; ++j)
+        std::memcpy(static_cast<unsigned char*>(q->values) + 8 * j, result.values[j].bytes(), 8);
       return 0;
     } catch (const Error& e) {
       detail::copy_message(e.what(), message, size);

@@ -2,6 +2,7 @@
 //! The interface every backend implements, and what a backend says about itself.
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -45,6 +46,11 @@ class Capabilities {
     memory_mask_ |= bit(m);
     return *this;
   }
+  //! Reduces records (Request::width > 1) column by column, for sum, prod, min and max.
+  constexpr Capabilities& accept_records(bool yes = true) {
+    records_ = yes;
+    return *this;
+  }
 
   constexpr Engine engine() const { return engine_; }
   constexpr Support support(DType t, Op op) const {
@@ -52,6 +58,7 @@ class Capabilities {
   }
   //! `automatic` is accepted by everyone: it is resolved before the backend sees the request.
   constexpr bool accepts(Memory m) const { return m == Memory::automatic || (memory_mask_ & bit(m)); }
+  constexpr bool records() const { return records_; }
   constexpr std::uint32_t memory_mask() const { return memory_mask_; }
   constexpr Capabilities& set_memory_mask(std::uint32_t mask) {
     memory_mask_ = mask;
@@ -63,6 +70,7 @@ class Capabilities {
   Engine engine_;
   std::array<std::array<Support, all_ops.size()>, all_dtypes.size()> table_{};
   std::uint32_t memory_mask_ = bit(Memory::host);
+  bool records_ = false;
 };
 
 //! Whether a backend can run on this machine now, and if not, why.
@@ -92,6 +100,13 @@ class Reducer {
 
   //! Checks and runs one request. Throws Error.
   Result reduce(const Request& request, const Options& options = {});
+
+  //! A chunk of user-compiled work, for the template API (xreduce/custom.hpp): a plugin
+  //! boundary cannot carry a user's operator, but a CPU backend's threads can run it.
+  using ChunkBody = void (*)(void* context, std::size_t chunk);
+  //! Runs body(context, c) for every c in [0, chunks), in any order, on this backend's threads
+  //! (`threads` of them; 0: all). Returns false if this backend runs no host code (the default).
+  virtual bool run_chunks(std::size_t /*chunks*/, ChunkBody, void* /*context*/, int /*threads*/) { return false; }
 
  protected:
   virtual Result do_reduce(const Request& request, const Options& options) = 0;

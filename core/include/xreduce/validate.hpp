@@ -17,6 +17,7 @@ struct Reference {
   std::optional<std::uint64_t> index;
   double abs_sum = 0;  //!< sum of |x| (floating sums) or |exact| (products): scales the tolerance
   std::size_t count = 0;
+  std::vector<Reference> columns;  //!< records (width > 1): one per column; `value` is the first
 };
 
 //! Computes the reference on the CPU; `request.data` must be host memory. Throws Error(empty_input)
@@ -25,6 +26,7 @@ Reference exact_reference(const Request& request);
 
 //! The largest error a backend that does a combination exactly may make:
 //! sums 64 * eps(T) * sum|x|, products (n + 64) * eps(T) * |exact|, zero for everything else.
+//! For records, the largest over the columns (agrees() checks each column against its own).
 double tolerance(const Request& request, const Reference& reference);
 
 //! Whether a result agrees with the reference within tolerance(); NaN agrees with NaN, an
