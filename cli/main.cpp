@@ -29,6 +29,7 @@ struct DataArgs {
   std::string dtype;
   std::size_t n = 0;
   std::uint64_t seed = 1;
+  std::size_t width = 1;
 };
 
 void add_data_options(CLI::App* cmd, DataArgs& d) {
@@ -38,7 +39,22 @@ void add_data_options(CLI::App* cmd, DataArgs& d) {
       ->check(CLI::IsMember({"f32", "f64", "i32", "i64", "u32", "u64"}));
   auto* n = cmd->add_option("--n", d.n, "Generate this many random elements (floats in [0,1), integers in [-2^20,2^20))");
   cmd->add_option("--seed", d.seed, "Seed of the generated data")->capture_default_str();
+  cmd->add_option("--width", d.width,
+                  "Read the array as records of K values each and reduce column by column to K results "
+                  "(sum, prod, min, max); the element count must be a multiple of K")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   input->excludes(n);
+}
+
+//! The request for the loaded array: records of d.width values when --width is given.
+xr::Request request_for(const xr::cli::Array& a, const DataArgs& d, xr::Op op, xr::Memory memory) {
+  if (d.width > 1 && returns_index(op))
+    throw CLI::ValidationError("--width: " + std::string(to_string(op)) + " has no column-by-column form; use sum, prod, min or max");
+  if (a.count % d.width != 0)
+    throw CLI::ValidationError("--width " + std::to_string(d.width) + ": " + std::to_string(a.count) +
+                               " elements are not a whole number of records");
+  return xr::Request{a.data, a.count / d.width, a.dtype, op, memory, d.width};
 }
 
 xr::cli::Array load(const DataArgs& d) {
@@ -56,6 +72,21 @@ json value_json(const xr::Scalar& s) {
       if (!std::isfinite(v)) return s.to_string();  // JSON has no NaN or infinity
     return v;
   });
+}
+
+//! A result's value: one number, or the list of column results of records.
+json value_json(const xr::Result& r) {
+  if (r.values.empty()) return value_json(r.value);
+  json list = json::array();
+  for (const xr::Scalar& v : r.values) list.push_back(value_json(v));
+  return list;
+}
+
+std::string value_text(const xr::Result& r) {
+  if (r.values.empty()) return r.value.to_string();
+  std::string text = "[";
+  for (const xr::Scalar& v : r.values) text += (text.size() > 1 ? ", " : "") + v.to_string();
+  return text + "]";
 }
 
 double median(std::vector<double> v) {
@@ -192,7 +223,7 @@ struct RunArgs {
 int run(xr::Context& ctx, const RunArgs& args, const DataArgs& d) {
   xr::cli::Array a = load(d);
   const xr::Op op = *xr::parse_op(args.op);
-  xr::Request q{a.data, a.count, a.dtype, op, xr::Memory::automatic};
+  const xr::Request q = request_for(a, d, op, xr::Memory::automatic);
   xr::Options o{.backend = args.backend, .block_size = args.block_size, .threads = args.threads};
   auto choice = ctx.resolve(q, o);
   std::vector<double> times;
@@ -205,14 +236,15 @@ int run(xr::Context& ctx, const RunArgs& args, const DataArgs& d) {
   const double t = median(times);
   if (args.json) {
     json out{{"backend", r.backend}, {"op", args.op}, {"dtype", to_string(a.dtype)}, {"n", a.count},
-             {"value", value_json(r.value)}, {"seconds", t}};
+             {"width", d.width}, {"value", value_json(r)}, {"seconds", t}};
     if (r.index) out["index"] = *r.index;
     std::cout << out.dump() << "\n";
     return kExitOk;
   }
-  std::printf("data     %s, n = %zu\n", a.description.c_str(), a.count);
+  std::printf("data     %s, n = %zu%s\n", a.description.c_str(), a.count,
+              d.width > 1 ? (", " + std::to_string(q.count) + " records of width " + std::to_string(d.width)).c_str() : "");
   std::printf("backend  %s (%s)\n", r.backend.c_str(), choice.reason.c_str());
-  std::printf("%-8s %s\n", args.op.c_str(), r.value.to_string().c_str());
+  std::printf("%-8s %s\n", args.op.c_str(), value_text(r).c_str());
   if (r.index) std::printf("index    %llu\n", static_cast<unsigned long long>(*r.index));
   std::printf("time     %s%s, %s GB/s\n", seconds_text(t).c_str(), args.repeat > 1 ? " (median)" : "",
               gbps(a.count * xr::size_of(a.dtype), t).c_str());
@@ -230,7 +262,7 @@ struct ValidateArgs {
 
 int validate(xr::Context& ctx, const ValidateArgs& args, const DataArgs& d) {
   xr::cli::Array a = load(d);
-  xr::Request q{a.data, a.count, a.dtype, *xr::parse_op(args.op), xr::Memory::host};
+  const xr::Request q = request_for(a, d, *xr::parse_op(args.op), xr::Memory::host);
   xr::Options o{.backend = {}, .block_size = args.block_size, .threads = args.threads};
   xr::ValidationReport report = xr::validate(ctx, q, o, args.backends);
   const double tol = xr::tolerance(q, report.reference);
@@ -239,7 +271,7 @@ int validate(xr::Context& ctx, const ValidateArgs& args, const DataArgs& d) {
     for (const auto& row : report.rows) {
       json j{{"backend", row.backend}, {"exact", row.exact}, {"agrees", row.agrees}};
       if (row.ran) {
-        j["value"] = value_json(row.result->value);
+        j["value"] = value_json(*row.result);
         if (row.result->index) j["index"] = *row.result->index;
         j["error"] = std::isfinite(row.error) ? json(row.error) : json("inf");
         j["seconds"] = row.seconds;
@@ -249,15 +281,25 @@ int validate(xr::Context& ctx, const ValidateArgs& args, const DataArgs& d) {
       }
       rows.push_back(j);
     }
-    json out{{"op", args.op}, {"dtype", to_string(a.dtype)}, {"n", a.count}, {"tolerance", tol},
-             {"reference", value_json(report.reference.value)}, {"results", rows}, {"ok", report.ok()}};
+    json reference = value_json(report.reference.value);
+    if (!report.reference.columns.empty()) {
+      reference = json::array();
+      for (const auto& c : report.reference.columns) reference.push_back(value_json(c.value));
+    }
+    json out{{"op", args.op}, {"dtype", to_string(a.dtype)}, {"n", a.count}, {"width", d.width}, {"tolerance", tol},
+             {"reference", reference}, {"results", rows}, {"ok", report.ok()}};
     if (report.reference.index) out["reference_index"] = *report.reference.index;
     std::cout << out.dump(2) << "\n";
     return report.ok() ? kExitOk : kExitDisagree;
   }
   std::printf("data       %s, n = %zu\n", a.description.c_str(), a.count);
-  std::printf("reference  %s of %s = %s", args.op.c_str(), std::string(to_string(a.dtype)).c_str(),
-              report.reference.value.to_string().c_str());
+  std::string reference = report.reference.value.to_string();
+  if (!report.reference.columns.empty()) {
+    xr::Result columns;
+    for (const auto& c : report.reference.columns) columns.values.push_back(c.value);
+    reference = value_text(columns);
+  }
+  std::printf("reference  %s of %s = %s", args.op.c_str(), std::string(to_string(a.dtype)).c_str(), reference.c_str());
   if (report.reference.index) std::printf(" at index %llu", static_cast<unsigned long long>(*report.reference.index));
   std::printf("   (tolerance %.3g)\n\n", tol);
   std::printf("  %-25s %-22s %-12s %-10s %s\n", "backend", "value", "|error|", "time", "verdict");
@@ -266,7 +308,7 @@ int validate(xr::Context& ctx, const ValidateArgs& args, const DataArgs& d) {
       std::printf("  %-25s %s\n", row.backend.c_str(), row.failure.c_str());
       continue;
     }
-    std::string value = row.result->value.to_string();
+    std::string value = value_text(*row.result);
     if (row.result->index) value += " @" + std::to_string(*row.result->index);
     char err[32];
     std::snprintf(err, sizeof err, "%.3g", row.error);
@@ -342,7 +384,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--repeat", run_args.repeat, "Run this many times and report the median time")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  run_cmd->add_flag("--json", run_args.json, "Print one JSON document: backend, op, dtype, n, value, index, seconds");
+  run_cmd->add_flag("--json", run_args.json, "Print one JSON document: backend, op, dtype, n, width, value (a list of K with --width K), index, seconds");
 
   ValidateArgs val_args;
   DataArgs val_data;

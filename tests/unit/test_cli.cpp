@@ -68,6 +68,21 @@ TEST_CASE("cli: run --json prints one document with the documented keys") {
   CHECK_FALSE(nlohmann::json::parse(s.out).contains("index"));
 }
 
+TEST_CASE("cli: --width K reduces records: value is a list of K column results") {
+  Run r = xreduce("run --op min --dtype i32 --n 900 --width 9 --seed 5 --json");
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["width"] == 9);
+  REQUIRE(j["value"].is_array());
+  CHECK(j["value"].size() == 9);
+  Run v = xreduce("validate --op sum --dtype f64 --n 3000 --width 3 --json");
+  CHECK(v.code == 0);
+  CHECK(nlohmann::json::parse(v.out)["reference"].size() == 3);
+  CHECK(xreduce("run --op sum --dtype f32 --n 10 --width 3").code == 2);   // not whole records
+  CHECK(xreduce("run --op argmax --dtype f32 --n 9 --width 3").code == 2); // no column-wise argmax
+  CHECK(xreduce("run --op sum --dtype f32 --n 9 --width 0").code == 2);
+}
+
 TEST_CASE("cli: validate agrees (exit 0), and exits 1 when an exact backend disagrees") {
   Run ok = xreduce("validate --op sum --dtype f32 --n 100000 --json");
   REQUIRE(ok.code == 0);
