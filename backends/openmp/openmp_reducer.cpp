@@ -19,6 +19,7 @@ class OpenMpReducer final : public Reducer {
   }
   Availability available() const override { return Availability::yes(); }
   bool run_chunks(std::size_t chunks, ChunkBody body, void* context, int threads) override {
+    if (chunks == 0) return true;  // no team for no work
     const int team = threads > 0 ? threads : omp_get_max_threads();
     const auto count = static_cast<long long>(chunks);
 #pragma omp parallel for schedule(static) num_threads(team)

@@ -7,49 +7,15 @@
 #include <doctest/doctest.h>
 #include <sys/mman.h>
 
-#include <sstream>
-
+#include "conformance/backends.hpp"
 #include "support/test_data.hpp"
 #include "xreduce/xreduce.hpp"
 
 namespace xr = xreduce;
 using xr::test::Pattern;
+using xr::test::backends, xr::test::memory_for, xr::test::quick;
 
 namespace {
-
-bool selected(const std::string& name) {
-  const char* filter = std::getenv("XREDUCE_TEST_BACKENDS");
-  if (filter == nullptr || *filter == '\0') return true;
-  std::stringstream list(filter);
-  for (std::string item; std::getline(list, item, ',');) {
-    if (!item.empty() && item.back() == '*' ? name.rfind(item.substr(0, item.size() - 1), 0) == 0 : name == item)
-      return true;
-  }
-  return false;
-}
-
-//! The backends under test that can run here; the others are reported once and skipped.
-std::vector<xr::Reducer*> backends() {
-  static std::vector<xr::Reducer*> runnable = [] {
-    std::vector<xr::Reducer*> v;
-    for (const auto& e : xr::default_context().registry().entries()) {
-      if (!selected(std::string(e.reducer->name()))) continue;
-      if (xr::Availability a = e.reducer->available(); !a) {
-        MESSAGE("skipping backend '" << e.reducer->name() << "': unavailable: " << a.reason);
-        continue;
-      }
-      v.push_back(e.reducer);
-    }
-    for (const auto& r : xr::default_context().registry().plugin_reports())
-      if (!r.loaded) MESSAGE("plugin not loaded: " << r.message);
-    return v;
-  }();
-  return runnable;
-}
-
-xr::Memory memory_for(const xr::Reducer& r) {
-  return r.capabilities().accepts(xr::Memory::host) ? xr::Memory::host : xr::Memory::device;
-}
 
 //! Runs `q` on `r` and checks the result against `ref` (exact backends) or only its form (inexact).
 void check_one(xr::Reducer& r, const xr::Request& q, const xr::Reference& ref) {
@@ -100,13 +66,6 @@ void check_all_backends(const std::vector<T>& data, xr::Op op, std::size_t byte_
     INFO("backend " << r->name());
     check_one(*r, q, ref);
   }
-}
-
-//! XREDUCE_TEST_QUICK=1 (the compute-sanitizer runs, where every access is checked and a run
-//! is a hundred times slower): fewer sizes and patterns, no 2^31 case.
-bool quick() {
-  const char* q = std::getenv("XREDUCE_TEST_QUICK");
-  return q != nullptr && *q != '\0' && *q != '0';
 }
 
 const std::vector<std::size_t>& sizes() {

@@ -4,6 +4,7 @@
 #include "xreduce/calibrate.hpp"
 #include "xreduce/config.hpp"
 #include "xreduce/context.hpp"
+#include "xreduce/custom.hpp"
 #include "xreduce/dispatcher.hpp"
 #include "xreduce/error.hpp"
 #include "xreduce/pinned.hpp"
