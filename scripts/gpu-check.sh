@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a machine with a GPU: the conformance suite over the CUDA backends, the device-memory and
-# concurrency tests, the conformance suite again under compute-sanitizer (memcheck, racecheck,
-# synccheck; quick mode, since every access is checked). The benchmark and its plot run before the
+# concurrency tests, the user-defined reductions of xreduce/cuda.cuh, then the conformance suite,
+# the device-resident records and the user-defined reductions again under compute-sanitizer
+# (memcheck, racecheck, synccheck; quick mode, since every access is checked). The benchmark and its plot run before the
 # sanitizers, which are the slow part.
 #
 #   scripts/gpu-check.sh [BUILD_DIR] [OUT_DIR]      (defaults: build/release, bench/results/<gpu>)
@@ -37,12 +38,18 @@ step() {
 
 step conformance "$build/bin/xreduce_conformance"
 step gpu-tests "$build/bin/xreduce_gpu_tests"
+step gpu-custom-tests "$build/bin/xreduce_gpu_custom_tests"
 step benchmark "$build/bin/xreduce_bench_gpu" --out "$out" ${XREDUCE_BENCH_ARGS:-}
 step plot python3 bench/plot_gpu.py "$out/gpu-reduce.json" "$out/gpu-reduce.png"
 step benchmark-host "$build/bin/xreduce_bench_gpu_host" --out "$out" ${XREDUCE_BENCH_HOST_ARGS:-}
 for tool in memcheck racecheck synccheck; do
-  step "sanitizer-$tool" timeout "${XREDUCE_SANITIZER_TIMEOUT:-1200}" env XREDUCE_TEST_QUICK=1 \
-    compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/bin/xreduce_conformance"
+  sanitize() {
+    timeout "${XREDUCE_SANITIZER_TIMEOUT:-1200}" env XREDUCE_TEST_QUICK=1 \
+      compute-sanitizer --tool "$tool" --error-exitcode 99 "$@"
+  }
+  step "sanitizer-$tool" sanitize "$build/bin/xreduce_conformance"
+  step "sanitizer-$tool-records" sanitize "$build/bin/xreduce_gpu_tests" -tc='*records*'
+  step "sanitizer-$tool-custom" sanitize "$build/bin/xreduce_gpu_custom_tests"
 done
 grep -E "test cases:|ERROR SUMMARY|skipping|FAILED" "$log" | sort | uniq -c | head -40
 [ -f "$out/gpu-reduce.md" ] && cat "$out/gpu-reduce.md"

@@ -30,4 +30,36 @@ Result collect(DType dtype, Op op, Workspace& ws) {
   });
 }
 
+std::size_t accumulator_bytes(DType dtype, Op op) {
+  return visit_dtype(dtype, [&](auto tag) { return visit_op<decltype(tag)>(op, [](auto f) { return sizeof(typename decltype(f)::acc_t); }); });
+}
+
+void enqueue_records(const void* data, std::size_t count, std::size_t width, DType dtype, Op op, Workspace& ws) {
+  void* out = ws.columns.reserve(width * accumulator_bytes(dtype, op), "column results of records");
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    enqueue_records_typed(static_cast<const T*>(data), count, width, op, out, ws);
+  });
+}
+
+Result collect_records(DType dtype, Op op, std::size_t width, Workspace& ws) {
+  const std::size_t bytes = width * accumulator_bytes(dtype, op);
+  void* host = ws.host_columns.reserve(bytes, "column results of records");
+  XREDUCE_CUDA(cudaMemcpyAsync(host, ws.columns.get(), bytes, cudaMemcpyDeviceToHost, ws.stream));
+  XREDUCE_CUDA(cudaStreamSynchronize(ws.stream));
+  return visit_dtype(dtype, [&](auto tag) {
+    return visit_op<decltype(tag)>(op, [&](auto f) {
+      using A = typename decltype(f)::acc_t;
+      Result r;
+      for (std::size_t j = 0; j < width; ++j) {
+        A a;
+        std::memcpy(&a, static_cast<const unsigned char*>(host) + j * sizeof(A), sizeof a);
+        r.values.push_back(result_of<decltype(f)>(a).value);
+      }
+      r.value = r.values.front();
+      return r;
+    });
+  });
+}
+
 }  // namespace xreduce::cuda

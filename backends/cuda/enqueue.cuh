@@ -7,6 +7,7 @@
 #include "kernels/global_halving.cuh"
 #include "kernels/interleaved.cuh"
 #include "kernels/interleaved_strided.cuh"
+#include "kernels/records.cuh"
 #include "kernels/sequential.cuh"
 #include "kernels/shuffle.cuh"
 #include "kernels/single_pass.cuh"
@@ -45,7 +46,17 @@ void enqueue_typed(Technique t, const T* x, std::size_t n, Op op, int block, Wor
   visit_op<T>(op, [&](auto f) { run_technique(t, x, n, f, block, ws); });
 }
 
+template <class T>
+void enqueue_records_typed(const T* x, std::size_t count, std::size_t width, Op op, void* out, Workspace& ws) {
+  visit_op<T>(op, [&](auto f) {
+    using F = decltype(f);
+    if constexpr (is_arg_op<F>) throw Error(ErrorCode::internal, "records: an op with an index");
+    else Records::run(x, count, width, f, static_cast<typename F::acc_t*>(out), ws);
+  });
+}
+
 }  // namespace xreduce::cuda
 
-#define XREDUCE_INSTANTIATE_ENQUEUE(T) \
-  template void xreduce::cuda::enqueue_typed<T>(Technique, const T*, std::size_t, Op, int, Workspace&);
+#define XREDUCE_INSTANTIATE_ENQUEUE(T)                                                               \
+  template void xreduce::cuda::enqueue_typed<T>(Technique, const T*, std::size_t, Op, int, Workspace&); \
+  template void xreduce::cuda::enqueue_records_typed<T>(const T*, std::size_t, std::size_t, Op, void*, Workspace&);

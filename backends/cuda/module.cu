@@ -73,7 +73,7 @@ class CudaReducer final : public Reducer {
     Capabilities c(Engine::gpu);
     for (Op op : {Op::sum, Op::prod, Op::min, Op::max}) c.set(op, Support::exact);
     if (info_.arg_ops) c.set(Op::argmin, Support::exact).set(Op::argmax, Support::exact);
-    return c.accept(Memory::host).accept(Memory::device);
+    return c.accept(Memory::host).accept(Memory::device).accept_records(info_.records);
   }
   Availability available() const override {
     if (!gpu_availability()) return gpu_availability();
@@ -100,15 +100,20 @@ class CudaReducer final : public Reducer {
       if (o.streams != 0) streaming.streams = o.streams;
       if (streaming.streams < 1 || streaming.streams > 64)
         throw Error(ErrorCode::invalid_argument, "streams " + std::to_string(o.streams) + ": choose 1 to 64");
-      return reduce_host(info_.technique, q.data, q.count, q.dtype, q.op, block, where.device, where.pinned, streaming);
+      return reduce_host(info_.technique, q.data, q.count, q.width, q.dtype, q.op, block, where.device, where.pinned,
+                         streaming);
     }
     WorkspaceLease ws(where.device);
-    const std::size_t bytes = q.count * size_of(q.dtype);
+    const std::size_t bytes = q.count * q.width * size_of(q.dtype);
     const void* data = q.data;
     if (reinterpret_cast<std::uintptr_t>(q.data) % size_of(q.dtype) != 0) {
       void* staging = ws->staging.reserve(bytes, "realigned device input");
       XREDUCE_CUDA(cudaMemcpyAsync(staging, q.data, bytes, cudaMemcpyDeviceToDevice, ws->stream));
       data = staging;
+    }
+    if (q.width > 1) {
+      enqueue_records(data, q.count, q.width, q.dtype, q.op, *ws);
+      return collect_records(q.dtype, q.op, q.width, *ws);
     }
     enqueue(info_.technique, data, q.count, q.dtype, q.op, block, *ws);
     return collect(q.dtype, q.op, *ws);

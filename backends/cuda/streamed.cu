@@ -35,15 +35,17 @@ void parallel_copy(void* dst, const void* src, std::size_t bytes, int threads) {
 }
 
 template <class F>
-Result streamed(Technique t, const typename F::In* x, std::size_t n, F f, int block, int device, bool pinned,
-                const Streaming& s) {
+Result streamed(Technique t, const typename F::In* x, std::size_t n, std::size_t width, F f, int block, int device,
+                bool pinned, const Streaming& s) {
   using T = typename F::In;
   using A = typename F::acc_t;
-  // Chunks start on 256-byte boundaries of the input, so the kernels' 16-byte loads stay aligned.
-  const std::size_t per_chunk = std::max<std::size_t>(256, s.chunk_bytes / sizeof(T) / 256 * 256);
+  // Chunks hold whole records. Single values: chunks start on 256-byte boundaries of the input,
+  // so the kernels' 16-byte loads stay aligned (records land at the start of their staging).
+  const std::size_t per_chunk = width == 1 ? std::max<std::size_t>(256, s.chunk_bytes / sizeof(T) / 256 * 256)
+                                           : std::max<std::size_t>(1, s.chunk_bytes / sizeof(T) / width);
   const std::size_t chunks = ceil_div(n, per_chunk);
   const int ring = static_cast<int>(std::min<std::size_t>(std::max(1, s.streams), chunks));
-  const std::size_t chunk_bytes = std::min(n, per_chunk) * sizeof(T);
+  const std::size_t chunk_bytes = std::min(n, per_chunk) * width * sizeof(T);
   // Pageable input of several chunks goes through pinned staging; one chunk takes the driver's copy.
   const bool stage = !pinned && chunks > 1;
 
@@ -55,44 +57,59 @@ Result streamed(Technique t, const typename F::In* x, std::size_t n, F f, int bl
   }
   constexpr std::size_t kIdle = ~std::size_t{0};
   std::vector<std::size_t> in_flight(ring, kIdle);  // first index of the chunk each slot holds
-  A total = f.identity();
+  std::vector<A> total(width, f.identity());        // one per column
   auto fold = [&](int k) {
     Workspace& w = **ws[k];
     XREDUCE_CUDA(cudaStreamSynchronize(w.stream));
-    A a;
-    std::memcpy(&a, w.host_result, sizeof a);
-    if constexpr (is_arg_op<F>) a.index += in_flight[k];
-    total = f(total, a);
+    const void* partial = width == 1 ? w.host_result : w.host_columns.get();
+    for (std::size_t j = 0; j < width; ++j) {
+      A a;
+      std::memcpy(&a, static_cast<const unsigned char*>(partial) + j * sizeof(A), sizeof a);
+      if constexpr (is_arg_op<F>) a.index += in_flight[k];
+      total[j] = f(total[j], a);
+    }
     in_flight[k] = kIdle;
   };
   for (std::size_t c = 0; c < chunks; ++c) {
     const int k = static_cast<int>(c % ring);
     if (in_flight[k] != kIdle) fold(k);  // its buffers are free again once its chunk is done
     Workspace& w = **ws[k];
-    const std::size_t first = c * per_chunk, len = std::min(per_chunk, n - first), bytes = len * sizeof(T);
-    const void* source = x + first;
+    const std::size_t first = c * per_chunk, len = std::min(per_chunk, n - first), bytes = len * width * sizeof(T);
+    const void* source = x + first * width;
     if (stage) {
       parallel_copy(w.pinned.get(), source, bytes, s.copy_threads);
       source = w.pinned.get();
     }
     XREDUCE_CUDA(cudaMemcpyAsync(w.staging.get(), source, bytes, cudaMemcpyHostToDevice, w.stream));
-    enqueue(t, w.staging.get(), len, dtype_of<T>(), F::op, block, w);
-    XREDUCE_CUDA(cudaMemcpyAsync(w.host_result, w.result, sizeof(A), cudaMemcpyDeviceToHost, w.stream));
+    if (width == 1) {
+      enqueue(t, w.staging.get(), len, dtype_of<T>(), F::op, block, w);
+      XREDUCE_CUDA(cudaMemcpyAsync(w.host_result, w.result, sizeof(A), cudaMemcpyDeviceToHost, w.stream));
+    } else {
+      enqueue_records(w.staging.get(), len, width, dtype_of<T>(), F::op, w);
+      void* host = w.host_columns.reserve(width * sizeof(A), "column results of records");
+      XREDUCE_CUDA(cudaMemcpyAsync(host, w.columns.get(), width * sizeof(A), cudaMemcpyDeviceToHost, w.stream));
+    }
     in_flight[k] = first;
   }
   // Every op's combination is order-free (argmin/argmax break ties by index, not by arrival).
   for (int k = 0; k < ring; ++k)
     if (in_flight[k] != kIdle) fold(k);
-  return result_of<F>(total);
+  if (width == 1) return result_of<F>(total.front());
+  Result r;
+  for (const A& a : total) r.values.push_back(result_of<F>(a).value);
+  r.value = r.values.front();
+  return r;
 }
 
 }  // namespace
 
-Result reduce_host(Technique t, const void* data, std::size_t count, DType dtype, Op op, int block, int device,
-                   bool pinned, const Streaming& streaming) {
+Result reduce_host(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype, Op op, int block,
+                   int device, bool pinned, const Streaming& streaming) {
   return visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    return visit_op<T>(op, [&](auto f) { return streamed(t, static_cast<const T*>(data), count, f, block, device, pinned, streaming); });
+    return visit_op<T>(op, [&](auto f) {
+      return streamed(t, static_cast<const T*>(data), count, width, f, block, device, pinned, streaming);
+    });
   });
 }
 

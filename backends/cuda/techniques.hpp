@@ -32,13 +32,14 @@ struct TechniqueInfo {
   int priority;          //!< among GPU backends, for the dispatcher
   bool arg_ops;          //!< argmin/argmax too (besides sum, prod, min, max)
   bool block_size;       //!< takes Options::block_size (the seed kernels)
+  bool records = false;  //!< reduces records (Request::width > 1), with kernels/records.cuh
 };
 
 // The dispatcher prefers the fastest; the seed kernels rank by how far along the progression
 // they are, below the library anchors.
 inline constexpr std::array<TechniqueInfo, 12> techniques{{
     {Technique::single_pass, "cuda.single_pass", 300, true, false},
-    {Technique::shuffle, "cuda.shuffle", 290, true, false},
+    {Technique::shuffle, "cuda.shuffle", 290, true, false, true},
     {Technique::cub, "cub", 280, true, false},
     {Technique::thrust, "thrust", 250, false, false},
     {Technique::cascaded, "cuda.cascaded", 170, false, true},
@@ -60,6 +61,14 @@ void enqueue(Technique t, const void* data, std::size_t count, DType dtype, Op o
 //! Copies ws.result back and turns it into the request's result (waits for the stream).
 Result collect(DType dtype, Op op, Workspace& ws);
 
+//! Records: enqueues the column-by-column reduction of `count` records of `width` values at
+//! device pointer `data`, leaving `width` accumulators in ws.columns; collect_records copies them
+//! back (waits) and turns them into the results.
+void enqueue_records(const void* data, std::size_t count, std::size_t width, DType dtype, Op op, Workspace& ws);
+Result collect_records(DType dtype, Op op, std::size_t width, Workspace& ws);
+//! Bytes of one column accumulator of (dtype, op).
+std::size_t accumulator_bytes(DType dtype, Op op);
+
 //! How host input reaches the GPU: in chunks, `streams` of them in flight, each on its own
 //! workspace (stream, device buffer, pinned staging). Pageable input is first copied into the
 //! pinned staging by `copy_threads` host threads, while earlier chunks cross the bus and are
@@ -74,8 +83,9 @@ struct Streaming {
 
 //! Reduces `count` elements of host memory at `data` with technique `t` on `device`, chunk by
 //! chunk; chunk partials are combined on the host in the accumulator type (indices offset).
-Result reduce_host(Technique t, const void* data, std::size_t count, DType dtype, Op op, int block, int device,
-                   bool pinned, const Streaming& streaming);
+//! With width > 1, `count` records of `width` values, chunked between records.
+Result reduce_host(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype, Op op, int block,
+                   int device, bool pinned, const Streaming& streaming);
 
 //! Applies M to each of the six element types (explicit instantiations).
 #define XREDUCE_FOR_EACH_ELEMENT_TYPE(M) \
@@ -84,6 +94,8 @@ Result reduce_host(Technique t, const void* data, std::size_t count, DType dtype
 // One definition per element type (enqueue_<dtype>.cu), so that they compile in parallel.
 template <class T>
 void enqueue_typed(Technique t, const T* data, std::size_t count, Op op, int block, Workspace& ws);
+template <class T>
+void enqueue_records_typed(const T* data, std::size_t count, std::size_t width, Op op, void* out, Workspace& ws);
 template <class T>
 void enqueue_cub(const T* data, std::size_t count, Op op, Workspace& ws);
 template <class T>

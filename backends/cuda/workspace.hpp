@@ -74,6 +74,8 @@ struct Workspace {
   DeviceBuffer staging;   //!< host input copied in, or misaligned device input realigned
   DeviceBuffer cub_temp;  //!< cub::DeviceReduce temporary storage
   PinnedHostBuffer pinned;  //!< host staging for pageable input of the streamed path
+  DeviceBuffer columns;           //!< records: the column accumulators
+  PinnedHostBuffer host_columns;  //!< records: their host copy
   void* result = nullptr;             //!< device: the final acc_t (64 bytes)
   unsigned int* counter = nullptr;    //!< device: blocks done, single_pass (kept at 0 between calls)
   void* host_result = nullptr;        //!< pinned host copy of `result`

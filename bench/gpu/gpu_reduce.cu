@@ -205,6 +205,58 @@ int main(int argc, char** argv) {
                     {"times_s", probe_t}});
     std::fprintf(stderr, "2^%d done\n", log2n);
   }
+  // Records: N records of k f32 values summed column by column (cuda.shuffle's records kernel),
+  // against the read probe over the same bytes. k = 9 at N = 2^24 is seed 002's shape at scale.
+  {
+    const std::size_t elements = std::min<std::size_t>(std::size_t{9} << 24, pool_bytes / sizeof(float) / 16 * 16);
+    const std::size_t bytes = elements * sizeof(float);
+    const std::size_t copies = std::max<std::size_t>(1, pool_bytes / bytes);
+    auto time_replays = [&](auto&& body) {
+      const int calls = static_cast<int>(std::min<std::size_t>(16, copies));
+      cudaGraph_t graph;
+      cudaGraphExec_t exec;
+      check(cudaStreamBeginCapture(ws->stream, cudaStreamCaptureModeThreadLocal), "begin capture");
+      for (int k = 0; k < calls; ++k) body(pool + (static_cast<std::size_t>(k) % copies) * elements);
+      check(cudaStreamEndCapture(ws->stream, &graph), "end capture");
+      check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+      std::vector<double> t;
+      for (int r = -2; r < repeat; ++r) {
+        check(cudaEventRecord(start, ws->stream), "record");
+        check(cudaGraphLaunch(exec, ws->stream), "graph launch");
+        check(cudaEventRecord(stop, ws->stream), "record");
+        check(cudaEventSynchronize(stop), "sync");
+        float ms = 0;
+        check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
+        if (r >= 0) t.push_back(ms * 1e-3 / calls);
+      }
+      cudaGraphExecDestroy(exec);
+      cudaGraphDestroy(graph);
+      return t;
+    };
+    const auto probe_t = time_replays([&](const float* x) {
+      read_probe<<<prop.multiProcessorCount * 8, 256, 0, ws->stream>>>(reinterpret_cast<const uint4*>(x), bytes / 16, sink);
+    });
+    const double probe = bytes / median(probe_t) / 1e9;
+    md += "\n## Records: column-by-column f32 sums (cuda.shuffle), device-resident\n\n"
+          "| k | N records | median us | GB/s | % of probe |\n|---:|---:|---:|---:|---:|\n";
+    std::snprintf(line, sizeof line, "| | read probe, %zu bytes | %.2f | %.0f | 100%% |\n", bytes, median(probe_t) * 1e6, probe);
+    md += line;
+    rows.push_back({{"records", true}, {"backend", "read probe"}, {"bytes", bytes}, {"median_s", median(probe_t)},
+                    {"gbps", probe}, {"times_s", probe_t}});
+    for (std::size_t k : {std::size_t{3}, std::size_t{9}, std::size_t{16}}) {
+      const std::size_t records = elements / k;
+      auto call = [&](const float* x) { xc::enqueue_records(x, records, k, xreduce::DType::f32, xreduce::Op::sum, *ws); };
+      call(pool);
+      xc::collect_records(xreduce::DType::f32, xreduce::Op::sum, k, *ws);
+      const auto t = time_replays(call);
+      const double m = median(t), gbps = records * k * sizeof(float) / m / 1e9;
+      std::snprintf(line, sizeof line, "| %zu | %zu | %.2f | %.0f | %.0f%% |\n", k, records, m * 1e6, gbps, 100 * gbps / probe);
+      md += line;
+      rows.push_back({{"records", true}, {"backend", "cuda.shuffle"}, {"width", k}, {"n_records", records},
+                      {"median_s", m}, {"gbps", gbps}, {"fraction_of_probe", gbps / probe}, {"times_s", t}});
+    }
+    std::fprintf(stderr, "records done\n");
+  }
   std::fputs(md.c_str(), stdout);
   if (!out_dir.empty()) {
     std::filesystem::create_directories(out_dir);

@@ -132,10 +132,10 @@ int main(int argc, char** argv) {
       xc::collect(xr::DType::f32, xr::Op::sum, *ws);
     });
     const double streamed_pageable = median_seconds(repeat, [&] {
-      xc::reduce_host(xc::Technique::single_pass, pageable.data(), n, xr::DType::f32, xr::Op::sum, 256, device, false, defaults);
+      xc::reduce_host(xc::Technique::single_pass, pageable.data(), n, 1, xr::DType::f32, xr::Op::sum, 256, device, false, defaults);
     });
     const double streamed_pinned = median_seconds(repeat, [&] {
-      xc::reduce_host(xc::Technique::single_pass, pinned, n, xr::DType::f32, xr::Op::sum, 256, device, true, defaults);
+      xc::reduce_host(xc::Technique::single_pass, pinned, n, 1, xr::DType::f32, xr::Op::sum, 256, device, true, defaults);
     });
     double cpu_best = 0;
     std::string cpu_name;
@@ -187,12 +187,12 @@ int main(int argc, char** argv) {
       for (int threads : {4, 8}) {
         xc::Streaming s{chunk_mib << 20, streams, threads};
         const double pg = median_seconds(repeat, [&] {
-          xc::reduce_host(xc::Technique::single_pass, pageable.data(), n, xr::DType::f32, xr::Op::sum, 256, device, false, s);
+          xc::reduce_host(xc::Technique::single_pass, pageable.data(), n, 1, xr::DType::f32, xr::Op::sum, 256, device, false, s);
         });
         double pn = 0;
         if (threads == 4)  // copy threads do not touch pinned input
           pn = median_seconds(repeat, [&] {
-            xc::reduce_host(xc::Technique::single_pass, pinned, n, xr::DType::f32, xr::Op::sum, 256, device, true, s);
+            xc::reduce_host(xc::Technique::single_pass, pinned, n, 1, xr::DType::f32, xr::Op::sum, 256, device, true, s);
           });
         std::snprintf(line, sizeof line, "| %zu | %d | %d | %.1f | %s |\n", chunk_mib, streams, threads, bytes / pg / 1e9,
                       pn > 0 ? std::to_string(bytes / pn / 1e9).substr(0, 5).c_str() : "");

@@ -195,3 +195,38 @@ TEST_CASE("gpu: a caller's memory pinned in place is read directly and correctly
       CHECK(xr::agrees(q, ref, r->reduce(q, {.chunk_bytes = std::size_t{1} << 20})));
     }
 }
+
+TEST_CASE("gpu: records (width > 1) on device-resident data, vector and scalar loads, narrow and wide") {
+  if (!have_gpu()) return;
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x9ull);
+  struct Shape {
+    std::size_t count, width, byte_offset;
+  };
+  // 70001 columns: wider than a block's slots, so partials are kept per slot.
+  const std::vector<Shape> shapes{{1, 2, 0}, {1000, 9, 0}, {1000, 9, 4}, {100003, 9, 0}, {77, 1000, 8}, {3, 70001, 0}};
+  for (xr::Reducer* r : gpu_backends()) {
+    if (!r->capabilities().records()) continue;
+    for (xr::Op op : {xr::Op::sum, xr::Op::prod, xr::Op::min, xr::Op::max})
+      for (const Shape& s : shapes) {
+        auto one = [&](auto tag) {
+          using T = decltype(tag);
+          if (s.byte_offset % sizeof(T) != 0) return;
+          std::vector<T> host = xr::test::make_data<T>(xr::test::Pattern::random, op, s.count * s.width, rng);
+          const xr::Reference ref =
+              xr::exact_reference(xr::Request{host.data(), s.count, xr::dtype_of<T>(), op, xr::Memory::host, s.width});
+          DeviceCopy<T> dev(host, s.byte_offset);
+          const xr::Request q{dev.data, s.count, xr::dtype_of<T>(), op, xr::Memory::device, s.width};
+          const xr::Result res = r->reduce(q);
+          double error = 0;
+          INFO("seed " << xr::test::run_seed() << ", backend " << r->name() << ", " << to_string(op) << " of "
+                       << to_string(xr::dtype_of<T>()) << ", " << s.count << " records of width " << s.width
+                       << ", byte offset " << s.byte_offset);
+          CHECK(xr::agrees(q, ref, res, &error));
+        };
+        one(float{});
+        one(double{});
+        one(std::int32_t{});
+        one(std::uint64_t{});
+      }
+  }
+}

@@ -1,0 +1,216 @@
+#pragma once
+//! User-defined reductions on the GPU: the calls of xreduce/custom.hpp, for code compiled with
+//! nvcc (-std=c++20). The kernel is cuda.shuffle's design for any trivially copyable type: a
+//! persistent grid reading block-contiguous tiles with several loads in flight per thread, warp
+//! shuffles (word by word, so any type crosses), then one block over the per-block partials.
+//!
+//!   struct Farthest {  // __host__ too: the law checks and the CPU path call it on the host
+//!     __host__ __device__ Point operator()(Point a, Point b) const { ... }
+//!   };
+//!   Point p = xreduce::cuda::reduce(xreduce::Policy{.backend = "cuda"}, points, Farthest{}, Point{});
+//!
+//! Policy::backend: "cuda" runs on the current device; a CPU backend name runs the CPU template
+//! path (host data only); "auto" takes the GPU for device data, or host data from the config's
+//! gpu_min_count_pageable elements on, and the CPU otherwise. Host data are copied to the device
+//! first. Device data are read in place (any pointer CUDA knows as device or managed memory).
+//! The operator must be associative, commutative and have `identity` as its identity.
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <ranges>
+#include <string>
+#include <type_traits>
+
+#include "xreduce/context.hpp"
+#include "xreduce/custom.hpp"
+
+namespace xreduce::cuda {
+
+//! Tuning of the custom kernel, as data.
+struct CustomPolicy {
+  static constexpr int block = 256;
+  static constexpr int unroll = 4;  //!< loads in flight per thread, each into its own accumulator
+};
+
+namespace detail {
+
+inline void check(cudaError_t status, const char* what) {
+  if (status == cudaSuccess) return;
+  cudaGetLastError();
+  throw Error(status == cudaErrorMemoryAllocation ? ErrorCode::out_of_memory : ErrorCode::internal,
+              std::string("custom reduction on the GPU: ") + what + ": " + cudaGetErrorString(status));
+}
+
+//! Warp shuffle of any trivially copyable value, one 32-bit word at a time.
+template <class R>
+__device__ inline R shfl_down_any(const R& v, int offset) {
+  constexpr int kWords = (sizeof(R) + 3) / 4;
+  unsigned w[kWords] = {};
+  memcpy(w, &v, sizeof(R));
+#pragma unroll
+  for (int k = 0; k < kWords; ++k) w[k] = __shfl_down_sync(0xffffffffu, w[k], offset);
+  R r;
+  memcpy(&r, w, sizeof(R));
+  return r;
+}
+
+template <int kBlock, class R, class BinaryOp>
+__device__ inline R block_reduce_any(R a, const BinaryOp& op, const R& identity) {
+  __shared__ alignas(16) unsigned char warp_bytes[(kBlock / 32) * sizeof(R)];
+  R* warp_results = reinterpret_cast<R*>(warp_bytes);
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const R other = shfl_down_any(a, offset);
+    if (lane + offset < 32) a = op(a, other);
+  }
+  if (lane == 0) memcpy(&warp_results[warp], &a, sizeof(R));
+  __syncthreads();
+  if (warp == 0) {
+    a = identity;
+    if (lane < kBlock / 32) memcpy(&a, &warp_results[lane], sizeof(R));
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) {
+      const R other = shfl_down_any(a, offset);
+      if (lane + offset < 32) a = op(a, other);
+    }
+  }
+  return a;
+}
+
+//! The transform of the second pass: partials as they are.
+struct Unchanged {
+  template <class R>
+  __host__ __device__ const R& operator()(const R& r) const {
+    return r;
+  }
+};
+
+template <class P, class T, class R, class BinaryOp, class Transform>
+__global__ __launch_bounds__(P::block) void custom_kernel(const T* __restrict__ x, std::size_t n, R identity, BinaryOp op,
+                                                          Transform transform, R* __restrict__ out) {
+  constexpr std::size_t kTile = static_cast<std::size_t>(P::block) * P::unroll;
+  R acc[P::unroll];
+#pragma unroll
+  for (int u = 0; u < P::unroll; ++u) acc[u] = identity;
+  const std::size_t full_tiles = n / kTile;
+  for (std::size_t t = blockIdx.x; t < full_tiles; t += gridDim.x) {
+    const std::size_t base = t * kTile + threadIdx.x;
+    T v[P::unroll];
+#pragma unroll
+    for (int u = 0; u < P::unroll; ++u) v[u] = x[base + u * P::block];
+#pragma unroll
+    for (int u = 0; u < P::unroll; ++u) acc[u] = op(acc[u], transform(v[u]));
+  }
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * P::block;
+  for (std::size_t i = full_tiles * kTile + blockIdx.x * static_cast<std::size_t>(P::block) + threadIdx.x; i < n; i += stride)
+    acc[0] = op(acc[0], transform(x[i]));
+  R a = acc[0];
+#pragma unroll
+  for (int u = 1; u < P::unroll; ++u) a = op(a, acc[u]);
+  a = block_reduce_any<P::block>(a, op, identity);
+  if (threadIdx.x == 0) out[blockIdx.x] = a;
+}
+
+//! Reduces transform(x[0..n)) for device pointer x, n > 0, on `stream`.
+template <class T, class R, class BinaryOp, class Transform>
+R run_on_device(const T* x, std::size_t n, const R& identity, const BinaryOp& op, const Transform& transform,
+                cudaStream_t stream) {
+  using P = CustomPolicy;
+  int device = 0, sms = 0, per_sm = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, custom_kernel<P, T, R, BinaryOp, Transform>, P::block, 0),
+        "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  const std::size_t tile = static_cast<std::size_t>(P::block) * P::unroll;
+  const std::size_t blocks =
+      std::max<std::size_t>(1, std::min<std::size_t>(std::size_t(std::max(per_sm, 1)) * sms, (n + tile - 1) / tile));
+  R* partials = nullptr;
+  check(cudaMallocAsync(reinterpret_cast<void**>(&partials), (blocks + 1) * sizeof(R), stream), "cudaMallocAsync");
+  custom_kernel<P><<<static_cast<unsigned>(blocks), P::block, 0, stream>>>(x, n, identity, op, transform, partials);
+  cudaError_t status = cudaGetLastError();
+  if (status == cudaSuccess && blocks > 1) {
+    custom_kernel<P><<<1, P::block, 0, stream>>>(partials, blocks, identity, op, Unchanged{}, partials + blocks);
+    status = cudaGetLastError();
+  }
+  R result = identity;
+  if (status == cudaSuccess)
+    status = cudaMemcpyAsync(&result, partials + (blocks > 1 ? blocks : 0), sizeof(R), cudaMemcpyDeviceToHost, stream);
+  cudaFreeAsync(partials, stream);
+  if (status == cudaSuccess) status = cudaStreamSynchronize(stream);
+  check(status, "the reduction kernels");
+  return result;
+}
+
+inline bool is_device_pointer(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
+}  // namespace detail
+
+//! transform_reduce of xreduce/custom.hpp, on the GPU (see the top of this file for `backend`).
+template <std::ranges::contiguous_range Range, class R, class BinaryOp, class Transform>
+  requires std::ranges::sized_range<Range>
+R transform_reduce(const Policy& policy, const Range& data, R identity, BinaryOp op, Transform transform) {
+  using T = std::ranges::range_value_t<Range>;
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_copyable_v<R>,
+                "xreduce::cuda reduces trivially copyable types: they are copied to and from the GPU bytewise");
+  static_assert(std::is_default_constructible_v<R>, "xreduce::cuda: the result type must be default-constructible");
+  const T* x = std::ranges::data(data);
+  const std::size_t n = std::ranges::size(data);
+  const bool on_device = n > 0 && detail::is_device_pointer(x);
+  bool gpu = policy.backend == "cuda";
+  if (policy.backend == "auto" || policy.backend.empty()) {
+    const std::uint64_t threshold = default_context().config().dispatch.gpu_min_count_pageable;
+    gpu = on_device || (threshold != 0 && n >= threshold);
+  }
+  if (!gpu) {
+    if (on_device)
+      throw Error(ErrorCode::unsupported, "custom reduction: backend '" + policy.backend +
+                                              "' runs on the CPU and cannot read device memory; use \"cuda\" or \"auto\"");
+    return xreduce::transform_reduce(policy, data, identity, op, transform);
+  }
+  if (policy.check_laws) {  // on a host copy of the sample
+    std::vector<T> sample;
+    const std::size_t m = std::min<std::size_t>(n, 16);
+    for (std::size_t k = 0; k < m; ++k) {
+      T v;
+      if (on_device) detail::check(cudaMemcpy(&v, x + k * n / m, sizeof(T), cudaMemcpyDeviceToHost), "sample copy");
+      else std::memcpy(&v, x + k * n / m, sizeof(T));
+      sample.push_back(v);
+    }
+    xreduce::detail::check_laws_on(xreduce::detail::law_sample<T, R>(sample.data(), sample.size(), transform), identity,
+                                   op, policy.law_tolerance);
+  }
+  if (n == 0) return identity;
+  cudaStream_t stream = cudaStreamPerThread;
+  if (on_device) return detail::run_on_device(x, n, identity, op, transform, stream);
+  T* copy = nullptr;
+  detail::check(cudaMallocAsync(reinterpret_cast<void**>(&copy), n * sizeof(T), stream), "cudaMallocAsync of the input");
+  cudaError_t status = cudaMemcpyAsync(copy, x, n * sizeof(T), cudaMemcpyHostToDevice, stream);
+  try {
+    detail::check(status, "copy of the input to the GPU");
+    R r = detail::run_on_device(static_cast<const T*>(copy), n, identity, op, transform, stream);
+    detail::check(cudaFreeAsync(copy, stream), "cudaFreeAsync");
+    return r;
+  } catch (...) {
+    cudaFreeAsync(copy, stream);
+    throw;
+  }
+}
+
+//! reduce of xreduce/custom.hpp, on the GPU.
+template <std::ranges::contiguous_range Range, class BinaryOp>
+  requires std::ranges::sized_range<Range>
+std::ranges::range_value_t<Range> reduce(const Policy& policy, const Range& data, BinaryOp op,
+                                         std::type_identity_t<std::ranges::range_value_t<Range>> identity) {
+  return xreduce::cuda::transform_reduce(policy, data, identity, op, detail::Unchanged{});
+}
+
+}  // namespace xreduce::cuda
