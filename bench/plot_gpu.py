@@ -14,6 +14,8 @@ def main(path_in: str, path_out: str) -> None:
         data = json.load(f)
     series = {}
     for row in data["rows"]:
+        if row.get("records"):  # the records rows have one size: they are in the table, not the plot
+            continue
         series.setdefault(row["backend"], []).append((row["n"], row["gbps"]))
     fig, ax = plt.subplots(figsize=(10, 6))
     colours = plt.get_cmap("tab20").colors  # twelve backends: the default cycle of ten would repeat

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build/release}
 rm -rf .device-build
 mkdir -p .device-build/bin .device-build/lib
-cp "$build"/bin/{xreduce,xreduce_conformance,xreduce_gpu_tests,xreduce_gpu_custom_tests,xreduce_bench_gpu,xreduce_bench_gpu_host} .device-build/bin/
+cp "$build"/bin/{xreduce,xreduce_conformance,xreduce_gpu_tests,xreduce_gpu_custom_tests,xreduce_example_farthest_point_gpu,xreduce_bench_gpu,xreduce_bench_gpu_host} .device-build/bin/
 cp -P "$build"/lib/libxreduce.so* "$build"/lib/libxreduce_cuda.so .device-build/lib/
 known=$(ldconfig -p)  # read whole: a reader that stops early would make pipefail end the script
 for lib in libtbb.so.12 libtomlplusplus.so.3 libgomp.so.1; do

@@ -39,6 +39,7 @@ step() {
 step conformance "$build/bin/xreduce_conformance"
 step gpu-tests "$build/bin/xreduce_gpu_tests"
 step gpu-custom-tests "$build/bin/xreduce_gpu_custom_tests"
+step example-gpu "$build/bin/xreduce_example_farthest_point_gpu"
 step benchmark "$build/bin/xreduce_bench_gpu" --out "$out" ${XREDUCE_BENCH_ARGS:-}
 step plot python3 bench/plot_gpu.py "$out/gpu-reduce.json" "$out/gpu-reduce.png"
 step benchmark-host "$build/bin/xreduce_bench_gpu_host" --out "$out" ${XREDUCE_BENCH_HOST_ARGS:-}
