@@ -2,6 +2,8 @@
 // Exit codes: 0 ok, 1 a backend that promises exactness disagreed, 2 usage or input error.
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -321,6 +323,29 @@ int validate(xr::Context& ctx, const ValidateArgs& args, const DataArgs& d) {
   return report.ok() ? kExitOk : kExitDisagree;
 }
 
+// --- xreduce bench -------------------------------------------------------------------------
+
+//! Runs xreduce_bench (installed beside this program) with the arguments after `bench`.
+int run_bench(const std::vector<std::string>& rest, const char* argv0) {
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) self = argv0;
+  const std::filesystem::path program = self.parent_path() / "xreduce_bench";
+  if (!std::filesystem::exists(program)) {
+    std::cerr << "xreduce: error: " << program.string() << " is missing (it is built with the benchmarks)\n";
+    return kExitUsage;
+  }
+  std::vector<std::string> args{program.string()};
+  args.insert(args.end(), rest.begin(), rest.end());
+  if (rest.empty()) args.push_back("--help");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  execv(program.c_str(), argv.data());
+  std::cerr << "xreduce: error: cannot run " << program.string() << ": " << std::strerror(errno) << "\n";
+  return kExitUsage;
+}
+
 // --- xreduce calibrate ----------------------------------------------------------------------
 
 struct CalibrateArgs {
@@ -409,12 +434,19 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   cal_cmd->add_flag("--dry-run", cal_args.dry_run, "Measure and print, write nothing");
 
+  auto* bench_cmd = app.add_subcommand(
+      "bench", "Run a benchmark suite (progression, transfer, crossover, calibrate, cpu): xreduce bench SUITE [--out DIR] "
+               "[--max-log2 L] [--repeat R] [--quick]; `xreduce bench --help` lists them. Runs xreduce_bench beside this program");
+  bench_cmd->prefix_command();  // everything after `bench` goes to xreduce_bench as it is
+  bench_cmd->set_help_flag();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
   }
+  if (bench_cmd->parsed()) return run_bench(bench_cmd->remaining(), argv[0]);
   try {
     xr::Context ctx;
     if (list_cmd->parsed()) return list(ctx, list_json);

@@ -10,6 +10,7 @@ packages=(
   nlohmann-json3-dev      # --json output, benchmark results
   doctest-dev             # the tests
   libtbb-dev              # the tbb backend (oneTBB)
+  python3-matplotlib      # the benchmarks' plots (bench/plot_*.py)
 )
 
 missing=()

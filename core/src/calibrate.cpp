@@ -87,7 +87,7 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
   // 2^16 on, is smallest: auto's promise is a bound on that slowdown, not a total.
   if (parallels.size() > 1) {
     std::vector<std::vector<double>> times(parallels.size());
-    for (std::size_t n = std::size_t{1} << 16; n <= max_n; n *= 4)
+    for (std::size_t n = std::size_t{1} << 16; n <= max_n; n *= 2)
       for (std::size_t b = 0; b < parallels.size(); ++b)
         times[b].push_back(median_time(parallels[b], Request{pageable.data(), n, DType::f32, Op::sum, Memory::host}, {}, options.repeat));
     double best_worst = kNever;
@@ -108,7 +108,7 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
 
   std::vector<std::size_t> sizes;
   std::vector<double> t_serial, t_parallel, t_gpu_pageable, t_gpu_pinned;
-  for (std::size_t n = 1024; n <= max_n; n *= 4) {
+  for (std::size_t n = 1024; n <= max_n; n *= 2) {
     if (options.progress) options.progress("measuring 2^" + std::to_string(static_cast<int>(std::log2(n))) + " elements");
     const Request on_pageable{pageable.data(), n, DType::f32, Op::sum, Memory::host};
     const Request on_pinned{pinned.data(), n, DType::f32, Op::sum, Memory::host};

@@ -28,6 +28,16 @@ bool Context::resolve_memory(Request& q) const {
     if (q.memory == Memory::automatic) q.memory = Memory::host;
     return false;
   }
+  // Host data the caller vouches for: whether it is pinned only matters from the smallest GPU or
+  // hybrid threshold on, and asking the driver costs more than reducing a small array.
+  if (q.memory == Memory::host) {
+    const std::uint64_t elements = static_cast<std::uint64_t>(q.count) * q.width;
+    const DispatchConfig& d = config_.dispatch;
+    bool matters = false;
+    for (std::uint64_t t : {d.gpu_min_count_pinned, d.gpu_min_count_pageable, d.hybrid_min_count_pinned, d.hybrid_min_count_pageable})
+      matters = matters || (t != 0 && elements >= t);
+    if (!matters) return false;
+  }
   const Registry::Location where = registry_.where(q.data);
   if (q.memory == Memory::automatic) q.memory = where.memory;
   return q.memory == Memory::host && where.pinned;
@@ -35,7 +45,7 @@ bool Context::resolve_memory(Request& q) const {
 
 Dispatcher::Choice Context::choose(const Request& q, const Options& options, bool pinned) const {
   const std::string name = backend_for(options);
-  if (name == "auto") return Dispatcher(registry_, config_.dispatch).choose(q, pinned);
+  if (name == "auto") return dispatcher_.choose(q, pinned);
   const std::string source = options.backend.empty() ? config_.backend_source : "the caller";
   try {
     return {&registry_.get(name), "named by " + source};
@@ -51,7 +61,11 @@ Result Context::reduce(const Request& request, const Options& options) {
   if (o.threads == 0) o.threads = config_.threads;
   if (o.gpu_fraction == 0) o.gpu_fraction = pinned ? config_.hybrid.gpu_fraction_pinned : config_.hybrid.gpu_fraction_pageable;
   if (o.cpu_backend.empty()) o.cpu_backend = config_.dispatch.parallel_backend;
-  return choose(q, o, pinned).reducer->reduce(q, o);
+  // No reasons built on this path: "auto" and a named backend both cost a lookup.
+  const std::string& name = options.backend.empty() ? config_.backend : options.backend;
+  Reducer* r = name == "auto" ? &dispatcher_.pick(q, pinned) : registry_.find(name);
+  if (r == nullptr) r = choose(q, o, pinned).reducer;  // throws, naming the valid backends and the name's source
+  return r->reduce(q, o);
 }
 
 Context& default_context() {

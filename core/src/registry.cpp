@@ -3,6 +3,10 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
+#include <map>
+#include <mutex>
 
 #include "plugin_loader.hpp"
 #include "xreduce/error.hpp"
@@ -17,6 +21,13 @@ void register_builtin_backends(Registry& registry);
 struct Registry::Impl {
   std::vector<std::unique_ptr<Reducer>> owned;
   std::vector<Entry> entries;
+  std::map<std::string, Reducer*, std::less<>> by_name;  // find() on every named call
+  // candidates(): [dtype][op][memory][records], filled on first use (under the mutex) and read
+  // without a lock, since "auto" reads them on every call. add() clears them; lists it drops are
+  // kept until the registry goes, as a reader may still hold one.
+  mutable std::mutex candidates_mutex;
+  mutable std::array<std::atomic<const std::vector<Candidate>*>, all_dtypes.size() * all_ops.size() * 3 * 2> candidates{};
+  mutable std::vector<std::unique_ptr<const std::vector<Candidate>>> candidate_lists;
   std::vector<std::int32_t (*)(const void*)> locators;
   const xreduce_memory_v1* memory = nullptr;
 };
@@ -38,7 +49,12 @@ void Registry::add(std::unique_ptr<Reducer> reducer, int priority, std::string o
     return a.priority != b.priority ? a.priority > b.priority : a.reducer->name() < b.reducer->name();
   };
   Entry entry{reducer.get(), priority, std::move(origin)};
+  {
+    std::lock_guard lock(impl_->candidates_mutex);
+    for (auto& c : impl_->candidates) c.store(nullptr, std::memory_order_release);
+  }
   impl_->entries.insert(std::upper_bound(impl_->entries.begin(), impl_->entries.end(), entry, before), std::move(entry));
+  impl_->by_name.emplace(name, reducer.get());
   impl_->owned.push_back(std::move(reducer));
 }
 
@@ -96,9 +112,8 @@ void Registry::load_plugins(const std::vector<std::filesystem::path>& places) {
 }
 
 Reducer* Registry::find(std::string_view name) const {
-  for (const Entry& e : impl_->entries)
-    if (e.reducer->name() == name) return e.reducer;
-  return nullptr;
+  const auto it = impl_->by_name.find(name);
+  return it == impl_->by_name.end() ? nullptr : it->second;
 }
 
 Reducer& Registry::get(std::string_view name) const {
@@ -109,6 +124,26 @@ Reducer& Registry::get(std::string_view name) const {
 }
 
 const std::vector<Registry::Entry>& Registry::entries() const { return impl_->entries; }
+
+const std::vector<Registry::Candidate>& Registry::candidates(DType dtype, Op op, Memory memory, bool records) const {
+  const std::size_t key =
+      ((static_cast<std::size_t>(dtype) * all_ops.size() + static_cast<std::size_t>(op)) * 3 + static_cast<std::size_t>(memory)) * 2 +
+      (records ? 1 : 0);
+  std::atomic<const std::vector<Candidate>*>& slot = impl_->candidates.at(key);
+  if (const auto* list = slot.load(std::memory_order_acquire)) return *list;
+  std::lock_guard lock(impl_->candidates_mutex);
+  if (const auto* list = slot.load(std::memory_order_acquire)) return *list;
+  auto list = std::make_unique<std::vector<Candidate>>();
+  for (const Entry& e : impl_->entries) {
+    const Capabilities caps = e.reducer->capabilities();
+    if (caps.support(dtype, op) == Support::exact && caps.accepts(memory) && (!records || caps.records()) &&
+        e.reducer->available())
+      list->push_back({e.reducer, caps.engine()});
+  }
+  slot.store(list.get(), std::memory_order_release);
+  impl_->candidate_lists.push_back(std::move(list));
+  return *impl_->candidate_lists.back();
+}
 
 std::vector<std::string> Registry::names() const {
   std::vector<std::string> v;

@@ -16,7 +16,7 @@ class Context;
 
 struct CalibrationOptions {
   std::size_t max_count = std::size_t{1} << 26;   //!< largest f32 array measured
-  int repeat = 5;                                  //!< median of this many runs per point
+  int repeat = 9;                                  //!< median of this many runs per point
   std::function<void(const std::string&)> progress;  //!< told of each size as it is measured
 };
 
@@ -27,7 +27,7 @@ struct Calibration {
   std::vector<std::string> log;
 };
 
-//! Times f32 sums of 2^10 .. max_count elements with the context's backends: the best
+//! Times f32 sums of 2^10 .. max_count elements (every power of 2) with the context's backends: the best
 //! single-thread one, the best CPU-parallel one, the best GPU one on pageable and on pinned host
 //! data, and hybrid. Each threshold is the smallest measured size from which that engine wins at
 //! every larger measured size (0, where it never does).

@@ -36,6 +36,7 @@ class Context {
   Dispatcher::Choice choose(const Request& q, const Options& options, bool pinned) const;
   Config config_;
   Registry registry_;
+  Dispatcher dispatcher_{registry_, config_.dispatch};  //!< made once: "auto" runs it on every call
 };
 
 //! The process-wide context, made on first use from Config::load(). Thread-safe to use.

@@ -21,8 +21,11 @@ class Dispatcher {
   //! whether host data is page-locked. Considers only available backends that do the
   //! combination exactly. Throws Error(unavailable) if none can.
   Choice choose(const Request& request, bool pinned = false) const;
+  //! The same choice without the reason: what every "auto" call runs.
+  Reducer& pick(const Request& request, bool pinned = false) const;
 
  private:
+  Reducer& decide(const Request& request, bool pinned, std::string* why) const;
   const Registry& registry_;
   DispatchConfig config_;
 };

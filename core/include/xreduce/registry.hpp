@@ -51,6 +51,15 @@ class Registry {
   Reducer& get(std::string_view name) const;
   //! All entries, highest priority first (ties by name); kept in that order as they are added.
   const std::vector<Entry>& entries() const;
+  //! The available reducers, in entries() order, that do (dtype, op) exactly, read `memory`, and
+  //! reduce records if `records`: what the dispatcher chooses among. Worked out once per
+  //! combination (availability included) and kept until the next add(), so that "auto" costs a
+  //! lookup rather than a walk over every backend. Thread-safe; the reference lives until add().
+  struct Candidate {
+    Reducer* reducer;
+    Engine engine;
+  };
+  const std::vector<Candidate>& candidates(DType dtype, Op op, Memory memory, bool records) const;
   std::vector<std::string> names() const;
 
   //! Where a pointer lives, asking every plugin that can tell: host (pageable) if none claims it.

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Plots a suite's JSON from xreduce_bench: plot_suites.py RESULTS.json OUT.png.
+
+progression: GB/s per kernel as bars, the read probe as a line, one panel per setting.
+transfer:    speed-up over the seeds' CPU loop against N, with and without the transfers.
+crossover:   time per element against N, one line per backend, `auto` highlighted; one panel
+             per residency.
+cpu:         GB/s and relative error against N, one line per backend and thread count.
+"""
+import json
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def title(data, what):
+    machine = data["machine"]
+    where = machine.get("gpu", {}).get("name") or machine["cpu"]
+    return f"xreduce {what}: {where} ({data['date']}, {data['commit']})"
+
+
+def progression(data, ax_list):
+    for ax, table in zip(ax_list, data["tables"]):
+        names = [r["backend"] for r in table["rows"]]
+        ax.bar(range(len(names)), [r["gbps"] for r in table["rows"]], color="tab:blue")
+        ax.axhline(table["probe_gbps"], color="black", linestyle="--", label="read probe")
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels(names, rotation=45, ha="right", fontsize=8)
+        ax.set_ylabel("GB/s")
+        ax.set_title(f"{table['dtype']} sum, N = 2^{table['log2n']}")
+        ax.legend(fontsize=8)
+
+
+def transfer(data, ax):
+    sizes = data["sizes"]
+    xs = [s["n"] for s in sizes]
+    for kernel, colour in (("cuda.global_halving", "tab:red"), ("cuda.unroll_warp", "tab:blue")):
+        with_t = [max(r["speedup_naive_total"] for r in s["gpu"] if r["kernel"] == kernel) for s in sizes]
+        kernel_only = [max(r["speedup_naive_kernel"] for r in s["gpu"] if r["kernel"] == kernel) for s in sizes]
+        ax.plot(xs, with_t, marker="o", color=colour, label=f"{kernel}, with transfers (best block)")
+        ax.plot(xs, kernel_only, marker="s", linestyle="--", color=colour, label=f"{kernel}, kernel only (best block)")
+    ax.plot(xs, [s["cpu_naive_s"] / s["streamed_pageable_s"] for s in sizes], marker="^", color="tab:green",
+            label="streamed pageable (cuda.unroll_warp)")
+    ax.plot(xs, [s["cpu_naive_s"] / s["cpu_best_s"] for s in sizes], marker="v", color="tab:gray",
+            label=f"{sizes[0]['cpu_best']} (CPU)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("N (f32 elements in host memory)")
+    ax.set_ylabel("speed-up over the seeds' CPU loop")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+
+
+def crossover(data, ax_list):
+    residencies = []
+    for row in data["rows"]:
+        if row["residency"] not in residencies:
+            residencies.append(row["residency"])
+    for ax, res in zip(ax_list, residencies):
+        rows = [r for r in data["rows"] if r["residency"] == res]
+        names = list(rows[-1]["backends"].keys())
+        for name in names:
+            pts = [(r["n"], r["backends"][name]["median_s"] / r["n"] * 1e9) for r in rows if name in r["backends"]]
+            xs, ys = zip(*pts)
+            if name == "auto":
+                ax.plot(xs, ys, color="black", linewidth=3, alpha=0.6, label="auto", zorder=10)
+            else:
+                ax.plot(xs, ys, linewidth=1, marker=".", markersize=3, label=name)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("N (f32 elements)")
+        ax.set_ylabel("ns per element")
+        worst = data["worst_regret"].get(res)
+        ax.set_title(f"{res} data (worst regret of auto {worst:.2f})", fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=6, ncol=2)
+
+
+def cpu(data, axes):
+    series = {}
+    for r in data["rows"]:
+        key = r["backend"] + (" (1 thread)" if r["threads"] == 1 else "")
+        series.setdefault(key, []).append((r["n"], r["gbps"], r["relative_error"]))
+    for name, pts in series.items():
+        xs = [p[0] for p in pts]
+        axes[0].plot(xs, [p[1] for p in pts], marker="o", markersize=3, label=name)
+        axes[1].plot(xs, [max(p[2], 1e-12) for p in pts], marker="o", markersize=3, label=name)
+    for ax in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("N (f32 elements)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel("GB/s")
+    axes[1].set_yscale("log")
+    axes[1].set_ylabel("relative error (1e-12: exact)")
+
+
+def main(path_in, path_out):
+    with open(path_in) as f:
+        data = json.load(f)
+    suite = data["suite"]
+    if suite == "progression":
+        fig, axes = plt.subplots(1, len(data["tables"]), figsize=(14, 5))
+        progression(data, list(axes) if len(data["tables"]) > 1 else [axes])
+    elif suite == "transfer":
+        fig, ax = plt.subplots(figsize=(10, 6))
+        transfer(data, ax)
+    elif suite == "crossover":
+        count = len({r["residency"] for r in data["rows"]})
+        fig, axes = plt.subplots(1, count, figsize=(7 * count, 6), squeeze=False)
+        crossover(data, list(axes[0]))
+    elif suite == "cpu":
+        fig, axes = plt.subplots(1, 2, figsize=(14, 5))
+        cpu(data, axes)
+    else:
+        print(f"plot_suites.py: nothing to plot for suite '{suite}'")
+        return
+    fig.suptitle(title(data, suite), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path_out, dpi=110)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

@@ -1,0 +1,334 @@
+// The GPU suites of xreduce_bench: `progression` (seed 004's Table 1) and `transfer` (seed 000's
+// tables 1-3). They time the CUDA module's kernels directly, with events, through the kernel
+// library the plugin is built from; the CPU columns come from the core library (callbacks).
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "gpu.hpp"
+#include "techniques.hpp"
+
+namespace xc = xreduce::cuda;
+
+namespace xreduce::bench {
+namespace {
+
+void check(cudaError_t s, const char* what) {
+  if (s != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(s));
+}
+
+__global__ void fill_f32(float* x, std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    x[i] = static_cast<float>((i * 2654435761u) % 1000) * 0.001f;
+}
+__global__ void fill_i32(int* x, std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    x[i] = static_cast<int>((i * 2654435761u) % 2001) - 1000;
+}
+
+// The read probe of xreduce_bench_gpu: 16-byte loads, grid-stride, four in flight, XOR-folded.
+__global__ void read_probe(const uint4* __restrict__ x, std::size_t n, unsigned* sink) {
+  uint4 acc = make_uint4(0, 0, 0, 0);
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    const uint4 a = x[i], b = x[i + stride], c = x[i + 2 * stride], d = x[i + 3 * stride];
+    acc.x ^= a.x ^ b.x ^ c.x ^ d.x;
+    acc.y ^= a.y ^ b.y ^ c.y ^ d.y;
+    acc.z ^= a.z ^ b.z ^ c.z ^ d.z;
+    acc.w ^= a.w ^ b.w ^ c.w ^ d.w;
+  }
+  for (; i < n; i += stride) {
+    const uint4 a = x[i];
+    acc.x ^= a.x;
+    acc.y ^= a.y;
+    acc.z ^= a.z;
+    acc.w ^= a.w;
+  }
+  if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9e3779b9u && acc.x == 0x7f4a7c15u) *sink = acc.y;
+}
+
+const xc::TechniqueInfo& info_of(xc::Technique t) {
+  for (const auto& info : xc::techniques)
+    if (info.technique == t) return info;
+  throw std::runtime_error("unknown technique");
+}
+
+struct Events {
+  cudaEvent_t a, b;
+  Events() {
+    check(cudaEventCreate(&a), "event");
+    check(cudaEventCreate(&b), "event");
+  }
+  ~Events() {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+  }
+  //! Seconds of the stream work `body` enqueues.
+  template <class F>
+  double time(cudaStream_t s, F&& body) {
+    check(cudaEventRecord(a, s), "record");
+    body();
+    check(cudaEventRecord(b, s), "record");
+    check(cudaEventSynchronize(b), "sync");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, a, b), "elapsed");
+    return ms * 1e-3;
+  }
+};
+
+//! Per-call seconds of `calls` back-to-back calls captured in a CUDA graph, one sample per replay.
+template <class F>
+std::vector<double> time_graph(xc::Workspace& ws, Events& ev, int calls, int samples, F&& call) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  check(cudaStreamBeginCapture(ws.stream, cudaStreamCaptureModeThreadLocal), "begin capture");
+  for (int k = 0; k < calls; ++k) call(k);
+  check(cudaStreamEndCapture(ws.stream, &graph), "end capture");
+  check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  std::vector<double> t;
+  for (int r = -2; r < samples; ++r) {
+    const double s = ev.time(ws.stream, [&] { check(cudaGraphLaunch(exec, ws.stream), "graph launch"); });
+    if (r >= 0) t.push_back(s / calls);
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  return t;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+}  // namespace
+
+GpuInfo gpu_info() {
+  GpuInfo g;
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    return g;
+  }
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return g;
+  g.present = true;
+  g.name = prop.name;
+  g.sm_count = prop.multiProcessorCount;
+  cudaDriverGetVersion(&g.driver);
+  cudaRuntimeGetVersion(&g.runtime);
+  return g;
+}
+
+void* device_alloc(std::size_t bytes) {
+  if (!gpu_info().present) return nullptr;
+  void* p = nullptr;
+  check(cudaMalloc(&p, bytes), "cudaMalloc");
+  return p;
+}
+void device_free(void* p) { cudaFree(p); }
+void copy_to_device(void* dst, const void* src, std::size_t bytes) {
+  check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+}
+
+int run_progression(const SuiteArgs& args) {
+  const GpuInfo gpu = gpu_info();
+  if (!gpu.present) {
+    std::fprintf(stderr, "progression: no CUDA device\n");
+    return 2;
+  }
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "properties");
+  struct Setting {
+    DType dtype;
+    int log2n;
+  };
+  const int big = args.max_log2 ? args.max_log2 : 28;
+  const std::vector<Setting> settings{{DType::i32, std::min(20, big)}, {DType::f32, big}};
+  const std::vector<xc::Technique> order{xc::Technique::interleaved, xc::Technique::interleaved_strided, xc::Technique::sequential,
+                                         xc::Technique::first_add,   xc::Technique::unroll_warp,         xc::Technique::unroll_full,
+                                         xc::Technique::cascaded,    xc::Technique::shuffle,             xc::Technique::single_pass,
+                                         xc::Technique::cub,         xc::Technique::thrust};
+  Progress progress("progression", 10 + 0.2 * std::pow(2.0, big - 26));
+  xc::WorkspaceLease ws(0);
+  Events ev;
+  unsigned* sink = nullptr;
+  check(cudaMalloc(&sink, sizeof(unsigned)), "cudaMalloc");
+  nlohmann::json tables = nlohmann::json::array();
+  std::string md = "# The reduction progression (seed 004, Table 1)\n\n" + gpu.name +
+                   ". Sum, device-resident, block 256 for the seed kernels. Time per call: median of CUDA-graph "
+                   "replays of back-to-back calls on rotating copies of the input (thrust: call by call). Step: "
+                   "speed-up over the row above; cumulative: over the first kernel.\n";
+  int step = 0;
+  for (const Setting& s : settings) {
+    const std::size_t n = std::size_t{1} << s.log2n, bytes = n * size_of(s.dtype);
+    const std::size_t pool_bytes = std::max<std::size_t>(bytes, 8 * static_cast<std::size_t>(prop.l2CacheSize));
+    const std::size_t copies = std::max<std::size_t>(1, pool_bytes / bytes);
+    void* pool = nullptr;
+    check(cudaMalloc(&pool, copies * bytes), "cudaMalloc pool");
+    if (s.dtype == DType::i32) fill_i32<<<prop.multiProcessorCount * 8, 256>>>(static_cast<int*>(pool), copies * n);
+    else fill_f32<<<prop.multiProcessorCount * 8, 256>>>(static_cast<float*>(pool), copies * n);
+    check(cudaDeviceSynchronize(), "fill");
+    auto input = [&](int k) { return static_cast<const char*>(pool) + (static_cast<std::size_t>(k) % copies) * bytes; };
+    const int calls = static_cast<int>(std::min<std::size_t>(64, copies));
+    const auto probe_t = time_graph(*ws, ev, calls, args.repeat, [&](int k) {
+      read_probe<<<prop.multiProcessorCount * 8, 256, 0, ws->stream>>>(reinterpret_cast<const uint4*>(input(k)), bytes / 16, sink);
+    });
+    const double probe = bytes / median(probe_t) / 1e9;
+    nlohmann::json rows = nlohmann::json::array();
+    md += "\n## " + std::string(to_string(s.dtype)) + ", N = 2^" + std::to_string(s.log2n) + " (" +
+          fmt("%.0f", bytes / 1e6) + " MB)\n\n| kernel | backend | median us | GB/s | step | cumulative | % of probe | value |\n"
+          "|---|---|---:|---:|---:|---:|---:|---|\n";
+    md += "| read probe | | " + fmt("%.2f", median(probe_t) * 1e6) + " | " + fmt("%.0f", probe) + " | | | 100% | |\n";
+    double first = 0, previous = 0;
+    int kernel_number = 0;
+    for (xc::Technique t : order) {
+      const auto& info = info_of(t);
+      progress.update((step + 0.5) / (settings.size() * order.size()), std::string(info.name) + " on 2^" + std::to_string(s.log2n));
+      auto call = [&](int k) { xc::enqueue(t, input(k), n, s.dtype, Op::sum, 256, *ws); };
+      call(0);
+      const Result r = xc::collect(s.dtype, Op::sum, *ws);
+      std::vector<double> times;
+      if (t == xc::Technique::thrust) {
+        for (int k = -2; k < args.repeat; ++k) {
+          const double sec = ev.time(ws->stream, [&] { call(k + 2); });
+          if (k >= 0) times.push_back(sec);
+        }
+      } else {
+        times = time_graph(*ws, ev, calls, args.repeat, call);
+      }
+      const double m = median(times), gbps = bytes / m / 1e9;
+      if (first == 0) first = m;
+      const double step_up = previous > 0 ? previous / m : 1, cumulative = first / m;
+      previous = m;
+      ++kernel_number;
+      const std::string label = kernel_number <= 7 ? "kernel " + std::to_string(kernel_number) : "modern";
+      md += "| " + label + " | " + std::string(info.name) + " | " + fmt("%.2f", m * 1e6) + " | " + fmt("%.0f", gbps) + " | " +
+            fmt("%.2f", step_up) + " | " + fmt("%.2f", cumulative) + " | " + fmt("%.0f%%", 100 * gbps / probe) + " | " +
+            r.value.to_string() + " |\n";
+      rows.push_back({{"kernel", label}, {"backend", info.name}, {"median_s", m}, {"gbps", gbps}, {"step_speedup", step_up},
+                      {"cumulative_speedup", cumulative}, {"fraction_of_probe", gbps / probe}, {"value", r.value.to_string()},
+                      {"times_s", times}});
+      ++step;
+    }
+    tables.push_back({{"dtype", to_string(s.dtype)}, {"log2n", s.log2n}, {"n", n}, {"bytes", bytes}, {"probe_gbps", probe},
+                      {"probe_times_s", probe_t}, {"rows", rows}});
+    cudaFree(pool);
+  }
+  cudaFree(sink);
+  progress.finish();
+  std::fputs(md.c_str(), stdout);
+  write_results(args.out_dir, "progression", {{"block_size", 256}, {"repeat", args.repeat}, {"tables", tables}}, md);
+  return 0;
+}
+
+int run_transfer(const SuiteArgs& args, const TransferCpu& cpu) {
+  const GpuInfo gpu = gpu_info();
+  if (!gpu.present) {
+    std::fprintf(stderr, "transfer: no CUDA device\n");
+    return 2;
+  }
+  const int lo = args.quick ? 14 : std::max(args.min_log2, 23), hi = args.max_log2 ? args.max_log2 : (args.quick ? 16 : 29);
+  const std::vector<int> blocks{128, 256, 512, 1024};
+  const std::vector<xc::Technique> kernels{xc::Technique::global_halving, xc::Technique::unroll_warp};
+  double estimate = 0;
+  for (int l = lo; l <= hi; ++l) estimate += (args.repeat + 1) * std::pow(2.0, l) * 4 / 8e9 * 14;  // ~8 GB/s pageable, 14 runs
+  Progress progress("transfer", estimate);
+  const std::size_t max_n = std::size_t{1} << hi;
+  std::vector<float> host(max_n);
+  for (std::size_t i = 0; i < max_n; ++i) host[i] = static_cast<float>((i * 2654435761u) % 1000) * 0.001f;
+  float* pinned = nullptr;
+  check(cudaMallocHost(&pinned, max_n * sizeof(float)), "cudaMallocHost");
+  std::memcpy(pinned, host.data(), max_n * sizeof(float));
+  float* dev = nullptr;
+  check(cudaMalloc(&dev, max_n * sizeof(float)), "cudaMalloc");
+  xc::WorkspaceLease ws(0);
+  Events ev;
+  int device = 0;
+  cudaGetDevice(&device);
+
+  nlohmann::json sizes = nlohmann::json::array();
+  std::string t1 = "## Table 1: time per call (ms): H2D copy (pageable) + kernel + D2H copy of the result\n\n| N | kernel | block | H2D | kernel | D2H | total |\n|---:|---|---:|---:|---:|---:|---:|\n";
+  std::string t2 = "## Table 2: speed-up over the CPU, transfers included\n\n| N | kernel | block | over the seeds' CPU loop | over " +
+                   cpu.best_name + " |\n|---:|---|---:|---:|---:|\n";
+  std::string t3 = "## Table 3: speed-up over the CPU, kernel only\n\n| N | kernel | block | over the seeds' CPU loop | over " +
+                   cpu.best_name + " |\n|---:|---|---:|---:|---:|\n";
+  std::string t4 = "## Other paths for host data (ms per call; speed-up over the seeds' CPU loop)\n\n| N | seeds' CPU loop | " + cpu.best_name +
+                   " | streamed pageable | streamed pinned | hybrid pageable |\n|---:|---:|---:|---:|---:|---:|\n";
+  const int total_steps = (hi - lo + 1);
+  for (int l = lo; l <= hi; ++l) {
+    const std::size_t n = std::size_t{1} << l, bytes = n * sizeof(float);
+    progress.update(double(l - lo) / total_steps, "2^" + std::to_string(l) + ": CPU");
+    const double t_naive = cpu.naive(host.data(), n), t_best = cpu.best(host.data(), n);
+    nlohmann::json rows = nlohmann::json::array();
+    for (xc::Technique t : kernels) {
+      for (int block : blocks) {
+        progress.update((l - lo + 0.5) / total_steps, "2^" + std::to_string(l) + ": " + std::string(info_of(t).name) +
+                                                          ", block " + std::to_string(block));
+        std::vector<double> h2d, kern, d2h, total;
+        for (int k = -1; k < args.repeat; ++k) {
+          const double a = ev.time(ws->stream, [&] { check(cudaMemcpy(dev, host.data(), bytes, cudaMemcpyHostToDevice), "H2D"); });
+          const double b = ev.time(ws->stream, [&] { xc::enqueue(t, dev, n, DType::f32, Op::sum, block, *ws); });
+          double c = 0;
+          c = ev.time(ws->stream, [&] { (void)xc::collect(DType::f32, Op::sum, *ws); });
+          if (k < 0) continue;
+          h2d.push_back(a);
+          kern.push_back(b);
+          d2h.push_back(c);
+          total.push_back(a + b + c);
+        }
+        const double H = median(h2d), K = median(kern), D = median(d2h), T = median(total);
+        const std::string name(info_of(t).name);
+        t1 += "| 2^" + std::to_string(l) + " | " + name + " | " + std::to_string(block) + " | " + fmt("%.3f", H * 1e3) + " | " +
+              fmt("%.3f", K * 1e3) + " | " + fmt("%.3f", D * 1e3) + " | " + fmt("%.3f", T * 1e3) + " |\n";
+        t2 += "| 2^" + std::to_string(l) + " | " + name + " | " + std::to_string(block) + " | " + fmt("%.2f", t_naive / T) + " | " +
+              fmt("%.2f", t_best / T) + " |\n";
+        t3 += "| 2^" + std::to_string(l) + " | " + name + " | " + std::to_string(block) + " | " + fmt("%.1f", t_naive / K) + " | " +
+              fmt("%.2f", t_best / K) + " |\n";
+        rows.push_back({{"kernel", name}, {"block", block}, {"h2d_s", H}, {"kernel_s", K}, {"d2h_s", D}, {"total_s", T},
+                        {"speedup_naive_total", t_naive / T}, {"speedup_best_total", t_best / T},
+                        {"speedup_naive_kernel", t_naive / K}, {"speedup_best_kernel", t_best / K}, {"h2d_times_s", h2d},
+                        {"kernel_times_s", kern}, {"d2h_times_s", d2h}});
+      }
+    }
+    progress.update((l - lo + 0.9) / total_steps, "2^" + std::to_string(l) + ": streamed and hybrid");
+    const xc::Streaming defaults;
+    auto wall = [&](auto&& f) {
+      f();
+      std::vector<double> t;
+      for (int k = 0; k < args.repeat; ++k) {
+        const auto t0 = std::chrono::steady_clock::now();
+        f();
+        t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      return median(t);
+    };
+    const double streamed = wall([&] { xc::reduce_host(xc::Technique::unroll_warp, host.data(), n, 1, DType::f32, Op::sum, 256, device, false, defaults); });
+    const double streamed_pinned = wall([&] { xc::reduce_host(xc::Technique::unroll_warp, pinned, n, 1, DType::f32, Op::sum, 256, device, true, defaults); });
+    const double hybrid = cpu.hybrid ? cpu.hybrid(host.data(), n) : 0;
+    t4 += "| 2^" + std::to_string(l) + " | " + fmt("%.3f", t_naive * 1e3) + " | " + fmt("%.3f", t_best * 1e3) + " | " +
+          fmt("%.3f", streamed * 1e3) + " (" + fmt("%.1fx", t_naive / streamed) + ") | " + fmt("%.3f", streamed_pinned * 1e3) + " (" +
+          fmt("%.1fx", t_naive / streamed_pinned) + ") | " +
+          (hybrid > 0 ? fmt("%.3f", hybrid * 1e3) + " (" + fmt("%.1fx", t_naive / hybrid) + ")" : std::string("-")) + " |\n";
+    sizes.push_back({{"log2n", l}, {"n", n}, {"cpu_naive_s", t_naive}, {"cpu_best_s", t_best}, {"cpu_best", cpu.best_name},
+                     {"streamed_pageable_s", streamed}, {"streamed_pinned_s", streamed_pinned},
+                     {"hybrid_pageable_s", hybrid > 0 ? nlohmann::json(hybrid) : nlohmann::json(nullptr)}, {"gpu", rows}});
+  }
+  progress.finish();
+  cudaFree(dev);
+  cudaFreeHost(pinned);
+  const std::string md = "# Host data through the GPU (seed 000, tables 1-3)\n\n" + gpu.name +
+                         ". f32 sum of host (pageable) data. `cuda.global_halving` is the seed's unoptimised "
+                         "kernel, `cuda.unroll_warp` its optimised one. GPU phases timed with events, median of " +
+                         std::to_string(args.repeat) + "; CPU columns: wall time, median. Streamed paths use "
+                         "`cuda.unroll_warp` through the module's chunked, overlapped copy.\n\n" + t1 + "\n" + t2 + "\n" + t3 + "\n" + t4;
+  std::fputs(md.c_str(), stdout);
+  write_results(args.out_dir, "transfer", {{"repeat", args.repeat}, {"sizes", sizes}}, md);
+  return 0;
+}
+
+}  // namespace xreduce::bench

@@ -1,0 +1,41 @@
+#pragma once
+// The suites and helpers of `xreduce_bench` that need the CUDA runtime (gpu.cu), or say there is
+// none (no_gpu.cpp, in a build without CUDA). C++17, for nvcc.
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "report.hpp"
+
+namespace xreduce::bench {
+
+struct GpuInfo {
+  bool present = false;
+  std::string name;
+  int driver = 0, runtime = 0, sm_count = 0;
+};
+GpuInfo gpu_info();
+
+//! Device memory for device-resident measurements: nullptr when there is no GPU.
+void* device_alloc(std::size_t bytes);
+void device_free(void* p);
+void copy_to_device(void* dst, const void* src, std::size_t bytes);
+
+//! Seconds per call of a host-side reduction of n f32 at x (the CPU and hybrid columns of
+//! `transfer`, which go through the core library).
+using HostTimer = std::function<double(const float* x, std::size_t n)>;
+
+struct TransferCpu {
+  HostTimer naive;        //!< the seeds' loop (sequential.naive)
+  HostTimer best;         //!< the best CPU backend
+  std::string best_name;
+  HostTimer hybrid;       //!< empty when hybrid cannot run
+};
+
+//! Seed 004's Table 1; returns the exit code (2: no GPU).
+int run_progression(const SuiteArgs& args);
+//! Seed 000's tables 1-3, with the streamed and hybrid paths; returns the exit code.
+int run_transfer(const SuiteArgs& args, const TransferCpu& cpu);
+
+}  // namespace xreduce::bench

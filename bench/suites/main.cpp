@@ -1,0 +1,322 @@
+// xreduce_bench: the benchmark suites, one command each (also `xreduce bench SUITE`).
+//
+//   xreduce_bench SUITE [--out DIR] [--max-log2 L] [--repeat R] [--quick]
+//
+// Suites: progression, transfer (GPU), crossover, calibrate, cpu. Each prints an estimate of its
+// time, a progress line, and a markdown table, and writes SUITE.json (every raw timing) and
+// SUITE.md under DIR (default bench/results/<machine>/). bench/plot_suites.py draws the PNGs.
+
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <random>
+
+#include "gpu.hpp"
+#include "xreduce/xreduce.hpp"
+
+namespace xr = xreduce;
+using namespace xreduce::bench;
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
+  std::vector<float> v(n);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(0, 1);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+// --- cpu: the CPU backends on all cores and on one, with their error ---------------------------
+
+int run_cpu(const SuiteArgs& args) {
+  const int lo = args.quick ? 10 : std::max(args.min_log2, 10), hi = args.max_log2 ? args.max_log2 : (args.quick ? 14 : 28);
+  xr::Context& ctx = xr::default_context();
+  struct Variant {
+    std::string backend;
+    int threads;  // 0: all
+  };
+  std::vector<Variant> variants;
+  for (const char* name : {"sequential", "sequential.naive", "tbb", "openmp"}) {
+    xr::Reducer* r = ctx.registry().find(name);
+    if (!r || !r->available()) continue;
+    variants.push_back({name, 0});
+    if (r->capabilities().engine() == xr::Engine::cpu_parallel) variants.push_back({name, 1});
+  }
+  double estimate = 0;
+  for (int l = lo; l <= hi; ++l) estimate += (args.repeat + 2) * std::ldexp(4.0, l) / 3e9 * variants.size() + std::ldexp(4.0, l) / 1e8;
+  Progress progress("cpu", estimate);
+  const std::vector<float> data = random_floats(std::size_t{1} << hi, 7);
+  nlohmann::json rows = nlohmann::json::array();
+  std::string md = "# CPU backends: f32 sum, all threads and one\n\nGB/s on the bytes read, median of " + std::to_string(args.repeat) +
+                   "; relative error against the exactly rounded sum (values uniform in [0, 1)).\n\n| N |";
+  for (const Variant& v : variants) md += " " + v.backend + (v.threads == 1 ? " (1 thread)" : "") + " |";
+  md += "\n|---:|";
+  for (std::size_t k = 0; k < variants.size(); ++k) md += "---:|";
+  md += "\n";
+  const int steps = hi - lo + 1;
+  for (int l = lo; l <= hi; ++l) {
+    const std::size_t n = std::size_t{1} << l;
+    const xr::Request q{data.data(), n, xr::DType::f32, xr::Op::sum, xr::Memory::host};
+    progress.update(double(l - lo) / steps, "2^" + std::to_string(l) + ": exact reference");
+    const xr::Reference ref = xr::exact_reference(q);
+    const double exact = ref.value.get<float>();
+    md += "| 2^" + std::to_string(l) + " |";
+    for (std::size_t k = 0; k < variants.size(); ++k) {
+      const Variant& v = variants[k];
+      progress.update((l - lo + (k + 1.0) / (variants.size() + 1)) / steps, "2^" + std::to_string(l) + ": " + v.backend);
+      xr::Reducer& r = ctx.registry().get(v.backend);
+      xr::Options o;
+      o.threads = v.threads;
+      xr::Result result;
+      std::vector<double> raw;
+      const double t = time_per_call([&] { result = r.reduce(q, o); }, args.repeat, &raw);
+      const double gbps = n * 4.0 / t / 1e9;
+      const double rel = std::fabs(result.value.get<float>() - exact) / std::fabs(exact);
+      md += " " + fmt("%.1f", gbps) + " GB/s, err " + (rel == 0 ? std::string("0") : fmt("%.1e", rel)) + " |";
+      rows.push_back({{"log2n", l}, {"n", n}, {"backend", v.backend}, {"threads", v.threads}, {"median_s", t}, {"gbps", gbps},
+                      {"value", result.value.to_string()}, {"exact", ref.value.to_string()}, {"relative_error", rel},
+                      {"times_s", raw}});
+    }
+    md += "\n";
+  }
+  progress.finish();
+  std::fputs(md.c_str(), stdout);
+  write_results(args.out_dir, "cpu", {{"dtype", "f32"}, {"op", "sum"}, {"repeat", args.repeat}, {"rows", rows}}, md);
+  return 0;
+}
+
+// --- calibrate: what `xreduce calibrate` measures, and how long it takes ------------------------
+
+struct Calibrated {
+  xr::Calibration calibration;
+  double seconds;
+};
+
+Calibrated calibrate_timed(xr::Context& ctx, bool quick) {
+  xr::CalibrationOptions options;
+  if (quick) options.max_count = std::size_t{1} << 16;
+  Progress progress("calibrate", quick ? 1 : 30);
+  int step = 0;
+  options.progress = [&](const std::string& what) { progress.update(std::min(0.95, ++step / 10.0), what); };
+  const auto t0 = std::chrono::steady_clock::now();
+  Calibrated c{xr::calibrate(ctx, options), 0};
+  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  progress.finish();
+  return c;
+}
+
+nlohmann::json dispatch_json(const xr::Calibration& c) {
+  return {{"parallel_min_count", c.dispatch.parallel_min_count},
+          {"parallel_backend", c.dispatch.parallel_backend},
+          {"gpu_min_count_pinned", c.dispatch.gpu_min_count_pinned},
+          {"gpu_min_count_pageable", c.dispatch.gpu_min_count_pageable},
+          {"hybrid_min_count_pinned", c.dispatch.hybrid_min_count_pinned},
+          {"hybrid_min_count_pageable", c.dispatch.hybrid_min_count_pageable},
+          {"gpu_fraction_pinned", c.hybrid.gpu_fraction_pinned},
+          {"gpu_fraction_pageable", c.hybrid.gpu_fraction_pageable}};
+}
+
+int run_calibrate(const SuiteArgs& args) {
+  const Calibrated c = calibrate_timed(xr::default_context(), args.quick);
+  std::string md = "# Calibration\n\n`xreduce calibrate` took " + fmt("%.1f", c.seconds) + " s here.\n\n| key | value |\n|---|---|\n";
+  const nlohmann::json result = dispatch_json(c.calibration);
+  for (const auto& [key, value] : result.items()) md += "| " + key + " | " + value.dump() + " |\n";
+  md += "\nMeasured (median per size):\n\n";
+  for (const std::string& line : c.calibration.log) md += "- " + line + "\n";
+  std::fputs(md.c_str(), stdout);
+  if (!args.config.empty()) xr::write_calibration(args.config, c.calibration);
+  write_results(args.out_dir, "calibrate",
+                {{"seconds", c.seconds}, {"result", result}, {"log", c.calibration.log}}, md);
+  return 0;
+}
+
+// --- crossover: every backend at every size, where the GPU starts to pay, and auto's regret -----
+
+int run_crossover(const SuiteArgs& args) {
+  // Calibrate first, then measure through a context that uses the calibration: the regret is
+  // that of `auto` after `xreduce calibrate`, as a user would have it.
+  const Calibrated cal = calibrate_timed(xr::default_context(), args.quick);
+  xr::Config config = xr::default_context().config();
+  config.dispatch = cal.calibration.dispatch;
+  config.hybrid = cal.calibration.hybrid;
+  config.backend = "auto";
+  xr::Context ctx(config);
+
+  const int hi = args.max_log2 ? args.max_log2 : (args.quick ? 12 : 30), lo = args.min_log2;
+  const std::size_t max_n = std::size_t{1} << hi;
+  const std::vector<float> data = random_floats(max_n, 11);
+  xr::PinnedBuffer pinned(max_n * sizeof(float), ctx.registry());
+  if (pinned.pinned()) std::copy(data.begin(), data.end(), pinned.as<float>().begin());
+  void* device = device_alloc(max_n * sizeof(float));
+  if (device) copy_to_device(device, data.data(), max_n * sizeof(float));
+
+  struct Residency {
+    std::string name;
+    const void* data;
+    xr::Memory memory;
+  };
+  std::vector<Residency> residencies{{"pageable", data.data(), xr::Memory::host}};
+  if (pinned.pinned()) residencies.push_back({"pinned", pinned.data(), xr::Memory::host});
+  if (device) residencies.push_back({"device", device, xr::Memory::device});
+
+  double estimate = 0;
+  for (int l = lo; l <= hi; ++l) estimate += residencies.size() * (0.02 + (args.repeat + 1) * std::ldexp(4.0, l) / 2e9 * 8);
+  Progress progress("crossover", estimate);
+  nlohmann::json rows = nlohmann::json::array();
+  std::string md = "# Crossover: every backend, f32 sum, N = 2^" + std::to_string(lo) + " to 2^" + std::to_string(hi) +
+                   "\n\nTime per call through `Context::reduce` (the backend named, or `auto`), median of " +
+                   std::to_string(args.repeat) + " samples taken in turn across the backends; after calibration (" +
+                   fmt("%.1f", cal.seconds) + " s). Regret = time(auto) / time(fastest exact backend).\n";
+  std::map<std::string, double> worst_regret;
+  const int steps = static_cast<int>(residencies.size()) * (hi - lo + 1);
+  int step = 0;
+  for (const Residency& res : residencies) {
+    md += "\n## " + res.name + " data\n\n| N | fastest | us | auto picks | auto us | regret | GPU beats CPU |\n|---:|---|---:|---|---:|---:|---|\n";
+    for (int l = lo; l <= hi; ++l, ++step) {
+      const std::size_t n = std::size_t{1} << l;
+      const xr::Request q{res.data, n, xr::DType::f32, xr::Op::sum, res.memory};
+      std::vector<std::string> names;  // exact backends that read this memory, then auto
+      for (const auto& e : ctx.registry().entries()) {
+        const xr::Capabilities c = e.reducer->capabilities();
+        if (c.support(q.dtype, q.op) == xr::Support::exact && c.accepts(res.memory) && e.reducer->available())
+          names.emplace_back(e.reducer->name());
+      }
+      names.emplace_back("auto");
+      progress.update(double(step) / steps, res.name + " 2^" + std::to_string(l) + " (" + std::to_string(names.size()) + " runs)");
+      const std::string picked = std::string(ctx.resolve(q, {.backend = "auto"}).reducer->name());
+      // Samples in turn across the backends, so that drift in the machine's speed hits all alike.
+      std::vector<std::vector<double>> samples(names.size());
+      std::vector<int> batch(names.size(), 1);
+      double slowest = 0;
+      for (std::size_t b = 0; b < names.size(); ++b) {  // warm-up, and a batch long enough for the clock
+        const xr::Options o{.backend = names[b]};
+        ctx.reduce(q, o);
+        const auto t0 = std::chrono::steady_clock::now();
+        ctx.reduce(q, o);
+        const double once = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        batch[b] = static_cast<int>(std::clamp(1e-3 / std::max(once, 1e-9), 1.0, 100000.0));
+        slowest = std::max(slowest, once * batch[b]);
+      }
+      // Short calls are at the mercy of the machine's other tenants: take more samples where cheap.
+      const int rounds = slowest < 2e-3 ? 3 * args.repeat : args.repeat;
+      for (int s = 0; s < rounds; ++s)
+        for (std::size_t b = 0; b < names.size(); ++b) {
+          const xr::Options o{.backend = names[b]};
+          const auto t0 = std::chrono::steady_clock::now();
+          for (int k = 0; k < batch[b]; ++k) ctx.reduce(q, o);
+          samples[b].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / batch[b]);
+        }
+      std::size_t fastest = 0;
+      std::vector<double> med(names.size());
+      double best_cpu = 1e30, best_gpu = 1e30;
+      for (std::size_t b = 0; b < names.size(); ++b) {
+        med[b] = median(samples[b]);
+        if (names[b] == "auto") continue;
+        if (med[b] < med[fastest]) fastest = b;
+        const xr::Engine e = ctx.registry().get(names[b]).capabilities().engine();
+        if (e == xr::Engine::gpu) best_gpu = std::min(best_gpu, med[b]);
+        if (e == xr::Engine::cpu_serial || e == xr::Engine::cpu_parallel) best_cpu = std::min(best_cpu, med[b]);
+      }
+      const double t_auto = med.back(), regret = t_auto / med[fastest];
+      worst_regret[res.name] = std::max(worst_regret[res.name], regret);
+      const std::string gpu_wins = best_gpu < 1e30 && best_cpu < 1e30 ? (best_gpu < best_cpu ? "yes" : "no") : "-";
+      md += "| 2^" + std::to_string(l) + " | " + names[fastest] + " | " + fmt("%.2f", med[fastest] * 1e6) + " | " + picked + " | " +
+            fmt("%.2f", t_auto * 1e6) + " | " + fmt("%.2f", regret) + " | " + gpu_wins + " |\n";
+      nlohmann::json times = nlohmann::json::object();
+      for (std::size_t b = 0; b < names.size(); ++b) times[names[b]] = {{"median_s", med[b]}, {"batch", batch[b]}, {"times_s", samples[b]}};
+      rows.push_back({{"residency", res.name}, {"log2n", l}, {"n", n}, {"fastest", names[fastest]}, {"auto_pick", picked},
+                      {"regret", regret}, {"backends", times}});
+    }
+  }
+  if (device) device_free(device);
+  progress.finish();
+  md += "\nWorst regret:";
+  for (const auto& [name, r] : worst_regret) md += " " + name + " " + fmt("%.2f", r) + ";";
+  md += "\n";
+  std::fputs(md.c_str(), stdout);
+  write_results(args.out_dir, "crossover",
+                {{"dtype", "f32"}, {"op", "sum"}, {"repeat", args.repeat}, {"calibration_seconds", cal.seconds},
+                 {"calibration", dispatch_json(cal.calibration)}, {"worst_regret", worst_regret}, {"rows", rows}},
+                md);
+  return 0;
+}
+
+// --- transfer's CPU columns -------------------------------------------------------------------
+
+int run_transfer_suite(const SuiteArgs& args) {
+  xr::Context& ctx = xr::default_context();
+  auto timer = [&](std::string backend) -> HostTimer {
+    return [&ctx, backend](const float* x, std::size_t n) {
+      const xr::Request q{x, n, xr::DType::f32, xr::Op::sum, xr::Memory::host};
+      const xr::Options o{.backend = backend};
+      ctx.reduce(q, o);
+      std::vector<double> t;
+      for (int k = 0; k < 10; ++k) {
+        const auto t0 = std::chrono::steady_clock::now();
+        ctx.reduce(q, o);
+        t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      return median(t);
+    };
+  };
+  std::string best = "sequential";
+  for (const auto& e : ctx.registry().entries())
+    if (e.reducer->capabilities().engine() == xr::Engine::cpu_parallel && e.reducer->available()) {
+      best = std::string(e.reducer->name());
+      if (!ctx.config().dispatch.parallel_backend.empty()) best = ctx.config().dispatch.parallel_backend;
+      break;
+    }
+  TransferCpu cpu{timer("sequential.naive"), timer(best), best, {}};
+  if (xr::Reducer* h = ctx.registry().find("hybrid"); h && h->available()) cpu.hybrid = timer("hybrid");
+  return run_transfer(args, cpu);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"xreduce_bench: benchmark suites, each writing SUITE.json and SUITE.md"};
+  std::string suite;
+  SuiteArgs args;
+  const std::map<std::string, std::string> suites{
+      {"progression", "seed 004's Table 1: the kernel progression, CUB and Thrust, against the read probe (GPU)"},
+      {"transfer", "seed 000's tables 1-3: H2D + kernel + D2H against the CPU, by size and block size (GPU)"},
+      {"crossover", "every backend from 2^0 to 2^30 elements, host and device data: auto's choice and regret"},
+      {"calibrate", "what `xreduce calibrate` measures, and how long it takes"},
+      {"cpu", "the CPU backends on all threads and one, with their relative error"}};
+  std::string help = "Suite:";
+  for (const auto& [name, what] : suites) help += "\n  " + name + ": " + what;
+  app.add_option("suite", suite, help)->required()->check(CLI::IsMember([&] {
+    std::vector<std::string> names;
+    for (const auto& [name, what] : suites) names.push_back(name);
+    return names;
+  }()));
+  app.add_option("--out", args.out_dir, "Results folder (default: bench/results/<machine>)");
+  app.add_option("--min-log2", args.min_log2, "Smallest size, as a power of 2 (where a suite sweeps sizes)")->check(CLI::Range(0, 34));
+  app.add_option("--max-log2", args.max_log2, "Largest size, as a power of 2 (0: the suite's own)")->check(CLI::Range(0, 34));
+  app.add_option("--repeat", args.repeat, "Samples per point, at least 10 (the median is reported)")->capture_default_str();
+  app.add_flag("--quick", args.quick, "Small sizes only: a smoke run");
+  app.add_option("--config", args.config, "calibrate: also write the thresholds into this config file");
+  CLI11_PARSE(app, argc, argv);
+  args.repeat = std::max(args.repeat, 10);
+  const bool gpu_suite = suite == "progression" || suite == "transfer";
+  if (args.out_dir.empty()) args.out_dir = "bench/results/" + machine_slug(gpu_suite || gpu_info().present);
+  try {
+    if (suite == "cpu") return run_cpu(args);
+    if (suite == "calibrate") return run_calibrate(args);
+    if (suite == "crossover") return run_crossover(args);
+    if (suite == "progression") return run_progression(args);
+    return run_transfer_suite(args);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "\nxreduce_bench %s: %s\n", suite.c_str(), e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,93 @@
+#include "report.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <thread>
+
+#include "gpu.hpp"
+#include "xreduce/version.hpp"
+
+namespace xreduce::bench {
+namespace {
+
+std::string cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+std::string slug(const std::string& text) {
+  std::string s;
+  for (char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c))) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    else if (!s.empty() && s.back() != '-') s += '-';
+  }
+  while (!s.empty() && s.back() == '-') s.pop_back();
+  return s;
+}
+
+std::string clock_text(double seconds) {
+  char buf[32];
+  const int s = static_cast<int>(std::lround(std::max(0.0, seconds)));
+  std::snprintf(buf, sizeof buf, "%d:%02d", s / 60, s % 60);
+  return buf;
+}
+
+}  // namespace
+
+nlohmann::json machine_json() {
+  nlohmann::json m{{"cpu", cpu_model()}, {"threads", std::thread::hardware_concurrency()}};
+  const GpuInfo gpu = gpu_info();
+  if (gpu.present) m["gpu"] = {{"name", gpu.name}, {"driver", gpu.driver}, {"runtime", gpu.runtime}, {"sm_count", gpu.sm_count}};
+  return m;
+}
+
+std::string machine_slug(bool want_gpu) {
+  const GpuInfo gpu = gpu_info();
+  if (want_gpu && gpu.present) return slug(gpu.name);
+  std::string model = cpu_model();
+  // "AMD EPYC 7B13 64-Core Processor" -> "amd-epyc"; the thread count says how much of it we had.
+  std::string vendor_family;
+  int words = 0;
+  for (std::size_t i = 0; i < model.size() && words < 2; ++i) {
+    if (model[i] == ' ') ++words;
+    if (words < 2) vendor_family += model[i];
+  }
+  return slug(vendor_family) + "-" + std::to_string(std::thread::hardware_concurrency()) + "-threads";
+}
+
+Progress::Progress(std::string suite, double estimated_seconds)
+    : suite_(std::move(suite)), start_(std::chrono::steady_clock::now()) {
+  std::fprintf(stderr, "[%s] estimated time: %s (min:s)\n", suite_.c_str(), clock_text(estimated_seconds).c_str());
+}
+
+void Progress::update(double done, const std::string& what) {
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double left = done > 0.02 ? elapsed * (1 - done) / done : 0;
+  std::fprintf(stderr, "\r[%s] %3.0f%%  %-44.44s  elapsed %s, left ~%s ", suite_.c_str(), 100 * done, what.c_str(),
+               clock_text(elapsed).c_str(), done > 0.02 ? clock_text(left).c_str() : "?");
+  std::fflush(stderr);
+}
+
+void Progress::finish() {
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  std::fprintf(stderr, "\r[%s] done in %s%60s\n", suite_.c_str(), clock_text(elapsed).c_str(), "");
+}
+
+void write_results(const std::string& dir, const std::string& name, nlohmann::json body, const std::string& markdown) {
+  std::filesystem::create_directories(dir);
+  body["schema"] = 1;
+  body["suite"] = name;
+  body["date"] = utc_date();
+  const char* commit = std::getenv("XREDUCE_COMMIT");
+  body["commit"] = commit && *commit ? commit : "unknown";
+  body["version"] = XREDUCE_VERSION_STRING;
+  body["machine"] = machine_json();
+  std::ofstream(std::filesystem::path(dir) / (name + ".json")) << body.dump(1) << "\n";
+  std::ofstream(std::filesystem::path(dir) / (name + ".md")) << markdown;
+  std::fprintf(stderr, "wrote %s/%s.{json,md}\n", dir.c_str(), name.c_str());
+}
+
+}  // namespace xreduce::bench

@@ -1,0 +1,70 @@
+#pragma once
+// What every suite of `xreduce_bench` shares: its arguments, the machine it ran on, a progress
+// line with the time left, timing by the median of batches, and the JSON + markdown it writes.
+// C++17: the GPU suites (gpu.cu) are compiled by nvcc against the CUDA module's C++17 kernels.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench_common.hpp"
+
+namespace xreduce::bench {
+
+struct SuiteArgs {
+  std::string out_dir;     //!< where the results go
+  int min_log2 = 0;        //!< smallest size, where a suite sweeps sizes
+  int max_log2 = 0;        //!< largest size; 0: the suite's default
+  int repeat = 10;         //!< samples per point (the median is reported); at least 10
+  bool quick = false;      //!< smoke run: small sizes, few points (tests)
+  std::string config;      //!< calibrate: config file to write
+};
+
+//! The machine, for every result file: CPU, threads, GPU and driver when there is one.
+nlohmann::json machine_json();
+//! A name for the machine's results folder: the GPU's ("nvidia-h200") or the CPU's.
+std::string machine_slug(bool gpu);
+
+//! A line on stderr, rewritten in place: what is being measured, the share done, the time left.
+class Progress {
+ public:
+  Progress(std::string suite, double estimated_seconds);
+  //! `done` of the estimated work is finished (0..1); `what` is being measured now.
+  void update(double done, const std::string& what);
+  void finish();
+
+ private:
+  std::string suite_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+//! Median seconds per call of `call`, from `samples` batches each long enough (about 1 ms, at
+//! least one call) that the clock's resolution does not matter. Warms up first. Also fills
+//! `raw` (seconds per call of each batch) when given.
+template <class F>
+double time_per_call(F&& call, int samples, std::vector<double>* raw = nullptr) {
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
+  call();  // warm-up: first touch, allocations, thread pools
+  double first = std::chrono::duration<double>(Clock::now() - t0).count();
+  const int batch = static_cast<int>(std::clamp(1e-3 / std::max(first, 1e-9), 1.0, 10000.0));
+  std::vector<double> t;
+  for (int s = 0; s < samples; ++s) {
+    t0 = Clock::now();
+    for (int k = 0; k < batch; ++k) call();
+    t.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / batch);
+  }
+  if (raw) *raw = t;
+  return median(t);
+}
+
+//! Writes NAME.json (with the schema, suite, date, commit and machine) and NAME.md in `dir`.
+void write_results(const std::string& dir, const std::string& name, nlohmann::json body, const std::string& markdown);
+
+}  // namespace xreduce::bench
