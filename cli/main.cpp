@@ -350,7 +350,7 @@ int run_bench(const std::vector<std::string>& rest, const char* argv0) {
 
 struct CalibrateArgs {
   std::string config;
-  std::size_t max_count = std::size_t{1} << 26;
+  std::size_t max_count = std::size_t{1} << 28;
   bool dry_run = false;
 };
 
@@ -365,7 +365,11 @@ int calibrate(xr::Context& ctx, const CalibrateArgs& args) {
   const xr::Calibration cal = xr::calibrate(ctx, options);
   for (const auto& line : cal.log) std::printf("  %s\n", line.c_str());
   const auto& d = cal.dispatch;
-  std::printf("\n[dispatch] parallel_backend = \"%s\"\n", d.parallel_backend.c_str());
+  std::printf("\n[dispatch] parallel_backend = \"%s\"", d.parallel_backend.c_str());
+  if (!d.parallel_backend_large.empty())
+    std::printf(", from %llu elements on \"%s\"", static_cast<unsigned long long>(d.parallel_large_min_count),
+                d.parallel_backend_large.c_str());
+  std::printf("\n");
   std::printf("[dispatch] parallel_min_count = %llu, gpu_min_count_pinned = %llu, gpu_min_count_pageable = %llu,\n"
               "           hybrid_min_count_pinned = %llu, hybrid_min_count_pageable = %llu   (0: never)\n"
               "[hybrid]   gpu_fraction_pinned = %.3f, gpu_fraction_pageable = %.3f\n",

@@ -4,10 +4,16 @@
 # and plugins, and the shared libraries such a machine may lack (oneTBB, toml++, libgomp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The device tool carries at most 64 MiB: name the programs a run needs after the build folder
+# (scripts/device-bundle.sh build/release xreduce_bench xreduce_conformance) to carry fewer.
 build=${1:-build/release}
+shift || true
+programs=("$@")
+[ ${#programs[@]} -gt 0 ] || programs=(xreduce xreduce_conformance xreduce_gpu_tests xreduce_gpu_custom_tests
+  xreduce_example_farthest_point_gpu xreduce_bench xreduce_bench_gpu xreduce_bench_gpu_host)
 rm -rf .device-build
 mkdir -p .device-build/bin .device-build/lib
-cp "$build"/bin/{xreduce,xreduce_conformance,xreduce_gpu_tests,xreduce_gpu_custom_tests,xreduce_example_farthest_point_gpu,xreduce_bench_gpu,xreduce_bench_gpu_host} .device-build/bin/
+for p in "${programs[@]}"; do cp "$build/bin/$p" .device-build/bin/; done
 cp -P "$build"/lib/libxreduce.so* "$build"/lib/libxreduce_cuda.so .device-build/lib/
 known=$(ldconfig -p)  # read whole: a reader that stops early would make pipefail end the script
 for lib in libtbb.so.12 libtomlplusplus.so.3 libgomp.so.1; do

@@ -117,6 +117,8 @@ Calibrated calibrate_timed(xr::Context& ctx, bool quick) {
 nlohmann::json dispatch_json(const xr::Calibration& c) {
   return {{"parallel_min_count", c.dispatch.parallel_min_count},
           {"parallel_backend", c.dispatch.parallel_backend},
+          {"parallel_large_min_count", c.dispatch.parallel_large_min_count},
+          {"parallel_backend_large", c.dispatch.parallel_backend_large},
           {"gpu_min_count_pinned", c.dispatch.gpu_min_count_pinned},
           {"gpu_min_count_pageable", c.dispatch.gpu_min_count_pageable},
           {"hybrid_min_count_pinned", c.dispatch.hybrid_min_count_pinned},
@@ -174,7 +176,8 @@ int run_crossover(const SuiteArgs& args) {
   nlohmann::json rows = nlohmann::json::array();
   std::string md = "# Crossover: every backend, f32 sum, N = 2^" + std::to_string(lo) + " to 2^" + std::to_string(hi) +
                    "\n\nTime per call through `Context::reduce` (the backend named, or `auto`), median of " +
-                   std::to_string(args.repeat) + " samples taken in turn across the backends; after calibration (" +
+                   std::to_string(args.repeat) + " samples (30 where a sample is under 2 ms), each backend's back to back after a "
+                   "warm-up; after calibration (" +
                    fmt("%.1f", cal.seconds) + " s). Regret = time(auto) / time(fastest exact backend).\n";
   std::map<std::string, double> worst_regret;
   const int steps = static_cast<int>(residencies.size()) * (hi - lo + 1);
@@ -193,28 +196,25 @@ int run_crossover(const SuiteArgs& args) {
       names.emplace_back("auto");
       progress.update(double(step) / steps, res.name + " 2^" + std::to_string(l) + " (" + std::to_string(names.size()) + " runs)");
       const std::string picked = std::string(ctx.resolve(q, {.backend = "auto"}).reducer->name());
-      // Samples in turn across the backends, so that drift in the machine's speed hits all alike.
+      // Each backend's samples back to back, after its own warm-up: run in turn, one backend's
+      // worker threads (still spinning, or asleep) would slow the next one down.
       std::vector<std::vector<double>> samples(names.size());
       std::vector<int> batch(names.size(), 1);
-      double slowest = 0;
-      for (std::size_t b = 0; b < names.size(); ++b) {  // warm-up, and a batch long enough for the clock
+      for (std::size_t b = 0; b < names.size(); ++b) {
         const xr::Options o{.backend = names[b]};
         ctx.reduce(q, o);
-        const auto t0 = std::chrono::steady_clock::now();
+        auto t0 = std::chrono::steady_clock::now();
         ctx.reduce(q, o);
         const double once = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         batch[b] = static_cast<int>(std::clamp(1e-3 / std::max(once, 1e-9), 1.0, 100000.0));
-        slowest = std::max(slowest, once * batch[b]);
-      }
-      // Short calls are at the mercy of the machine's other tenants: take more samples where cheap.
-      const int rounds = slowest < 2e-3 ? 3 * args.repeat : args.repeat;
-      for (int s = 0; s < rounds; ++s)
-        for (std::size_t b = 0; b < names.size(); ++b) {
-          const xr::Options o{.backend = names[b]};
-          const auto t0 = std::chrono::steady_clock::now();
+        // Short calls are at the mercy of the machine's other tenants: more samples where cheap.
+        const int rounds = once * batch[b] < 2e-3 ? 3 * args.repeat : args.repeat;
+        for (int s = 0; s < rounds; ++s) {
+          t0 = std::chrono::steady_clock::now();
           for (int k = 0; k < batch[b]; ++k) ctx.reduce(q, o);
           samples[b].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / batch[b]);
         }
+      }
       std::size_t fastest = 0;
       std::vector<double> med(names.size());
       double best_cpu = 1e30, best_gpu = 1e30;

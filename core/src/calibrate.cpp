@@ -83,25 +83,48 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
   if (have_pinned) std::copy(pageable.begin(), pageable.end(), pinned.as<float>().begin());
 
   Calibration cal;
-  // The CPU-parallel backend whose worst slowdown against the fastest one, size by size from
-  // 2^16 on, is smallest: auto's promise is a bound on that slowdown, not a total.
+  // The CPU-parallel backend(s) whose worst slowdown against the fastest one, size by size from
+  // 2^16 on, is smallest: auto's promise is a bound on that slowdown, not a total. One backend
+  // may win the middle sizes and another the largest, so a switch at one size is allowed, when it
+  // lowers the worst slowdown by more than 2%.
   if (parallels.size() > 1) {
+    std::vector<std::size_t> big_sizes;
     std::vector<std::vector<double>> times(parallels.size());
-    for (std::size_t n = std::size_t{1} << 16; n <= max_n; n *= 2)
+    for (std::size_t n = std::size_t{1} << 16; n <= max_n; n *= 2) {
+      big_sizes.push_back(n);
       for (std::size_t b = 0; b < parallels.size(); ++b)
         times[b].push_back(median_time(parallels[b], Request{pageable.data(), n, DType::f32, Op::sum, Memory::host}, {}, options.repeat));
-    double best_worst = kNever;
-    for (std::size_t b = 0; b < parallels.size(); ++b) {
-      double worst = 0;
-      for (std::size_t i = 0; i < times[b].size(); ++i) {
-        double fastest = kNever;
-        for (const auto& other : times) fastest = std::min(fastest, other[i]);
-        worst = std::max(worst, times[b][i] / fastest);
+    }
+    std::vector<double> fastest(big_sizes.size(), kNever);
+    for (const auto& t : times)
+      for (std::size_t i = 0; i < t.size(); ++i) fastest[i] = std::min(fastest[i], t[i]);
+    // worst(low, high, s): the worst slowdown with `low` below big_sizes[s] and `high` from it on.
+    auto worst = [&](std::size_t low, std::size_t high, std::size_t s) {
+      double w = 0;
+      for (std::size_t i = 0; i < big_sizes.size(); ++i) w = std::max(w, times[i < s ? low : high][i] / fastest[i]);
+      return w;
+    };
+    std::size_t low = 0, high = 0, split = big_sizes.size();
+    double best_single = kNever;
+    for (std::size_t b = 0; b < parallels.size(); ++b)
+      if (const double w = worst(b, b, big_sizes.size()); w < best_single) {
+        best_single = w;
+        low = high = b;
       }
-      if (worst < best_worst) {
-        best_worst = worst;
-        parallel = parallels[b];
-      }
+    double best_switch = best_single;
+    for (std::size_t l = 0; l < parallels.size(); ++l)
+      for (std::size_t h = 0; h < parallels.size(); ++h)
+        for (std::size_t s = 1; l != h && s < big_sizes.size(); ++s)
+          if (const double w = worst(l, h, s); w < best_switch && w < best_single / 1.02) {
+            best_switch = w;
+            low = l;
+            high = h;
+            split = s;
+          }
+    parallel = parallels[low];
+    if (split < big_sizes.size()) {
+      cal.dispatch.parallel_large_min_count = big_sizes[split];
+      cal.dispatch.parallel_backend_large = std::string(parallels[high]->name());
     }
   }
   if (parallel) cal.dispatch.parallel_backend = std::string(parallel->name());
@@ -194,6 +217,11 @@ void write_calibration(const std::filesystem::path& file, const Calibration& cal
   toml::table dispatch = root["dispatch"].as_table() ? *root["dispatch"].as_table() : toml::table{};
   dispatch.insert_or_assign("parallel_min_count", count(cal.dispatch.parallel_min_count));
   if (!cal.dispatch.parallel_backend.empty()) dispatch.insert_or_assign("parallel_backend", cal.dispatch.parallel_backend);
+  dispatch.insert_or_assign("parallel_large_min_count", count(cal.dispatch.parallel_large_min_count));
+  if (!cal.dispatch.parallel_backend_large.empty())
+    dispatch.insert_or_assign("parallel_backend_large", cal.dispatch.parallel_backend_large);
+  else
+    dispatch.erase("parallel_backend_large");
   dispatch.insert_or_assign("gpu_min_count_pinned", count(cal.dispatch.gpu_min_count_pinned));
   dispatch.insert_or_assign("gpu_min_count_pageable", count(cal.dispatch.gpu_min_count_pageable));
   dispatch.insert_or_assign("hybrid_min_count_pinned", count(cal.dispatch.hybrid_min_count_pinned));

@@ -66,13 +66,17 @@ Config Config::from_string(std::string_view text, const std::string& origin) {
         const std::string dk(dkey.str());
         if (dk == "parallel_min_count") c.dispatch.parallel_min_count = expect_count(origin, "dispatch." + dk, dnode);
         else if (dk == "parallel_backend") c.dispatch.parallel_backend = expect<std::string>(origin, "dispatch." + dk, dnode, "a backend name");
+        else if (dk == "parallel_large_min_count") c.dispatch.parallel_large_min_count = expect_count(origin, "dispatch." + dk, dnode);
+        else if (dk == "parallel_backend_large")
+          c.dispatch.parallel_backend_large = expect<std::string>(origin, "dispatch." + dk, dnode, "a backend name");
         else if (dk == "gpu_min_count_pinned") c.dispatch.gpu_min_count_pinned = expect_count(origin, "dispatch." + dk, dnode);
         else if (dk == "gpu_min_count_pageable") c.dispatch.gpu_min_count_pageable = expect_count(origin, "dispatch." + dk, dnode);
         else if (dk == "hybrid_min_count_pinned") c.dispatch.hybrid_min_count_pinned = expect_count(origin, "dispatch." + dk, dnode);
         else if (dk == "hybrid_min_count_pageable") c.dispatch.hybrid_min_count_pageable = expect_count(origin, "dispatch." + dk, dnode);
         else
           fail(origin, dnode, "unknown key 'dispatch." + dk +
-                                  "'; valid: parallel_min_count, parallel_backend, gpu_min_count_pinned, gpu_min_count_pageable, "
+                                  "'; valid: parallel_min_count, parallel_backend, parallel_large_min_count, parallel_backend_large, "
+                                  "gpu_min_count_pinned, gpu_min_count_pageable, "
                                   "hybrid_min_count_pinned, hybrid_min_count_pageable");
       }
     } else if (k == "hybrid") {

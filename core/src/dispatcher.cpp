@@ -17,10 +17,14 @@ Reducer& Dispatcher::decide(const Request& q, bool pinned, std::string* why) con
   const Memory memory = q.memory == Memory::automatic ? Memory::host : q.memory;
   // Only backends that can run here and promise exact semantics for this combination.
   const std::vector<Registry::Candidate>& fit = registry_.candidates(q.dtype, q.op, memory, q.width > 1);
+  const std::uint64_t elements = static_cast<std::uint64_t>(q.count) * q.width;  // a record of width k is k elements
+  const bool large_parallel = config_.parallel_large_min_count != 0 && elements >= config_.parallel_large_min_count &&
+                              !config_.parallel_backend_large.empty();
+  const std::string& preferred_parallel = large_parallel ? config_.parallel_backend_large : config_.parallel_backend;
   auto first = [&](Engine engine) -> Reducer* {
-    if (engine == Engine::cpu_parallel && !config_.parallel_backend.empty())
+    if (engine == Engine::cpu_parallel && !preferred_parallel.empty())
       for (const auto& c : fit)
-        if (c.engine == engine && c.reducer->name() == config_.parallel_backend) return c.reducer;
+        if (c.engine == engine && c.reducer->name() == preferred_parallel) return c.reducer;
     for (const auto& c : fit)
       if (c.engine == engine) return c.reducer;
     return nullptr;
@@ -38,8 +42,6 @@ Reducer& Dispatcher::decide(const Request& q, bool pinned, std::string* why) con
   if (memory == Memory::device) {
     if (Reducer* r = first(Engine::gpu)) return chosen(r, [&] { return what() + ": best GPU backend"; });
   } else {
-    // Thresholds count elements: a record of width k is k of them.
-    const std::uint64_t elements = static_cast<std::uint64_t>(q.count) * q.width;
     auto at_least = [&](std::uint64_t threshold) { return threshold != 0 && elements >= threshold; };
     const std::uint64_t hybrid_min = pinned ? config_.hybrid_min_count_pinned : config_.hybrid_min_count_pageable;
     if (at_least(hybrid_min))
@@ -59,7 +61,11 @@ Reducer& Dispatcher::decide(const Request& q, bool pinned, std::string* why) con
     auto threshold = [&] { return " parallel_min_count (" + std::to_string(config_.parallel_min_count) + ")"; };
     if (large) {
       if (Reducer* r = first(Engine::cpu_parallel))
-        return chosen(r, [&] { return what() + " >=" + threshold() + ": best CPU-parallel backend"; });
+        return chosen(r, [&] {
+          return what() + " >=" + threshold() + ": best CPU-parallel backend" +
+                 (large_parallel ? " from parallel_large_min_count (" + std::to_string(config_.parallel_large_min_count) + ") on"
+                                 : std::string());
+        });
       if (Reducer* r = first(Engine::cpu_serial))
         return chosen(r, [&] { return what() + " >=" + threshold() + ", but no CPU-parallel backend can run"; });
     } else {

@@ -127,6 +127,8 @@ TEST_CASE("calibration is written into the config file, keeping what else it hol
   xr::Calibration cal;
   cal.dispatch.parallel_min_count = 4096;
   cal.dispatch.parallel_backend = "openmp";
+  cal.dispatch.parallel_large_min_count = 1 << 26;
+  cal.dispatch.parallel_backend_large = "tbb";
   cal.dispatch.gpu_min_count_pinned = 1 << 20;
   cal.dispatch.hybrid_min_count_pinned = 1 << 26;
   cal.hybrid.gpu_fraction_pinned = 0.27;
@@ -136,6 +138,8 @@ TEST_CASE("calibration is written into the config file, keeping what else it hol
   CHECK(c.threads == 2);
   CHECK(c.dispatch.parallel_min_count == 4096);
   CHECK(c.dispatch.parallel_backend == "openmp");
+  CHECK(c.dispatch.parallel_large_min_count == (1u << 26));
+  CHECK(c.dispatch.parallel_backend_large == "tbb");
   CHECK(c.dispatch.gpu_min_count_pinned == (1u << 20));
   CHECK(c.dispatch.gpu_min_count_pageable == 0);
   CHECK(c.dispatch.hybrid_min_count_pinned == (1u << 26));

@@ -128,6 +128,20 @@ TEST_CASE("dispatcher: by size and memory space, among available exact backends"
   CHECK(d.choose(f32_sum(5000), true).reducer->name() == "both");
   CHECK(d.choose(f32_sum(1 << 20), false).reducer->name() == "parallel");  // pageable: never the GPU
 
+  // One CPU-parallel backend for the middle sizes, another from parallel_large_min_count on.
+  xr::Config banded = cfg;
+  banded.dispatch.parallel_backend = "mid";
+  banded.dispatch.parallel_large_min_count = 1 << 16;
+  banded.dispatch.parallel_backend_large = "large";
+  xr::Context c3(xr::Context::Empty{}, banded);
+  c3.registry().add(std::make_unique<Fake>("serial", xr::Engine::cpu_serial), 10);
+  c3.registry().add(std::make_unique<Fake>("mid", xr::Engine::cpu_parallel), 20);
+  c3.registry().add(std::make_unique<Fake>("large", xr::Engine::cpu_parallel), 15);
+  CHECK(c3.resolve(f32_sum(99), {}).reducer->name() == "serial");
+  CHECK(c3.resolve(f32_sum(100), {}).reducer->name() == "mid");
+  CHECK(c3.resolve(f32_sum(1 << 16), {}).reducer->name() == "large");
+  CHECK(c3.resolve(f32_sum(1 << 16), {}).reason.find("parallel_large_min_count (65536)") != std::string::npos);
+
   // f64 sums are inexact on every fake: auto refuses rather than give a wrong answer.
   xr::Request f64 = f32_sum(3);
   f64.dtype = xr::DType::f64;

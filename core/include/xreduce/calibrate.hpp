@@ -15,7 +15,7 @@ namespace xreduce {
 class Context;
 
 struct CalibrationOptions {
-  std::size_t max_count = std::size_t{1} << 26;   //!< largest f32 array measured
+  std::size_t max_count = std::size_t{1} << 28;   //!< largest f32 array measured
   int repeat = 9;                                  //!< median of this many runs per point
   std::function<void(const std::string&)> progress;  //!< told of each size as it is measured
 };

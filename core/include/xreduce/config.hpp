@@ -19,6 +19,10 @@ struct DispatchConfig {
   std::uint64_t parallel_min_count = std::uint64_t{1} << 18;
   //! The CPU-parallel backend to prefer (the fastest here, as measured); empty: by priority.
   std::string parallel_backend;
+  //! From this many elements on, prefer `parallel_backend_large` instead (0: never): one CPU
+  //! backend may win mid-sized arrays (cheap wake-up) and another the largest (placement).
+  std::uint64_t parallel_large_min_count = 0;
+  std::string parallel_backend_large;
   //! From this many elements on, pinned (page-locked) host data goes to the best GPU backend.
   std::uint64_t gpu_min_count_pinned = 0;
   //! The same for ordinary (pageable) host data.
