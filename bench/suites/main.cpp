@@ -176,8 +176,8 @@ int run_crossover(const SuiteArgs& args) {
   nlohmann::json rows = nlohmann::json::array();
   std::string md = "# Crossover: every backend, f32 sum, N = 2^" + std::to_string(lo) + " to 2^" + std::to_string(hi) +
                    "\n\nTime per call through `Context::reduce` (the backend named, or `auto`), median of " +
-                   std::to_string(args.repeat) + " samples (30 where a sample is under 2 ms), each backend's back to back after a "
-                   "warm-up; after calibration (" +
+                   std::to_string(args.repeat) + " samples or more (30 where a sample is under 2 ms), taken in three rounds over "
+                   "the backends, each backend's back to back after a warm-up call; after calibration (" +
                    fmt("%.1f", cal.seconds) + " s). Regret = time(auto) / time(fastest exact backend).\n";
   std::map<std::string, double> worst_regret;
   const int steps = static_cast<int>(residencies.size()) * (hi - lo + 1);
@@ -196,25 +196,33 @@ int run_crossover(const SuiteArgs& args) {
       names.emplace_back("auto");
       progress.update(double(step) / steps, res.name + " 2^" + std::to_string(l) + " (" + std::to_string(names.size()) + " runs)");
       const std::string picked = std::string(ctx.resolve(q, {.backend = "auto"}).reducer->name());
-      // Each backend's samples back to back, after its own warm-up: run in turn, one backend's
-      // worker threads (still spinning, or asleep) would slow the next one down.
+      // Each backend's samples back to back after a warm-up call (run in turn call by call, one
+      // backend's spinning or sleeping worker threads slow the next one down), in three rounds
+      // over all backends, so that a slow spell of this shared machine does not fall on one alone.
+      constexpr int kRounds = 3;
       std::vector<std::vector<double>> samples(names.size());
-      std::vector<int> batch(names.size(), 1);
+      std::vector<int> batch(names.size(), 1), per_round(names.size(), 1);
       for (std::size_t b = 0; b < names.size(); ++b) {
         const xr::Options o{.backend = names[b]};
         ctx.reduce(q, o);
-        auto t0 = std::chrono::steady_clock::now();
+        const auto t0 = std::chrono::steady_clock::now();
         ctx.reduce(q, o);
         const double once = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         batch[b] = static_cast<int>(std::clamp(1e-3 / std::max(once, 1e-9), 1.0, 100000.0));
         // Short calls are at the mercy of the machine's other tenants: more samples where cheap.
-        const int rounds = once * batch[b] < 2e-3 ? 3 * args.repeat : args.repeat;
-        for (int s = 0; s < rounds; ++s) {
-          t0 = std::chrono::steady_clock::now();
-          for (int k = 0; k < batch[b]; ++k) ctx.reduce(q, o);
-          samples[b].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / batch[b]);
-        }
+        const int total = once * batch[b] < 2e-3 ? 3 * args.repeat : args.repeat;
+        per_round[b] = (total + kRounds - 1) / kRounds;
       }
+      for (int round = 0; round < kRounds; ++round)
+        for (std::size_t b = 0; b < names.size(); ++b) {
+          const xr::Options o{.backend = names[b]};
+          ctx.reduce(q, o);  // warm-up: this backend's threads awake, its buffers allocated
+          for (int k = 0; k < per_round[b]; ++k) {
+            const auto t0 = std::chrono::steady_clock::now();
+            for (int c = 0; c < batch[b]; ++c) ctx.reduce(q, o);
+            samples[b].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / batch[b]);
+          }
+        }
       std::size_t fastest = 0;
       std::vector<double> med(names.size());
       double best_cpu = 1e30, best_gpu = 1e30;
