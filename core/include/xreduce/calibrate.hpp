@@ -29,8 +29,9 @@ struct Calibration {
 
 //! Times f32 sums of 2^10 .. max_count elements (every power of 2) with the context's backends: the best
 //! single-thread one, the best CPU-parallel one, the best GPU one on pageable and on pinned host
-//! data, and hybrid. Each threshold is the smallest measured size from which that engine wins at
-//! every larger measured size (0, where it never does).
+//! data, and hybrid. The CPU-parallel threshold (and backend) keep the worst slowdown over the
+//! measured sizes smallest; the GPU and hybrid thresholds are the smallest measured size from
+//! which that engine wins at every larger one (0, where it never does).
 Calibration calibrate(Context& context, const CalibrationOptions& options = {});
 
 //! Writes the calibration's [dispatch] and [hybrid] keys into a TOML config file, keeping
