@@ -74,7 +74,9 @@ def crossover(data, ax_list):
         ax.set_xlabel("N (f32 elements)")
         ax.set_ylabel("ns per element")
         worst = data["worst_regret"].get(res)
-        ax.set_title(f"{res} data (worst regret of auto {worst:.2f})", fontsize=10)
+        choice = data.get("worst_choice_regret", {}).get(res)
+        extra = f", choice {choice:.2f}" if choice is not None else ""
+        ax.set_title(f"{res} data (worst regret of auto {worst:.2f}{extra})", fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=6, ncol=2)
 
