@@ -62,17 +62,16 @@ int run_cpu(const SuiteArgs& args) {
   md += "\n|---:|";
   for (std::size_t k = 0; k < variants.size(); ++k) md += "---:|";
   md += "\n";
-  const int steps = hi - lo + 1;
   for (int l = lo; l <= hi; ++l) {
     const std::size_t n = std::size_t{1} << l;
     const xr::Request q{data.data(), n, xr::DType::f32, xr::Op::sum, xr::Memory::host};
-    progress.update(double(l - lo) / steps, "2^" + std::to_string(l) + ": exact reference");
+    progress.update(sweep_done(lo, hi, l, 0), "2^" + std::to_string(l) + ": exact reference");
     const xr::Reference ref = xr::exact_reference(q);
     const double exact = ref.value.get<float>();
     md += "| 2^" + std::to_string(l) + " |";
     for (std::size_t k = 0; k < variants.size(); ++k) {
       const Variant& v = variants[k];
-      progress.update((l - lo + (k + 1.0) / (variants.size() + 1)) / steps, "2^" + std::to_string(l) + ": " + v.backend);
+      progress.update(sweep_done(lo, hi, l, (k + 1.0) / (variants.size() + 1)), "2^" + std::to_string(l) + ": " + v.backend);
       xr::Reducer& r = ctx.registry().get(v.backend);
       xr::Options o;
       o.threads = v.threads;
@@ -105,8 +104,12 @@ Calibrated calibrate_timed(xr::Context& ctx, bool quick) {
   xr::CalibrationOptions options;
   if (quick) options.max_count = std::size_t{1} << 16;
   Progress progress("calibrate", quick ? 1 : 30);
-  int step = 0;
-  options.progress = [&](const std::string& what) { progress.update(std::min(0.95, ++step / 10.0), what); };
+  const int top = static_cast<int>(std::log2(static_cast<double>(options.max_count)));
+  options.progress = [&](const std::string& what) {  // "measuring 2^k elements"
+    int k = 10;
+    std::sscanf(what.c_str(), "measuring 2^%d", &k);
+    progress.update(sweep_done(10, top, std::clamp(k, 10, top), 0), what);
+  };
   const auto t0 = std::chrono::steady_clock::now();
   Calibrated c{xr::calibrate(ctx, options), 0};
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -182,13 +185,12 @@ int run_crossover(const SuiteArgs& args) {
                    "time(the backend auto picks, named) / time(fastest): what the choice costs, apart from the "
                    "difference between two measurements of one backend.\n";
   std::map<std::string, double> worst_regret, worst_choice;
-  const int steps = static_cast<int>(residencies.size()) * (hi - lo + 1);
-  int step = 0;
-  for (const Residency& res : residencies) {
+  for (std::size_t r_index = 0; r_index < residencies.size(); ++r_index) {
+    const Residency& res = residencies[r_index];
     md += "\n## " + res.name +
           " data\n\n| N | fastest | us | auto picks | named us | auto us | regret | choice regret | GPU beats CPU |\n"
           "|---:|---|---:|---|---:|---:|---:|---:|---|\n";
-    for (int l = lo; l <= hi; ++l, ++step) {
+    for (int l = lo; l <= hi; ++l) {
       const std::size_t n = std::size_t{1} << l;
       const xr::Request q{res.data, n, xr::DType::f32, xr::Op::sum, res.memory};
       std::vector<std::string> names;  // exact backends that read this memory, then auto
@@ -198,7 +200,8 @@ int run_crossover(const SuiteArgs& args) {
           names.emplace_back(e.reducer->name());
       }
       names.emplace_back("auto");
-      progress.update(double(step) / steps, res.name + " 2^" + std::to_string(l) + " (" + std::to_string(names.size()) + " runs)");
+      progress.update((r_index + sweep_done(lo, hi, l, 0)) / residencies.size(),
+                      res.name + " 2^" + std::to_string(l) + " (" + std::to_string(names.size()) + " backends)");
       const std::string picked = std::string(ctx.resolve(q, {.backend = "auto"}).reducer->name());
       // Each backend's samples back to back after a warm-up call (run in turn call by call, one
       // backend's spinning or sleeping worker threads slow the next one down), in three rounds

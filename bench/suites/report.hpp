@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -43,6 +44,18 @@ class Progress {
   std::string suite_;
   std::chrono::steady_clock::time_point start_;
 };
+
+//! The share of a sweep over sizes 2^lo .. 2^hi done when size 2^l is `part` done, counting
+//! each size's work as its element count (plus a fixed cost): the largest sizes dominate.
+inline double sweep_done(int lo, int hi, int l, double part) {
+  auto work = [](int k) { return std::ldexp(1.0, k) + 65536.0; };
+  double total = 0, before = 0;
+  for (int k = lo; k <= hi; ++k) {
+    total += work(k);
+    if (k < l) before += work(k);
+  }
+  return (before + part * work(l)) / total;
+}
 
 //! Median seconds per call of `call`, from `samples` batches each long enough (about 1 ms, at
 //! least one call) that the clock's resolution does not matter. Warms up first. Also fills
