@@ -22,12 +22,14 @@
 #include <nlohmann/json.hpp>
 
 #include "../bench_common.hpp"
+#include "gpu_timing.cuh"
 #include "techniques.hpp"
 #include "xreduce/version.hpp"
 
 namespace xc = xreduce::cuda;
 namespace bench = xreduce::bench;
 using bench::median;
+using bench::read_probe;
 
 namespace {
 
@@ -46,29 +48,6 @@ __global__ void fill_uniform(float* x, std::size_t n, unsigned long long seed) {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     x[i] = static_cast<float>((z ^ (z >> 31)) >> 40) * 0x1p-24f;
   }
-}
-
-// The read-bandwidth probe: 16-byte loads, grid-stride, four in flight, XOR-folded; the result is
-// written only if it equals a value it never takes, so the loads cannot be dropped.
-__global__ void read_probe(const uint4* __restrict__ x, std::size_t n, unsigned* sink) {
-  uint4 acc = {0, 0, 0, 0};
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  for (; i + 3 * stride < n; i += 4 * stride) {
-    uint4 a = x[i], b = x[i + stride], c = x[i + 2 * stride], d = x[i + 3 * stride];
-    acc.x ^= a.x ^ b.x ^ c.x ^ d.x;
-    acc.y ^= a.y ^ b.y ^ c.y ^ d.y;
-    acc.z ^= a.z ^ b.z ^ c.z ^ d.z;
-    acc.w ^= a.w ^ b.w ^ c.w ^ d.w;
-  }
-  for (; i < n; i += stride) {
-    uint4 a = x[i];
-    acc.x ^= a.x;
-    acc.y ^= a.y;
-    acc.z ^= a.z;
-    acc.w ^= a.w;
-  }
-  if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9e3779b9u && acc.x == 0x7f4a7c15u) *sink = acc.y;
 }
 
 }  // namespace
@@ -119,25 +98,7 @@ int main(int argc, char** argv) {
     auto input = [&](int k) { return pool + (static_cast<std::size_t>(k) % copies) * n; };
     // Replays of a graph of `calls` calls; per-call seconds, one entry per replay.
     auto time_graph = [&](auto&& body) {
-      cudaGraph_t graph;
-      cudaGraphExec_t exec;
-      check(cudaStreamBeginCapture(ws->stream, cudaStreamCaptureModeThreadLocal), "begin capture");
-      for (int k = 0; k < calls; ++k) body(input(k));
-      check(cudaStreamEndCapture(ws->stream, &graph), "end capture");
-      check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-      std::vector<double> t;
-      for (int r = -2; r < reps; ++r) {  // two warm-up replays
-        check(cudaEventRecord(start, ws->stream), "record");
-        check(cudaGraphLaunch(exec, ws->stream), "graph launch");
-        check(cudaEventRecord(stop, ws->stream), "record");
-        check(cudaEventSynchronize(stop), "sync");
-        float ms = 0;
-        check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
-        if (r >= 0) t.push_back(ms * 1e-3 / calls);
-      }
-      cudaGraphExecDestroy(exec);
-      cudaGraphDestroy(graph);
-      return t;
+      return bench::graph_seconds_per_call(ws->stream, calls, reps, check, [&](int k) { body(input(k)); });
     };
     // Call by call, for what a graph cannot hold.
     auto time_calls = [&](auto&& body) {
@@ -213,25 +174,8 @@ int main(int argc, char** argv) {
     const std::size_t copies = std::max<std::size_t>(1, pool_bytes / bytes);
     auto time_replays = [&](auto&& body) {
       const int calls = static_cast<int>(std::min<std::size_t>(16, copies));
-      cudaGraph_t graph;
-      cudaGraphExec_t exec;
-      check(cudaStreamBeginCapture(ws->stream, cudaStreamCaptureModeThreadLocal), "begin capture");
-      for (int k = 0; k < calls; ++k) body(pool + (static_cast<std::size_t>(k) % copies) * elements);
-      check(cudaStreamEndCapture(ws->stream, &graph), "end capture");
-      check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-      std::vector<double> t;
-      for (int r = -2; r < repeat; ++r) {
-        check(cudaEventRecord(start, ws->stream), "record");
-        check(cudaGraphLaunch(exec, ws->stream), "graph launch");
-        check(cudaEventRecord(stop, ws->stream), "record");
-        check(cudaEventSynchronize(stop), "sync");
-        float ms = 0;
-        check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
-        if (r >= 0) t.push_back(ms * 1e-3 / calls);
-      }
-      cudaGraphExecDestroy(exec);
-      cudaGraphDestroy(graph);
-      return t;
+      return bench::graph_seconds_per_call(ws->stream, calls, repeat, check,
+                                           [&](int k) { body(pool + (static_cast<std::size_t>(k) % copies) * elements); });
     };
     const auto probe_t = time_replays([&](const float* x) {
       read_probe<<<prop.multiProcessorCount * 8, 256, 0, ws->stream>>>(reinterpret_cast<const uint4*>(x), bytes / 16, sink);

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "gpu.hpp"
+#include "gpu/gpu_timing.cuh"
 #include "techniques.hpp"
 
 namespace xc = xreduce::cuda;
@@ -27,28 +28,6 @@ __global__ void fill_f32(float* x, std::size_t n) {
 __global__ void fill_i32(int* x, std::size_t n) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
     x[i] = static_cast<int>((i * 2654435761u) % 2001) - 1000;
-}
-
-// The read probe of xreduce_bench_gpu: 16-byte loads, grid-stride, four in flight, XOR-folded.
-__global__ void read_probe(const uint4* __restrict__ x, std::size_t n, unsigned* sink) {
-  uint4 acc = make_uint4(0, 0, 0, 0);
-  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
-  std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-  for (; i + 3 * stride < n; i += 4 * stride) {
-    const uint4 a = x[i], b = x[i + stride], c = x[i + 2 * stride], d = x[i + 3 * stride];
-    acc.x ^= a.x ^ b.x ^ c.x ^ d.x;
-    acc.y ^= a.y ^ b.y ^ c.y ^ d.y;
-    acc.z ^= a.z ^ b.z ^ c.z ^ d.z;
-    acc.w ^= a.w ^ b.w ^ c.w ^ d.w;
-  }
-  for (; i < n; i += stride) {
-    const uint4 a = x[i];
-    acc.x ^= a.x;
-    acc.y ^= a.y;
-    acc.z ^= a.z;
-    acc.w ^= a.w;
-  }
-  if ((acc.x ^ acc.y ^ acc.z ^ acc.w) == 0x9e3779b9u && acc.x == 0x7f4a7c15u) *sink = acc.y;
 }
 
 const xc::TechniqueInfo& info_of(xc::Technique t) {
@@ -80,23 +59,10 @@ struct Events {
   }
 };
 
-//! Per-call seconds of `calls` back-to-back calls captured in a CUDA graph, one sample per replay.
+//! Per-call seconds from CUDA-graph replays (gpu_timing.cuh).
 template <class F>
-std::vector<double> time_graph(xc::Workspace& ws, Events& ev, int calls, int samples, F&& call) {
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  check(cudaStreamBeginCapture(ws.stream, cudaStreamCaptureModeThreadLocal), "begin capture");
-  for (int k = 0; k < calls; ++k) call(k);
-  check(cudaStreamEndCapture(ws.stream, &graph), "end capture");
-  check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-  std::vector<double> t;
-  for (int r = -2; r < samples; ++r) {
-    const double s = ev.time(ws.stream, [&] { check(cudaGraphLaunch(exec, ws.stream), "graph launch"); });
-    if (r >= 0) t.push_back(s / calls);
-  }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  return t;
+std::vector<double> time_graph(xc::Workspace& ws, int calls, int samples, F&& call) {
+  return graph_seconds_per_call(ws.stream, calls, samples, check, call);
 }
 
 std::string fmt(const char* f, double v) {
@@ -175,7 +141,7 @@ int run_progression(const SuiteArgs& args) {
     check(cudaDeviceSynchronize(), "fill");
     auto input = [&](int k) { return static_cast<const char*>(pool) + (static_cast<std::size_t>(k) % copies) * bytes; };
     const int calls = static_cast<int>(std::min<std::size_t>(64, copies));
-    const auto probe_t = time_graph(*ws, ev, calls, args.repeat, [&](int k) {
+    const auto probe_t = time_graph(*ws, calls, args.repeat, [&](int k) {
       read_probe<<<prop.multiProcessorCount * 8, 256, 0, ws->stream>>>(reinterpret_cast<const uint4*>(input(k)), bytes / 16, sink);
     });
     const double probe = bytes / median(probe_t) / 1e9;
@@ -199,7 +165,7 @@ int run_progression(const SuiteArgs& args) {
           if (k >= 0) times.push_back(sec);
         }
       } else {
-        times = time_graph(*ws, ev, calls, args.repeat, call);
+        times = time_graph(*ws, calls, args.repeat, call);
       }
       const double m = median(times), gbps = bytes / m / 1e9;
       if (first == 0) first = m;
