@@ -12,12 +12,15 @@
 //! Policy::backend: "cuda" runs on the current device; a CPU backend name runs the CPU template
 //! path (host data only); "auto" takes the GPU for device data, or host data from the config's
 //! gpu_min_count_pageable elements on, and the CPU otherwise. Host data are copied to the device
-//! first. Device data are read in place (any pointer CUDA knows as device or managed memory).
+//! first, into device memory kept for the next call (per host thread and device, as are the
+//! partials). Device data are read in place (any pointer CUDA knows as device or managed memory).
 //! The operator must be associative, commutative and have `identity` as its identity.
 
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <map>
+#include <utility>
 #include <ranges>
 #include <string>
 #include <type_traits>
@@ -113,21 +116,57 @@ __global__ __launch_bounds__(P::block) void custom_kernel(const T* __restrict__ 
   if (threadIdx.x == 0) out[blockIdx.x] = a;
 }
 
+//! Device memory kept between calls, per host thread (which has its own stream,
+//! cudaStreamPerThread) and per device: allocating on every call costs more than reducing a
+//! small array, as the stream-ordered allocator gives memory back at each synchronisation.
+class Scratch {
+ public:
+  static void* get(int slot, std::size_t bytes) {
+    thread_local Scratch cache;
+    int device = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    Buffer& b = cache.buffers_[{device, slot}];
+    if (b.bytes < bytes) {
+      if (b.pointer) cudaFree(b.pointer);
+      b = {};
+      check(cudaMalloc(&b.pointer, bytes), "cudaMalloc of scratch");
+      b.bytes = bytes;
+    }
+    return b.pointer;
+  }
+  ~Scratch() {
+    for (auto& [key, b] : buffers_) {
+      cudaSetDevice(key.first);
+      cudaFree(b.pointer);  // at process exit the runtime may be gone already: nothing to do then
+    }
+  }
+
+ private:
+  struct Buffer {
+    void* pointer = nullptr;
+    std::size_t bytes = 0;
+  };
+  std::map<std::pair<int, int>, Buffer> buffers_;
+};
+enum ScratchSlot { kPartials = 0, kInput = 1 };
+
 //! Reduces transform(x[0..n)) for device pointer x, n > 0, on `stream`.
 template <class T, class R, class BinaryOp, class Transform>
 R run_on_device(const T* x, std::size_t n, const R& identity, const BinaryOp& op, const Transform& transform,
                 cudaStream_t stream) {
   using P = CustomPolicy;
-  int device = 0, sms = 0, per_sm = 0;
+  int device = 0, sms = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, custom_kernel<P, T, R, BinaryOp, Transform>, P::block, 0),
-        "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  static const int per_sm = [] {  // per kernel instantiation, once: the occupancy query is not free
+    int b = 0;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, custom_kernel<P, T, R, BinaryOp, Transform>, P::block, 0),
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    return std::max(b, 1);
+  }();
   const std::size_t tile = static_cast<std::size_t>(P::block) * P::unroll;
-  const std::size_t blocks =
-      std::max<std::size_t>(1, std::min<std::size_t>(std::size_t(std::max(per_sm, 1)) * sms, (n + tile - 1) / tile));
-  R* partials = nullptr;
-  check(cudaMallocAsync(reinterpret_cast<void**>(&partials), (blocks + 1) * sizeof(R), stream), "cudaMallocAsync");
+  const std::size_t blocks = std::max<std::size_t>(1, std::min<std::size_t>(std::size_t(per_sm) * sms, (n + tile - 1) / tile));
+  R* partials = static_cast<R*>(Scratch::get(kPartials, (blocks + 1) * sizeof(R)));
   custom_kernel<P><<<static_cast<unsigned>(blocks), P::block, 0, stream>>>(x, n, identity, op, transform, partials);
   cudaError_t status = cudaGetLastError();
   if (status == cudaSuccess && blocks > 1) {
@@ -137,7 +176,6 @@ R run_on_device(const T* x, std::size_t n, const R& identity, const BinaryOp& op
   R result = identity;
   if (status == cudaSuccess)
     status = cudaMemcpyAsync(&result, partials + (blocks > 1 ? blocks : 0), sizeof(R), cudaMemcpyDeviceToHost, stream);
-  cudaFreeAsync(partials, stream);
   if (status == cudaSuccess) status = cudaStreamSynchronize(stream);
   check(status, "the reduction kernels");
   return result;
@@ -191,18 +229,9 @@ R transform_reduce(const Policy& policy, const Range& data, R identity, BinaryOp
   if (n == 0) return identity;
   cudaStream_t stream = cudaStreamPerThread;
   if (on_device) return detail::run_on_device(x, n, identity, op, transform, stream);
-  T* copy = nullptr;
-  detail::check(cudaMallocAsync(reinterpret_cast<void**>(&copy), n * sizeof(T), stream), "cudaMallocAsync of the input");
-  cudaError_t status = cudaMemcpyAsync(copy, x, n * sizeof(T), cudaMemcpyHostToDevice, stream);
-  try {
-    detail::check(status, "copy of the input to the GPU");
-    R r = detail::run_on_device(static_cast<const T*>(copy), n, identity, op, transform, stream);
-    detail::check(cudaFreeAsync(copy, stream), "cudaFreeAsync");
-    return r;
-  } catch (...) {
-    cudaFreeAsync(copy, stream);
-    throw;
-  }
+  T* copy = static_cast<T*>(detail::Scratch::get(detail::kInput, n * sizeof(T)));
+  detail::check(cudaMemcpyAsync(copy, x, n * sizeof(T), cudaMemcpyHostToDevice, stream), "copy of the input to the GPU");
+  return detail::run_on_device(static_cast<const T*>(copy), n, identity, op, transform, stream);
 }
 
 //! reduce of xreduce/custom.hpp, on the GPU.
