@@ -121,9 +121,9 @@ std::vector<Column> record_partials(const Request& q, const ChunkRunner* runner)
   std::vector<Column> partial(chunks * k);
   auto body = [&](std::size_t c) {
     Column* cols = partial.data() + c * k;
-    const std::size_t last = std::min(q.count, (c + 1) * per_chunk);
-    const T* row = x + c * per_chunk * k;
-    for (std::size_t r = c * per_chunk; r < last; ++r, row += k)
+    const std::size_t first = std::min(q.count, c * per_chunk), last = std::min(q.count, first + per_chunk);
+    const T* row = x + first * k;  // the last chunks may be empty: ceil(count / chunks) rounds up
+    for (std::size_t r = first; r < last; ++r, row += k)
       for (std::size_t j = 0; j < k; ++j) cols[j].add(row[j]);
   };
   if (runner) (*runner)(chunks, body);
