@@ -171,7 +171,7 @@ int tour(xr::Context& ctx) {
   }
   auto choice = ctx.resolve(q, {.backend = "auto"});
   std::printf("\nauto picks '%s' here: %s\n", std::string(choice.reducer->name()).c_str(), choice.reason.c_str());
-  std::printf("\nNext: xreduce list | xreduce run --help | xreduce validate --help\n");
+  std::printf("\nNext: xreduce list | xreduce run --help | xreduce validate --help | xreduce bench --help\n");
   return report.ok() ? kExitOk : kExitDisagree;
 }
 
