@@ -263,16 +263,7 @@ int run_transfer(const SuiteArgs& args, const TransferCpu& cpu) {
     }
     progress.update((l - lo + 0.9) / total_steps, "2^" + std::to_string(l) + ": streamed and hybrid");
     const xc::Streaming defaults;
-    auto wall = [&](auto&& f) {
-      f();
-      std::vector<double> t;
-      for (int k = 0; k < args.repeat; ++k) {
-        const auto t0 = std::chrono::steady_clock::now();
-        f();
-        t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      }
-      return median(t);
-    };
+    auto wall = [&](auto&& f) { return time_per_call(f, args.repeat); };
     const double streamed = wall([&] { xc::reduce_host(xc::Technique::unroll_warp, host.data(), n, 1, DType::f32, Op::sum, 256, device, false, defaults); });
     const double streamed_pinned = wall([&] { xc::reduce_host(xc::Technique::unroll_warp, pinned, n, 1, DType::f32, Op::sum, 256, device, true, defaults); });
     const double hybrid = cpu.hybrid ? cpu.hybrid(host.data(), n) : 0;

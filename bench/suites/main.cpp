@@ -277,17 +277,10 @@ int run_crossover(const SuiteArgs& args) {
 int run_transfer_suite(const SuiteArgs& args) {
   xr::Context& ctx = xr::default_context();
   auto timer = [&](std::string backend) -> HostTimer {
-    return [&ctx, backend](const float* x, std::size_t n) {
+    return [&ctx, backend, repeat = args.repeat](const float* x, std::size_t n) {
       const xr::Request q{x, n, xr::DType::f32, xr::Op::sum, xr::Memory::host};
       const xr::Options o{.backend = backend};
-      ctx.reduce(q, o);
-      std::vector<double> t;
-      for (int k = 0; k < 10; ++k) {
-        const auto t0 = std::chrono::steady_clock::now();
-        ctx.reduce(q, o);
-        t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      }
-      return median(t);
+      return time_per_call([&] { ctx.reduce(q, o); }, repeat);
     };
   };
   std::string best = "sequential";

@@ -60,11 +60,7 @@ Result Context::reduce(const Request& request, const Options& options) {
   Options o = options;
   if (o.threads == 0) o.threads = config_.threads;
   if (o.gpu_fraction == 0) o.gpu_fraction = pinned ? config_.hybrid.gpu_fraction_pinned : config_.hybrid.gpu_fraction_pageable;
-  if (o.cpu_backend.empty()) {
-    const DispatchConfig& d = config_.dispatch;
-    const bool large = d.parallel_large_min_count != 0 && static_cast<std::uint64_t>(q.count) * q.width >= d.parallel_large_min_count;
-    o.cpu_backend = large && !d.parallel_backend_large.empty() ? d.parallel_backend_large : d.parallel_backend;
-  }
+  if (o.cpu_backend.empty()) o.cpu_backend = config_.dispatch.parallel_backend_for(static_cast<std::uint64_t>(q.count) * q.width);
   // No reasons built on this path: "auto" and a named backend both cost a lookup.
   const std::string& name = options.backend.empty() ? config_.backend : options.backend;
   Reducer* r = name == "auto" ? &dispatcher_.pick(q, pinned) : registry_.find(name);

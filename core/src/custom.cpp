@@ -9,9 +9,12 @@
 namespace xreduce::detail {
 namespace {
 
-//! Whether `r` runs host code for the template API (asked with zero chunks: no work).
+//! Whether `r` runs host code for the template API (asked with zero chunks: no work). Only CPU
+//! engines can; asking them first spares the GPU backends' availability checks on every call.
 bool runs_user_code(Reducer& r) {
-  return r.available() && r.run_chunks(0, [](void*, std::size_t) {}, nullptr, 0);
+  const Engine e = r.capabilities().engine();
+  return (e == Engine::cpu_serial || e == Engine::cpu_parallel) && r.available() &&
+         r.run_chunks(0, [](void*, std::size_t) {}, nullptr, 0);
 }
 
 std::string executors(const Registry& registry) {
@@ -29,8 +32,8 @@ Reducer& custom_executor(const std::string& backend, std::size_t elements) {
   if (backend.empty() || backend == "auto") {
     const DispatchConfig& d = context.config().dispatch;
     const Engine wanted = elements >= d.parallel_min_count ? Engine::cpu_parallel : Engine::cpu_serial;
-    if (wanted == Engine::cpu_parallel && !d.parallel_backend.empty())
-      if (Reducer* r = registry.find(d.parallel_backend); r && runs_user_code(*r)) return *r;
+    if (const std::string& preferred = d.parallel_backend_for(elements); wanted == Engine::cpu_parallel && !preferred.empty())
+      if (Reducer* r = registry.find(preferred); r && runs_user_code(*r)) return *r;
     Reducer* fallback = nullptr;
     for (const auto& e : registry.entries()) {
       if (!runs_user_code(*e.reducer)) continue;

@@ -18,9 +18,7 @@ Reducer& Dispatcher::decide(const Request& q, bool pinned, std::string* why) con
   // Only backends that can run here and promise exact semantics for this combination.
   const std::vector<Registry::Candidate>& fit = registry_.candidates(q.dtype, q.op, memory, q.width > 1);
   const std::uint64_t elements = static_cast<std::uint64_t>(q.count) * q.width;  // a record of width k is k elements
-  const bool large_parallel = config_.parallel_large_min_count != 0 && elements >= config_.parallel_large_min_count &&
-                              !config_.parallel_backend_large.empty();
-  const std::string& preferred_parallel = large_parallel ? config_.parallel_backend_large : config_.parallel_backend;
+  const std::string& preferred_parallel = config_.parallel_backend_for(elements);
   auto first = [&](Engine engine) -> Reducer* {
     if (engine == Engine::cpu_parallel && !preferred_parallel.empty())
       for (const auto& c : fit)
@@ -63,7 +61,7 @@ Reducer& Dispatcher::decide(const Request& q, bool pinned, std::string* why) con
       if (Reducer* r = first(Engine::cpu_parallel))
         return chosen(r, [&] {
           return what() + " >=" + threshold() + ": best CPU-parallel backend" +
-                 (large_parallel ? " from parallel_large_min_count (" + std::to_string(config_.parallel_large_min_count) + ") on"
+                 (config_.large_parallel(elements) ? " from parallel_large_min_count (" + std::to_string(config_.parallel_large_min_count) + ") on"
                                  : std::string());
         });
       if (Reducer* r = first(Engine::cpu_serial))

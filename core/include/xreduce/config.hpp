@@ -23,6 +23,15 @@ struct DispatchConfig {
   //! backend may win mid-sized arrays (cheap wake-up) and another the largest (placement).
   std::uint64_t parallel_large_min_count = 0;
   std::string parallel_backend_large;
+
+  //! Whether `elements` fall in the large band (parallel_backend_large applies).
+  bool large_parallel(std::uint64_t elements) const {
+    return parallel_large_min_count != 0 && elements >= parallel_large_min_count && !parallel_backend_large.empty();
+  }
+  //! The CPU-parallel backend to prefer for `elements` (empty: by priority).
+  const std::string& parallel_backend_for(std::uint64_t elements) const {
+    return large_parallel(elements) ? parallel_backend_large : parallel_backend;
+  }
   //! From this many elements on, pinned (page-locked) host data goes to the best GPU backend.
   std::uint64_t gpu_min_count_pinned = 0;
   //! The same for ordinary (pageable) host data.
