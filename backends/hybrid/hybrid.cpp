@@ -1,12 +1,19 @@
-// `hybrid`: one host-resident reduction split between the best available CPU-parallel backend and
-// the best available GPU backend, both at work at once: the GPU takes the first `gpu_fraction` of
-// the elements (streamed over the bus), the CPU the rest, with one core left to drive the GPU.
-// The fraction comes from calibration (`xreduce calibrate`, config [hybrid] gpu_fraction): the
-// parts should take the same time, so it is the GPU's share of the two engines' summed rates.
+// `hybrid`: one host-resident reduction shared between the best available CPU-parallel backend and
+// the best available GPU backend, both at work at once, with one core left to drive the GPU.
+//
+// The input is shared from both ends: the GPU claims slices from the front, the CPU from the
+// back, until they meet. Each claims half of what its share says it should still do (the GPU's
+// share comes from calibration: `xreduce calibrate`, config [hybrid] gpu_fraction_*), down to a
+// minimum slice. A static split by that share finishes together only if each part runs as fast
+// beside the other as it ran alone; it does not, since the GPU's copies and the CPU's loads draw
+// on the same host memory. Claiming lets the side that is ahead take more, so both finish within
+// one small slice of each other whatever the two rates turn out to be, in a few calls per side.
 
 #include <algorithm>
 #include <future>
+#include <mutex>
 #include <numeric>
+#include <optional>
 #include <thread>
 
 #include "combine.hpp"
@@ -14,6 +21,51 @@
 
 namespace xreduce::backends {
 namespace {
+
+struct Slice {
+  std::size_t begin, count;
+};
+
+//! The slices of [0, count) not yet claimed: the GPU takes them from the front, the CPU from the
+//! back. Each claim is half of what the claimer's share says it should still do, rounded to
+//! `step`, and at least the minimum slice: large claims first, small ones near the meeting point.
+class SliceClaims {
+ public:
+  SliceClaims(std::size_t count, std::size_t step, std::size_t record_bytes, double gpu_share)
+      : low_(0), high_(count), step_(step), gpu_share_(gpu_share) {
+    // At most 4 MiB: small enough at the end that one side waits little for the other (75 us at
+    // a 55 GB/s bus), large enough that per-call costs stay a few percent.
+    const std::size_t cap = std::max<std::size_t>(1, (std::size_t{4} << 20) / record_bytes / step) * step;
+    minimum_ = std::clamp<std::size_t>(count / 64 / step * step, step, cap);
+  }
+  std::optional<Slice> front() { return claim(gpu_share_, true); }
+  std::optional<Slice> back() { return claim(1 - gpu_share_, false); }
+  //! No more claims: one side failed.
+  void close() {
+    std::lock_guard lock(mutex_);
+    low_ = high_;
+  }
+
+ private:
+  std::optional<Slice> claim(double share, bool front) {
+    std::lock_guard lock(mutex_);
+    const std::size_t left = high_ - low_;
+    if (left == 0) return std::nullopt;
+    std::size_t n = static_cast<std::size_t>(static_cast<double>(left) * share / 2) / step_ * step_;
+    n = std::max(n, minimum_);
+    if (n + minimum_ / 2 >= left) n = left;  // no sliver left behind
+    if (front) {
+      low_ += n;
+      return Slice{low_ - n, n};
+    }
+    high_ -= n;
+    return Slice{high_, n};
+  }
+
+  std::mutex mutex_;
+  std::size_t low_, high_, step_, minimum_;
+  double gpu_share_;
+};
 
 class HybridReducer final : public Reducer {
  public:
@@ -41,29 +93,45 @@ class HybridReducer final : public Reducer {
     const double fraction = o.gpu_fraction > 0 ? o.gpu_fraction : kDefaultGpuFraction;
     if (!(fraction > 0 && fraction < 1))
       throw Error(ErrorCode::invalid_argument, "hybrid: gpu_fraction must be between 0 and 1");
-    // Split on a 4 KiB boundary of the input, so both parts keep their alignment (between whole
-    // records: the split counts records).
+    // Slices start on a 4 KiB boundary of the input, so every part keeps its alignment (and
+    // between whole records: slices count records).
+    const std::size_t record_bytes = q.width * size_of(q.dtype);
     const std::size_t elements_per_page = 4096 / size_of(q.dtype);
     const std::size_t step = elements_per_page / std::gcd(elements_per_page, q.width);
-    const std::size_t split = std::min(q.count, static_cast<std::size_t>(q.count * fraction) / step * step);
-    if (split == 0 || split == q.count) return (split == 0 ? cpu : gpu)->reduce(q, o);
+    SliceClaims claims(q.count, step, record_bytes, fraction);
 
-    Request low = q, high = q;
-    low.count = split;
-    high.data = static_cast<const unsigned char*>(q.data) + split * q.width * size_of(q.dtype);
-    high.count = q.count - split;
+    auto slice = [&](const Slice& s) {
+      Request part = q;
+      part.data = static_cast<const unsigned char*>(q.data) + s.begin * record_bytes;
+      part.count = s.count;
+      return part;
+    };
     Options cpu_options = o;
     const int cores = static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
     if (cpu_options.threads == 0) cpu_options.threads = cores - 1;  // one core drives the GPU
-    auto gpu_part = std::async(std::launch::async, [&] { return gpu->reduce(low, o); });
-    Result cpu_result;
+    detail::PartFold fold(q.op);
+    std::mutex fold_mutex;
+    auto run_side = [&](Reducer& r, const Options& opts, bool front) {
+      try {
+        while (std::optional<Slice> s = front ? claims.front() : claims.back()) {
+          Result part = r.reduce(slice(*s), opts);
+          std::lock_guard lock(fold_mutex);
+          fold.add(part, s->begin);
+        }
+      } catch (...) {
+        claims.close();  // the other side stops at its next claim
+        throw;
+      }
+    };
+    auto gpu_side = std::async(std::launch::async, [&] { run_side(*gpu, o, true); });
     try {
-      cpu_result = cpu->reduce(high, cpu_options);
+      run_side(*cpu, cpu_options, false);
     } catch (...) {
-      gpu_part.wait();  // never leave the GPU part running on the caller's memory
+      gpu_side.wait();  // never leave the GPU part running on the caller's memory
       throw;
     }
-    return detail::combine_results(q.op, gpu_part.get(), cpu_result, split);
+    gpu_side.get();
+    return fold.result();
   }
 
  private:

@@ -1,6 +1,7 @@
 #include "combine.hpp"
 
 #include <cmath>
+#include <span>
 
 #include "xreduce/error.hpp"
 
@@ -55,6 +56,60 @@ Result combine_results(Op op, const Result& low, const Result& high, std::uint64
     }
     throw Error(ErrorCode::internal, "combine_results: unknown op");
   });
+}
+
+namespace {
+
+bool floating_sum(Op op, const Result& r) {
+  const DType t = r.values.empty() ? r.value.dtype() : r.values.front().dtype();
+  return op == Op::sum && (t == DType::f32 || t == DType::f64);
+}
+
+double as_double(const Scalar& s) {
+  return visit_dtype(s.dtype(), [&](auto tag) { return static_cast<double>(s.get<decltype(tag)>()); });
+}
+
+}  // namespace
+
+void PartFold::add(const Result& part, std::uint64_t offset) {
+  if (floating_sum(op_, part)) {
+    const std::span<const Scalar> columns = part.values.empty() ? std::span<const Scalar>(&part.value, 1) : part.values;
+    if (!acc_) acc_ = part;  // keeps the dtype and the number of columns for result()
+    sum_.resize(columns.size(), 0.0);
+    compensation_.resize(columns.size(), 0.0);
+    for (std::size_t j = 0; j < columns.size(); ++j) {
+      const double x = as_double(columns[j]), t = sum_[j] + x;
+      if (std::isfinite(t))  // past infinity or NaN the compensation means nothing (and inf - inf is NaN)
+        compensation_[j] += std::abs(sum_[j]) >= std::abs(x) ? (sum_[j] - t) + x : (x - t) + sum_[j];
+      sum_[j] = t;
+    }
+    return;
+  }
+  Result p = part;
+  if (p.index) *p.index += offset;
+  if (!acc_) {
+    acc_ = std::move(p);
+    return;
+  }
+  // combine_results prefers its first argument on ties (and on NaN): give it the lower index.
+  const bool part_first = p.index && acc_->index && *p.index < *acc_->index;
+  acc_ = part_first ? combine_results(op_, p, *acc_, 0) : combine_results(op_, *acc_, p, 0);
+}
+
+Result PartFold::result() const {
+  if (!acc_) throw Error(ErrorCode::internal, "PartFold::result: nothing was added");
+  if (sum_.empty()) return *acc_;
+  Result r = *acc_;
+  auto rounded = [&](const Scalar& like, std::size_t j) {
+    const double v = std::isfinite(sum_[j]) ? sum_[j] + compensation_[j] : sum_[j];
+    return like.dtype() == DType::f32 ? Scalar(static_cast<float>(v)) : Scalar(v);
+  };
+  if (r.values.empty()) r.value = rounded(r.value, 0);
+  else {
+    for (std::size_t j = 0; j < r.values.size(); ++j) r.values[j] = rounded(r.values[j], j);
+    r.value = r.values.front();
+  }
+  return r;
 }
 
 }  // namespace xreduce::detail
