@@ -92,7 +92,6 @@ std::string seconds(double s) {
 Calibration calibrate(Context& context, const CalibrationOptions& options) {
   const Registry& registry = context.registry();
   Reducer* serial = best(registry, Engine::cpu_serial);
-  Reducer* parallel = best(registry, Engine::cpu_parallel);
   std::vector<Reducer*> parallels;  // every CPU-parallel backend: the fastest here is preferred
   for (const auto& e : registry.entries()) {
     Capabilities c = e.reducer->capabilities();
@@ -111,63 +110,88 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
   if (have_pinned) std::copy(pageable.begin(), pageable.end(), pinned.as<float>().begin());
 
   Calibration cal;
+  std::vector<std::size_t> sizes;
+  for (std::size_t n = 1024; n <= max_n; n *= 2) sizes.push_back(n);
+  auto on_pageable = [&](std::size_t n) { return Request{pageable.data(), n, DType::f32, Op::sum, Memory::host}; };
+
+  // The CPU backends: each swept over every size on its own, in two rounds, keeping each size's
+  // faster round. Measured size by size in turn, a backend ran beside the other runtime's idle
+  // threads, which spin for a while before they sleep (OpenMP's and oneTBB's both do), and the
+  // calibration chose by that. The single-thread backend's sweep stops where it is 4x slower than
+  // the fastest parallel one: it cannot win at larger sizes.
+  std::vector<std::vector<double>> t_parallels(parallels.size(), std::vector<double>(sizes.size(), kNever));
+  std::vector<double> t_serial(sizes.size(), kNever);
+  auto settle = [&](Reducer* r) {  // about 10 ms of calls: the previous backend's threads go to sleep
+    const auto end = Clock::now() + std::chrono::milliseconds(10);
+    while (Clock::now() < end) r->reduce(on_pageable(std::min<std::size_t>(max_n, 1 << 20)), {});
+  };
+  for (int round = 1; round <= 2; ++round) {
+    for (std::size_t b = 0; b < parallels.size(); ++b) {
+      if (options.progress)
+        options.progress("measuring " + std::string(parallels[b]->name()) + ", round " + std::to_string(round) + " of 2");
+      settle(parallels[b]);
+      for (std::size_t i = 0; i < sizes.size(); ++i)
+        t_parallels[b][i] = std::min(t_parallels[b][i], median_time(parallels[b], on_pageable(sizes[i]), {}, options.repeat));
+    }
+    if (options.progress) options.progress("measuring " + std::string(serial->name()) + ", round " + std::to_string(round) + " of 2");
+    settle(serial);
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      double fastest_parallel = kNever;  // at the previous size
+      for (const auto& t : t_parallels) fastest_parallel = std::min(fastest_parallel, i > 0 ? t[i - 1] : kNever);
+      if (t_serial[i] == kNever && i > 0 && t_serial[i - 1] > 4 * fastest_parallel) break;
+      t_serial[i] = std::min(t_serial[i], median_time(serial, on_pageable(sizes[i]), {}, options.repeat));
+    }
+  }
+
   // The CPU-parallel backend(s) whose worst slowdown against the fastest one, size by size from
   // 2^16 on, is smallest: auto's promise is a bound on that slowdown, not a total. One backend
   // may win the middle sizes and another the largest, so a switch at one size is allowed, when it
   // lowers the worst slowdown by more than 2%.
-  if (parallels.size() > 1) {
-    std::vector<std::size_t> big_sizes;
-    std::vector<std::vector<double>> times(parallels.size());
-    for (std::size_t n = std::size_t{1} << 16; n <= max_n; n *= 2) {
-      big_sizes.push_back(n);
-      for (std::size_t b = 0; b < parallels.size(); ++b)
-        times[b].push_back(median_time(parallels[b], Request{pageable.data(), n, DType::f32, Op::sum, Memory::host}, {}, options.repeat));
-    }
-    std::vector<double> fastest(big_sizes.size(), kNever);
-    for (const auto& t : times)
+  std::vector<double> t_parallel(sizes.size(), kNever);  // the chosen backend at each size
+  if (!parallels.empty()) {
+    const std::size_t first = static_cast<std::size_t>(std::find_if(sizes.begin(), sizes.end(), [](std::size_t n) {
+                                                          return n >= (std::size_t{1} << 16);
+                                                        }) - sizes.begin());
+    std::vector<double> fastest(sizes.size(), kNever);
+    for (const auto& t : t_parallels)
       for (std::size_t i = 0; i < t.size(); ++i) fastest[i] = std::min(fastest[i], t[i]);
-    // worst(low, high, s): the worst slowdown with `low` below big_sizes[s] and `high` from it on.
+    // worst(low, high, s): the worst slowdown with `low` below sizes[s] and `high` from it on.
     auto worst = [&](std::size_t low, std::size_t high, std::size_t s) {
       double w = 0;
-      for (std::size_t i = 0; i < big_sizes.size(); ++i) w = std::max(w, times[i < s ? low : high][i] / fastest[i]);
+      for (std::size_t i = first; i < sizes.size(); ++i) w = std::max(w, t_parallels[i < s ? low : high][i] / fastest[i]);
       return w;
     };
-    std::size_t low = 0, high = 0, split = big_sizes.size();
+    std::size_t low = 0, high = 0, split = sizes.size();
     double best_single = kNever;
     for (std::size_t b = 0; b < parallels.size(); ++b)
-      if (const double w = worst(b, b, big_sizes.size()); w < best_single) {
+      if (const double w = worst(b, b, sizes.size()); w < best_single) {
         best_single = w;
         low = high = b;
       }
     double best_switch = best_single;
     for (std::size_t l = 0; l < parallels.size(); ++l)
       for (std::size_t h = 0; h < parallels.size(); ++h)
-        for (std::size_t s = 1; l != h && s < big_sizes.size(); ++s)
+        for (std::size_t s = first + 1; l != h && s < sizes.size(); ++s)
           if (const double w = worst(l, h, s); w < best_switch && w < best_single / 1.02) {
             best_switch = w;
             low = l;
             high = h;
             split = s;
           }
-    parallel = parallels[low];
-    if (split < big_sizes.size()) {
-      cal.dispatch.parallel_large_min_count = big_sizes[split];
+    cal.dispatch.parallel_backend = std::string(parallels[low]->name());
+    if (split < sizes.size()) {
+      cal.dispatch.parallel_large_min_count = sizes[split];
       cal.dispatch.parallel_backend_large = std::string(parallels[high]->name());
     }
+    for (std::size_t i = 0; i < sizes.size(); ++i) t_parallel[i] = t_parallels[i < split ? low : high][i];
   }
-  if (parallel) cal.dispatch.parallel_backend = std::string(parallel->name());
 
-  std::vector<std::size_t> sizes;
-  std::vector<double> t_serial, t_parallel, t_gpu_pageable, t_gpu_pinned;
-  for (std::size_t n = 1024; n <= max_n; n *= 2) {
-    if (options.progress) options.progress("measuring 2^" + std::to_string(static_cast<int>(std::log2(n))) + " elements");
-    const Request on_pageable{pageable.data(), n, DType::f32, Op::sum, Memory::host};
-    const Request on_pinned{pinned.data(), n, DType::f32, Op::sum, Memory::host};
-    sizes.push_back(n);
-    t_serial.push_back(median_time(serial, on_pageable, {}, options.repeat));
-    t_parallel.push_back(median_time(parallel, on_pageable, {}, options.repeat));
-    t_gpu_pageable.push_back(median_time(gpu, on_pageable, {}, options.repeat));
-    t_gpu_pinned.push_back(have_pinned ? median_time(gpu, on_pinned, {}, options.repeat) : kNever);
+  std::vector<double> t_gpu_pageable(sizes.size(), kNever), t_gpu_pinned(sizes.size(), kNever);
+  for (std::size_t i = 0; gpu && i < sizes.size(); ++i) {
+    if (options.progress) options.progress("measuring the GPU at 2^" + std::to_string(static_cast<int>(std::log2(sizes[i]))) + " elements");
+    t_gpu_pageable[i] = median_time(gpu, on_pageable(sizes[i]), {}, options.repeat);
+    if (have_pinned)
+      t_gpu_pinned[i] = median_time(gpu, Request{pinned.data(), sizes[i], DType::f32, Op::sum, Memory::host}, {}, options.repeat);
   }
   std::vector<bool> gpu_wins_pageable, gpu_wins_pinned;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
@@ -190,7 +214,7 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
     // host's memory bandwidth, so the balance point moves when both run at once.
     auto best_split = [&](const void* data, double estimate) {
       Options o;
-      o.cpu_backend = cal.dispatch.parallel_backend;
+      o.cpu_backend = cal.dispatch.parallel_backend_for(max_n);
       double best_fraction = estimate, best_time = kNever;
       for (double f : {estimate * 0.7, estimate * 0.85, estimate, estimate * 1.15, estimate * 1.3}) {
         o.gpu_fraction = std::min(f, 0.95);
@@ -212,7 +236,7 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
       const double cpu = std::min(t_serial[i], t_parallel[i]);
       if (n >= (std::size_t{1} << 20)) {  // below that the split costs more than it saves
         Options o;
-        o.cpu_backend = cal.dispatch.parallel_backend;
+        o.cpu_backend = cal.dispatch.parallel_backend_for(n);
         o.gpu_fraction = cal.hybrid.gpu_fraction_pageable;
         t_hybrid_pageable[i] = median_time(hybrid, Request{pageable.data(), n, DType::f32, Op::sum, Memory::host}, o, options.repeat);
         if (have_pinned) {
