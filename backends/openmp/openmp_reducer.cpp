@@ -3,7 +3,6 @@
 
 #include <omp.h>
 
-#include <algorithm>
 #include <memory>
 
 #include "cpu_reduce.hpp"
@@ -22,8 +21,11 @@ class OpenMpReducer final : public Reducer {
   bool run_chunks(std::size_t chunks, ChunkBody body, void* context, int threads) override {
     if (chunks == 0) return true;  // no team for no work
     const auto count = static_cast<long long>(chunks);
-    // No more threads than chunks: waking idle threads costs more than a small call's work.
-    const int team = static_cast<int>(std::min<long long>(threads > 0 ? threads : omp_get_max_threads(), count));
+    // The team keeps its size from call to call even when chunks are fewer than threads: a
+    // smaller team parks the rest of the pool, and parked threads spin before they sleep, beside
+    // the team's (on the H200 host, calls of changing team sizes next to hybrid's GPU thread
+    // stalled for 8 ms at a time, most calls at 2^22).
+    const int team = threads > 0 ? threads : omp_get_max_threads();
     // With a few chunks a thread, a static schedule gives each thread the same chunks on every
     // call, which are still in its own cache when a program reduces one array again and again;
     // there is little to balance anyway. With more, the input streams from memory and one slow
