@@ -49,7 +49,11 @@ void check(cudaError_t s, const char* what) {
 
 template <class F>
 double median_seconds(int repeat, F&& f) {
-  f();  // warm-up: first touch of buffers, pools, thread start-up
+  // Warm-up, 20 ms of calls (at least one): first touch of buffers, pools, thread start-up, and
+  // cores that the previous row left idle back at speed.
+  const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+  do f();
+  while (std::chrono::steady_clock::now() < warm_until);
   std::vector<double> t;
   for (int k = 0; k < repeat; ++k) {
     auto t0 = std::chrono::steady_clock::now();

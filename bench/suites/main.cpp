@@ -229,7 +229,13 @@ int run_crossover(const SuiteArgs& args) {
       for (int round = 0; round < kRounds; ++round)
         for (std::size_t b = 0; b < names.size(); ++b) {
           const xr::Options o{.backend = names[b]};
-          ctx.reduce(q, o);  // warm-up: this backend's threads awake, its buffers allocated
+          // Warm-up, 20 ms of calls (at least one): this backend's threads awake, its buffers
+          // allocated, and the cores back at speed. On the H200 host a backend that followed the
+          // single-thread one sped up over its first ten calls at 2^26 (1.45 ms down to 0.87),
+          // cores left idle having slowed down meanwhile.
+          const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+          do ctx.reduce(q, o);
+          while (std::chrono::steady_clock::now() < warm_until);
           for (int k = 0; k < per_round[b]; ++k) {
             const auto t0 = std::chrono::steady_clock::now();
             for (int c = 0; c < batch[b]; ++c) ctx.reduce(q, o);

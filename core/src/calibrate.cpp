@@ -124,8 +124,8 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
   // the fastest parallel one: it cannot win at larger sizes.
   std::vector<std::vector<double>> t_parallels(parallels.size(), std::vector<double>(sizes.size(), kNever));
   std::vector<double> t_serial(sizes.size(), kNever);
-  auto settle = [&](Reducer* r) {  // about 10 ms of calls: the previous backend's threads go to sleep
-    const auto end = Clock::now() + std::chrono::milliseconds(10);
+  auto settle = [&](Reducer* r) {  // 20 ms of calls: the previous backend's threads asleep, this one's cores at speed
+    const auto end = Clock::now() + std::chrono::milliseconds(20);
     while (Clock::now() < end) r->reduce(on_pageable(std::min<std::size_t>(max_n, 1 << 20)), {});
   };
   for (int round = 1; round <= 2; ++round) {
