@@ -360,9 +360,12 @@ int calibrate(xr::Context& ctx, const CalibrateArgs& args) {
   if (file.empty() && !args.dry_run) throw CLI::ValidationError("no config file to write: give --config FILE");
   xr::CalibrationOptions options;
   options.max_count = args.max_count;
-  options.progress = [](const std::string& what) { std::fprintf(stderr, "calibrate: %s\n", what.c_str()); };
+  options.progress = [](double done, const std::string& what) {
+    std::fprintf(stderr, "\rcalibrate: %3.0f%%  %-60s", 100 * done, what.c_str());
+  };
   const auto t0 = std::chrono::steady_clock::now();
   const xr::Calibration cal = xr::calibrate(ctx, options);
+  std::fputc('\n', stderr);  // past the progress line
   for (const auto& line : cal.log) std::printf("  %s\n", line.c_str());
   const auto& d = cal.dispatch;
   std::printf("\n[dispatch] parallel_backend = \"%s\"", d.parallel_backend.c_str());

@@ -103,13 +103,8 @@ struct Calibrated {
 Calibrated calibrate_timed(xr::Context& ctx, bool quick) {
   xr::CalibrationOptions options;
   if (quick) options.max_count = std::size_t{1} << 16;
-  Progress progress("calibrate", quick ? 1 : 30);
-  const int top = static_cast<int>(std::log2(static_cast<double>(options.max_count)));
-  options.progress = [&](const std::string& what) {  // "measuring 2^k elements"
-    int k = 10;
-    std::sscanf(what.c_str(), "measuring 2^%d", &k);
-    progress.update(sweep_done(10, top, std::clamp(k, 10, top), 0), what);
-  };
+  Progress progress("calibrate", quick ? 1 : 15);
+  options.progress = [&](double done, const std::string& what) { progress.update(done, what); };
   const auto t0 = std::chrono::steady_clock::now();
   Calibrated c{xr::calibrate(ctx, options), 0};
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

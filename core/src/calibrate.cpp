@@ -128,22 +128,37 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
     const auto end = Clock::now() + std::chrono::milliseconds(20);
     while (Clock::now() < end) r->reduce(on_pageable(std::min<std::size_t>(max_n, 1 << 20)), {});
   };
+  // Progress: every sweep counts the same, and within one a size by its elements (time grows with them).
+  const int sweeps = 2 * static_cast<int>(parallels.size() + 1) + (gpu ? 1 : 0) + (gpu && hybrid ? 1 : 0);
+  int sweep = 0;
+  double all_elements = 0;
+  for (std::size_t n : sizes) all_elements += static_cast<double>(n);
+  auto tell = [&](const std::string& what, std::size_t i) {
+    if (!options.progress) return;
+    double done = 0;
+    for (std::size_t k = 0; k < i; ++k) done += static_cast<double>(sizes[k]);
+    options.progress(std::min(1.0, (sweep + done / all_elements) / sweeps),
+                     what + " 2^" + std::to_string(static_cast<int>(std::log2(sizes[i]))) + " elements");
+  };
   for (int round = 1; round <= 2; ++round) {
-    for (std::size_t b = 0; b < parallels.size(); ++b) {
-      if (options.progress)
-        options.progress("measuring " + std::string(parallels[b]->name()) + ", round " + std::to_string(round) + " of 2");
+    for (std::size_t b = 0; b < parallels.size(); ++b, ++sweep) {
+      const std::string what = std::string(parallels[b]->name()) + ", round " + std::to_string(round) + " of 2,";
       settle(parallels[b]);
-      for (std::size_t i = 0; i < sizes.size(); ++i)
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        tell(what, i);
         t_parallels[b][i] = std::min(t_parallels[b][i], median_time(parallels[b], on_pageable(sizes[i]), {}, options.repeat));
+      }
     }
-    if (options.progress) options.progress("measuring " + std::string(serial->name()) + ", round " + std::to_string(round) + " of 2");
+    const std::string what = std::string(serial->name()) + ", round " + std::to_string(round) + " of 2,";
     settle(serial);
     for (std::size_t i = 0; i < sizes.size(); ++i) {
+      tell(what, i);
       double fastest_parallel = kNever;  // at the previous size
       for (const auto& t : t_parallels) fastest_parallel = std::min(fastest_parallel, i > 0 ? t[i - 1] : kNever);
       if (t_serial[i] == kNever && i > 0 && t_serial[i - 1] > 4 * fastest_parallel) break;
       t_serial[i] = std::min(t_serial[i], median_time(serial, on_pageable(sizes[i]), {}, options.repeat));
     }
+    ++sweep;
   }
 
   // The CPU-parallel backend(s) whose worst slowdown against the fastest one, size by size from
@@ -191,11 +206,12 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
 
   std::vector<double> t_gpu_pageable(sizes.size(), kNever), t_gpu_pinned(sizes.size(), kNever);
   for (std::size_t i = 0; gpu && i < sizes.size(); ++i) {
-    if (options.progress) options.progress("measuring the GPU at 2^" + std::to_string(static_cast<int>(std::log2(sizes[i]))) + " elements");
+    tell(std::string(gpu->name()) + ", pageable and pinned data,", i);
     t_gpu_pageable[i] = median_time(gpu, on_pageable(sizes[i]), {}, options.repeat);
     if (have_pinned)
       t_gpu_pinned[i] = median_time(gpu, Request{pinned.data(), sizes[i], DType::f32, Op::sum, Memory::host}, {}, options.repeat);
   }
+  if (gpu) ++sweep;
   std::vector<bool> gpu_wins_pageable, gpu_wins_pinned;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const double cpu = std::min(t_serial[i], t_parallel[i]);
@@ -229,6 +245,7 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
       }
       return best_fraction;
     };
+    tell("hybrid's GPU share at", last);
     cal.hybrid.gpu_fraction_pageable =
         best_split(pageable.data(), (1 / t_gpu_pageable[last]) / (1 / t_gpu_pageable[last] + cpu_rate));
     if (have_pinned)
@@ -237,6 +254,7 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       const std::size_t n = sizes[i];
       const double cpu = std::min(t_serial[i], t_parallel[i]);
+      tell("hybrid, pageable and pinned data,", i);
       if (n >= (std::size_t{1} << 20)) {  // below that the split costs more than it saves
         Options o;
         o.cpu_backend = cal.dispatch.parallel_backend_for(n);
@@ -253,6 +271,7 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
     cal.dispatch.hybrid_min_count_pageable = threshold(sizes, wins_pageable);
     cal.dispatch.hybrid_min_count_pinned = threshold(sizes, wins_pinned);
   }
+  if (options.progress) options.progress(1.0, "done");
   for (std::size_t i = 0; i < sizes.size(); ++i)
     cal.log.push_back("n = " + std::to_string(sizes[i]) + ": single-thread " + seconds(t_serial[i]) + ", parallel " +
                       seconds(t_parallel[i]) + ", GPU pageable " + seconds(t_gpu_pageable[i]) + ", GPU pinned " +

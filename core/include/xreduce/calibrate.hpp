@@ -17,7 +17,8 @@ class Context;
 struct CalibrationOptions {
   std::size_t max_count = std::size_t{1} << 28;   //!< largest f32 array measured
   int repeat = 9;                                  //!< median of this many runs per point
-  std::function<void(const std::string&)> progress;  //!< told of each size as it is measured
+  //! Told what is being measured, with the fraction of the work done (0 to 1), size by size.
+  std::function<void(double done, const std::string& what)> progress;
 };
 
 struct Calibration {
