@@ -42,7 +42,8 @@ struct DispatchConfig {
   std::uint64_t hybrid_min_count_pageable = 0;
 };
 
-//! How `hybrid` splits the work: the GPU's share of the elements (0: the backend's default).
+//! How `hybrid` shares the work: the GPU's expected share of the elements, which sizes the slices
+//! each engine claims (0: the backend's default).
 struct HybridConfig {
   double gpu_fraction_pinned = 0;
   double gpu_fraction_pageable = 0;

@@ -33,7 +33,7 @@ struct Options {
   Accuracy accuracy = Accuracy::standard;
   std::size_t chunk_bytes = 0;  //!< GPU backends, host input: bytes per streamed chunk; 0: the measured default
   int streams = 0;              //!< GPU backends, host input: chunks in flight; 0: the measured default
-  double gpu_fraction = 0;      //!< hybrid: the GPU's share of the elements; 0: config [hybrid], else 0.25
+  double gpu_fraction = 0;      //!< hybrid: the GPU's expected share, which sizes its claims; 0: config [hybrid], else 0.25
   std::string cpu_backend = {}; //!< hybrid: the CPU-parallel backend of its CPU part; empty: config, else by priority
 };
 
