@@ -54,12 +54,16 @@ class SliceClaims {
     std::size_t n = static_cast<std::size_t>(static_cast<double>(left) * share / 2) / step_ * step_;
     n = std::max(n, minimum_);
     if (n + minimum_ / 2 >= left) n = left;  // no sliver left behind
-    if (front) {
+    if (front) {  // low_ stays a multiple of step_ until the last claim
       low_ += n;
       return Slice{low_ - n, n};
     }
-    high_ -= n;
-    return Slice{high_, n};
+    // From the back, the slice's start is rounded down to a multiple of step_ as well (the input's
+    // end need not be one), so that every slice starts on a 4 KiB boundary of the input.
+    const std::size_t begin = n == left ? low_ : std::max(low_, (high_ - n) / step_ * step_);
+    const Slice s{begin, high_ - begin};
+    high_ = begin;
+    return s;
   }
 
   std::mutex mutex_;

@@ -28,11 +28,12 @@ struct Calibration {
   std::vector<std::string> log;
 };
 
-//! Times f32 sums of 2^10 .. max_count elements (every power of 2) with the context's backends: the best
-//! single-thread one and every CPU-parallel one (each swept on its own, twice, keeping the faster
-//! round), the best GPU one on pageable and on pinned host data, and hybrid. The CPU-parallel threshold (and backend) keep the worst slowdown over the
-//! measured sizes smallest; the GPU and hybrid thresholds are the smallest measured size from
-//! which that engine wins at every larger one (0, where it never does).
+//! Times f32 sums of 2^10 .. max_count elements (every power of 2) with the context's backends: the
+//! best single-thread one and every CPU-parallel one (each swept on its own, twice, keeping the
+//! faster round), the best GPU one on pageable and on pinned host data, and hybrid. The
+//! CPU-parallel threshold (and backends) keep the worst slowdown over the measured sizes smallest;
+//! the GPU and hybrid thresholds are the smallest measured size from which that engine wins at
+//! every larger one (0, where it never does).
 Calibration calibrate(Context& context, const CalibrationOptions& options = {});
 
 //! Writes the calibration's [dispatch] and [hybrid] keys into a TOML config file, keeping
