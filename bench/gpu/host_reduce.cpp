@@ -50,11 +50,7 @@ void check(cudaError_t s, const char* what) {
 
 template <class F>
 double median_seconds(int repeat, F&& f) {
-  // Warm-up, 20 ms of calls (at least one): first touch of buffers, pools, thread start-up, and
-  // cores that the previous row left idle back at speed.
-  const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
-  do f();
-  while (std::chrono::steady_clock::now() < warm_until);
+  bench::warm_up(f);
   std::vector<double> t;
   for (int k = 0; k < repeat; ++k) {
     auto t0 = std::chrono::steady_clock::now();
@@ -231,10 +227,7 @@ int main(int argc, char** argv) {
       copy_beside.push_back(half_bytes * copies / 1e9);
     }
     cudaStreamDestroy(stream);
-    auto median = [](std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
-    };
+    using bench::median;
     const double all = median(cpu_all), alone = median(cpu_alone), bus_alone = median(copy_alone),
                  cpu_side = median(cpu_beside), bus_side = median(copy_beside);
     const double gain = (cpu_side + bus_side) / std::max(all, bus_alone);

@@ -175,7 +175,7 @@ int run_crossover(const SuiteArgs& args) {
   std::string md = "# Crossover: every backend, f32 sum, N = 2^" + std::to_string(lo) + " to 2^" + std::to_string(hi) +
                    "\n\nTime per call through `Context::reduce` (the backend named, or `auto`), median of " +
                    std::to_string(args.repeat) + " samples or more (30 where a sample is under 2 ms), taken in three rounds over "
-                   "the backends, each backend's back to back after a warm-up call; after calibration (" +
+                   "the backends, each backend's back to back after 20 ms of warm-up calls; after calibration (" +
                    fmt("%.1f", cal.seconds) + " s). Regret = time(auto) / time(fastest exact backend). Choice regret = "
                    "time(the backend auto picks, named) / time(fastest): what the choice costs, apart from the "
                    "difference between two measurements of one backend.\n";
@@ -198,7 +198,7 @@ int run_crossover(const SuiteArgs& args) {
       progress.update((r_index + sweep_done(lo, hi, l, 0)) / residencies.size(),
                       res.name + " 2^" + std::to_string(l) + " (" + std::to_string(names.size()) + " backends)");
       const std::string picked = std::string(ctx.resolve(q, {.backend = "auto"}).reducer->name());
-      // Each backend's samples back to back after a warm-up call (run in turn call by call, one
+      // Each backend's samples back to back after 20 ms of warm-up calls (run in turn call by call, one
       // backend's spinning or sleeping worker threads slow the next one down), in three rounds
       // over all backends, so that a slow spell of this shared machine does not fall on one alone.
       constexpr int kRounds = 3;
@@ -207,15 +207,7 @@ int run_crossover(const SuiteArgs& args) {
       for (std::size_t b = 0; b < names.size(); ++b) {
         const xr::Options o{.backend = names[b]};
         ctx.reduce(q, o);
-        // The fastest of three calls sets the batch: a call caught in one of the host's stalls
-        // (vCPUs taken away for milliseconds) would leave a backend one call per sample, and its
-        // median at the stalls' mercy.
-        double once = 1e30;
-        for (int k = 0; k < 3; ++k) {
-          const auto t0 = std::chrono::steady_clock::now();
-          ctx.reduce(q, o);
-          once = std::min(once, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        }
+        const double once = fastest_call_seconds([&] { ctx.reduce(q, o); });
         batch[b] = static_cast<int>(std::clamp(1e-3 / std::max(once, 1e-9), 1.0, 100000.0));
         // Short calls are at the mercy of the machine's other tenants: more samples where cheap.
         const int total = once * batch[b] < 2e-3 ? 3 * args.repeat : args.repeat;
@@ -224,13 +216,7 @@ int run_crossover(const SuiteArgs& args) {
       for (int round = 0; round < kRounds; ++round)
         for (std::size_t b = 0; b < names.size(); ++b) {
           const xr::Options o{.backend = names[b]};
-          // Warm-up, 20 ms of calls (at least one): this backend's threads awake, its buffers
-          // allocated, and the cores back at speed. On the H200 host a backend that followed the
-          // single-thread one sped up over its first ten calls at 2^26 (1.45 ms down to 0.87),
-          // cores left idle having slowed down meanwhile.
-          const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
-          do ctx.reduce(q, o);
-          while (std::chrono::steady_clock::now() < warm_until);
+          warm_up([&] { ctx.reduce(q, o); });
           for (int k = 0; k < per_round[b]; ++k) {
             const auto t0 = std::chrono::steady_clock::now();
             for (int c = 0; c < batch[b]; ++c) ctx.reduce(q, o);
