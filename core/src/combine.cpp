@@ -6,14 +6,18 @@
 #include "xreduce/error.hpp"
 
 namespace xreduce::detail {
+namespace {
 
-Result combine_results(Op op, const Result& low, const Result& high, std::uint64_t high_offset) {
+//! The result of `op` over two parts, `low` holding the lower indices. Sums and products are
+//! combined in double (floats) or modulo 2^64 (integers); min/max keep NaN; argmin/argmax keep the
+//! first NaN, else the extreme with the lowest index.
+Result combine_results(Op op, const Result& low, const Result& high) {
   if (!low.values.empty() || !high.values.empty()) {  // records: column by column
     if (low.values.size() != high.values.size())
       throw Error(ErrorCode::internal, "combine_results: parts with different numbers of columns");
     Result r;
     for (std::size_t j = 0; j < low.values.size(); ++j)
-      r.values.push_back(combine_results(op, Result{low.values[j], {}, {}}, Result{high.values[j], {}, {}}, 0).value);
+      r.values.push_back(combine_results(op, Result{low.values[j], {}, {}}, Result{high.values[j], {}, {}}).value);
     r.value = r.values.front();
     return r;
   }
@@ -46,19 +50,15 @@ Result combine_results(Op op, const Result& low, const Result& high, std::uint64
       }
       case Op::argmin:
       case Op::argmax: {
-        Result h = high;
-        h.index = *high.index + high_offset;
         if (nan(a)) return low;
-        if (nan(b)) return h;
+        if (nan(b)) return high;
         const bool take_b = op == Op::argmax ? a < b : b < a;  // ties: the low part's index is lower
-        return take_b ? h : low;
+        return take_b ? high : low;
       }
     }
     throw Error(ErrorCode::internal, "combine_results: unknown op");
   });
 }
-
-namespace {
 
 bool floating_sum(Op op, const Result& r) {
   const DType t = r.values.empty() ? r.value.dtype() : r.values.front().dtype();
@@ -93,7 +93,7 @@ void PartFold::add(const Result& part, std::uint64_t offset) {
   }
   // combine_results prefers its first argument on ties (and on NaN): give it the lower index.
   const bool part_first = p.index && acc_->index && *p.index < *acc_->index;
-  acc_ = part_first ? combine_results(op_, p, *acc_, 0) : combine_results(op_, *acc_, p, 0);
+  acc_ = part_first ? combine_results(op_, p, *acc_) : combine_results(op_, *acc_, p);
 }
 
 Result PartFold::result() const {

@@ -9,11 +9,6 @@
 
 namespace xreduce::detail {
 
-//! The result of `op` over [low part, high part], where the high part's indices start at
-//! `high_offset`. Sums and products are combined in double (floats) or modulo 2^64 (integers);
-//! min/max keep NaN; argmin/argmax keep the first NaN, else the extreme with the lowest index.
-Result combine_results(Op op, const Result& low, const Result& high, std::uint64_t high_offset);
-
 //! Folds the results of disjoint parts of one reduction, added in any order, each with the index
 //! of its first element (record). Floating sums are kept in double with Neumaier's compensation,
 //! so folding many parts adds no error beyond each part's own rounding; argmin/argmax keep the
