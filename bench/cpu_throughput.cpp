@@ -23,6 +23,8 @@
 
 #include "bench_common.hpp"
 #include "xreduce/xreduce.hpp"
+#include "xreduce/registry.hpp"
+#include "xreduce/reducer.hpp"
 
 namespace xr = xreduce;
 

@@ -18,6 +18,9 @@
 
 #include "input.hpp"
 #include "xreduce/xreduce.hpp"
+#include "xreduce/registry.hpp"
+#include "xreduce/calibrate.hpp"
+#include "xreduce/reducer.hpp"
 
 namespace xr = xreduce;
 using nlohmann::json;
@@ -177,6 +180,15 @@ int tour(xr::Context& ctx) {
 
 // --- xreduce list --------------------------------------------------------------------------
 
+//! Each backend's own settings ([backends.NAME] in the config file, --set per call).
+void print_settings(xr::Context& ctx) {
+  std::printf("\nsettings (config [backends.NAME] for a backend or a plugin, or --set KEY=VALUE on run and validate):\n");
+  for (const auto& e : ctx.registry().entries())
+    for (const xr::SettingInfo& s : e.reducer->settings())
+      std::printf("  %-25s %-22s %-10s %s\n", std::string(e.reducer->name()).c_str(), s.key.c_str(),
+                  s.default_value.empty() ? "-" : s.default_value.c_str(), s.doc.c_str());
+}
+
 int list(xr::Context& ctx, bool as_json) {
   if (!as_json) {
     std::printf("backends (highest priority first):\n");
@@ -194,12 +206,16 @@ int list(xr::Context& ctx, bool as_json) {
       }
       std::printf("  memory:%s%s\n", c.accepts(xr::Memory::host) ? " host" : "", c.accepts(xr::Memory::device) ? " device" : "");
     }
+    print_settings(ctx);
     return kExitOk;
   }
   json out = json::array();
   for (const auto& e : ctx.registry().entries()) {
     xr::Capabilities c = e.reducer->capabilities();
     xr::Availability a = e.reducer->available();
+    json settings = json::array();
+    for (const xr::SettingInfo& s : e.reducer->settings())
+      settings.push_back({{"key", s.key}, {"default", s.default_value}, {"doc", s.doc}});
     json support = json::object();
     for (xr::DType t : xr::all_dtypes)
       for (xr::Op op : xr::all_ops)
@@ -207,7 +223,8 @@ int list(xr::Context& ctx, bool as_json) {
           support[std::string(to_string(t))][std::string(to_string(op))] = std::string(to_string(c.support(t, op)));
     out.push_back({{"backend", e.reducer->name()}, {"engine", to_string(c.engine())}, {"priority", e.priority},
                    {"origin", e.origin}, {"available", a.ok}, {"reason", a.reason}, {"support", support},
-                   {"host_memory", c.accepts(xr::Memory::host)}, {"device_memory", c.accepts(xr::Memory::device)}});
+                   {"host_memory", c.accepts(xr::Memory::host)}, {"device_memory", c.accepts(xr::Memory::device)},
+                   {"settings", settings}});
   }
   std::cout << out.dump(2) << "\n";
   return kExitOk;
@@ -215,8 +232,20 @@ int list(xr::Context& ctx, bool as_json) {
 
 // --- xreduce run ---------------------------------------------------------------------------
 
+//! --set KEY=VALUE options as the call's settings.
+xr::Settings settings_of(const std::vector<std::string>& pairs) {
+  xr::Settings s;
+  for (const std::string& p : pairs) {
+    const std::size_t eq = p.find('=');
+    if (eq == std::string::npos || eq == 0) throw xr::Error(xr::ErrorCode::invalid_argument, "--set " + p + ": expected KEY=VALUE");
+    s.set(p.substr(0, eq), p.substr(eq + 1), "--set");
+  }
+  return s;
+}
+
 struct RunArgs {
   std::string backend;  // empty: XREDUCE_BACKEND, then the config file, then auto
+  std::vector<std::string> settings;  // --set KEY=VALUE
   std::string op;
   int block_size = 0, threads = 0, repeat = 1;
   bool json = false;
@@ -227,6 +256,7 @@ int run(xr::Context& ctx, const RunArgs& args, const DataArgs& d) {
   const xr::Op op = *xr::parse_op(args.op);
   const xr::Request q = request_for(a, d, op, xr::Memory::automatic);
   xr::Options o{.backend = args.backend, .block_size = args.block_size, .threads = args.threads};
+  o.settings = settings_of(args.settings);
   auto choice = ctx.resolve(q, o);
   std::vector<double> times;
   xr::Result r;
@@ -367,20 +397,9 @@ int calibrate(xr::Context& ctx, const CalibrateArgs& args) {
   const xr::Calibration cal = xr::calibrate(ctx, options);
   std::fputc('\n', stderr);  // past the progress line
   for (const auto& line : cal.log) std::printf("  %s\n", line.c_str());
-  const auto& d = cal.dispatch;
-  std::printf("\n[dispatch] parallel_backend = \"%s\"", d.parallel_backend.c_str());
-  if (!d.parallel_backend_large.empty())
-    std::printf(", from %llu elements on \"%s\"", static_cast<unsigned long long>(d.parallel_large_min_count),
-                d.parallel_backend_large.c_str());
   std::printf("\n");
-  std::printf("[dispatch] parallel_min_count = %llu, gpu_min_count_pinned = %llu, gpu_min_count_pageable = %llu,\n"
-              "           hybrid_min_count_pinned = %llu, hybrid_min_count_pageable = %llu   (0: never)\n"
-              "[hybrid]   gpu_fraction_pinned = %.3f, gpu_fraction_pageable = %.3f\n",
-              static_cast<unsigned long long>(d.parallel_min_count), static_cast<unsigned long long>(d.gpu_min_count_pinned),
-              static_cast<unsigned long long>(d.gpu_min_count_pageable),
-              static_cast<unsigned long long>(d.hybrid_min_count_pinned),
-              static_cast<unsigned long long>(d.hybrid_min_count_pageable), cal.hybrid.gpu_fraction_pinned,
-              cal.hybrid.gpu_fraction_pageable);
+  for (const auto& [key, value] : cal.keys()) std::printf("%s = %s\n", key.c_str(), value.empty() ? "\"\"" : value.c_str());
+  std::printf("(thresholds: 0 is never)\n");
   std::printf("measured in %.1f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   if (args.dry_run) return kExitOk;
   xr::write_calibration(file, cal);
@@ -413,6 +432,7 @@ int main(int argc, char** argv) {
   add_data_options(run_cmd, run_data);
   run_cmd->add_option("--block-size", run_args.block_size, "GPU threads per block: 128, 256, 512, 1024 (0: default)");
   run_cmd->add_option("--threads", run_args.threads, "CPU threads for parallel backends (0: all)");
+  run_cmd->add_option("--set", run_args.settings, "KEY=VALUE: a setting of the backend that runs (`xreduce list` shows each backend's); repeatable");
   run_cmd->add_option("--repeat", run_args.repeat, "Run this many times and report the median time")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
@@ -456,6 +476,7 @@ int main(int argc, char** argv) {
   if (bench_cmd->parsed()) return run_bench(bench_cmd->remaining(), argv[0]);
   try {
     xr::Context ctx;
+    for (const std::string& note : ctx.notes()) std::cerr << "xreduce: note: " << note << "\n";
     if (list_cmd->parsed()) return list(ctx, list_json);
     if (run_cmd->parsed()) return run(ctx, run_args, run_data);
     if (val_cmd->parsed()) return validate(ctx, val_args, val_data);

@@ -5,17 +5,27 @@
 #
 # where <function> is `void <function>(xreduce::Registry&)` in namespace xreduce::backends.
 # xreduce_generate_builtin_registry() then writes the one function that calls them all.
+#
+# Each backend is an object library that sees the public headers only (xreduce/ and its
+# backend/ toolkit), exactly as an out-of-tree plugin does: the core's private sources are not
+# on its include path.
 
 function(xreduce_add_builtin_backend name)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "REGISTER" "SOURCES;LIBRARIES;PACKAGES")
   if(NOT arg_REGISTER OR NOT arg_SOURCES)
     message(FATAL_ERROR "xreduce_add_builtin_backend(${name}): REGISTER and SOURCES are required")
   endif()
-  list(TRANSFORM arg_SOURCES PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/)
-  target_sources(xreduce PRIVATE ${arg_SOURCES})
+  set(objects xreduce_backend_${name})
+  add_library(${objects} OBJECT ${arg_SOURCES})
+  target_include_directories(${objects} PRIVATE $<TARGET_PROPERTY:xreduce,INTERFACE_INCLUDE_DIRECTORIES>)
+  target_compile_features(${objects} PRIVATE cxx_std_20)
+  target_compile_options(${objects} PRIVATE -Wall -Wextra -Wpedantic)
+  set_target_properties(${objects} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   if(arg_LIBRARIES)
+    target_link_libraries(${objects} PRIVATE ${arg_LIBRARIES})
     target_link_libraries(xreduce PRIVATE ${arg_LIBRARIES})
   endif()
+  target_sources(xreduce PRIVATE $<TARGET_OBJECTS:${objects}>)
   set_property(GLOBAL APPEND PROPERTY XREDUCE_BUILTIN_REGISTRARS ${arg_REGISTER})
   set_property(GLOBAL APPEND PROPERTY XREDUCE_BUILTIN_BACKENDS ${name})
   set_property(GLOBAL APPEND PROPERTY XREDUCE_PACKAGE_DEPENDENCIES ${arg_PACKAGES})

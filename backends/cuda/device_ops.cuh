@@ -11,6 +11,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "xreduce/detail/block_reduce.cuh"
 #include "xreduce/request.hpp"
 #include "xreduce/types.hpp"
 
@@ -185,18 +186,24 @@ Result result_of(const typename F::acc_t& a) {
   }
 }
 
-//! Warp shuffle of any acc_t.
+//! Warp shuffle of any acc_t: a value-index pair field by field (its padding need not cross).
 template <class A>
 __device__ inline A shfl_down(A v, int offset) {
   if constexpr (std::is_arithmetic_v<A>) {
-    return __shfl_down_sync(0xffffffffu, v, offset);
+    return xreduce::detail::gpu::shfl_down(v, offset);
   } else {
     A r;
-    r.value = __shfl_down_sync(0xffffffffu, v.value, offset);
-    r.index = __shfl_down_sync(0xffffffffu, v.index, offset);
+    r.value = xreduce::detail::gpu::shfl_down(v.value, offset);
+    r.index = xreduce::detail::gpu::shfl_down(v.index, offset);
     return r;
   }
 }
+struct AccShuffle {
+  template <class A>
+  __device__ A operator()(const A& v, int offset) const {
+    return shfl_down(v, offset);
+  }
+};
 
 //! Load that bypasses L1 (partials written by other blocks of the same launch). __ldcg has no
 //! overload for `long` (int64_t on Linux), so scalars go through an unsigned type of their size.

@@ -79,6 +79,14 @@ class CudaReducer final : public Reducer {
     if (!gpu_availability()) return gpu_availability();
     return Availability::yes();
   }
+  std::vector<SettingInfo> settings() const override {
+    const Streaming d;
+    return {{"chunk_bytes", std::to_string(d.chunk_bytes), "host input: bytes per streamed chunk (4096 to 2^34)"},
+            {"streams", std::to_string(d.streams), "host input: chunks in flight, each on its own stream (1 to 64)"},
+            {"copy_threads", std::to_string(d.copy_threads),
+             "pageable host input: host threads that copy chunks into pinned staging (1 to 256)"}};
+  }
+  void configure(const Settings& s) override { streaming_ = streaming(s, streaming_); }
 
  protected:
   Result do_reduce(const Request& q, const Options& o) override {
@@ -94,15 +102,9 @@ class CudaReducer final : public Reducer {
     if (q.memory == Memory::device && where.memory != Memory::device)
       throw Error(ErrorCode::invalid_argument, "'" + std::string(info_.name) + "': the request says device memory, but " +
                                                    "CUDA does not know the pointer as device memory");
-    if (where.memory == Memory::host) {
-      Streaming streaming;
-      if (o.chunk_bytes != 0) streaming.chunk_bytes = o.chunk_bytes;
-      if (o.streams != 0) streaming.streams = o.streams;
-      if (streaming.streams < 1 || streaming.streams > 64)
-        throw Error(ErrorCode::invalid_argument, "streams " + std::to_string(o.streams) + ": choose 1 to 64");
+    if (where.memory == Memory::host)
       return reduce_host(info_.technique, q.data, q.count, q.width, q.dtype, q.op, block, where.device, where.pinned,
-                         streaming);
-    }
+                         o.settings.empty() ? streaming_ : streaming(o.settings, streaming_));
     WorkspaceLease ws(where.device);
     const std::size_t bytes = q.count * q.width * size_of(q.dtype);
     const void* data = q.data;
@@ -120,7 +122,17 @@ class CudaReducer final : public Reducer {
   }
 
  private:
+  //! `base` with the streaming settings of `s` over it.
+  static Streaming streaming(const Settings& s, Streaming base) {
+    base.chunk_bytes = static_cast<std::size_t>(s.integer("chunk_bytes", 4096, std::int64_t{1} << 34).value_or(
+        static_cast<std::int64_t>(base.chunk_bytes)));
+    base.streams = static_cast<int>(s.integer("streams", 1, 64).value_or(base.streams));
+    base.copy_threads = static_cast<int>(s.integer("copy_threads", 1, 256).value_or(base.copy_threads));
+    return base;
+  }
+
   TechniqueInfo info_;
+  Streaming streaming_;  // the defaults, with the config file's settings over them
 };
 
 std::int32_t locate(const void* p) {
@@ -162,7 +174,7 @@ void unpin(void* p) { cudaHostUnregister(p); }
 }  // namespace
 }  // namespace xreduce::cuda
 
-extern "C" XREDUCE_PLUGIN_EXPORT std::int32_t xreduce_plugin_init_v1(std::uint32_t host_abi, xreduce_plugin_v1* out,
+extern "C" XREDUCE_PLUGIN_EXPORT std::int32_t xreduce_plugin_init_v2(std::uint32_t host_abi, xreduce_plugin_v2* out,
                                                                      char* message, size_t message_size) {
   static xreduce::plugin::Exporter exporter("cuda", [] {
     std::vector<xreduce::plugin::Entry> backends;

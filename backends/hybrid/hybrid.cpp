@@ -3,7 +3,7 @@
 //
 // The input is shared from both ends: the GPU claims slices from the front, the CPU from the
 // back, until they meet. Each claims half of what its share says it should still do (the GPU's
-// share comes from calibration: `xreduce calibrate`, config [hybrid] gpu_fraction_*), down to a
+// share comes from calibration: `xreduce calibrate`, config [backends.hybrid] gpu_fraction_*), down to a
 // minimum slice. A static split by that share finishes together only if each part runs as fast
 // beside the other as it ran alone; it does not, since the GPU's copies and the CPU's loads draw
 // on the same host memory. Claiming lets the side that is ahead take more, so both finish within
@@ -16,7 +16,7 @@
 #include <optional>
 #include <thread>
 
-#include "combine.hpp"
+#include "xreduce/backend/part_fold.hpp"
 #include "xreduce/registry.hpp"
 
 namespace xreduce::backends {
@@ -77,26 +77,44 @@ class HybridReducer final : public Reducer {
   std::string_view name() const override { return "hybrid"; }
   Capabilities capabilities() const override {
     // Everything: a call the parts cannot both do exactly fails with `unavailable`, naming it.
-    return Capabilities(Engine::hybrid).set_all(Support::exact).accept_records();
+    return Capabilities(Engine::cpu_gpu).set_all(Support::exact).accept_records();
   }
   Availability available() const override {
-    if (!pick(Engine::gpu, nullptr)) return Availability::no("no GPU backend can run here");
-    if (!pick(Engine::cpu_parallel, nullptr)) return Availability::no("no CPU-parallel backend can run here");
+    Workload any;  // an f32 sum of host data: what every GPU and CPU-parallel backend does
+    if (!registry_.any(Engine::gpu, any)) return Availability::no("no GPU backend can run here");
+    if (!registry_.any(Engine::cpu_parallel, any)) return Availability::no("no CPU-parallel backend can run here");
     return Availability::yes();
+  }
+  std::vector<SettingInfo> settings() const override {
+    const std::string share = " share of the elements, which sizes the slices it claims (0 < share < 1; `xreduce calibrate` measures it)";
+    return {{"gpu_fraction_pinned", "0.25", "on pinned host data, the GPU's expected" + share},
+            {"gpu_fraction_pageable", "0.25", "on pageable host data, the GPU's expected" + share},
+            {"gpu_fraction", "", "the GPU's expected share on any host data, over the two above"},
+            {"cpu_backend", "", "the CPU-parallel backend of the CPU part; empty: the one auto prefers for the size"}};
+  }
+  void configure(const Settings& s) override {
+    fraction_pinned_ = s.number("gpu_fraction_pinned", 0, 0.99).value_or(fraction_pinned_);
+    fraction_pageable_ = s.number("gpu_fraction_pageable", 0, 0.99).value_or(fraction_pageable_);
+    fraction_ = s.number("gpu_fraction", 0, 0.99).value_or(fraction_);
+    cpu_backend_ = s.text("cpu_backend").value_or(cpu_backend_);
   }
 
  protected:
   Result do_reduce(const Request& q, const Options& o) override {
-    Reducer* gpu = pick(Engine::gpu, &q);
-    Reducer* cpu = o.cpu_backend.empty() ? nullptr : registry_.find(o.cpu_backend);
-    if (!cpu || !fits(*cpu, q)) cpu = pick(Engine::cpu_parallel, &q);
+    const Workload work = Workload::of(q);
+    Reducer* gpu = registry_.best(Engine::gpu, work);
+    const std::string cpu_name = o.settings.text("cpu_backend").value_or(cpu_backend_);
+    Reducer* cpu = cpu_name.empty() ? nullptr : registry_.find(cpu_name);
+    if (!cpu && !cpu_name.empty())
+      throw Error(ErrorCode::unknown_backend, "hybrid: cpu_backend '" + cpu_name + "' is not a registered backend");
+    if (!cpu || !Registry::fits(*cpu, work)) cpu = registry_.best(Engine::cpu_parallel, work);
     if (!gpu || !cpu)
       throw Error(ErrorCode::unavailable, "hybrid: no GPU or CPU-parallel backend does " + std::string(to_string(q.op)) +
                                               " of " + std::string(to_string(q.dtype)) +
                                               (q.width > 1 ? " records of width " + std::to_string(q.width) : "") + " here");
-    const double fraction = o.gpu_fraction > 0 ? o.gpu_fraction : kDefaultGpuFraction;
-    if (!(fraction > 0 && fraction < 1))
-      throw Error(ErrorCode::invalid_argument, "hybrid: gpu_fraction must be between 0 and 1");
+    double fraction = o.settings.number("gpu_fraction", 0, 0.99).value_or(fraction_);
+    if (fraction == 0) fraction = registry_.where(q.data).pinned ? fraction_pinned_ : fraction_pageable_;
+    if (fraction == 0) fraction = kDefaultGpuFraction;
     // Slices start on a 4 KiB boundary of the input, so every part keeps its alignment (and
     // between whole records: slices count records).
     const std::size_t record_bytes = q.width * size_of(q.dtype);
@@ -110,10 +128,13 @@ class HybridReducer final : public Reducer {
       part.count = s.count;
       return part;
     };
-    Options cpu_options = o;
+    // Each part gets the call's settings it reads (a user may tune the GPU part's streaming).
+    Options gpu_options = o, cpu_options = o;
+    gpu_options.settings = o.settings.only(gpu->settings());
+    cpu_options.settings = o.settings.only(cpu->settings());
     const int cores = static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
     if (cpu_options.threads == 0) cpu_options.threads = cores - 1;  // one core drives the GPU
-    detail::PartFold fold(q.op);
+    backend::PartFold fold(q.op);
     std::mutex fold_mutex;
     auto run_side = [&](Reducer& r, const Options& opts, bool front) {
       try {
@@ -127,7 +148,7 @@ class HybridReducer final : public Reducer {
         throw;
       }
     };
-    auto gpu_side = std::async(std::launch::async, [&] { run_side(*gpu, o, true); });
+    auto gpu_side = std::async(std::launch::async, [&] { run_side(*gpu, gpu_options, true); });
     try {
       run_side(*cpu, cpu_options, false);
     } catch (...) {
@@ -141,24 +162,9 @@ class HybridReducer final : public Reducer {
  private:
   static constexpr double kDefaultGpuFraction = 0.25;
 
-  //! Whether `r` does `q` exactly, records included, and can run now.
-  static bool fits(Reducer& r, const Request& q) {
-    Capabilities c = r.capabilities();
-    return c.support(q.dtype, q.op) == Support::exact && (q.width <= 1 || c.records()) && r.available();
-  }
-
-  //! The highest-priority available backend of `engine` that reads host memory (and does the
-  //! request exactly, when given one).
-  Reducer* pick(Engine engine, const Request* q) const {
-    for (const auto& e : registry_.entries()) {
-      Capabilities c = e.reducer->capabilities();
-      if (c.engine() != engine || !c.accepts(Memory::host)) continue;
-      if (q ? fits(*e.reducer, *q) : static_cast<bool>(e.reducer->available())) return e.reducer;
-    }
-    return nullptr;
-  }
-
   const Registry& registry_;
+  double fraction_pinned_ = 0, fraction_pageable_ = 0, fraction_ = 0;  // 0: not set
+  std::string cpu_backend_;
 };
 
 }  // namespace

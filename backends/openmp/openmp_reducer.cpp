@@ -5,13 +5,13 @@
 
 #include <memory>
 
-#include "cpu_reduce.hpp"
+#include "xreduce/backend/chunk_driver.hpp"
 #include "xreduce/registry.hpp"
 
 namespace xreduce::backends {
 namespace {
 
-class OpenMpReducer final : public Reducer {
+class OpenMpReducer final : public backend::HostChunkReducer {
  public:
   std::string_view name() const override { return "openmp"; }
   Capabilities capabilities() const override {
@@ -42,11 +42,6 @@ class OpenMpReducer final : public Reducer {
     return true;
   }
 
- protected:
-  Result do_reduce(const Request& q, const Options& o) override {
-    const detail::ChunkRunner runner = detail::chunk_runner(*this, o.threads);
-    return detail::reduce_on_cpu(q, &runner);
-  }
 };
 
 }  // namespace

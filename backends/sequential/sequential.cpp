@@ -1,15 +1,16 @@
-// `sequential`: one thread, fast and accurate. The kernel is core's blocked pairwise accumulation
-// (xreduce/detail/cpu_kernels.hpp): independent lanes the compiler vectorises, combined pairwise.
+// `sequential`: one thread, fast and accurate: the chunk driver (xreduce/backend/chunk_driver.hpp)
+// in one pass, with the core's blocked pairwise accumulation
+// (independent lanes the compiler vectorises, combined pairwise).
 
 #include <memory>
 
-#include "cpu_reduce.hpp"
+#include "xreduce/backend/chunk_driver.hpp"
 #include "xreduce/registry.hpp"
 
 namespace xreduce::backends {
 namespace {
 
-class SequentialReducer final : public Reducer {
+class SequentialReducer final : public backend::HostChunkReducer {
  public:
   std::string_view name() const override { return "sequential"; }
   Capabilities capabilities() const override {
@@ -21,8 +22,6 @@ class SequentialReducer final : public Reducer {
     return true;
   }
 
- protected:
-  Result do_reduce(const Request& q, const Options&) override { return detail::reduce_on_cpu(q, nullptr); }
 };
 
 }  // namespace

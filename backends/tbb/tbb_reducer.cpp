@@ -10,13 +10,13 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
-#include "cpu_reduce.hpp"
+#include "xreduce/backend/chunk_driver.hpp"
 #include "xreduce/registry.hpp"
 
 namespace xreduce::backends {
 namespace {
 
-class TbbReducer final : public Reducer {
+class TbbReducer final : public backend::HostChunkReducer {
  public:
   std::string_view name() const override { return "tbb"; }
   Capabilities capabilities() const override {
@@ -34,11 +34,6 @@ class TbbReducer final : public Reducer {
     return true;
   }
 
- protected:
-  Result do_reduce(const Request& q, const Options& o) override {
-    const detail::ChunkRunner runner = detail::chunk_runner(*this, o.threads);
-    return detail::reduce_on_cpu(q, &runner);
-  }
 };
 
 }  // namespace

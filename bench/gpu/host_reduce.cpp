@@ -34,6 +34,9 @@
 #include "../bench_common.hpp"
 #include "techniques.hpp"
 #include "xreduce/xreduce.hpp"
+#include "xreduce/registry.hpp"
+#include "xreduce/calibrate.hpp"
+#include "xreduce/reducer.hpp"
 
 namespace xc = xreduce::cuda;
 namespace xr = xreduce;
@@ -103,13 +106,14 @@ int main(int argc, char** argv) {
   xr::Context cpu(xr::Context::Empty{}, {});
   cpu.registry().add_builtin_backends();
   xr::Config tuned_config;
+  std::vector<std::pair<std::string, std::string>> tuned_keys;
   {
     xr::Context full;
     xr::CalibrationOptions co;
     co.max_count = std::min<std::size_t>(max_n, std::size_t{1} << 28);
     const xr::Calibration cal = xr::calibrate(full, co);
-    tuned_config.dispatch = cal.dispatch;
-    tuned_config.hybrid = cal.hybrid;
+    cal.apply_to(tuned_config);
+    tuned_keys = cal.keys();
     for (const auto& l : cal.log) std::fprintf(stderr, "calibrate: %s\n", l.c_str());
   }
   xr::Context tuned(tuned_config);
@@ -122,15 +126,9 @@ int main(int argc, char** argv) {
                 "GPU rows use cuda.single_pass.\n\n",
                 prop.name, std::max(1u, std::thread::hardware_concurrency()), repeat);
   md += line;
-  std::snprintf(line, sizeof line,
-                "Calibrated: hybrid GPU share %.3f (pinned), %.3f (pageable); GPU from %llu (pinned), %llu (pageable) "
-                "elements; hybrid from %llu (pinned), %llu (pageable); 0: never.\n\n",
-                tuned_config.hybrid.gpu_fraction_pinned, tuned_config.hybrid.gpu_fraction_pageable,
-                static_cast<unsigned long long>(tuned_config.dispatch.gpu_min_count_pinned),
-                static_cast<unsigned long long>(tuned_config.dispatch.gpu_min_count_pageable),
-                static_cast<unsigned long long>(tuned_config.dispatch.hybrid_min_count_pinned),
-                static_cast<unsigned long long>(tuned_config.dispatch.hybrid_min_count_pageable));
-  md += line;
+  md += "Calibrated (thresholds: 0 is never):";
+  for (const auto& [key, value] : tuned_keys) md += " " + key + " = " + value + ";";
+  md += "\n\n";
   md += "| N | copy pageable | copy pinned | seeds' way | streamed pageable | streamed pinned | cpu (best) | "
         "hybrid pageable | hybrid pinned | streamed pageable / seeds' way | streamed pinned / copy pinned | "
         "hybrid pinned / best of cpu, gpu | auto pageable (regret) | auto pinned (regret) |\n"
@@ -274,14 +272,10 @@ int main(int argc, char** argv) {
   if (!out_dir.empty()) {
     std::filesystem::create_directories(out_dir);
     const std::string date = bench::utc_date();
+    nlohmann::json calibration_json = nlohmann::json::object();
+    for (const auto& [key, value] : tuned_keys) calibration_json[key] = value;
     nlohmann::json j{{"schema", 1}, {"benchmark", "host-reduce"}, {"date", date}, {"device", prop.name},
-                     {"calibration", {{"gpu_fraction_pinned", tuned_config.hybrid.gpu_fraction_pinned},
-                                      {"gpu_fraction_pageable", tuned_config.hybrid.gpu_fraction_pageable},
-                                      {"gpu_min_count_pinned", tuned_config.dispatch.gpu_min_count_pinned},
-                                      {"gpu_min_count_pageable", tuned_config.dispatch.gpu_min_count_pageable},
-                                      {"hybrid_min_count_pinned", tuned_config.dispatch.hybrid_min_count_pinned},
-                                      {"hybrid_min_count_pageable", tuned_config.dispatch.hybrid_min_count_pageable},
-                                      {"parallel_min_count", tuned_config.dispatch.parallel_min_count}}},
+                     {"calibration", calibration_json},
                      {"dtype", "f32"}, {"op", "sum"}, {"repeat", repeat}, {"rows", rows}, {"ceiling", ceiling}, {"sweep", sweep},
                      {"defaults", {{"chunk_bytes", defaults.chunk_bytes}, {"streams", defaults.streams},
                                    {"copy_threads", defaults.copy_threads}}}};

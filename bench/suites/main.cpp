@@ -15,6 +15,10 @@
 
 #include "gpu.hpp"
 #include "xreduce/xreduce.hpp"
+#include "xreduce/registry.hpp"
+#include "xreduce/calibrate.hpp"
+#include "xreduce/pinned.hpp"
+#include "xreduce/reducer.hpp"
 
 namespace xr = xreduce;
 using namespace xreduce::bench;
@@ -113,16 +117,9 @@ Calibrated calibrate_timed(xr::Context& ctx, bool quick) {
 }
 
 nlohmann::json dispatch_json(const xr::Calibration& c) {
-  return {{"parallel_min_count", c.dispatch.parallel_min_count},
-          {"parallel_backend", c.dispatch.parallel_backend},
-          {"parallel_large_min_count", c.dispatch.parallel_large_min_count},
-          {"parallel_backend_large", c.dispatch.parallel_backend_large},
-          {"gpu_min_count_pinned", c.dispatch.gpu_min_count_pinned},
-          {"gpu_min_count_pageable", c.dispatch.gpu_min_count_pageable},
-          {"hybrid_min_count_pinned", c.dispatch.hybrid_min_count_pinned},
-          {"hybrid_min_count_pageable", c.dispatch.hybrid_min_count_pageable},
-          {"gpu_fraction_pinned", c.hybrid.gpu_fraction_pinned},
-          {"gpu_fraction_pageable", c.hybrid.gpu_fraction_pageable}};
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [key, value] : c.keys()) j[key] = value;
+  return j;
 }
 
 int run_calibrate(const SuiteArgs& args) {
@@ -146,8 +143,7 @@ int run_crossover(const SuiteArgs& args) {
   // that of `auto` after `xreduce calibrate`, as a user would have it.
   const Calibrated cal = calibrate_timed(xr::default_context(), args.quick);
   xr::Config config = xr::default_context().config();
-  config.dispatch = cal.calibration.dispatch;
-  config.hybrid = cal.calibration.hybrid;
+  cal.calibration.apply_to(config);
   config.backend = "auto";
   xr::Context ctx(config);
 

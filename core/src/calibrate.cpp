@@ -40,14 +40,19 @@ double median_time(Reducer* r, const Request& q, const Options& o, int repeat) {
   return t[t.size() / 2];
 }
 
-Reducer* best(const Registry& registry, Engine engine) {
-  for (const auto& e : registry.entries()) {
-    Capabilities c = e.reducer->capabilities();
-    if (c.engine() == engine && c.accepts(Memory::host) && c.support(DType::f32, Op::sum) == Support::exact &&
-        e.reducer->available())
-      return e.reducer;
-  }
-  return nullptr;
+//! Whether `r` reads the setting `key`.
+bool declares(const Reducer* r, const std::string& key) {
+  if (!r) return false;
+  for (const SettingInfo& info : r->settings())
+    if (info.key == key) return true;
+  return false;
+}
+
+std::string text_of(double v) {
+  std::ostringstream out;
+  out.precision(4);
+  out << v;
+  return out.str();
 }
 
 //! The size from which engine b replaces engine a (times ta, tb per size; 0 if never) that keeps
@@ -94,15 +99,15 @@ std::string seconds(double s) {
 
 Calibration calibrate(Context& context, const CalibrationOptions& options) {
   const Registry& registry = context.registry();
-  Reducer* serial = best(registry, Engine::cpu_serial);
+  const Workload f32_sum;  // of host data: what every engine is measured on
+  Reducer* serial = registry.best(Engine::cpu_serial, f32_sum);
   std::vector<Reducer*> parallels;  // every CPU-parallel backend: the fastest here is preferred
-  for (const auto& e : registry.entries()) {
-    Capabilities c = e.reducer->capabilities();
-    if (c.engine() == Engine::cpu_parallel && c.support(DType::f32, Op::sum) == Support::exact && e.reducer->available())
-      parallels.push_back(e.reducer);
-  }
-  Reducer* gpu = best(registry, Engine::gpu);
-  Reducer* hybrid = best(registry, Engine::hybrid);
+  for (const auto& c : registry.candidates(f32_sum))
+    if (c.engine == Engine::cpu_parallel) parallels.push_back(c.reducer);
+  Reducer* gpu = registry.best(Engine::gpu, f32_sum);
+  // The CPU+GPU backend, when it takes a GPU share to tune (as `hybrid` does).
+  Reducer* hybrid = registry.best(Engine::cpu_gpu, f32_sum);
+  if (!declares(hybrid, "gpu_fraction") || !declares(hybrid, "gpu_fraction_pinned")) hybrid = nullptr;
   if (!serial) throw Error(ErrorCode::unavailable, "calibrate: no single-thread CPU backend");
 
   const std::size_t max_n = std::max<std::size_t>(options.max_count, 1024);
@@ -231,53 +236,79 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
     const double cpu_rate = 1 / std::min(t_serial[last], t_parallel[last]);
     // Start from the split that balances the two rates, then try around it: the parts share the
     // host's memory bandwidth, so the balance point moves when both run at once.
-    auto best_split = [&](const void* data, double estimate) {
+    auto with = [&](std::size_t n, double fraction) {
       Options o;
-      o.cpu_backend = cal.dispatch.parallel_backend_for(max_n);
+      if (declares(hybrid, "cpu_backend") && !cal.dispatch.parallel_backend_for(n).empty())
+        o.settings.set("cpu_backend", cal.dispatch.parallel_backend_for(n), "calibrate");
+      o.settings.set("gpu_fraction", text_of(fraction), "calibrate");
+      return o;
+    };
+    auto best_split = [&](const void* data, double estimate) {
       double best_fraction = estimate, best_time = kNever;
       for (double f : {estimate * 0.7, estimate * 0.85, estimate, estimate * 1.15, estimate * 1.3}) {
-        o.gpu_fraction = std::min(f, 0.95);
-        const double t = median_time(hybrid, Request{data, max_n, DType::f32, Op::sum, Memory::host}, o, options.repeat);
+        const double fraction = std::stod(text_of(std::min(f, 0.95)));  // the value the config will hold
+        const double t = median_time(hybrid, Request{data, max_n, DType::f32, Op::sum, Memory::host}, with(max_n, fraction), options.repeat);
         if (t < best_time) {
           best_time = t;
-          best_fraction = o.gpu_fraction;
+          best_fraction = fraction;
         }
       }
       return best_fraction;
     };
-    tell("hybrid's GPU share at", last);
-    cal.hybrid.gpu_fraction_pageable =
+    tell(std::string(hybrid->name()) + "'s GPU share at", last);
+    double fraction_pinned = 0;
+    const double fraction_pageable =
         best_split(pageable.data(), (1 / t_gpu_pageable[last]) / (1 / t_gpu_pageable[last] + cpu_rate));
-    if (have_pinned)
-      cal.hybrid.gpu_fraction_pinned = best_split(pinned.data(), (1 / t_gpu_pinned[last]) / (1 / t_gpu_pinned[last] + cpu_rate));
+    if (have_pinned) fraction_pinned = best_split(pinned.data(), (1 / t_gpu_pinned[last]) / (1 / t_gpu_pinned[last] + cpu_rate));
+    Settings& tuned = cal.backend_settings[std::string(hybrid->name())];
+    tuned.set("gpu_fraction_pageable", text_of(fraction_pageable), "calibrate");
+    tuned.set("gpu_fraction_pinned", text_of(fraction_pinned), "calibrate");
     std::vector<bool> wins_pageable, wins_pinned;
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       const std::size_t n = sizes[i];
       const double cpu = std::min(t_serial[i], t_parallel[i]);
-      tell("hybrid, pageable and pinned data,", i);
+      tell(std::string(hybrid->name()) + ", pageable and pinned data,", i);
       if (n >= (std::size_t{1} << 20)) {  // below that the split costs more than it saves
-        Options o;
-        o.cpu_backend = cal.dispatch.parallel_backend_for(n);
-        o.gpu_fraction = cal.hybrid.gpu_fraction_pageable;
-        t_hybrid_pageable[i] = median_time(hybrid, Request{pageable.data(), n, DType::f32, Op::sum, Memory::host}, o, options.repeat);
-        if (have_pinned) {
-          o.gpu_fraction = cal.hybrid.gpu_fraction_pinned;
-          t_hybrid_pinned[i] = median_time(hybrid, Request{pinned.data(), n, DType::f32, Op::sum, Memory::host}, o, options.repeat);
-        }
+        t_hybrid_pageable[i] = median_time(hybrid, Request{pageable.data(), n, DType::f32, Op::sum, Memory::host},
+                                           with(n, fraction_pageable), options.repeat);
+        if (have_pinned)
+          t_hybrid_pinned[i] = median_time(hybrid, Request{pinned.data(), n, DType::f32, Op::sum, Memory::host},
+                                           with(n, fraction_pinned), options.repeat);
       }
       wins_pageable.push_back(t_hybrid_pageable[i] < std::min(cpu, t_gpu_pageable[i]));
       wins_pinned.push_back(t_hybrid_pinned[i] < std::min(cpu, t_gpu_pinned[i]));
     }
-    cal.dispatch.hybrid_min_count_pageable = threshold(sizes, wins_pageable);
-    cal.dispatch.hybrid_min_count_pinned = threshold(sizes, wins_pinned);
+    cal.dispatch.cpu_gpu_min_count_pageable = threshold(sizes, wins_pageable);
+    cal.dispatch.cpu_gpu_min_count_pinned = threshold(sizes, wins_pinned);
   }
   if (options.progress) options.progress(1.0, "done");
   for (std::size_t i = 0; i < sizes.size(); ++i)
     cal.log.push_back("n = " + std::to_string(sizes[i]) + ": single-thread " + seconds(t_serial[i]) + ", parallel " +
                       seconds(t_parallel[i]) + ", GPU pageable " + seconds(t_gpu_pageable[i]) + ", GPU pinned " +
-                      seconds(t_gpu_pinned[i]) + ", hybrid pageable " + seconds(t_hybrid_pageable[i]) + ", hybrid pinned " +
+                      seconds(t_gpu_pinned[i]) + ", CPU+GPU pageable " + seconds(t_hybrid_pageable[i]) + ", CPU+GPU pinned " +
                       seconds(t_hybrid_pinned[i]));
   return cal;
+}
+
+void Calibration::apply_to(Config& config) const {
+  config.dispatch = dispatch;
+  for (const auto& [name, settings] : backend_settings) config.backend_settings[name].merge(settings);
+}
+
+std::vector<std::pair<std::string, std::string>> Calibration::keys() const {
+  auto count = [](std::uint64_t v) { return std::to_string(v); };
+  std::vector<std::pair<std::string, std::string>> k{
+      {"dispatch.parallel_min_count", count(dispatch.parallel_min_count)},
+      {"dispatch.parallel_backend", dispatch.parallel_backend},
+      {"dispatch.parallel_large_min_count", count(dispatch.parallel_large_min_count)},
+      {"dispatch.parallel_backend_large", dispatch.parallel_backend_large},
+      {"dispatch.gpu_min_count_pinned", count(dispatch.gpu_min_count_pinned)},
+      {"dispatch.gpu_min_count_pageable", count(dispatch.gpu_min_count_pageable)},
+      {"dispatch.cpu_gpu_min_count_pinned", count(dispatch.cpu_gpu_min_count_pinned)},
+      {"dispatch.cpu_gpu_min_count_pageable", count(dispatch.cpu_gpu_min_count_pageable)}};
+  for (const auto& [name, settings] : backend_settings)
+    for (const auto& [key, value] : settings.entries()) k.emplace_back("backends." + name + "." + key, value.text);
+  return k;
 }
 
 void write_calibration(const std::filesystem::path& file, const Calibration& cal) {
@@ -297,13 +328,21 @@ void write_calibration(const std::filesystem::path& file, const Calibration& cal
     dispatch.erase("parallel_backend_large");
   dispatch.insert_or_assign("gpu_min_count_pinned", count(cal.dispatch.gpu_min_count_pinned));
   dispatch.insert_or_assign("gpu_min_count_pageable", count(cal.dispatch.gpu_min_count_pageable));
-  dispatch.insert_or_assign("hybrid_min_count_pinned", count(cal.dispatch.hybrid_min_count_pinned));
-  dispatch.insert_or_assign("hybrid_min_count_pageable", count(cal.dispatch.hybrid_min_count_pageable));
+  dispatch.insert_or_assign("cpu_gpu_min_count_pinned", count(cal.dispatch.cpu_gpu_min_count_pinned));
+  dispatch.insert_or_assign("cpu_gpu_min_count_pageable", count(cal.dispatch.cpu_gpu_min_count_pageable));
+  dispatch.erase("hybrid_min_count_pinned");  // the old names, which these replace
+  dispatch.erase("hybrid_min_count_pageable");
   root.insert_or_assign("dispatch", dispatch);
-  toml::table hybrid;
-  hybrid.insert_or_assign("gpu_fraction_pinned", cal.hybrid.gpu_fraction_pinned);
-  hybrid.insert_or_assign("gpu_fraction_pageable", cal.hybrid.gpu_fraction_pageable);
-  root.insert_or_assign("hybrid", hybrid);
+  if (!cal.backend_settings.empty()) {
+    toml::table backends = root["backends"].as_table() ? *root["backends"].as_table() : toml::table{};
+    for (const auto& [name, settings] : cal.backend_settings) {
+      toml::table table = backends[name].as_table() ? *backends[name].as_table() : toml::table{};
+      for (const auto& [key, value] : settings.entries()) table.insert_or_assign(key, std::stod(value.text));
+      backends.insert_or_assign(name, table);
+    }
+    root.insert_or_assign("backends", backends);
+    if (cal.backend_settings.count("hybrid")) root.erase("hybrid");  // the old place of [backends.hybrid]
+  }
   std::error_code ec;
   if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
   std::ofstream out(file);

@@ -1,5 +1,6 @@
 #include "xreduce/config.hpp"
 
+#include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -30,6 +31,30 @@ std::uint64_t expect_count(const std::string& origin, const std::string& key, co
   std::int64_t v = expect<std::int64_t>(origin, key, node, "a whole number");
   if (v < 0) fail(origin, node, "'" + key + "' must not be negative");
   return static_cast<std::uint64_t>(v);
+}
+
+//! A backend's table: scalar values as text (numbers in the shortest form that reads back), for
+//! the backend to parse; it checks the keys when it is loaded.
+void read_settings(const std::string& origin, const std::string& table_name, const toml::table& table, Settings& out) {
+  for (auto&& [key, node] : table) {
+    const std::string k(key.str());
+    std::string text;
+    if (auto v = node.value_exact<std::string>()) text = *v;
+    else if (auto i = node.value_exact<std::int64_t>()) text = std::to_string(*i);
+    else if (auto d = node.value_exact<double>()) {
+      char buffer[64];
+      text.assign(buffer, std::to_chars(buffer, buffer + sizeof buffer, *d).ptr);
+    } else if (auto b = node.value_exact<bool>()) text = *b ? "true" : "false";
+    else if (node.is_table())
+      fail(origin, node, "'" + table_name + "." + k + "' is a table: quote a backend name that has a dot, [backends.\"" +
+                             table_name.substr(table_name.find('.') + 1) + "." + k + "\"]");
+    else fail(origin, node, "'" + table_name + "." + k + "' must be a string, number or boolean");
+    try {
+      out.set(k, text, where(origin, node.source()));
+    } catch (const Error& e) {
+      fail(origin, node, e.what());
+    }
+  }
 }
 
 }  // namespace
@@ -64,36 +89,41 @@ Config Config::from_string(std::string_view text, const std::string& origin) {
       if (!t) fail(origin, node, "'dispatch' must be a table");
       for (auto&& [dkey, dnode] : *t) {
         const std::string dk(dkey.str());
-        if (dk == "parallel_min_count") c.dispatch.parallel_min_count = expect_count(origin, "dispatch." + dk, dnode);
-        else if (dk == "parallel_backend") c.dispatch.parallel_backend = expect<std::string>(origin, "dispatch." + dk, dnode, "a backend name");
-        else if (dk == "parallel_large_min_count") c.dispatch.parallel_large_min_count = expect_count(origin, "dispatch." + dk, dnode);
-        else if (dk == "parallel_backend_large")
-          c.dispatch.parallel_backend_large = expect<std::string>(origin, "dispatch." + dk, dnode, "a backend name");
-        else if (dk == "gpu_min_count_pinned") c.dispatch.gpu_min_count_pinned = expect_count(origin, "dispatch." + dk, dnode);
-        else if (dk == "gpu_min_count_pageable") c.dispatch.gpu_min_count_pageable = expect_count(origin, "dispatch." + dk, dnode);
-        else if (dk == "hybrid_min_count_pinned") c.dispatch.hybrid_min_count_pinned = expect_count(origin, "dispatch." + dk, dnode);
-        else if (dk == "hybrid_min_count_pageable") c.dispatch.hybrid_min_count_pageable = expect_count(origin, "dispatch." + dk, dnode);
-        else
-          fail(origin, dnode, "unknown key 'dispatch." + dk +
+        const std::string key = "dispatch." + dk;
+        if (dk == "parallel_min_count") c.dispatch.parallel_min_count = expect_count(origin, key, dnode);
+        else if (dk == "parallel_backend") c.dispatch.parallel_backend = expect<std::string>(origin, key, dnode, "a backend name");
+        else if (dk == "parallel_large_min_count") c.dispatch.parallel_large_min_count = expect_count(origin, key, dnode);
+        else if (dk == "parallel_backend_large") c.dispatch.parallel_backend_large = expect<std::string>(origin, key, dnode, "a backend name");
+        else if (dk == "gpu_min_count_pinned") c.dispatch.gpu_min_count_pinned = expect_count(origin, key, dnode);
+        else if (dk == "gpu_min_count_pageable") c.dispatch.gpu_min_count_pageable = expect_count(origin, key, dnode);
+        else if (dk == "cpu_gpu_min_count_pinned") c.dispatch.cpu_gpu_min_count_pinned = expect_count(origin, key, dnode);
+        else if (dk == "cpu_gpu_min_count_pageable") c.dispatch.cpu_gpu_min_count_pageable = expect_count(origin, key, dnode);
+        else if (dk == "hybrid_min_count_pinned" || dk == "hybrid_min_count_pageable") {
+          const std::string now = "cpu_gpu" + dk.substr(std::string("hybrid").size());
+          (dk.ends_with("pinned") ? c.dispatch.cpu_gpu_min_count_pinned : c.dispatch.cpu_gpu_min_count_pageable) =
+              expect_count(origin, key, dnode);
+          c.notes.push_back(where(origin, dnode.source()) + ": [dispatch] " + dk + " is now [dispatch] " + now +
+                            "; read from its old name");
+        } else
+          fail(origin, dnode, "unknown key '" + key +
                                   "'; valid: parallel_min_count, parallel_backend, parallel_large_min_count, parallel_backend_large, "
-                                  "gpu_min_count_pinned, gpu_min_count_pageable, "
-                                  "hybrid_min_count_pinned, hybrid_min_count_pageable");
+                                  "gpu_min_count_pinned, gpu_min_count_pageable, cpu_gpu_min_count_pinned, cpu_gpu_min_count_pageable");
       }
-    } else if (k == "hybrid") {
+    } else if (k == "backends") {
+      const toml::table* t = node.as_table();
+      if (!t) fail(origin, node, "'backends' must be a table of tables: [backends.NAME]");
+      for (auto&& [name, table] : *t) {
+        const toml::table* settings = table.as_table();
+        if (!settings) fail(origin, table, "'backends." + std::string(name.str()) + "' must be a table");
+        read_settings(origin, "backends." + std::string(name.str()), *settings, c.backend_settings[std::string(name.str())]);
+      }
+    } else if (k == "hybrid") {  // before [backends.hybrid] existed
       const toml::table* t = node.as_table();
       if (!t) fail(origin, node, "'hybrid' must be a table");
-      for (auto&& [hkey, hnode] : *t) {
-        const std::string hk(hkey.str());
-        double* target = hk == "gpu_fraction_pinned"     ? &c.hybrid.gpu_fraction_pinned
-                         : hk == "gpu_fraction_pageable" ? &c.hybrid.gpu_fraction_pageable
-                                                         : nullptr;
-        if (!target) fail(origin, hnode, "unknown key 'hybrid." + hk + "'; valid: gpu_fraction_pinned, gpu_fraction_pageable");
-        auto v = hnode.value<double>();
-        if (!v || !(*v >= 0 && *v < 1)) fail(origin, hnode, "'hybrid." + hk + "' must be a number in [0, 1)");
-        *target = *v;
-      }
+      read_settings(origin, "hybrid", *t, c.backend_settings["hybrid"]);
+      c.notes.push_back(where(origin, node.source()) + ": [hybrid] is now [backends.hybrid]; read from its old place");
     } else {
-      fail(origin, node, "unknown key '" + k + "'; valid: backend, threads, plugin_path, [dispatch], [hybrid]");
+      fail(origin, node, "unknown key '" + k + "'; valid: backend, threads, plugin_path, [dispatch], [backends.NAME]");
     }
   }
   return c;

@@ -1,54 +1,113 @@
 #include "xreduce/context.hpp"
 
+#include "xreduce/dispatcher.hpp"
 #include "xreduce/error.hpp"
+#include "xreduce/registry.hpp"
 
 namespace xreduce {
 
-Context::Context(Config config) : config_(std::move(config)) {
-  registry_.add_builtin_backends();
+struct Context::Impl {
+  explicit Impl(Config c) : config(std::move(c)), notes(config.notes) { registry.prefer(config.dispatch); }
+  Config config;
+  Registry registry;
+  Dispatcher dispatcher{registry, config.dispatch};  //!< made once: "auto" runs it on every call
+  std::vector<std::string> notes;
+};
+
+Context::Context(Config config) : impl_(std::make_unique<Impl>(std::move(config))) {
+  impl_->registry.add_builtin_backends();
   std::vector<std::filesystem::path> places;
   if (auto here = core_library_directory(); !here.empty()) places.push_back(here);
-  places.insert(places.end(), config_.plugin_path.begin(), config_.plugin_path.end());
-  registry_.load_plugins(places);
+  places.insert(places.end(), impl_->config.plugin_path.begin(), impl_->config.plugin_path.end());
+  impl_->registry.load_plugins(places);
+  configure_backends();
 }
 
-Context::Context(Empty, Config config) : config_(std::move(config)) {}
+Context::Context(Empty, Config config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+Context::~Context() = default;
+
+Registry& Context::registry() { return impl_->registry; }
+const Registry& Context::registry() const { return impl_->registry; }
+const Dispatcher& Context::dispatcher() const { return impl_->dispatcher; }
+const Config& Context::config() const { return impl_->config; }
+const std::vector<std::string>& Context::notes() const { return impl_->notes; }
+
+void Context::configure_backends() {
+  const auto& tables = impl_->config.backend_settings;
+  const auto& entries = impl_->registry.entries();
+  impl_->notes = impl_->config.notes;
+  try {
+    for (const auto& [name, settings] : tables) {
+      // A plugin's table is shared by its backends: each key must be one that some backend of it reads.
+      std::vector<SettingInfo> known;
+      bool used = false;
+      for (const auto& e : entries)
+        if (e.family == name || e.reducer->name() == name) {
+          used = true;
+          for (SettingInfo& info : e.reducer->settings()) known.push_back(std::move(info));
+        }
+      if (!used)
+        impl_->notes.push_back("[backends." + name + "]: no loaded backend or plugin is named '" + name +
+                               "'; its settings are not used");
+      else
+        settings.check_keys(known, "[backends." + name + "]");
+    }
+    for (const auto& e : entries) {
+      const std::string name(e.reducer->name());
+      Settings mine;
+      if (auto family = tables.find(e.family); family != tables.end() && e.family != name)
+        mine = family->second.only(e.reducer->settings());
+      if (auto own = tables.find(name); own != tables.end()) mine.merge(own->second);
+      if (mine.empty()) continue;
+      try {
+        e.reducer->configure(mine);
+      } catch (const Error& error) {
+        // A plugin's message cannot know where its values came from: say it here.
+        std::string given;
+        for (const auto& [key, value] : mine.entries())
+          given += (given.empty() ? "" : ", ") + key + " = " + value.text + " at " + value.origin;
+        throw Error(error.code(), std::string(error.what()) + " (backend '" + name + "', given " + given + ")");
+      }
+    }
+  } catch (const Error& error) {
+    throw Error(ErrorCode::config, std::string("config: ") + error.what());
+  }
+}
 
 std::string Context::backend_for(const Options& options) const {
-  return options.backend.empty() ? config_.backend : options.backend;
+  return options.backend.empty() ? impl_->config.backend : options.backend;
 }
 
-Dispatcher::Choice Context::resolve(Request q, const Options& options) const {
-  const bool pinned = resolve_memory(q);
-  return choose(q, options, pinned);
-}
-
-bool Context::resolve_memory(Request& q) const {
-  if (q.memory == Memory::device || !q.data) {
-    if (q.memory == Memory::automatic) q.memory = Memory::host;
-    return false;
-  }
+Residency Context::locate(const Request& q) const {
+  if (q.memory == Memory::device) return {Memory::device, false};
+  if (!q.data) return {Memory::host, false};
   // Host data the caller vouches for: whether it is pinned only matters from the smallest GPU or
-  // hybrid threshold on, and asking the driver costs more than reducing a small array.
+  // CPU+GPU threshold on, and asking the driver costs more than reducing a small array.
   if (q.memory == Memory::host) {
     const std::uint64_t elements = static_cast<std::uint64_t>(q.count) * q.width;
-    const DispatchConfig& d = config_.dispatch;
+    const DispatchConfig& d = impl_->config.dispatch;
     bool matters = false;
-    for (std::uint64_t t : {d.gpu_min_count_pinned, d.gpu_min_count_pageable, d.hybrid_min_count_pinned, d.hybrid_min_count_pageable})
+    for (std::uint64_t t : {d.gpu_min_count_pinned, d.gpu_min_count_pageable, d.cpu_gpu_min_count_pinned, d.cpu_gpu_min_count_pageable})
       matters = matters || (t != 0 && elements >= t);
-    if (!matters) return false;
+    if (!matters) return {Memory::host, false};
   }
-  const Registry::Location where = registry_.where(q.data);
-  if (q.memory == Memory::automatic) q.memory = where.memory;
-  return q.memory == Memory::host && where.pinned;
+  const Registry::Location where = impl_->registry.where(q.data);
+  const Memory memory = q.memory == Memory::automatic ? where.memory : q.memory;
+  return {memory, memory == Memory::host && where.pinned};
 }
 
-Dispatcher::Choice Context::choose(const Request& q, const Options& options, bool pinned) const {
+Context::Selection Context::resolve(const Request& request, const Options& options) const {
+  Request q = request;
+  const Residency where = locate(q);
+  q.memory = where.memory;
   const std::string name = backend_for(options);
-  if (name == "auto") return dispatcher_.choose(q, pinned);
-  const std::string source = options.backend.empty() ? config_.backend_source : "the caller";
+  if (name == "auto") {
+    Dispatcher::Choice c = impl_->dispatcher.choose(Workload::of(q, where.pinned));
+    return {c.reducer, std::move(c.reason)};
+  }
+  const std::string source = options.backend.empty() ? impl_->config.backend_source : "the caller";
   try {
-    return {&registry_.get(name), "named by " + source};
+    return {&impl_->registry.get(name), "named by " + source};
   } catch (const Error& e) {
     throw Error(e.code(), std::string(e.what()) + " (the name came from " + source + ")");
   }
@@ -56,15 +115,16 @@ Dispatcher::Choice Context::choose(const Request& q, const Options& options, boo
 
 Result Context::reduce(const Request& request, const Options& options) {
   Request q = request;
-  const bool pinned = resolve_memory(q);
+  const Residency where = locate(q);
+  q.memory = where.memory;
   Options o = options;
-  if (o.threads == 0) o.threads = config_.threads;
-  if (o.gpu_fraction == 0) o.gpu_fraction = pinned ? config_.hybrid.gpu_fraction_pinned : config_.hybrid.gpu_fraction_pageable;
-  if (o.cpu_backend.empty()) o.cpu_backend = config_.dispatch.parallel_backend_for(static_cast<std::uint64_t>(q.count) * q.width);
+  if (o.threads == 0) o.threads = impl_->config.threads;
   // No reasons built on this path: "auto" and a named backend both cost a lookup.
-  const std::string& name = options.backend.empty() ? config_.backend : options.backend;
-  Reducer* r = name == "auto" ? &dispatcher_.pick(q, pinned) : registry_.find(name);
-  if (r == nullptr) r = choose(q, o, pinned).reducer;  // throws, naming the valid backends and the name's source
+  const std::string& name = options.backend.empty() ? impl_->config.backend : options.backend;
+  const bool automatic = name == "auto";
+  Reducer* r = automatic ? &impl_->dispatcher.pick(Workload::of(q, where.pinned)) : impl_->registry.find(name);
+  if (r == nullptr) r = resolve(q, o).reducer;  // throws, naming the valid backends and the name's source
+  if (automatic && !o.settings.empty()) o.settings = o.settings.only(r->settings());
   return r->reduce(q, o);
 }
 

@@ -3,79 +3,78 @@
 #include "xreduce/error.hpp"
 
 namespace xreduce {
+namespace {
 
-Dispatcher::Choice Dispatcher::choose(const Request& q, bool pinned) const {
+std::string describe(const Workload& w) {
+  return std::to_string(w.elements) + (w.records ? " elements in records" : " elements") + " in " +
+         std::string(to_string(w.memory)) + " memory";
+}
+
+}  // namespace
+
+Dispatcher::Choice Dispatcher::choose(const Workload& w) const {
   Choice c{nullptr, {}};
-  c.reducer = &decide(q, pinned, &c.reason);
+  c.reducer = &decide(w, &c.reason);
   return c;
 }
 
-Reducer& Dispatcher::pick(const Request& q, bool pinned) const { return decide(q, pinned, nullptr); }
+Reducer& Dispatcher::pick(const Workload& w) const { return decide(w, nullptr); }
 
 // The reasons are built only when asked for: pick() runs on every "auto" call.
-Reducer& Dispatcher::decide(const Request& q, bool pinned, std::string* why) const {
-  const Memory memory = q.memory == Memory::automatic ? Memory::host : q.memory;
-  // Only backends that can run here and promise exact semantics for this combination.
-  const std::vector<Registry::Candidate>& fit = registry_.candidates(q.dtype, q.op, memory, q.width > 1);
-  const std::uint64_t elements = static_cast<std::uint64_t>(q.count) * q.width;  // a record of width k is k elements
-  const std::string& preferred_parallel = config_.parallel_backend_for(elements);
-  auto first = [&](Engine engine) -> Reducer* {
-    if (engine == Engine::cpu_parallel && !preferred_parallel.empty())
-      for (const auto& c : fit)
-        if (c.engine == engine && c.reducer->name() == preferred_parallel) return c.reducer;
-    for (const auto& c : fit)
-      if (c.engine == engine) return c.reducer;
-    return nullptr;
+std::optional<Engine> Dispatcher::engine_for(const Workload& w, EngineSet offered, std::string* why) const {
+  auto has = [&](Engine e) { return (offered & engine_bit(e)) != 0; };
+  auto chosen = [&](Engine e, auto&& reason) -> std::optional<Engine> {
+    if (why) *why = describe(w) + reason();
+    return e;
   };
-  auto what = [&] {
-    return std::to_string(q.count) + (q.width > 1 ? " records of width " + std::to_string(q.width) : " elements") + " in " +
-           std::string(to_string(memory)) + " memory";
-  };
-  auto chosen = [&](Reducer* r, auto&& reason) -> Reducer& {
-    if (why) *why = reason();
-    return *r;
-  };
-  const char* residency = pinned ? "pinned" : "pageable";
-
-  if (memory == Memory::device) {
-    if (Reducer* r = first(Engine::gpu)) return chosen(r, [&] { return what() + ": best GPU backend"; });
-  } else {
-    auto at_least = [&](std::uint64_t threshold) { return threshold != 0 && elements >= threshold; };
-    const std::uint64_t hybrid_min = pinned ? config_.hybrid_min_count_pinned : config_.hybrid_min_count_pageable;
-    if (at_least(hybrid_min))
-      if (Reducer* r = first(Engine::hybrid))
-        return chosen(r, [&] {
-          return what() + " (" + residency + ") >= hybrid_min_count_" + residency + " (" + std::to_string(hybrid_min) +
-                 "): CPU and GPU together";
-        });
-    const std::uint64_t gpu_min = pinned ? config_.gpu_min_count_pinned : config_.gpu_min_count_pageable;
-    if (at_least(gpu_min))
-      if (Reducer* r = first(Engine::gpu))
-        return chosen(r, [&] {
-          return what() + " (" + residency + ") >= gpu_min_count_" + residency + " (" + std::to_string(gpu_min) +
-                 "): best GPU backend";
-        });
-    const bool large = elements >= config_.parallel_min_count;
-    auto threshold = [&] { return " parallel_min_count (" + std::to_string(config_.parallel_min_count) + ")"; };
-    if (large) {
-      if (Reducer* r = first(Engine::cpu_parallel))
-        return chosen(r, [&] {
-          return what() + " >=" + threshold() + ": best CPU-parallel backend" +
-                 (config_.large_parallel(elements) ? " from parallel_large_min_count (" + std::to_string(config_.parallel_large_min_count) + ") on"
-                                 : std::string());
-        });
-      if (Reducer* r = first(Engine::cpu_serial))
-        return chosen(r, [&] { return what() + " >=" + threshold() + ", but no CPU-parallel backend can run"; });
-    } else {
-      if (Reducer* r = first(Engine::cpu_serial))
-        return chosen(r, [&] { return what() + " <" + threshold() + ": best single-thread backend"; });
-      if (Reducer* r = first(Engine::cpu_parallel))
-        return chosen(r, [&] { return what() + " <" + threshold() + ", but no single-thread backend can run"; });
-    }
-    if (!fit.empty()) return chosen(fit.front().reducer, [&] { return what() + ": the only kind of backend that can run"; });
+  if (w.memory == Memory::device) {
+    if (has(Engine::gpu)) return chosen(Engine::gpu, [] { return std::string(": best GPU backend"); });
+    return std::nullopt;
   }
-  throw Error(ErrorCode::unavailable, "no available backend does " + std::string(to_string(q.op)) + " of " +
-                                          std::string(to_string(q.dtype)) + " on " + what() + " exactly");
+  const std::string residency = w.pinned ? "pinned" : "pageable";
+  auto at_least = [&](std::uint64_t threshold) { return threshold != 0 && w.elements >= threshold; };
+  const std::uint64_t cpu_gpu_min = w.pinned ? config_.cpu_gpu_min_count_pinned : config_.cpu_gpu_min_count_pageable;
+  if (at_least(cpu_gpu_min) && has(Engine::cpu_gpu))
+    return chosen(Engine::cpu_gpu, [&] {
+      return " (" + residency + ") >= cpu_gpu_min_count_" + residency + " (" + std::to_string(cpu_gpu_min) + "): CPU and GPU together";
+    });
+  const std::uint64_t gpu_min = w.pinned ? config_.gpu_min_count_pinned : config_.gpu_min_count_pageable;
+  if (at_least(gpu_min) && has(Engine::gpu))
+    return chosen(Engine::gpu, [&] {
+      return " (" + residency + ") >= gpu_min_count_" + residency + " (" + std::to_string(gpu_min) + "): best GPU backend";
+    });
+  auto threshold = [&] { return " parallel_min_count (" + std::to_string(config_.parallel_min_count) + ")"; };
+  if (w.elements >= config_.parallel_min_count) {
+    if (has(Engine::cpu_parallel))
+      return chosen(Engine::cpu_parallel, [&] {
+        return " >=" + threshold() + ": best CPU-parallel backend" +
+               (config_.large_parallel(w.elements)
+                    ? " from parallel_large_min_count (" + std::to_string(config_.parallel_large_min_count) + ") on"
+                    : std::string());
+      });
+    if (has(Engine::cpu_serial))
+      return chosen(Engine::cpu_serial, [&] { return " >=" + threshold() + ", but no CPU-parallel backend can run"; });
+  } else {
+    if (has(Engine::cpu_serial))
+      return chosen(Engine::cpu_serial, [&] { return " <" + threshold() + ": best single-thread backend"; });
+    if (has(Engine::cpu_parallel))
+      return chosen(Engine::cpu_parallel, [&] { return " <" + threshold() + ", but no single-thread backend can run"; });
+  }
+  return std::nullopt;
+}
+
+Reducer& Dispatcher::decide(const Workload& w, std::string* why) const {
+  const std::vector<Registry::Candidate>& fit = registry_.candidates(w);
+  EngineSet offered = 0;
+  for (const auto& c : fit) offered |= engine_bit(c.engine);
+  if (const std::optional<Engine> engine = engine_for(w, offered, why))
+    if (Reducer* r = registry_.best(*engine, w)) return *r;
+  if (!fit.empty()) {
+    if (why) *why = describe(w) + ": the only kind of backend that can run";
+    return *fit.front().reducer;
+  }
+  const std::string what = w.user_code ? "a user's operator" : std::string(to_string(w.op)) + " of " + std::string(to_string(w.dtype));
+  throw Error(ErrorCode::unavailable, "no available backend does " + what + " on " + describe(w) + (w.user_code ? "" : " exactly"));
 }
 
 }  // namespace xreduce

@@ -39,7 +39,7 @@ std::string_view to_string(Engine e) {
     case Engine::cpu_serial: return "cpu-serial";
     case Engine::cpu_parallel: return "cpu-parallel";
     case Engine::gpu: return "gpu";
-    case Engine::hybrid: return "cpu+gpu";
+    case Engine::cpu_gpu: return "cpu+gpu";
   }
   return "unknown";
 }

@@ -15,11 +15,20 @@ namespace {
 
 class PluginReducer final : public Reducer {
  public:
-  explicit PluginReducer(const xreduce_backend_v1& b) : b_(b), name_(b.name), caps_(static_cast<Engine>(b.engine)) {
+  explicit PluginReducer(const xreduce_backend_v2& b) : b_(b), name_(b.name), caps_(static_cast<Engine>(b.engine)) {
     for (DType t : all_dtypes)
       for (Op op : all_ops) caps_.set(t, op, static_cast<Support>(b.support[static_cast<int>(t)][static_cast<int>(op)]));
     caps_.set_memory_mask(b.memory_mask & ~XREDUCE_MEMORY_MASK_RECORDS);
     caps_.accept_records((b.memory_mask & XREDUCE_MEMORY_MASK_RECORDS) != 0);
+    if (b.settings_info) settings_ = settings_info_from_text(b.settings_info);
+  }
+  std::vector<SettingInfo> settings() const override { return settings_; }
+  void configure(const Settings& s) override {
+    if (!b_.configure) return;
+    char message[1024] = {};
+    const std::string text = s.to_text();
+    if (std::int32_t code = b_.configure(b_.self, text.c_str(), message, sizeof message); code != 0)
+      throw Error(error_code(code), message[0] ? message : "backend '" + name_ + "' refused its settings without a message");
   }
   std::string_view name() const override { return name_; }
   Capabilities capabilities() const override { return caps_; }
@@ -34,21 +43,20 @@ class PluginReducer final : public Reducer {
     if (q.width > std::numeric_limits<std::uint32_t>::max())
       throw Error(ErrorCode::unsupported, "backend '" + name_ + "': the plugin ABI carries widths below 2^32");
     std::vector<unsigned char> values(q.width > 1 ? 8 * q.width : 0);
-    xreduce_request_v1 cq{q.data,
+    xreduce_request_v2 cq{q.data,
                           q.count,
                           static_cast<std::int32_t>(q.dtype),
                           static_cast<std::int32_t>(q.op),
                           static_cast<std::int32_t>(q.memory),
                           static_cast<std::uint32_t>(q.width),
                           values.empty() ? nullptr : values.data()};
-    xreduce_options_v1 co{o.block_size, o.threads, static_cast<std::int32_t>(o.accuracy), o.streams, o.chunk_bytes};
-    xreduce_result_v1 cr{};
+    const std::string settings = o.settings.empty() ? std::string() : o.settings.to_text();
+    xreduce_options_v2 co{o.block_size, o.threads, static_cast<std::int32_t>(o.accuracy),
+                          o.settings.empty() ? nullptr : settings.c_str()};
+    xreduce_result_v2 cr{};
     char message[1024] = {};
     std::int32_t code = b_.reduce(b_.self, &cq, &co, &cr, message, sizeof message);
-    if (code != 0) {
-      if (code < 0 || code > static_cast<std::int32_t>(ErrorCode::internal)) code = static_cast<std::int32_t>(ErrorCode::internal);
-      throw Error(static_cast<ErrorCode>(code), message[0] ? message : "backend '" + name_ + "' failed without a message");
-    }
+    if (code != 0) throw Error(error_code(code), message[0] ? message : "backend '" + name_ + "' failed without a message");
     if (cr.dtype < 0 || cr.dtype >= static_cast<std::int32_t>(all_dtypes.size()))
       throw Error(ErrorCode::internal, "backend '" + name_ + "' returned an out-of-range dtype");
     Result r;
@@ -60,9 +68,15 @@ class PluginReducer final : public Reducer {
   }
 
  private:
-  xreduce_backend_v1 b_;
+  static ErrorCode error_code(std::int32_t code) {
+    const bool known = code > 0 && code <= static_cast<std::int32_t>(ErrorCode::internal);
+    return known ? static_cast<ErrorCode>(code) : ErrorCode::internal;
+  }
+
+  xreduce_backend_v2 b_;
   std::string name_;
   Capabilities caps_;
+  std::vector<SettingInfo> settings_;
 };
 
 std::mutex& loader_mutex() {
@@ -92,22 +106,25 @@ const LoadedPlugin& load_plugin_library(const std::filesystem::path& library) {
   // names and static state of the plugin live as long as the process.
   void* handle = dlopen(key.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) refuse(library, std::string("cannot be loaded: ") + dlerror());
-  auto init = reinterpret_cast<xreduce_plugin_init_v1_fn>(dlsym(handle, XREDUCE_PLUGIN_ENTRY));
+  auto init = reinterpret_cast<xreduce_plugin_init_v2_fn>(dlsym(handle, XREDUCE_PLUGIN_ENTRY));
+  if (init == nullptr && dlsym(handle, XREDUCE_PLUGIN_ENTRY_V1) != nullptr)
+    refuse(library, "was built for plugin ABI version 1 (it exports " XREDUCE_PLUGIN_ENTRY_V1 "), this library speaks " +
+                        std::to_string(XREDUCE_PLUGIN_ABI_VERSION) + "; rebuild it against this xreduce");
   if (init == nullptr) refuse(library, "has no entry point " XREDUCE_PLUGIN_ENTRY " (not an xreduce plugin?)");
 
-  xreduce_plugin_v1 table{};
+  xreduce_plugin_v2 table{};
   char message[1024] = {};
   std::int32_t code = init(XREDUCE_PLUGIN_ABI_VERSION, &table, message, sizeof message);
   if (code != 0) refuse(library, std::string("initialisation failed: ") + (message[0] ? message : "no message"));
   if (table.abi_version != XREDUCE_PLUGIN_ABI_VERSION)
     refuse(library, "was built for plugin ABI version " + std::to_string(table.abi_version) + ", this library speaks " +
                         std::to_string(XREDUCE_PLUGIN_ABI_VERSION) + "; rebuild it against this xreduce");
-  if (table.struct_size != sizeof(xreduce_plugin_v1))
+  if (table.struct_size != sizeof(xreduce_plugin_v2))
     refuse(library, "has a plugin table of " + std::to_string(table.struct_size) + " bytes, expected " +
-                        std::to_string(sizeof(xreduce_plugin_v1)) + "; rebuild it against this xreduce");
+                        std::to_string(sizeof(xreduce_plugin_v2)) + "; rebuild it against this xreduce");
   if (table.backend_count > 0 && table.backends == nullptr) refuse(library, "lists backends but gives no table");
   for (std::size_t i = 0; i < table.backend_count; ++i) {
-    const xreduce_backend_v1& b = table.backends[i];
+    const xreduce_backend_v2& b = table.backends[i];
     if (b.name == nullptr || b.name[0] == '\0' || b.available == nullptr || b.reduce == nullptr)
       refuse(library, "backend #" + std::to_string(i) + " has no name or no functions");
   }
@@ -121,7 +138,7 @@ const LoadedPlugin& load_plugin_library(const std::filesystem::path& library) {
   return loaded().emplace(key, LoadedPlugin{key, table, memory}).first->second;
 }
 
-std::unique_ptr<Reducer> make_plugin_reducer(const xreduce_backend_v1& backend) {
+std::unique_ptr<Reducer> make_plugin_reducer(const xreduce_backend_v2& backend) {
   return std::make_unique<PluginReducer>(backend);
 }
 

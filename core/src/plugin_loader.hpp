@@ -12,7 +12,7 @@ namespace xreduce::detail {
 
 struct LoadedPlugin {
   std::filesystem::path path;
-  xreduce_plugin_v1 table;                    // points into the library, which is never unloaded
+  xreduce_plugin_v2 table;                    // points into the library, which is never unloaded
   const xreduce_memory_v1* memory = nullptr;  // its pinned-memory service, if it has one
 };
 
@@ -21,6 +21,6 @@ struct LoadedPlugin {
 const LoadedPlugin& load_plugin_library(const std::filesystem::path& library);
 
 //! A Reducer that forwards to one backend of a plugin's C table.
-std::unique_ptr<Reducer> make_plugin_reducer(const xreduce_backend_v1& backend);
+std::unique_ptr<Reducer> make_plugin_reducer(const xreduce_backend_v2& backend);
 
 }  // namespace xreduce::detail

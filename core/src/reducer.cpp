@@ -59,6 +59,7 @@ Result Reducer::reduce(const Request& q, const Options& options) {
   if (!caps.accepts(q.memory))
     throw Error(ErrorCode::unsupported, "backend '" + backend + "' does not read " +
                                             std::string(to_string(q.memory)) + " memory");
+  if (!options.settings.empty()) options.settings.check_keys(settings(), "backend '" + backend + "'");
   if (Availability a = available(); !a)
     throw Error(ErrorCode::unavailable, "backend '" + backend + "' is unavailable: " + a.reason);
   if (q.count == 0) return empty_result(q, backend);

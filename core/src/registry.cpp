@@ -22,11 +22,12 @@ struct Registry::Impl {
   std::vector<std::unique_ptr<Reducer>> owned;
   std::vector<Entry> entries;
   std::map<std::string, Reducer*, std::less<>> by_name;  // find() on every named call
-  // candidates(): [dtype][op][memory][records], filled on first use (under the mutex) and read
+  DispatchConfig preferences;  // the CPU-parallel backend to prefer by size (prefer())
+  // candidates(): [dtype][op][memory][records], and one list for user code, filled on first use (under the mutex) and read
   // without a lock, since "auto" reads them on every call. add() clears them; lists it drops are
   // kept until the registry goes, as a reader may still hold one.
   mutable std::mutex candidates_mutex;
-  mutable std::array<std::atomic<const std::vector<Candidate>*>, all_dtypes.size() * all_ops.size() * 3 * 2> candidates{};
+  mutable std::array<std::atomic<const std::vector<Candidate>*>, all_dtypes.size() * all_ops.size() * 3 * 2 + 1> candidates{};
   mutable std::vector<std::unique_ptr<const std::vector<Candidate>>> candidate_lists;
   std::vector<std::int32_t (*)(const void*)> locators;
   const xreduce_memory_v1* memory = nullptr;
@@ -35,7 +36,7 @@ struct Registry::Impl {
 Registry::Registry() : impl_(std::make_unique<Impl>()) {}
 Registry::~Registry() = default;
 
-void Registry::add(std::unique_ptr<Reducer> reducer, int priority, std::string origin) {
+void Registry::add(std::unique_ptr<Reducer> reducer, int priority, std::string origin, std::string family) {
   if (!reducer) throw Error(ErrorCode::invalid_argument, "Registry::add: null reducer");
   std::string name(reducer->name());
   if (name.empty()) throw Error(ErrorCode::invalid_argument, "Registry::add: a reducer needs a name");
@@ -48,7 +49,7 @@ void Registry::add(std::unique_ptr<Reducer> reducer, int priority, std::string o
   auto before = [](const Entry& a, const Entry& b) {
     return a.priority != b.priority ? a.priority > b.priority : a.reducer->name() < b.reducer->name();
   };
-  Entry entry{reducer.get(), priority, std::move(origin)};
+  Entry entry{reducer.get(), priority, std::move(origin), family.empty() ? name : std::move(family)};
   {
     std::lock_guard lock(impl_->candidates_mutex);
     for (auto& c : impl_->candidates) c.store(nullptr, std::memory_order_release);
@@ -70,7 +71,8 @@ std::vector<std::string> Registry::load_plugin(const std::filesystem::path& libr
                                          "' is already registered");
   std::vector<std::string> added;
   for (std::size_t i = 0; i < plugin.table.backend_count; ++i) {
-    add(detail::make_plugin_reducer(plugin.table.backends[i]), plugin.table.backends[i].priority, origin);
+    add(detail::make_plugin_reducer(plugin.table.backends[i]), plugin.table.backends[i].priority, origin,
+        plugin.table.name ? plugin.table.name : "");
     added.emplace_back(plugin.table.backends[i].name);
   }
   if (plugin.table.locate) impl_->locators.push_back(plugin.table.locate);
@@ -125,25 +127,62 @@ Reducer& Registry::get(std::string_view name) const {
 
 const std::vector<Registry::Entry>& Registry::entries() const { return impl_->entries; }
 
-const std::vector<Registry::Candidate>& Registry::candidates(DType dtype, Op op, Memory memory, bool records) const {
+namespace {
+
+//! Whether `r` runs host code for the template API (asked with zero chunks: no work). Only CPU
+//! engines can; asking them alone spares the GPU backends' availability checks.
+bool runs_user_code(Reducer& r) {
+  const Engine e = r.capabilities().engine();
+  return (e == Engine::cpu_serial || e == Engine::cpu_parallel) && r.available() &&
+         r.run_chunks(0, [](void*, std::size_t) {}, nullptr, 0);
+}
+
+}  // namespace
+
+bool Registry::fits(Reducer& r, const Workload& w) {
+  if (w.user_code) return runs_user_code(r);
+  const Capabilities caps = r.capabilities();
+  return caps.support(w.dtype, w.op) == Support::exact && caps.accepts(w.memory) && (!w.records || caps.records()) &&
+         r.available();
+}
+
+const std::vector<Registry::Candidate>& Registry::candidates(const Workload& w) const {
   const std::size_t key =
-      ((static_cast<std::size_t>(dtype) * all_ops.size() + static_cast<std::size_t>(op)) * 3 + static_cast<std::size_t>(memory)) * 2 +
-      (records ? 1 : 0);
+      w.user_code ? impl_->candidates.size() - 1
+                  : ((static_cast<std::size_t>(w.dtype) * all_ops.size() + static_cast<std::size_t>(w.op)) * 3 +
+                     static_cast<std::size_t>(w.memory)) * 2 + (w.records ? 1 : 0);
   std::atomic<const std::vector<Candidate>*>& slot = impl_->candidates.at(key);
   if (const auto* list = slot.load(std::memory_order_acquire)) return *list;
-  std::lock_guard lock(impl_->candidates_mutex);
-  if (const auto* list = slot.load(std::memory_order_acquire)) return *list;
+  // Worked out outside the lock: a backend's available() may ask the registry in turn (hybrid
+  // asks whether its parts exist). Two threads may both work it out; the first stored is kept.
   auto list = std::make_unique<std::vector<Candidate>>();
-  for (const Entry& e : impl_->entries) {
-    const Capabilities caps = e.reducer->capabilities();
-    if (caps.support(dtype, op) == Support::exact && caps.accepts(memory) && (!records || caps.records()) &&
-        e.reducer->available())
-      list->push_back({e.reducer, caps.engine()});
-  }
+  for (const Entry& e : impl_->entries)
+    if (fits(*e.reducer, w)) list->push_back({e.reducer, e.reducer->capabilities().engine()});
+  std::lock_guard lock(impl_->candidates_mutex);
+  if (const auto* stored = slot.load(std::memory_order_acquire)) return *stored;
   slot.store(list.get(), std::memory_order_release);
   impl_->candidate_lists.push_back(std::move(list));
   return *impl_->candidate_lists.back();
 }
+
+Reducer* Registry::best(Engine engine, const Workload& w) const {
+  const std::vector<Candidate>& fit = candidates(w);
+  if (engine == Engine::cpu_parallel)
+    if (const std::string& preferred = impl_->preferences.parallel_backend_for(w.elements); !preferred.empty())
+      for (const Candidate& c : fit)
+        if (c.engine == engine && c.reducer->name() == preferred) return c.reducer;
+  for (const Candidate& c : fit)
+    if (c.engine == engine) return c.reducer;
+  return nullptr;
+}
+
+bool Registry::any(Engine engine, const Workload& w) const {
+  for (const Entry& e : impl_->entries)
+    if (e.reducer->capabilities().engine() == engine && fits(*e.reducer, w)) return true;
+  return false;
+}
+
+void Registry::prefer(const DispatchConfig& dispatch) { impl_->preferences = dispatch; }
 
 std::vector<std::string> Registry::names() const {
   std::vector<std::string> v;

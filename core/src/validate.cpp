@@ -4,6 +4,7 @@
 
 #include "xreduce/context.hpp"
 #include "xreduce/error.hpp"
+#include "xreduce/registry.hpp"
 
 namespace xreduce {
 
@@ -16,7 +17,7 @@ bool ValidationReport::ok() const {
 ValidationReport validate(Context& context, const Request& request, const Options& options,
                           const std::vector<std::string>& backends) {
   Request q = request;
-  if (q.memory == Memory::automatic) q.memory = q.data ? context.registry().locate(q.data) : Memory::host;
+  q.memory = context.locate(q).memory;
   if (q.memory != Memory::host) throw Error(ErrorCode::unsupported, "validate needs host data for its reference");
 
   ValidationReport report;
@@ -35,7 +36,9 @@ ValidationReport validate(Context& context, const Request& request, const Option
     row.exact = r->capabilities().support(q.dtype, q.op) == Support::exact;
     try {
       auto start = std::chrono::steady_clock::now();
-      Result result = r->reduce(q, options);
+      Options mine = options;  // each backend gets the call's settings it reads
+      if (!mine.settings.empty()) mine.settings = options.settings.only(r->settings());
+      Result result = r->reduce(q, mine);
       row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       row.ran = true;
       row.agrees = agrees(q, report.reference, result, &row.error);

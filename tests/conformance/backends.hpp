@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "xreduce/xreduce.hpp"
+#include "xreduce/registry.hpp"
+#include "xreduce/reducer.hpp"
 
 namespace xreduce::test {
 namespace xr = xreduce;

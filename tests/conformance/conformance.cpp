@@ -10,6 +10,7 @@
 #include "conformance/backends.hpp"
 #include "support/test_data.hpp"
 #include "xreduce/xreduce.hpp"
+#include "xreduce/reducer.hpp"
 
 namespace xr = xreduce;
 using xr::test::Pattern;

@@ -12,6 +12,9 @@
 
 #include "support/test_data.hpp"
 #include "xreduce/xreduce.hpp"
+#include "xreduce/registry.hpp"
+#include "xreduce/pinned.hpp"
+#include "xreduce/reducer.hpp"
 #include <algorithm>
 
 namespace xr = xreduce;
@@ -135,7 +138,8 @@ TEST_CASE("gpu: a GPU allocation that cannot be had is an out_of_memory error, n
   REQUIRE(p != MAP_FAILED);
   const xr::Request q{p, bytes / 4, xr::DType::u32, xr::Op::sum, xr::Memory::host};
   // Asked to stream it in one chunk, the module needs a device buffer larger than the GPU.
-  const xr::Options one_chunk{.chunk_bytes = bytes};
+  xr::Options one_chunk;
+  one_chunk.settings.set("chunk_bytes", std::to_string(bytes));
   for (xr::Reducer* r : gpu_backends()) {
     INFO("backend " << r->name());
     try {
@@ -170,7 +174,8 @@ TEST_CASE("gpu: host input streamed in many small chunks, pageable and pinned, e
       REQUIRE(pinned.pinned());
       std::copy(host.begin(), host.end(), pinned.as<float>().begin());
       for (int streams : {1, 2, 4}) {
-        xr::Options o{.chunk_bytes = std::size_t{1} << 20, .streams = streams};
+        xr::Options o;
+        o.settings.set("chunk_bytes", "1048576").set("streams", std::to_string(streams));
         INFO("seed " << xr::test::run_seed() << ", backend " << r->name() << ", " << to_string(op) << ", streams " << streams);
         CHECK(xr::agrees(q, ref, r->reduce(q, o)));
         xr::Request qp = q;
@@ -192,7 +197,9 @@ TEST_CASE("gpu: a caller's memory pinned in place is read directly and correctly
   for (xr::Reducer* r : gpu_backends())
     if (r->capabilities().support(xr::DType::u32, xr::Op::argmax) != xr::Support::none) {
       INFO("backend " << r->name());
-      CHECK(xr::agrees(q, ref, r->reduce(q, {.chunk_bytes = std::size_t{1} << 20})));
+      xr::Options o;
+      o.settings.set("chunk_bytes", "1048576");
+      CHECK(xr::agrees(q, ref, r->reduce(q, o)));
     }
 }
 

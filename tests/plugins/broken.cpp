@@ -22,7 +22,7 @@ class OffByOne final : public xreduce::Reducer {
 };
 }  // namespace
 
-extern "C" XREDUCE_PLUGIN_EXPORT std::int32_t xreduce_plugin_init_v1(std::uint32_t abi, xreduce_plugin_v1* out, char* m, size_t n) {
+extern "C" XREDUCE_PLUGIN_EXPORT std::int32_t xreduce_plugin_init_v2(std::uint32_t abi, xreduce_plugin_v2* out, char* m, size_t n) {
   static xreduce::plugin::Exporter exporter("broken", [] {
     std::vector<xreduce::plugin::Entry> v;
     v.push_back({std::make_unique<OffByOne>(), -10});

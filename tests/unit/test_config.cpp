@@ -5,6 +5,8 @@
 #include <map>
 
 #include "xreduce/xreduce.hpp"
+#include "xreduce/registry.hpp"
+#include "xreduce/calibrate.hpp"
 
 namespace xr = xreduce;
 
@@ -130,8 +132,8 @@ TEST_CASE("calibration is written into the config file, keeping what else it hol
   cal.dispatch.parallel_large_min_count = 1 << 26;
   cal.dispatch.parallel_backend_large = "tbb";
   cal.dispatch.gpu_min_count_pinned = 1 << 20;
-  cal.dispatch.hybrid_min_count_pinned = 1 << 26;
-  cal.hybrid.gpu_fraction_pinned = 0.27;
+  cal.dispatch.cpu_gpu_min_count_pinned = 1 << 26;
+  cal.backend_settings["hybrid"].set("gpu_fraction_pinned", "0.27");
   xr::write_calibration(file, cal);
   xr::Config c = xr::Config::from_file(file);
   CHECK(c.backend == "tbb");
@@ -142,8 +144,10 @@ TEST_CASE("calibration is written into the config file, keeping what else it hol
   CHECK(c.dispatch.parallel_backend_large == "tbb");
   CHECK(c.dispatch.gpu_min_count_pinned == (1u << 20));
   CHECK(c.dispatch.gpu_min_count_pageable == 0);
-  CHECK(c.dispatch.hybrid_min_count_pinned == (1u << 26));
-  CHECK(c.hybrid.gpu_fraction_pinned == doctest::Approx(0.27));
+  CHECK(c.dispatch.cpu_gpu_min_count_pinned == (1u << 26));
+  REQUIRE(c.backend_settings.count("hybrid") == 1);
+  CHECK(c.backend_settings.at("hybrid").number("gpu_fraction_pinned", 0, 1) == doctest::Approx(0.27));
+  CHECK(c.notes.empty());  // written in today's places
   // A file that does not parse as a config is left alone.
   auto bad = write_temp("broken.toml", "backend = [\n");
   CHECK_THROWS_AS(xr::write_calibration(bad, cal), xr::Error);
@@ -159,6 +163,6 @@ TEST_CASE("calibrate measures this machine's CPU backends (no GPU here: GPU thre
   CHECK(cal.dispatch.parallel_min_count > 0);
   CHECK(cal.dispatch.gpu_min_count_pinned == 0);
   CHECK(cal.dispatch.gpu_min_count_pageable == 0);
-  CHECK(cal.dispatch.hybrid_min_count_pinned == 0);
+  CHECK(cal.dispatch.cpu_gpu_min_count_pinned == 0);
   CHECK(cal.log.size() == 7);  // every power of 2 from 2^10 to 2^16
 }

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "xreduce/xreduce.hpp"
+#include "xreduce/registry.hpp"
+#include "xreduce/pinned.hpp"
 
 namespace xr = xreduce;
 

@@ -3,6 +3,9 @@
 #include <memory>
 
 #include "xreduce/xreduce.hpp"
+#include "xreduce/registry.hpp"
+#include "xreduce/dispatcher.hpp"
+#include "xreduce/reducer.hpp"
 
 namespace xr = xreduce;
 
@@ -116,17 +119,17 @@ TEST_CASE("dispatcher: by size and memory space, among available exact backends"
   // Host data goes to the GPU or to hybrid only from the calibrated sizes on, pinned or not.
   xr::Config measured = cfg;
   measured.dispatch.gpu_min_count_pinned = 1000;
-  measured.dispatch.hybrid_min_count_pinned = 5000;
+  measured.dispatch.cpu_gpu_min_count_pinned = 5000;
   measured.dispatch.gpu_min_count_pageable = 0;  // never
   xr::Context c2(xr::Context::Empty{}, measured);
   c2.registry().add(std::make_unique<Fake>("parallel", xr::Engine::cpu_parallel), 20);
   c2.registry().add(std::make_unique<Fake>("gpu-host", xr::Engine::gpu), 30);
-  c2.registry().add(std::make_unique<Fake>("both", xr::Engine::hybrid), 10);
+  c2.registry().add(std::make_unique<Fake>("both", xr::Engine::cpu_gpu), 10);
   xr::Dispatcher d(c2.registry(), measured.dispatch);
-  CHECK(d.choose(f32_sum(999), true).reducer->name() == "parallel");
-  CHECK(d.choose(f32_sum(1000), true).reducer->name() == "gpu-host");
-  CHECK(d.choose(f32_sum(5000), true).reducer->name() == "both");
-  CHECK(d.choose(f32_sum(1 << 20), false).reducer->name() == "parallel");  // pageable: never the GPU
+  CHECK(d.choose(xr::Workload::of(f32_sum(999), true)).reducer->name() == "parallel");
+  CHECK(d.choose(xr::Workload::of(f32_sum(1000), true)).reducer->name() == "gpu-host");
+  CHECK(d.choose(xr::Workload::of(f32_sum(5000), true)).reducer->name() == "both");
+  CHECK(d.choose(xr::Workload::of(f32_sum(1 << 20), false)).reducer->name() == "parallel");  // pageable: never the GPU
 
   // One CPU-parallel backend for the middle sizes, another from parallel_large_min_count on.
   xr::Config banded = cfg;

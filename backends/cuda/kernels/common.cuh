@@ -37,23 +37,12 @@ __device__ inline void reduce_last_warp(A* sdata, unsigned tid, const F& f) {
   }
 }
 
-//! Reduces one value per thread to thread 0's return value, with warp shuffles and one shared
-//! slot per warp. Call from every thread of a kBlock-thread block.
+//! Reduces one value per thread to thread 0's return value (the shared block reduction of
+//! xreduce/detail/block_reduce.cuh, with this module's shuffle of acc_t). Call from every thread
+//! of a kBlock-thread block.
 template <int kBlock, class A, class F>
 __device__ inline A block_reduce(A a, const F& f) {
-  static_assert(kBlock % 32 == 0 && kBlock <= 1024, "block size must be a multiple of 32, at most 1024");
-  __shared__ A warp_results[kBlock / 32];
-  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) a = f(a, shfl_down(a, offset));
-  if (lane == 0) warp_results[warp] = a;
-  __syncthreads();
-  if (warp == 0) {
-    a = lane < kBlock / 32 ? warp_results[lane] : f.identity();
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) a = f(a, shfl_down(a, offset));
-  }
-  return a;
+  return xreduce::detail::gpu::block_reduce<kBlock>(a, f, f.identity(), AccShuffle{});
 }
 
 //! Runs Technique pass after pass: each pass writes one partial per block, the next reduces

@@ -6,14 +6,16 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
-#include <string>
+#include <map>
 #include <string>
 #include <vector>
+
+#include "xreduce/settings.hpp"
 
 namespace xreduce {
 
 //! Thresholds the dispatcher uses for backend = "auto" (`xreduce calibrate` measures them).
-//! For the GPU and hybrid thresholds, 0 means never: host data stays on the CPU.
+//! For the GPU and CPU+GPU thresholds, 0 means never: host data stays on the CPU.
 struct DispatchConfig {
   //! From this many elements on, host data goes to the best CPU-parallel backend.
   std::uint64_t parallel_min_count = std::uint64_t{1} << 18;
@@ -36,17 +38,11 @@ struct DispatchConfig {
   std::uint64_t gpu_min_count_pinned = 0;
   //! The same for ordinary (pageable) host data.
   std::uint64_t gpu_min_count_pageable = 0;
-  //! From this many elements on, pinned host data goes to `hybrid` (CPU and GPU together).
-  std::uint64_t hybrid_min_count_pinned = 0;
+  //! From this many elements on, pinned host data goes to the best CPU+GPU backend (`hybrid`:
+  //! both at work on one request). Read from `hybrid_min_count_pinned` too, its old name.
+  std::uint64_t cpu_gpu_min_count_pinned = 0;
   //! The same for pageable host data.
-  std::uint64_t hybrid_min_count_pageable = 0;
-};
-
-//! How `hybrid` shares the work: the GPU's expected share of the elements, which sizes the slices
-//! each engine claims (0: the backend's default).
-struct HybridConfig {
-  double gpu_fraction_pinned = 0;
-  double gpu_fraction_pageable = 0;
+  std::uint64_t cpu_gpu_min_count_pageable = 0;
 };
 
 struct Config {
@@ -54,7 +50,12 @@ struct Config {
   std::vector<std::filesystem::path> plugin_path;  //!< extra plugin folders or files
   int threads = 0;                                 //!< 0: all hardware threads
   DispatchConfig dispatch;
-  HybridConfig hybrid;
+  //! [backends.NAME] tables: the settings of the backend NAME, or of every backend of the plugin
+  //! NAME ("cuda"); the backend parses them (Reducer::settings, configure).
+  std::map<std::string, Settings, std::less<>> backend_settings;
+  //! What the reader has to say of the file that is no error: keys read from where they used to
+  //! be, with where they are now. The command prints them; the library never does.
+  std::vector<std::string> notes;
   std::string backend_source = "default";  //!< where `backend` came from, for messages
 
   //! Parses a TOML file. Throws Error(config) naming the file, line and column.

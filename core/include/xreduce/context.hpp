@@ -1,42 +1,68 @@
 #pragma once
-//! A Context owns a registry, a configuration and a dispatcher; the free functions use the
-//! process-wide default one.
+//! A Context owns a registry of backends, a configuration and a dispatcher; the free functions
+//! use the process-wide default one.
 
 #include <memory>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "xreduce/config.hpp"
-#include "xreduce/dispatcher.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/request.hpp"
 
 namespace xreduce {
 
+class Dispatcher;
+class Reducer;
+class Registry;
+
+//! Where a request's data lives.
+struct Residency {
+  Memory memory = Memory::host;  //!< host or device, never automatic
+  bool pinned = false;           //!< host memory that is page-locked
+};
+
 class Context {
  public:
-  //! Built-in backends, plus the plugins beside the core library and on config.plugin_path.
+  //! Built-in backends, plus the plugins beside the core library and on config.plugin_path, each
+  //! given its [backends.NAME] settings. Throws Error(config) for a bad setting.
   explicit Context(Config config = Config::load());
-  //! An empty registry, for tests and embedders that register their own reducers.
+  //! An empty registry, for tests and embedders that register their own reducers (then call
+  //! configure_backends() if the config has settings for them).
   struct Empty {};
   Context(Empty, Config config);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
 
-  Registry& registry() { return registry_; }
-  const Registry& registry() const { return registry_; }
-  const Config& config() const { return config_; }
+  Registry& registry();
+  const Registry& registry() const;
+  const Dispatcher& dispatcher() const;
+  const Config& config() const;
 
   //! The backend name that applies to `options`: Options > XREDUCE_BACKEND > file > "auto".
   std::string backend_for(const Options& options) const;
-  //! The reducer that would run `request` with `options`, and why. Resolves Memory::automatic.
-  Dispatcher::Choice resolve(Request request, const Options& options) const;
+  struct Selection {
+    Reducer* reducer;
+    std::string reason;  //!< one line: why this backend
+  };
+  //! The reducer that would run `request` with `options`, and why.
+  Selection resolve(const Request& request, const Options& options) const;
+  //! Where `request`'s data lives: Memory::automatic asks the loaded modules. Whether host data is
+  //! pinned is asked only where it can change the choice (from the smallest GPU threshold on).
+  Residency locate(const Request& request) const;
   //! Runs one request. Throws Error.
   Result reduce(const Request& request, const Options& options = {});
 
+  //! Gives every registered backend its settings from the config ([backends.<family>], then
+  //! [backends.<name>] over it). Throws Error(config) naming the file and line of a bad one.
+  void configure_backends();
+  //! The config's notes (Config::notes), and tables that name no loaded backend or plugin.
+  const std::vector<std::string>& notes() const;
+
  private:
-  //! Resolves Memory::automatic; returns whether the data is pinned host memory.
-  bool resolve_memory(Request& q) const;
-  Dispatcher::Choice choose(const Request& q, const Options& options, bool pinned) const;
-  Config config_;
-  Registry registry_;
-  Dispatcher dispatcher_{registry_, config_.dispatch};  //!< made once: "auto" runs it on every call
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 //! The process-wide context, made on first use from Config::load(). Thread-safe to use.

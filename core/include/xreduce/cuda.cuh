@@ -10,8 +10,9 @@
 //!   Point p = xreduce::cuda::reduce(xreduce::Policy{.backend = "cuda"}, points, Farthest{}, Point{});
 //!
 //! Policy::backend: "cuda" runs on the current device; a CPU backend name runs the CPU template
-//! path (host data only); "auto" takes the GPU for device data, or host data from the config's
-//! gpu_min_count_pageable elements on, and the CPU otherwise. Host data are copied to the device
+//! path (host data only); "auto" takes the GPU for device data, and for host data asks the
+//! dispatcher (Dispatcher::engine_for: the config's GPU thresholds, pinned or pageable), as every
+//! "auto" does. Host data are copied to the device
 //! first, into device memory kept for the next call (per host thread and device, as are the
 //! partials). Device data are read in place (any pointer CUDA knows as device or managed memory).
 //! The operator must be associative, commutative and have `identity` as its identity.
@@ -27,6 +28,8 @@
 
 #include "xreduce/context.hpp"
 #include "xreduce/custom.hpp"
+#include "xreduce/detail/block_reduce.cuh"
+#include "xreduce/dispatcher.hpp"
 
 namespace xreduce::cuda {
 
@@ -43,43 +46,6 @@ inline void check(cudaError_t status, const char* what) {
   cudaGetLastError();
   throw Error(status == cudaErrorMemoryAllocation ? ErrorCode::out_of_memory : ErrorCode::internal,
               std::string("custom reduction on the GPU: ") + what + ": " + cudaGetErrorString(status));
-}
-
-//! Warp shuffle of any trivially copyable value, one 32-bit word at a time.
-template <class R>
-__device__ inline R shfl_down_any(const R& v, int offset) {
-  constexpr int kWords = (sizeof(R) + 3) / 4;
-  unsigned w[kWords] = {};
-  memcpy(w, &v, sizeof(R));
-#pragma unroll
-  for (int k = 0; k < kWords; ++k) w[k] = __shfl_down_sync(0xffffffffu, w[k], offset);
-  R r;
-  memcpy(&r, w, sizeof(R));
-  return r;
-}
-
-template <int kBlock, class R, class BinaryOp>
-__device__ inline R block_reduce_any(R a, const BinaryOp& op, const R& identity) {
-  __shared__ alignas(16) unsigned char warp_bytes[(kBlock / 32) * sizeof(R)];
-  R* warp_results = reinterpret_cast<R*>(warp_bytes);
-  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    const R other = shfl_down_any(a, offset);
-    if (lane + offset < 32) a = op(a, other);
-  }
-  if (lane == 0) memcpy(&warp_results[warp], &a, sizeof(R));
-  __syncthreads();
-  if (warp == 0) {
-    a = identity;
-    if (lane < kBlock / 32) memcpy(&a, &warp_results[lane], sizeof(R));
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) {
-      const R other = shfl_down_any(a, offset);
-      if (lane + offset < 32) a = op(a, other);
-    }
-  }
-  return a;
 }
 
 //! The transform of the second pass: partials as they are.
@@ -112,7 +78,7 @@ __global__ __launch_bounds__(P::block) void custom_kernel(const T* __restrict__ 
   R a = acc[0];
 #pragma unroll
   for (int u = 1; u < P::unroll; ++u) a = op(a, acc[u]);
-  a = block_reduce_any<P::block>(a, op, identity);
+  a = xreduce::detail::gpu::block_reduce<P::block>(a, op, identity);
   if (threadIdx.x == 0) out[blockIdx.x] = a;
 }
 
@@ -181,13 +147,19 @@ R run_on_device(const T* x, std::size_t n, const R& identity, const BinaryOp& op
   return result;
 }
 
-inline bool is_device_pointer(const void* p) {
+//! Where a pointer lives, as CUDA knows it: device (or managed) memory, pinned host memory, or
+//! neither (pageable host memory).
+struct PointerKind {
+  bool device = false;
+  bool pinned = false;
+};
+inline PointerKind pointer_kind(const void* p) {
   cudaPointerAttributes a{};
   if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
     cudaGetLastError();
-    return false;
+    return {};
   }
-  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+  return {a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged, a.type == cudaMemoryTypeHost};
 }
 
 }  // namespace detail
@@ -202,11 +174,18 @@ R transform_reduce(const Policy& policy, const Range& data, R identity, BinaryOp
   static_assert(std::is_default_constructible_v<R>, "xreduce::cuda: the result type must be default-constructible");
   const T* x = std::ranges::data(data);
   const std::size_t n = std::ranges::size(data);
-  const bool on_device = n > 0 && detail::is_device_pointer(x);
+  const detail::PointerKind kind = n > 0 ? detail::pointer_kind(x) : detail::PointerKind{};
+  const bool on_device = kind.device;
   bool gpu = policy.backend == "cuda";
   if (policy.backend == "auto" || policy.backend.empty()) {
-    const std::uint64_t threshold = default_context().config().dispatch.gpu_min_count_pageable;
-    gpu = on_device || (threshold != 0 && n >= threshold);
+    // The dispatcher's rule, among the engines this path has: the GPU kernel below and the CPU
+    // backends of the template API (no CPU+GPU one).
+    Workload work;
+    work.elements = n;
+    work.pinned = kind.pinned;
+    work.user_code = true;
+    const EngineSet here = engine_bit(Engine::gpu) | engine_bit(Engine::cpu_serial) | engine_bit(Engine::cpu_parallel);
+    gpu = on_device || default_context().dispatcher().engine_for(work, here) == Engine::gpu;
   }
   if (!gpu) {
     if (on_device)

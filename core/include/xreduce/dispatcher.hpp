@@ -1,12 +1,19 @@
 #pragma once
-//! Turns backend = "auto" into one registered reducer, by element count and memory space.
+//! Turns backend = "auto" into one registered reducer: the engine by element count and where the
+//! data lives (thresholds from DispatchConfig), then the engine's best backend (Registry::best).
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "xreduce/config.hpp"
 #include "xreduce/registry.hpp"
 
 namespace xreduce {
+
+//! A set of engines: bit (1 << Engine).
+using EngineSet = std::uint32_t;
+constexpr EngineSet engine_bit(Engine e) { return EngineSet{1} << static_cast<unsigned>(e); }
 
 class Dispatcher {
  public:
@@ -17,15 +24,19 @@ class Dispatcher {
 
   Dispatcher(const Registry& registry, DispatchConfig config) : registry_(registry), config_(config) {}
 
-  //! The backend for `request`, whose memory must be resolved (host or device); `pinned` says
-  //! whether host data is page-locked. Considers only available backends that do the
-  //! combination exactly. Throws Error(unavailable) if none can.
-  Choice choose(const Request& request, bool pinned = false) const;
+  //! The backend for `workload`. Considers only backends that fit it (Registry::fits). Throws
+  //! Error(unavailable) if none does.
+  Choice choose(const Workload& workload) const;
   //! The same choice without the reason: what every "auto" call runs.
-  Reducer& pick(const Request& request, bool pinned = false) const;
+  Reducer& pick(const Workload& workload) const;
+  //! The engine the thresholds give `workload` among the `offered` ones; nullopt if the rules
+  //! name none of them. `why` (if given) gets the reason. The GPU template API (xreduce/cuda.cuh),
+  //! whose GPU path is no registered backend, asks this directly.
+  std::optional<Engine> engine_for(const Workload& workload, EngineSet offered, std::string* why = nullptr) const;
+  const DispatchConfig& config() const { return config_; }
 
  private:
-  Reducer& decide(const Request& request, bool pinned, std::string* why) const;
+  Reducer& decide(const Workload& workload, std::string* why) const;
   const Registry& registry_;
   DispatchConfig config_;
 };

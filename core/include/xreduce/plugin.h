@@ -1,7 +1,10 @@
-/* The plugin ABI, version 1: the only contract between the core and a loadable backend library.
+/* The plugin ABI, version 2: the only contract between the core and a loadable backend library.
  * Plain C so that a plugin built by another compiler, or against another C++ standard library,
- * still loads. A plugin exports xreduce_plugin_init_v1; the core calls it once, checks
- * abi_version and struct_size, and keeps the library loaded for the life of the process. */
+ * still loads. A plugin exports xreduce_plugin_init_v2; the core calls it once, checks
+ * abi_version and struct_size, and keeps the library loaded for the life of the process.
+ * Version 2 added the backends' own settings (settings_info, configure, options.settings) in
+ * place of the CUDA-only options streams and chunk_bytes; a version 1 plugin is refused with a
+ * message that says so. */
 #ifndef XREDUCE_PLUGIN_H
 #define XREDUCE_PLUGIN_H
 
@@ -12,14 +15,16 @@
 extern "C" {
 #endif
 
-#define XREDUCE_PLUGIN_ABI_VERSION 1u
+#define XREDUCE_PLUGIN_ABI_VERSION 2u
 
 /* What a plugin's locate() says of a pointer. */
 #define XREDUCE_LOCATION_UNKNOWN 0
 #define XREDUCE_LOCATION_HOST 1        /* ordinary (pageable) host memory */
 #define XREDUCE_LOCATION_DEVICE 2      /* device memory (or managed) */
 #define XREDUCE_LOCATION_PINNED_HOST 3 /* page-locked host memory */
-#define XREDUCE_PLUGIN_ENTRY "xreduce_plugin_init_v1"
+#define XREDUCE_PLUGIN_ENTRY "xreduce_plugin_init_v2"
+/* The entry point of ABI version 1, looked for only to say why such a plugin is refused. */
+#define XREDUCE_PLUGIN_ENTRY_V1 "xreduce_plugin_init_v1"
 
 /* In a backend's memory_mask: the backend reduces records (request width > 1). The core sends
  * width > 1 only to backends that set it, so a plugin built before records existed, which reads
@@ -28,7 +33,7 @@ extern "C" {
 
 /* dtype, op, memory and error codes take the numeric values of the C++ enums in
  * xreduce/types.hpp and xreduce/error.hpp. */
-typedef struct xreduce_request_v1 {
+typedef struct xreduce_request_v2 {
   const void* data;
   uint64_t count;  /* elements, or records when width > 1 */
   int32_t dtype;
@@ -38,24 +43,25 @@ typedef struct xreduce_request_v1 {
   /* width > 1: the backend writes the k column results here, 8 little-endian bytes each, of
    * the type it reports in result->dtype (result->value holds the first). */
   void* values;
-} xreduce_request_v1;
+} xreduce_request_v2;
 
-typedef struct xreduce_options_v1 {
+typedef struct xreduce_options_v2 {
   int32_t block_size;
   int32_t threads;
   int32_t accuracy;
-  int32_t streams;
-  uint64_t chunk_bytes;
-} xreduce_options_v1;
+  /* This call's settings for the backend, "key=value" a line, or NULL: keys it declared in
+   * settings_info only (the core checks). */
+  const char* settings;
+} xreduce_options_v2;
 
-typedef struct xreduce_result_v1 {
+typedef struct xreduce_result_v2 {
   int32_t dtype;          /* of the value */
   int32_t has_index;
   uint64_t index;
   unsigned char value[8]; /* little-endian bytes of the value */
-} xreduce_result_v1;
+} xreduce_result_v2;
 
-typedef struct xreduce_backend_v1 {
+typedef struct xreduce_backend_v2 {
   const char* name;
   int32_t priority;
   int32_t engine;         /* xreduce::Engine */
@@ -65,23 +71,28 @@ typedef struct xreduce_backend_v1 {
   /* 1 if the backend can run now; otherwise 0 and a reason in `reason`. */
   int32_t (*available)(void* self, char* reason, size_t reason_size);
   /* 0 on success; otherwise an xreduce::ErrorCode and a message in `message`. */
-  int32_t (*reduce)(void* self, const xreduce_request_v1* request, const xreduce_options_v1* options,
-                    xreduce_result_v1* result, char* message, size_t message_size);
-} xreduce_backend_v1;
+  int32_t (*reduce)(void* self, const xreduce_request_v2* request, const xreduce_options_v2* options,
+                    xreduce_result_v2* result, char* message, size_t message_size);
+  /* The settings the backend reads, "key<TAB>default<TAB>what it does" a line; "" if none. */
+  const char* settings_info;
+  /* Optional (may be NULL if settings_info is empty): takes the config file's settings,
+   * "key=value" a line, once before any call. 0, or an error code and a message. */
+  int32_t (*configure)(void* self, const char* settings, char* message, size_t message_size);
+} xreduce_backend_v2;
 
-typedef struct xreduce_plugin_v1 {
+typedef struct xreduce_plugin_v2 {
   uint32_t abi_version;  /* XREDUCE_PLUGIN_ABI_VERSION the plugin was built with */
-  uint32_t struct_size;  /* sizeof(xreduce_plugin_v1) in the plugin's build */
+  uint32_t struct_size;  /* sizeof(xreduce_plugin_v2) in the plugin's build */
   const char* name;
   size_t backend_count;
-  const xreduce_backend_v1* backends;
+  const xreduce_backend_v2* backends;
   /* Optional (may be NULL): where a pointer lives: XREDUCE_LOCATION_*. */
   int32_t (*locate)(const void* pointer);
-} xreduce_plugin_v1;
+} xreduce_plugin_v2;
 
 /* Fills *plugin. host_abi_version is the core's XREDUCE_PLUGIN_ABI_VERSION. Returns 0, or an
  * error code with a message written to `message`. */
-typedef int32_t (*xreduce_plugin_init_v1_fn)(uint32_t host_abi_version, xreduce_plugin_v1* plugin,
+typedef int32_t (*xreduce_plugin_init_v2_fn)(uint32_t host_abi_version, xreduce_plugin_v2* plugin,
                                              char* message, size_t message_size);
 
 /* Optional second entry point, for a module that can page-lock host memory (the CUDA module):

@@ -2,8 +2,8 @@
 //! For plugin authors: turns C++ Reducers into the C ABI of xreduce/plugin.h. Header-only, so a
 //! plugin needs the public headers and nothing else. Usage:
 //!
-//!   extern "C" XREDUCE_PLUGIN_EXPORT int32_t xreduce_plugin_init_v1(
-//!       uint32_t host_abi, xreduce_plugin_v1* out, char* message, size_t size) {
+//!   extern "C" XREDUCE_PLUGIN_EXPORT int32_t xreduce_plugin_init_v2(
+//!       uint32_t host_abi, xreduce_plugin_v2* out, char* message, size_t size) {
 //!     static xreduce::plugin::Exporter exporter("my-plugin", [] {
 //!       std::vector<xreduce::plugin::Entry> v;
 //!       v.push_back({std::make_unique<MyReducer>(), 50});
@@ -54,7 +54,7 @@ class Exporter {
   Exporter(std::string name, std::function<std::vector<Entry>()> make)
       : name_(std::move(name)), make_(std::move(make)) {}
 
-  std::int32_t init(std::uint32_t host_abi, xreduce_plugin_v1* out, char* message, size_t size,
+  std::int32_t init(std::uint32_t host_abi, xreduce_plugin_v2* out, char* message, size_t size,
                     std::int32_t (*locate)(const void*) = nullptr) {
     if (host_abi != XREDUCE_PLUGIN_ABI_VERSION) {
       detail::copy_message("plugin '" + name_ + "' speaks ABI " + std::to_string(XREDUCE_PLUGIN_ABI_VERSION) +
@@ -69,7 +69,7 @@ class Exporter {
       return static_cast<std::int32_t>(ErrorCode::plugin);
     }
     out->abi_version = XREDUCE_PLUGIN_ABI_VERSION;
-    out->struct_size = sizeof(xreduce_plugin_v1);
+    out->struct_size = sizeof(xreduce_plugin_v2);
     out->name = name_.c_str();
     out->backend_count = backends_.size();
     out->backends = backends_.data();
@@ -80,11 +80,12 @@ class Exporter {
  private:
   void build() {
     entries_ = make_();
-    names_.reserve(entries_.size());  // c_str() pointers into names_ must stay put
+    names_.reserve(entries_.size());  // c_str() pointers into names_ and infos_ must stay put
+    infos_.reserve(entries_.size());
     for (Entry& e : entries_) {
       names_.emplace_back(e.reducer->name());
       Capabilities caps = e.reducer->capabilities();
-      xreduce_backend_v1 b{};
+      xreduce_backend_v2 b{};
       b.name = names_.back().c_str();
       b.priority = e.priority;
       b.engine = static_cast<std::int32_t>(caps.engine());
@@ -95,7 +96,34 @@ class Exporter {
       b.self = e.reducer.get();
       b.available = &available;
       b.reduce = &reduce;
+      infos_.push_back(settings_info_to_text(e.reducer->settings()));
+      b.configure = &configure;
       backends_.push_back(b);
+    }
+    for (std::size_t i = 0; i < backends_.size(); ++i) backends_[i].settings_info = infos_[i].c_str();
+  }
+
+  static std::int32_t configure(void* self, const char* settings, char* message, size_t size) {
+    return guarded(message, size, [&] {
+      static_cast<Reducer*>(self)->configure(Settings::from_text(settings ? settings : "", "the config file"));
+    });
+  }
+
+  //! Runs `body`, turning what it throws into an ABI error code and message.
+  template <class Body>
+  static std::int32_t guarded(char* message, size_t size, Body&& body) {
+    try {
+      body();
+      return 0;
+    } catch (const Error& e) {
+      detail::copy_message(e.what(), message, size);
+      return static_cast<std::int32_t>(e.code());
+    } catch (const std::bad_alloc&) {
+      detail::copy_message("out of host memory", message, size);
+      return static_cast<std::int32_t>(ErrorCode::out_of_memory);
+    } catch (const std::exception& e) {
+      detail::copy_message(e.what(), message, size);
+      return static_cast<std::int32_t>(ErrorCode::internal);
     }
   }
 
@@ -110,17 +138,16 @@ class Exporter {
     }
   }
 
-  static std::int32_t reduce(void* self, const xreduce_request_v1* q, const xreduce_options_v1* o,
-                             xreduce_result_v1* r, char* message, size_t size) {
-    try {
+  static std::int32_t reduce(void* self, const xreduce_request_v2* q, const xreduce_options_v2* o,
+                             xreduce_result_v2* r, char* message, size_t size) {
+    return guarded(message, size, [&] {
       Request request{q->data, static_cast<std::size_t>(q->count), static_cast<DType>(q->dtype),
                       static_cast<Op>(q->op), static_cast<Memory>(q->memory), q->width > 1 ? q->width : 1u};
       Options options;
       options.block_size = o->block_size;
       options.threads = o->threads;
       options.accuracy = static_cast<Accuracy>(o->accuracy);
-      options.streams = o->streams;
-      options.chunk_bytes = static_cast<std::size_t>(o->chunk_bytes);
+      if (o->settings) options.settings = Settings::from_text(o->settings, "the caller");
       Result result = detail::ReducerAccess::run(*static_cast<Reducer*>(self), request, options);
       r->dtype = static_cast<std::int32_t>(result.value.dtype());
       std::memcpy(r->value, result.value.bytes(), size_of(result.value.dtype()));
@@ -128,24 +155,15 @@ class Exporter {
       r->index = result.index.value_or(0);
       for (std::size_t j = 0; request.width > 1 && j < result.values.size() && j < request.width; ++j)
         std::memcpy(static_cast<unsigned char*>(q->values) + 8 * j, result.values[j].bytes(), 8);
-      return 0;
-    } catch (const Error& e) {
-      detail::copy_message(e.what(), message, size);
-      return static_cast<std::int32_t>(e.code());
-    } catch (const std::bad_alloc&) {
-      detail::copy_message("out of host memory", message, size);
-      return static_cast<std::int32_t>(ErrorCode::out_of_memory);
-    } catch (const std::exception& e) {
-      detail::copy_message(e.what(), message, size);
-      return static_cast<std::int32_t>(ErrorCode::internal);
-    }
+    });
   }
 
   std::string name_;
   std::function<std::vector<Entry>()> make_;
   std::vector<Entry> entries_;
   std::vector<std::string> names_;
-  std::vector<xreduce_backend_v1> backends_;
+  std::vector<std::string> infos_;  // settings_info texts; c_str() pointers into them stay put
+  std::vector<xreduce_backend_v2> backends_;
 };
 
 }  // namespace plugin

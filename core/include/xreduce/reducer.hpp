@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "xreduce/request.hpp"
 
@@ -17,8 +18,9 @@ enum class Support : std::uint8_t {
   exact,    //!< obeys the semantics table (floating sums within the stated tolerance)
   inexact,  //!< runs, but makes no accuracy promise (the seeds' naive loop)
 };
-//! What kind of engine a backend is; the dispatcher chooses among engines.
-enum class Engine : std::uint8_t { cpu_serial, cpu_parallel, gpu, hybrid };
+//! What kind of engine a backend is; the dispatcher chooses among engines. cpu_gpu: the CPU and
+//! a GPU at work on one request together.
+enum class Engine : std::uint8_t { cpu_serial, cpu_parallel, gpu, cpu_gpu };
 
 std::string_view to_string(Support);
 std::string_view to_string(Engine);
@@ -100,6 +102,13 @@ class Reducer {
 
   //! Checks and runs one request. Throws Error.
   Result reduce(const Request& request, const Options& options = {});
+
+  //! The settings this backend reads, from its config table (`[backends.<name>]`, or its
+  //! plugin's) and from Options::settings. Default: none.
+  virtual std::vector<SettingInfo> settings() const { return {}; }
+  //! Takes this backend's settings from the config file, once, before any call; the keys are
+  //! already checked against settings(). Throws Error(invalid_argument) for a bad value.
+  virtual void configure(const Settings& /*from_config*/) {}
 
   //! A chunk of user-compiled work, for the template API (xreduce/custom.hpp): a plugin
   //! boundary cannot carry a user's operator, but a CPU backend's threads can run it.

@@ -8,10 +8,31 @@
 #include <string_view>
 #include <vector>
 
+#include "xreduce/config.hpp"
 #include "xreduce/plugin.h"
 #include "xreduce/reducer.hpp"
 
 namespace xreduce {
+
+//! What a backend is chosen for: every selection of a backend (the dispatcher's "auto", the
+//! template APIs, a backend that delegates, calibration) describes its work this way and asks
+//! Registry::best or the Dispatcher, so that all of them choose alike.
+struct Workload {
+  DType dtype = DType::f32;
+  Op op = Op::sum;
+  std::uint64_t elements = 0;    //!< count x width: a record of width k is k elements
+  Memory memory = Memory::host;  //!< where the data lives, resolved (host or device)
+  bool pinned = false;           //!< host data that is page-locked
+  bool records = false;          //!< width > 1
+  //! A user's operator through Reducer::run_chunks (the template API): dtype and op do not apply.
+  bool user_code = false;
+
+  //! The workload of a request whose memory is resolved (Context::locate).
+  static Workload of(const Request& request, bool pinned = false) {
+    return {request.dtype, request.op, static_cast<std::uint64_t>(request.count) * request.width,
+            request.memory == Memory::automatic ? Memory::host : request.memory, pinned, request.width > 1, false};
+  }
+};
 
 class Registry {
  public:
@@ -19,6 +40,7 @@ class Registry {
     Reducer* reducer;
     int priority;        //!< higher is preferred by the dispatcher among equals
     std::string origin;  //!< "built-in" or the plugin's path
+    std::string family;  //!< the plugin's name ("cuda"), or the backend's own for built-in ones
   };
   //! What happened to one plugin file: loaded, or why not.
   struct PluginReport {
@@ -33,7 +55,7 @@ class Registry {
   Registry& operator=(const Registry&) = delete;
 
   //! Adds a reducer. Throws Error(invalid_argument) if the name is taken or empty.
-  void add(std::unique_ptr<Reducer> reducer, int priority, std::string origin = "built-in");
+  void add(std::unique_ptr<Reducer> reducer, int priority, std::string origin = "built-in", std::string family = {});
   //! Registers the backends compiled into the library (sequential, tbb, openmp, ...).
   void add_builtin_backends();
 
@@ -51,15 +73,28 @@ class Registry {
   Reducer& get(std::string_view name) const;
   //! All entries, highest priority first (ties by name); kept in that order as they are added.
   const std::vector<Entry>& entries() const;
-  //! The available reducers, in entries() order, that do (dtype, op) exactly, read `memory`, and
-  //! reduce records if `records`: what the dispatcher chooses among. Worked out once per
-  //! combination (availability included) and kept until the next add(), so that "auto" costs a
-  //! lookup rather than a walk over every backend. Thread-safe; the reference lives until add().
+  //! Whether `reducer` can take `workload` now: it is available, reads that memory, does the
+  //! combination exactly (records too, if asked), or, for user code, runs host chunks. The one
+  //! filter every selection uses.
+  static bool fits(Reducer& reducer, const Workload& workload);
+  //! The reducers that fit `workload`, in entries() order. Worked out once per kind of workload
+  //! (availability included) and kept until the next add(), so that "auto" costs a lookup rather
+  //! than a walk over every backend. Thread-safe; the reference lives until add().
   struct Candidate {
     Reducer* reducer;
     Engine engine;
   };
-  const std::vector<Candidate>& candidates(DType dtype, Op op, Memory memory, bool records) const;
+  const std::vector<Candidate>& candidates(const Workload& workload) const;
+  //! The backend of `engine` to run `workload`: among those that fit, the preferred CPU-parallel
+  //! backend for that many elements (DispatchConfig::parallel_backend_for, from prefer()), else
+  //! the highest priority. nullptr if none fits.
+  Reducer* best(Engine engine, const Workload& workload) const;
+  //! Whether any backend of `engine` fits `workload`, asked afresh (no cached list): for a
+  //! backend's available() that depends on others, which runs while the cached lists are made.
+  bool any(Engine engine, const Workload& workload) const;
+  //! Takes the CPU-parallel preferences of `dispatch` (a Context passes its config's).
+  void prefer(const DispatchConfig& dispatch);
+
   std::vector<std::string> names() const;
 
   //! Where a pointer lives, asking every plugin that can tell: host (pageable) if none claims it.

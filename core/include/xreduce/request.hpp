@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "xreduce/scalar.hpp"
+#include "xreduce/settings.hpp"
 #include "xreduce/types.hpp"
 
 namespace xreduce {
@@ -31,10 +32,10 @@ struct Options {
   int block_size = 0;   //!< GPU threads per block (128, 256, 512, 1024); 0: the backend's default
   int threads = 0;      //!< CPU threads for parallel backends; 0: all hardware threads
   Accuracy accuracy = Accuracy::standard;
-  std::size_t chunk_bytes = 0;  //!< GPU backends, host input: bytes per streamed chunk; 0: the measured default
-  int streams = 0;              //!< GPU backends, host input: chunks in flight; 0: the measured default
-  double gpu_fraction = 0;      //!< hybrid: the GPU's expected share, which sizes its claims; 0: config [hybrid], else 0.25
-  std::string cpu_backend = {}; //!< hybrid: the CPU-parallel backend of its CPU part; empty: config, else by priority
+  //! The running backend's own settings for this call, over its config table (`xreduce list
+  //! --settings` shows each backend's keys): a named backend refuses keys it does not declare;
+  //! with "auto", keys the chosen backend does not declare are left out.
+  Settings settings = {};
 };
 
 struct Result {

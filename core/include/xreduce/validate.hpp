@@ -58,7 +58,8 @@ struct ValidationReport {
 };
 
 //! Runs `request` through every registered backend of `context` that supports it (or through
-//! `backends`, if not empty), against the exact reference.
+//! `backends`, if not empty), against the exact reference. Each backend gets the settings of
+//! `options` that it declares.
 ValidationReport validate(Context& context, const Request& request, const Options& options = {},
                           const std::vector<std::string>& backends = {});
 

@@ -19,12 +19,18 @@ namespace xreduce {
 class Reducer;
 }
 
+namespace xreduce {
+class Context;
+}
+
 namespace xreduce::detail {
 
 //! The CPU backend that runs a user's operator over `elements` elements: the one named, or for
 //! "auto" the one the dispatcher's thresholds choose. Throws unknown_backend, or unsupported for
 //! a backend that cannot run user code (the GPU ones: they take xreduce/cuda.cuh).
 Reducer& custom_executor(const std::string& backend, std::size_t elements);
+//! The same in `context`: the dispatcher's choice for a workload of user code.
+Reducer& custom_executor(Context& context, const std::string& backend, std::size_t elements);
 //! Threads for the executor: `threads`, else the config's, else 0 (all).
 int custom_threads(int threads);
 

@@ -1,7 +1,9 @@
-#include "cpu_reduce.hpp"
+#include "xreduce/backend/chunk_driver.hpp"
 
 #include <algorithm>
 #include <bit>
+#include <functional>
+#include <string>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -9,8 +11,15 @@
 #include "xreduce/detail/cpu_kernels.hpp"
 #include "xreduce/error.hpp"
 
-namespace xreduce::detail {
+namespace xreduce::backend {
 namespace {
+
+using namespace xreduce::detail;  // the blocked kernels (xreduce/detail/cpu_kernels.hpp)
+
+constexpr std::size_t kChunk = kChunkElements;
+
+//! Runs body(c) for every chunk c in [0, chunks), in any order and on any threads.
+using ChunkRunner = std::function<void(std::size_t chunks, const std::function<void(std::size_t)>& body)>;
 
 std::size_t chunk_count(std::size_t n) { return (n + kChunk - 1) / kChunk; }
 std::size_t chunk_length(std::size_t n, std::size_t c) { return std::min(kChunk, n - c * kChunk); }
@@ -176,9 +185,7 @@ Result reduce_records(const Request& q, const ChunkRunner* runner) {
   });
 }
 
-}  // namespace
-
-Result reduce_on_cpu(const Request& request, const ChunkRunner* runner) {
+Result reduce_on_host(const Request& request, const ChunkRunner* runner) {
   if (request.width > 1) return reduce_records(request, runner);
   return visit_dtype(request.dtype, [&](auto tag) -> Result {
     using T = decltype(tag);
@@ -196,4 +203,16 @@ Result reduce_on_cpu(const Request& request, const ChunkRunner* runner) {
   });
 }
 
-}  // namespace xreduce::detail
+}  // namespace
+
+Result reduce_host_chunks(const Request& request, Reducer* scheduler, int threads) {
+  if (!scheduler) return reduce_on_host(request, nullptr);
+  const ChunkRunner runner = [scheduler, threads](std::size_t chunks, const std::function<void(std::size_t)>& body) {
+    auto call = [](void* f, std::size_t c) { (*static_cast<const std::function<void(std::size_t)>*>(f))(c); };
+    if (!scheduler->run_chunks(chunks, call, const_cast<std::function<void(std::size_t)>*>(&body), threads))
+      throw Error(ErrorCode::internal, "backend '" + std::string(scheduler->name()) + "' runs no chunks of host code");
+  };
+  return reduce_on_host(request, &runner);
+}
+
+}  // namespace xreduce::backend

@@ -1,11 +1,11 @@
-#include "combine.hpp"
+#include "xreduce/backend/part_fold.hpp"
 
 #include <cmath>
 #include <span>
 
 #include "xreduce/error.hpp"
 
-namespace xreduce::detail {
+namespace xreduce::backend {
 namespace {
 
 //! The result of `op` over two parts, `low` holding the lower indices. Sums and products are
@@ -112,4 +112,4 @@ Result PartFold::result() const {
   return r;
 }
 
-}  // namespace xreduce::detail
+}  // namespace xreduce::backend

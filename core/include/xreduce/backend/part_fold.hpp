@@ -1,5 +1,6 @@
 #pragma once
-// Combining the results of parts of one reduction (the hybrid backend's CPU and GPU slices).
+//! For backend authors: folding the results of disjoint parts of one reduction (a backend that
+//! splits a request between engines, devices or calls, as `hybrid` does).
 
 #include <cstdint>
 #include <optional>
@@ -7,12 +8,13 @@
 
 #include "xreduce/request.hpp"
 
-namespace xreduce::detail {
+namespace xreduce::backend {
 
 //! Folds the results of disjoint parts of one reduction, added in any order, each with the index
 //! of its first element (record). Floating sums are kept in double with Neumaier's compensation,
 //! so folding many parts adds no error beyond each part's own rounding; argmin/argmax keep the
 //! lowest index among equal extremes (and the first NaN) whatever order the parts come in.
+//! Not thread-safe: add under a lock.
 class PartFold {
  public:
   explicit PartFold(Op op) : op_(op) {}
@@ -27,4 +29,4 @@ class PartFold {
   std::vector<double> sum_, compensation_;     // floating sums, per column
 };
 
-}  // namespace xreduce::detail
+}  // namespace xreduce::backend

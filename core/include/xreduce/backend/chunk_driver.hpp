@@ -1,0 +1,42 @@
+#pragma once
+//! For backend authors: the CPU chunk driver. A CPU backend says how it schedules chunks of work
+//! (Reducer::run_chunks); the driver cuts the request into fixed chunks, runs the core's blocked
+//! kernels on them through that schedule, and combines the partials in a fixed order, so every
+//! CPU backend gives the same bits for any thread count. Derive from HostChunkReducer and
+//! implement name(), capabilities(), available() and run_chunks(); nothing else.
+//!
+//!   class MyPool final : public xreduce::backend::HostChunkReducer {
+//!     std::string_view name() const override { return "mypool"; }
+//!     ...
+//!     bool run_chunks(std::size_t chunks, ChunkBody body, void* context, int threads) override {
+//!       my_pool.parallel_for(chunks, [&](std::size_t c) { body(context, c); });
+//!       return true;
+//!     }
+//!   };
+
+#include <cstddef>
+
+#include "xreduce/reducer.hpp"
+
+namespace xreduce::backend {
+
+//! Elements per chunk of a parallel run: a multiple of the kernels' leaf, large enough that
+//! scheduling costs nothing, small enough to balance two to a few hundred threads.
+inline constexpr std::size_t kChunkElements = std::size_t{1} << 16;
+
+//! Reduces host data through `scheduler`'s run_chunks with `threads` threads (0: all); with
+//! no scheduler, in one pass in the calling thread. Plain requests and records (width > 1);
+//! the request must have passed Reducer::reduce's checks (count > 0, aligned host data).
+Result reduce_host_chunks(const Request& request, Reducer* scheduler, int threads);
+
+//! A CPU backend that is only a schedule: do_reduce is the driver. A cpu_serial engine runs in
+//! one pass in the calling thread; a cpu_parallel one through its run_chunks.
+class HostChunkReducer : public Reducer {
+ protected:
+  Result do_reduce(const Request& request, const Options& options) override {
+    const bool one_pass = capabilities().engine() == Engine::cpu_serial;
+    return reduce_host_chunks(request, one_pass ? nullptr : this, options.threads);
+  }
+};
+
+}  // namespace xreduce::backend
