@@ -8,7 +8,9 @@
 #   scripts/gpu-check.sh [BUILD_DIR] [OUT_DIR]      (defaults: build/release, bench/results/<gpu>)
 #
 # Writes OUT_DIR/checks.log (every log, in order), device.txt, gpu-reduce.{json,md,png},
-# host-reduce.{json,md}.
+# host-reduce.{json,md}, and progression.{json,md,png} when the bundle has xreduce_bench (the
+# device tool carries 64 MiB: scripts/device-bundle.sh says which programs fit together). A
+# program missing from the bundle is reported as skipped.
 # Exits non-zero if any check failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +28,11 @@ status=0
 step() {
   local name=$1
   shift
+  if [[ "$1" == */bin/* && ! -x "$1" ]]; then
+    echo "===== $name: skipped, $1 is not in this bundle" >> "$log"
+    printf '%-22s skipped (%s not in this bundle)\n' "$name" "$(basename "$1")"
+    return
+  fi
   local t0=$SECONDS
   echo "===== $name: $*" >> "$log"
   "$@" >> "$log" 2>&1
@@ -43,6 +50,8 @@ step example-gpu "$build/bin/xreduce_example_farthest_point_gpu"
 step benchmark "$build/bin/xreduce_bench_gpu" --out "$out" ${XREDUCE_BENCH_ARGS:-}
 step plot python3 bench/plot_gpu.py "$out/gpu-reduce.json" "$out/gpu-reduce.png"
 step benchmark-host "$build/bin/xreduce_bench_gpu_host" --out "$out" ${XREDUCE_BENCH_HOST_ARGS:-}
+step progression "$build/bin/xreduce_bench" progression --out "$out"
+[ -f "$out/progression.json" ] && step plot-progression python3 bench/plot_suites.py "$out/progression.json" "$out/progression.png"
 for tool in memcheck racecheck synccheck; do
   sanitize() {
     timeout "${XREDUCE_SANITIZER_TIMEOUT:-1200}" env XREDUCE_TEST_QUICK=1 \
@@ -55,4 +64,5 @@ done
 grep -E "test cases:|ERROR SUMMARY|skipping|FAILED" "$log" | sort | uniq -c | head -40
 [ -f "$out/gpu-reduce.md" ] && cat "$out/gpu-reduce.md"
 [ -f "$out/host-reduce.md" ] && cat "$out/host-reduce.md"
+[ -f "$out/progression.md" ] && cat "$out/progression.md"
 exit $status
