@@ -81,7 +81,7 @@ class CudaReducer final : public Reducer {
   }
   std::vector<SettingInfo> settings() const override {
     const Streaming d;
-    return {{"chunk_bytes", std::to_string(d.chunk_bytes), "host input: bytes per streamed chunk (4096 to 2^34)"},
+    return {{"chunk_bytes", std::to_string(d.chunk_bytes), "host input: bytes per streamed chunk (4096 to 2^48; more than the GPU holds is out_of_memory)"},
             {"streams", std::to_string(d.streams), "host input: chunks in flight, each on its own stream (1 to 64)"},
             {"copy_threads", std::to_string(d.copy_threads),
              "pageable host input: host threads that copy chunks into pinned staging (1 to 256)"}};
@@ -124,7 +124,7 @@ class CudaReducer final : public Reducer {
  private:
   //! `base` with the streaming settings of `s` over it.
   static Streaming streaming(const Settings& s, Streaming base) {
-    base.chunk_bytes = static_cast<std::size_t>(s.integer("chunk_bytes", 4096, std::int64_t{1} << 34).value_or(
+    base.chunk_bytes = static_cast<std::size_t>(s.integer("chunk_bytes", 4096, std::int64_t{1} << 48).value_or(
         static_cast<std::int64_t>(base.chunk_bytes)));
     base.streams = static_cast<int>(s.integer("streams", 1, 64).value_or(base.streams));
     base.copy_threads = static_cast<int>(s.integer("copy_threads", 1, 256).value_or(base.copy_threads));
