@@ -1,5 +1,6 @@
 #pragma once
-// What the benchmark programs share: their command line, warm-up, medians, the date on their results.
+// What the benchmark programs share: their command line, the timing rule (xreduce/detail/timing.hpp),
+// the date on their results.
 // Header-only and C++17, since the GPU benchmark is compiled by nvcc.
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include <ctime>
 #include <string>
 #include <vector>
+
+#include "xreduce/detail/timing.hpp"
 
 namespace xreduce::bench {
 
@@ -36,34 +39,10 @@ inline Args parse_args(int argc, char** argv, int max_log2, int repeat, const ch
   return args;
 }
 
-//! Calls `call` for `milliseconds` (at least once) before it is timed: its threads awake, its
-//! buffers allocated, and cores that earlier work left idle back at speed. One call was not
-//! enough on the H200 host: a backend timed after the single-thread one sped up over its first
-//! ten calls at 2^26 (1.45 ms down to 0.87).
-template <class F>
-void warm_up(F&& call, int milliseconds = 20) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(milliseconds);
-  do call();
-  while (std::chrono::steady_clock::now() < until);
-}
-
-//! Seconds taken by the fastest of `calls` calls, to size batches by: one call caught in one of
-//! a shared host's stalls (vCPUs taken away for milliseconds) would make the batch one call.
-template <class F>
-double fastest_call_seconds(F&& call, int calls = 3) {
-  double fastest = 1e30;
-  for (int k = 0; k < calls; ++k) {
-    const auto t0 = std::chrono::steady_clock::now();
-    call();
-    fastest = std::min(fastest, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return fastest;
-}
-
-inline double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
+// The timing rule (warm-up, batches, median) is the library's own, shared with calibration.
+using detail::timing::fastest_call_seconds;
+using detail::timing::median;
+using detail::timing::warm_up;
 
 //! Today's date (UTC), for the results' JSON.
 inline std::string utc_date() {

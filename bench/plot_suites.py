@@ -5,7 +5,7 @@ progression: GB/s per kernel as bars, the read probe as a line, one panel per se
 transfer:    speed-up over the seeds' CPU loop against N, with and without the transfers.
 crossover:   time per element against N, one line per backend, `auto` highlighted; one panel
              per residency.
-cpu:         GB/s and relative error against N, one line per backend and thread count.
+cpu:         GB/s and relative error against N, one line per backend and thread count, and the read probes.
 """
 import json
 import sys
@@ -90,6 +90,11 @@ def cpu(data, axes):
         xs = [p[0] for p in pts]
         axes[0].plot(xs, [p[1] for p in pts], marker="o", markersize=3, label=name)
         axes[1].plot(xs, [max(p[2], 1e-12) for p in pts], marker="o", markersize=3, label=name)
+    probes = data.get("probes", [])  # older results have none
+    for key, label in (("all_threads_gbps", "read probe, all threads"), ("one_thread_gbps", "read probe, 1 thread")):
+        if probes:
+            axes[0].plot([p["n"] for p in probes], [p[key] for p in probes], color="black",
+                         linestyle="--" if key.startswith("all") else ":", label=label)
     for ax in axes:
         ax.set_xscale("log", base=2)
         ax.set_xlabel("N (f32 elements)")

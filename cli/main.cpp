@@ -18,6 +18,7 @@
 
 #include "input.hpp"
 #include "xreduce/xreduce.hpp"
+#include "xreduce/detail/timing.hpp"
 #include "xreduce/registry.hpp"
 #include "xreduce/calibrate.hpp"
 #include "xreduce/reducer.hpp"
@@ -94,10 +95,7 @@ std::string value_text(const xr::Result& r) {
   return text + "]";
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
+using xr::detail::timing::median;
 
 std::string gbps(std::size_t bytes, double seconds) {
   if (seconds <= 0) return "-";

@@ -7,7 +7,7 @@
 #
 #   scripts/gpu-check.sh [BUILD_DIR] [OUT_DIR]      (defaults: build/release, bench/results/<gpu>)
 #
-# Writes OUT_DIR/checks.log (every log, in order), device.txt, gpu-reduce.{json,md,png},
+# Writes OUT_DIR/logs/checks-COMMIT.log (every log, in order), logs/device-COMMIT.txt, gpu-reduce.{json,md,png},
 # host-reduce.{json,md}, and progression.{json,md,png} when the bundle has xreduce_bench (the
 # device tool carries 64 MiB: scripts/device-bundle.sh says which programs fit together). A
 # program missing from the bundle is reported as skipped.
@@ -17,12 +17,12 @@ cd "$(dirname "$0")/.."
 build=${1:-build/release}
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr -cs 'A-Za-z0-9' '-' | sed 's/-$//' | tr 'A-Z' 'a-z')
 out=${2:-bench/results/$gpu}
-mkdir -p "$out"
-log="$out/checks.log"
-: > "$log"
 export XREDUCE_TEST_BACKENDS='cuda.*,cub,thrust,hybrid'
 export XREDUCE_COMMIT=${XREDUCE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-{ date -u; echo "commit $XREDUCE_COMMIT"; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv; } > "$out/device.txt"
+mkdir -p "$out/logs"
+log="$out/logs/checks-$XREDUCE_COMMIT.log"
+: > "$log"
+{ date -u; echo "commit $XREDUCE_COMMIT"; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv; } > "$out/logs/device-$XREDUCE_COMMIT.txt"
 
 status=0
 step() {

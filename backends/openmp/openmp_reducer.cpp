@@ -31,7 +31,7 @@ class OpenMpReducer final : public backend::HostChunkReducer {
     // there is little to balance anyway. With more, the input streams from memory and one slow
     // thread (a busy core, a preempted vCPU) would hold up the rest: threads take chunks as they
     // finish. On a 16-core Xeon host, static was up to 1.2x faster at 1 to 4 chunks a thread and
-    // dynamic up to 1.3x faster from 16 on (bench/results/nvidia-h200/openmp-schedule.md).
+    // dynamic up to 1.3x faster from 16 on (bench/results/nvidia-h200/logs/openmp-schedule.md).
     if (count <= 4LL * team) {
 #pragma omp parallel for schedule(static) num_threads(team)
       for (long long c = 0; c < count; ++c) body(context, static_cast<std::size_t>(c));

@@ -51,17 +51,13 @@ void check(cudaError_t s, const char* what) {
   }
 }
 
+//! Calls of a megabyte or more, one at a time: the library's warm-up, then `repeat` single calls.
 template <class F>
 double median_seconds(int repeat, F&& f) {
   bench::warm_up(f);
   std::vector<double> t;
-  for (int k = 0; k < repeat; ++k) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  xreduce::detail::timing::batch_samples(f, 1, repeat, t);
+  return bench::median(t);
 }
 
 //! Calls per second of f over about `seconds`, after one warm-up call.

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <map>
 #include <random>
+#include <thread>
 
 #include "gpu.hpp"
 #include "xreduce/xreduce.hpp"
@@ -39,7 +40,39 @@ std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
-// --- cpu: the CPU backends on all cores and on one, with their error ---------------------------
+// --- cpu: the CPU backends on all cores and on one, with their error, against read probes -----
+
+// Reads every 64-bit word with eight independent integer sums: no floating-point dependency,
+// nothing for the core to wait on but memory. The result is kept so the loop is not removed.
+std::uint64_t probe_slice(const std::uint64_t* w, std::size_t n) {
+  std::uint64_t s[8] = {};
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) s[j] += w[i + j];
+  for (; i < n; ++i) s[0] += w[i];
+  return s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
+}
+
+//! The read-bandwidth probe in `slices` slices, run by `pool`'s threads (a CPU-parallel backend's
+//! run_chunks, as a user's operator runs) or, without one, in the calling thread.
+std::uint64_t read_probe(const void* data, std::size_t bytes, std::size_t slices, xr::Reducer* pool) {
+  struct Job {
+    const std::uint64_t* w;
+    std::size_t words, per;
+    std::vector<std::uint64_t> out;
+  } job{static_cast<const std::uint64_t*>(data), bytes / 8, 0, std::vector<std::uint64_t>(slices)};
+  job.per = (job.words + slices - 1) / slices;
+  auto slice = [](void* context, std::size_t t) {
+    Job& j = *static_cast<Job*>(context);
+    const std::size_t first = std::min(j.words, t * j.per);
+    j.out[t] = probe_slice(j.w + first, std::min(j.per, j.words - first));
+  };
+  if (pool) pool->run_chunks(slices, slice, &job, 0);
+  else for (std::size_t t = 0; t < slices; ++t) slice(&job, t);
+  std::uint64_t s = 0;
+  for (auto v : job.out) s += v;
+  return s;
+}
 
 int run_cpu(const SuiteArgs& args) {
   const int lo = args.quick ? 10 : std::max(args.min_log2, 10), hi = args.max_log2 ? args.max_log2 : (args.quick ? 14 : 28);
@@ -59,11 +92,21 @@ int run_cpu(const SuiteArgs& args) {
   for (int l = lo; l <= hi; ++l) estimate += (args.repeat + 2) * std::ldexp(4.0, l) / 3e9 * variants.size() + std::ldexp(4.0, l) / 1e8;
   Progress progress("cpu", estimate);
   const std::vector<float> data = random_floats(std::size_t{1} << hi, 7);
-  nlohmann::json rows = nlohmann::json::array();
+  nlohmann::json rows = nlohmann::json::array(), probes = nlohmann::json::array();
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  // The all-threads probe runs on the pool of the CPU-parallel backend a user's operator would get.
+  xr::Workload user_code;
+  user_code.user_code = true;
+  xr::Reducer* pool = ctx.registry().best(xr::Engine::cpu_parallel, user_code);
   std::string md = "# CPU backends: f32 sum, all threads and one\n\nGB/s on the bytes read, median of " + std::to_string(args.repeat) +
-                   "; relative error against the exactly rounded sum (values uniform in [0, 1)).\n\n| N |";
+                   "; in brackets, the share of a read probe over the same bytes (eight independent 64-bit integer sums: "
+                   "one thread for single-thread runs, all " + std::to_string(cores) + " for the others, on " +
+                   (pool ? std::string(pool->name()) + "'s threads" : std::string("one thread: no CPU-parallel backend")) +
+                   "; below 2^16 elements the parallel backends run in one chunk on the calling thread, where they can beat "
+                   "a probe that wakes a pool); relative error "
+                   "against the exactly rounded sum (values uniform in [0, 1)).\n\n| N | probe, 1 thread | probe, all threads |";
   for (const Variant& v : variants) md += " " + v.backend + (v.threads == 1 ? " (1 thread)" : "") + " |";
-  md += "\n|---:|";
+  md += "\n|---:|---:|---:|";
   for (std::size_t k = 0; k < variants.size(); ++k) md += "---:|";
   md += "\n";
   for (int l = lo; l <= hi; ++l) {
@@ -72,7 +115,13 @@ int run_cpu(const SuiteArgs& args) {
     progress.update(sweep_done(lo, hi, l, 0), "2^" + std::to_string(l) + ": exact reference");
     const xr::Reference ref = xr::exact_reference(q);
     const double exact = ref.value.get<float>();
-    md += "| 2^" + std::to_string(l) + " |";
+    // The read probes over the same bytes: single-thread backends against the one-thread probe,
+    // the parallel ones against the all-threads probe.
+    volatile std::uint64_t sink = 0;
+    const double probe_one = n * 4.0 / time_per_call([&] { sink = sink + read_probe(data.data(), n * 4, 1, nullptr); }, args.repeat) / 1e9;
+    const double probe_all = n * 4.0 / time_per_call([&] { sink = sink + read_probe(data.data(), n * 4, cores, pool); }, args.repeat) / 1e9;
+    md += "| 2^" + std::to_string(l) + " | " + fmt("%.1f", probe_one) + " | " + fmt("%.1f", probe_all) + " |";
+    probes.push_back({{"log2n", l}, {"n", n}, {"one_thread_gbps", probe_one}, {"all_threads_gbps", probe_all}, {"threads", cores}});
     for (std::size_t k = 0; k < variants.size(); ++k) {
       const Variant& v = variants[k];
       progress.update(sweep_done(lo, hi, l, (k + 1.0) / (variants.size() + 1)), "2^" + std::to_string(l) + ": " + v.backend);
@@ -84,8 +133,12 @@ int run_cpu(const SuiteArgs& args) {
       const double t = time_per_call([&] { result = r.reduce(q, o); }, args.repeat, &raw);
       const double gbps = n * 4.0 / t / 1e9;
       const double rel = std::fabs(result.value.get<float>() - exact) / std::fabs(exact);
-      md += " " + fmt("%.1f", gbps) + " GB/s, err " + (rel == 0 ? std::string("0") : fmt("%.1e", rel)) + " |";
+      const bool one_thread = v.threads == 1 || r.capabilities().engine() == xr::Engine::cpu_serial;
+      const double probe = one_thread ? probe_one : probe_all;
+      md += " " + fmt("%.1f", gbps) + " GB/s (" + fmt("%.0f", 100 * gbps / probe) + "%), err " +
+            (rel == 0 ? std::string("0") : fmt("%.1e", rel)) + " |";
       rows.push_back({{"log2n", l}, {"n", n}, {"backend", v.backend}, {"threads", v.threads}, {"median_s", t}, {"gbps", gbps},
+                      {"probe_gbps", probe}, {"fraction_of_probe", gbps / probe},
                       {"value", result.value.to_string()}, {"exact", ref.value.to_string()}, {"relative_error", rel},
                       {"times_s", raw}});
     }
@@ -93,7 +146,7 @@ int run_cpu(const SuiteArgs& args) {
   }
   progress.finish();
   std::fputs(md.c_str(), stdout);
-  write_results(args.out_dir, "cpu", {{"dtype", "f32"}, {"op", "sum"}, {"repeat", args.repeat}, {"rows", rows}}, md);
+  write_results(args.out_dir, "cpu", {{"dtype", "f32"}, {"op", "sum"}, {"repeat", args.repeat}, {"rows", rows}, {"probes", probes}}, md);
   return 0;
 }
 
@@ -203,21 +256,16 @@ int run_crossover(const SuiteArgs& args) {
       for (std::size_t b = 0; b < names.size(); ++b) {
         const xr::Options o{.backend = names[b]};
         ctx.reduce(q, o);
-        const double once = fastest_call_seconds([&] { ctx.reduce(q, o); });
-        batch[b] = static_cast<int>(std::clamp(1e-3 / std::max(once, 1e-9), 1.0, 100000.0));
+        batch[b] = xr::detail::timing::batch_size([&] { ctx.reduce(q, o); }, 1e-3);
         // Short calls are at the mercy of the machine's other tenants: more samples where cheap.
-        const int total = once * batch[b] < 2e-3 ? 3 * args.repeat : args.repeat;
+        const int total = fastest_call_seconds([&] { ctx.reduce(q, o); }) * batch[b] < 2e-3 ? 3 * args.repeat : args.repeat;
         per_round[b] = (total + kRounds - 1) / kRounds;
       }
       for (int round = 0; round < kRounds; ++round)
         for (std::size_t b = 0; b < names.size(); ++b) {
           const xr::Options o{.backend = names[b]};
           warm_up([&] { ctx.reduce(q, o); });
-          for (int k = 0; k < per_round[b]; ++k) {
-            const auto t0 = std::chrono::steady_clock::now();
-            for (int c = 0; c < batch[b]; ++c) ctx.reduce(q, o);
-            samples[b].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / batch[b]);
-          }
+          xr::detail::timing::batch_samples([&] { ctx.reduce(q, o); }, batch[b], per_round[b], samples[b]);
         }
       std::size_t fastest = 0;
       std::vector<double> med(names.size());

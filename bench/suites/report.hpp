@@ -57,24 +57,12 @@ inline double sweep_done(int lo, int hi, int l, double part) {
   return (before + part * work(l)) / total;
 }
 
-//! Median seconds per call of `call`, from `samples` batches each long enough (about 1 ms, at
-//! least one call) that the clock's resolution does not matter. Warms up first. Also fills
-//! `raw` (seconds per call of each batch) when given.
+//! Median seconds per call of `call` by the library's timing rule (20 ms of warm-up, batches of
+//! about 1 ms sized by the fastest of three calls; xreduce/detail/timing.hpp); fills `raw`
+//! (seconds per call of each batch) when given.
 template <class F>
 double time_per_call(F&& call, int samples, std::vector<double>* raw = nullptr) {
-  using Clock = std::chrono::steady_clock;
-  auto t0 = Clock::now();
-  call();  // warm-up: first touch, allocations, thread pools
-  double first = std::chrono::duration<double>(Clock::now() - t0).count();
-  const int batch = static_cast<int>(std::clamp(1e-3 / std::max(first, 1e-9), 1.0, 10000.0));
-  std::vector<double> t;
-  for (int s = 0; s < samples; ++s) {
-    t0 = Clock::now();
-    for (int k = 0; k < batch; ++k) call();
-    t.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / batch);
-  }
-  if (raw) *raw = t;
-  return median(t);
+  return detail::timing::seconds_per_call(call, samples, 1e-3, raw);
 }
 
 //! Writes NAME.json (with the schema, suite, date, commit and machine) and NAME.md in `dir`.

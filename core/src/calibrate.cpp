@@ -9,35 +9,21 @@
 #include <toml++/toml.h>
 
 #include "xreduce/context.hpp"
+#include "xreduce/detail/timing.hpp"
 #include "xreduce/error.hpp"
 #include "xreduce/pinned.hpp"
 
 namespace xreduce {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
-//! Median seconds per call over `repeat` samples; a sample is a batch of back-to-back calls
-//! lasting about 0.2 ms, so that short calls are not lost in the clock's and the scheduler's noise.
+//! Median seconds per call over `repeat` batches of about 0.2 ms, by the library's timing rule
+//! (xreduce/detail/timing.hpp). Each backend's sweep warms it up once, before its first size
+//! (settle() below); within the sweep the calls that size each batch warm the next size.
 double median_time(Reducer* r, const Request& q, const Options& o, int repeat) {
   if (!r) return kNever;
-  r->reduce(q, o);  // warm-up
-  double once = kNever;  // the fastest of three: one call caught in a stall of the host would set batch 1
-  for (int k = 0; k < 3; ++k) {
-    const auto t0 = Clock::now();
-    r->reduce(q, o);
-    once = std::min(once, std::chrono::duration<double>(Clock::now() - t0).count());
-  }
-  const int batch = static_cast<int>(std::clamp(2e-4 / std::max(once, 1e-9), 1.0, 1000.0));
-  std::vector<double> t;
-  for (int k = 0; k < repeat; ++k) {
-    const auto t0 = Clock::now();
-    for (int c = 0; c < batch; ++c) r->reduce(q, o);
-    t.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / batch);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return detail::timing::seconds_per_call([&] { r->reduce(q, o); }, repeat, 2e-4, nullptr, /*warm_up_ms=*/0);
 }
 
 //! Whether `r` reads the setting `key`.
@@ -129,9 +115,8 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
   // the fastest parallel one: it cannot win at larger sizes.
   std::vector<std::vector<double>> t_parallels(parallels.size(), std::vector<double>(sizes.size(), kNever));
   std::vector<double> t_serial(sizes.size(), kNever);
-  auto settle = [&](Reducer* r) {  // 20 ms of calls: the previous backend's threads asleep, this one's cores at speed
-    const auto end = Clock::now() + std::chrono::milliseconds(20);
-    while (Clock::now() < end) r->reduce(on_pageable(std::min<std::size_t>(max_n, 1 << 20)), {});
+  auto settle = [&](Reducer* r) {  // the previous backend's threads asleep, this one's cores at speed
+    detail::timing::warm_up([&] { r->reduce(on_pageable(std::min<std::size_t>(max_n, 1 << 20)), {}); });
   };
   // Progress: every sweep counts the same, and within one a size by its elements (time grows with them).
   const int sweeps = 2 * static_cast<int>(parallels.size() + 1) + (gpu ? 1 : 0) + (gpu && hybrid ? 1 : 0);
