@@ -31,7 +31,8 @@ def main(path_in: str, path_out: str) -> None:
     ax.set_xscale("log", base=2)
     ax.set_xlabel("N (f32 elements, device-resident)")
     ax.set_ylabel("GB/s (bytes read / median time)")
-    ax.set_title(f"xreduce f32 sum, block 256: {data['device']} ({data['date']}, {data.get('commit', '')})")
+    device = data.get("device") or data.get("machine", {}).get("gpu", {}).get("name", "")  # older results: "device"
+    ax.set_title(f"xreduce f32 sum, block 256: {device} ({data['date']}, {data.get('commit', '')})")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, ncol=2)
     fig.tight_layout()

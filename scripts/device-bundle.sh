@@ -5,13 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The device tool carries at most 64 MiB, and each benchmark program holds the kernels (about
-# 18 MB): by default, what scripts/gpu-check.sh runs; for the suites, name the programs after the
-# build folder (scripts/device-bundle.sh build/release xreduce xreduce_bench).
+# 18 MB): by default, what scripts/gpu-check.sh runs (xreduce_bench for its GPU suites, the host
+# benchmark); name others after the build folder (scripts/device-bundle.sh build/release xreduce xreduce_bench).
 build=${1:-build/release}
 shift || true
 programs=("$@")
 [ ${#programs[@]} -gt 0 ] || programs=(xreduce xreduce_conformance xreduce_gpu_tests xreduce_gpu_custom_tests
-  xreduce_example_farthest_point_gpu xreduce_bench_gpu xreduce_bench_gpu_host)
+  xreduce_example_farthest_point_gpu xreduce_bench xreduce_bench_gpu_host)
 rm -rf .device-build
 mkdir -p .device-build/bin .device-build/lib
 for p in "${programs[@]}"; do cp "$build/bin/$p" .device-build/bin/; done

@@ -8,9 +8,9 @@
 #   scripts/gpu-check.sh [BUILD_DIR] [OUT_DIR]      (defaults: build/release, bench/results/<gpu>)
 #
 # Writes OUT_DIR/logs/checks-COMMIT.log (every log, in order), logs/device-COMMIT.txt, gpu-reduce.{json,md,png},
-# host-reduce.{json,md}, and progression.{json,md,png} when the bundle has xreduce_bench (the
-# device tool carries 64 MiB: scripts/device-bundle.sh says which programs fit together). A
-# program missing from the bundle is reported as skipped.
+# host-reduce.{json,md} and progression.{json,md,png} (the device tool carries 64 MiB:
+# scripts/device-bundle.sh says which programs fit together). A program missing from the bundle
+# is reported as skipped.
 # Exits non-zero if any check failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -47,7 +47,7 @@ step conformance "$build/bin/xreduce_conformance"
 step gpu-tests "$build/bin/xreduce_gpu_tests"
 step gpu-custom-tests "$build/bin/xreduce_gpu_custom_tests"
 step example-gpu "$build/bin/xreduce_example_farthest_point_gpu"
-step benchmark "$build/bin/xreduce_bench_gpu" --out "$out" ${XREDUCE_BENCH_ARGS:-}
+step benchmark "$build/bin/xreduce_bench" gpu-reduce --out "$out" ${XREDUCE_BENCH_ARGS:-}
 step plot python3 bench/plot_gpu.py "$out/gpu-reduce.json" "$out/gpu-reduce.png"
 step benchmark-host "$build/bin/xreduce_bench_gpu_host" --out "$out" ${XREDUCE_BENCH_HOST_ARGS:-}
 step progression "$build/bin/xreduce_bench" progression --out "$out"

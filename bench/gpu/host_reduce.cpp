@@ -13,7 +13,7 @@
 // the GPU's pinned copies run alone and then side by side on two halves of the input, each rate
 // measured over the same second (what the two read side by side over the better alone is what
 // sharing the work can add on this host); and a sweep of chunk size, streams and copy threads for the
-// streamed path, from which the defaults in techniques.hpp (Streaming) come. Wall-clock time per
+// streamed path, from which the CUDA module's defaults (its settings chunk_bytes, streams, copy_threads) come. Wall-clock time per
 // call, median of R.
 //
 //   xreduce_bench_gpu_host [--max-log2 30] [--repeat 10] [--out DIR]
@@ -32,13 +32,13 @@
 #include <nlohmann/json.hpp>
 
 #include "../bench_common.hpp"
-#include "techniques.hpp"
+#include "bench_interface.hpp"
 #include "xreduce/xreduce.hpp"
 #include "xreduce/registry.hpp"
 #include "xreduce/calibrate.hpp"
 #include "xreduce/reducer.hpp"
 
-namespace xc = xreduce::cuda;
+namespace xc = xreduce::cuda::bench;
 namespace xr = xreduce;
 namespace bench = xreduce::bench;
 
@@ -129,10 +129,10 @@ int main(int argc, char** argv) {
         "hybrid pageable | hybrid pinned | streamed pageable / seeds' way | streamed pinned / copy pinned | "
         "hybrid pinned / best of cpu, gpu | auto pageable (regret) | auto pinned (regret) |\n"
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
-  const xc::Streaming defaults;
+  const xc::Streaming defaults = xc::default_streaming();
   for (int log2n = 20; log2n <= max_log2; log2n += 2) {
     const std::size_t n = std::size_t{1} << log2n, bytes = n * sizeof(float);
-    xc::WorkspaceLease ws(device);
+    xc::Kernels ws(device);
     auto gbps = [&](double s) { return bytes / s / 1e9; };
     const double copy_pageable = median_seconds(repeat, [&] {
       check(cudaMemcpy(device_buffer, pageable.data(), bytes, cudaMemcpyHostToDevice), "copy pageable");
@@ -142,14 +142,14 @@ int main(int argc, char** argv) {
     });
     const double seeds = median_seconds(repeat, [&] {
       check(cudaMemcpy(device_buffer, pageable.data(), bytes, cudaMemcpyHostToDevice), "copy");
-      xc::enqueue(xc::Technique::single_pass, device_buffer, n, xr::DType::f32, xr::Op::sum, 256, *ws);
-      xc::collect(xr::DType::f32, xr::Op::sum, *ws);
+      ws.enqueue("cuda.single_pass", device_buffer, n, xr::DType::f32, xr::Op::sum);
+      ws.collect(xr::DType::f32, xr::Op::sum);
     });
     const double streamed_pageable = median_seconds(repeat, [&] {
-      xc::reduce_host(xc::Technique::single_pass, pageable.data(), n, 1, xr::DType::f32, xr::Op::sum, 256, device, false, defaults);
+      xc::reduce_host("cuda.single_pass", pageable.data(), n, 1, xr::DType::f32, xr::Op::sum, device, false, defaults);
     });
     const double streamed_pinned = median_seconds(repeat, [&] {
-      xc::reduce_host(xc::Technique::single_pass, pinned, n, 1, xr::DType::f32, xr::Op::sum, 256, device, true, defaults);
+      xc::reduce_host("cuda.single_pass", pinned, n, 1, xr::DType::f32, xr::Op::sum, device, true, defaults);
     });
     double cpu_best = 0;
     std::string cpu_name;
@@ -251,12 +251,12 @@ int main(int argc, char** argv) {
       for (int threads : {4, 8}) {
         xc::Streaming s{chunk_mib << 20, streams, threads};
         const double pg = median_seconds(repeat, [&] {
-          xc::reduce_host(xc::Technique::single_pass, pageable.data(), n, 1, xr::DType::f32, xr::Op::sum, 256, device, false, s);
+          xc::reduce_host("cuda.single_pass", pageable.data(), n, 1, xr::DType::f32, xr::Op::sum, device, false, s);
         });
         double pn = 0;
         if (threads == 4)  // copy threads do not touch pinned input
           pn = median_seconds(repeat, [&] {
-            xc::reduce_host(xc::Technique::single_pass, pinned, n, 1, xr::DType::f32, xr::Op::sum, 256, device, true, s);
+            xc::reduce_host("cuda.single_pass", pinned, n, 1, xr::DType::f32, xr::Op::sum, device, true, s);
           });
         std::snprintf(line, sizeof line, "| %zu | %d | %d | %.1f | %s |\n", chunk_mib, streams, threads, bytes / pg / 1e9,
                       pn > 0 ? std::to_string(bytes / pn / 1e9).substr(0, 5).c_str() : "");

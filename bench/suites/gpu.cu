@@ -1,18 +1,19 @@
 // The GPU suites of xreduce_bench: `progression` (seed 004's Table 1) and `transfer` (seed 000's
-// tables 1-3). They time the CUDA module's kernels directly, with events, through the kernel
-// library the plugin is built from; the CPU columns come from the core library (callbacks).
+// tables 1-3). They time the CUDA module's kernels directly, with events, through the module's
+// bench interface (bench_interface.hpp); the CPU columns come from the core library (callbacks).
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 
 #include "gpu.hpp"
 #include "gpu/gpu_timing.cuh"
-#include "techniques.hpp"
+#include "bench_interface.hpp"
 
-namespace xc = xreduce::cuda;
+namespace xc = xreduce::cuda::bench;
 
 namespace xreduce::bench {
 namespace {
@@ -28,12 +29,6 @@ __global__ void fill_f32(float* x, std::size_t n) {
 __global__ void fill_i32(int* x, std::size_t n) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
     x[i] = static_cast<int>((i * 2654435761u) % 2001) - 1000;
-}
-
-const xc::TechniqueInfo& info_of(xc::Technique t) {
-  for (const auto& info : xc::techniques)
-    if (info.technique == t) return info;
-  throw std::runtime_error("unknown technique");
 }
 
 struct Events {
@@ -61,8 +56,8 @@ struct Events {
 
 //! Per-call seconds from CUDA-graph replays (gpu_timing.cuh).
 template <class F>
-std::vector<double> time_graph(xc::Workspace& ws, int calls, int samples, F&& call) {
-  return graph_seconds_per_call(ws.stream, calls, samples, check, call);
+std::vector<double> time_graph(xc::Kernels& kernels, int calls, int samples, F&& call) {
+  return graph_seconds_per_call(kernels.stream(), calls, samples, check, call);
 }
 
 std::string fmt(const char* f, double v) {
@@ -115,12 +110,11 @@ int run_progression(const SuiteArgs& args) {
   };
   const int big = args.max_log2 ? args.max_log2 : 28;
   const std::vector<Setting> settings{{DType::i32, std::min(20, big)}, {DType::f32, big}};
-  const std::vector<xc::Technique> order{xc::Technique::interleaved, xc::Technique::interleaved_strided, xc::Technique::sequential,
-                                         xc::Technique::first_add,   xc::Technique::unroll_warp,         xc::Technique::unroll_full,
-                                         xc::Technique::cascaded,    xc::Technique::shuffle,             xc::Technique::single_pass,
-                                         xc::Technique::cub,         xc::Technique::thrust};
+  // Harris's kernels 1 to 7 (the module's progression without seed 000's global halving), then the modern ones.
+  std::vector<std::string> order = xc::backend_names();
+  order.erase(std::remove(order.begin(), order.end(), "cuda.global_halving"), order.end());
   Progress progress("progression", 10 + 0.2 * std::pow(2.0, big - 26));
-  xc::WorkspaceLease ws(0);
+  xc::Kernels ws(0);
   Events ev;
   unsigned* sink = nullptr;
   check(cudaMalloc(&sink, sizeof(unsigned)), "cudaMalloc");
@@ -141,8 +135,8 @@ int run_progression(const SuiteArgs& args) {
     check(cudaDeviceSynchronize(), "fill");
     auto input = [&](int k) { return static_cast<const char*>(pool) + (static_cast<std::size_t>(k) % copies) * bytes; };
     const int calls = static_cast<int>(std::min<std::size_t>(64, copies));
-    const auto probe_t = time_graph(*ws, calls, args.repeat, [&](int k) {
-      read_probe<<<prop.multiProcessorCount * 8, 256, 0, ws->stream>>>(reinterpret_cast<const uint4*>(input(k)), bytes / 16, sink);
+    const auto probe_t = time_graph(ws, calls, args.repeat, [&](int k) {
+      read_probe<<<prop.multiProcessorCount * 8, 256, 0, ws.stream()>>>(reinterpret_cast<const uint4*>(input(k)), bytes / 16, sink);
     });
     const double probe = bytes / median(probe_t) / 1e9;
     nlohmann::json rows = nlohmann::json::array();
@@ -152,20 +146,19 @@ int run_progression(const SuiteArgs& args) {
     md += "| read probe | | " + fmt("%.2f", median(probe_t) * 1e6) + " | " + fmt("%.0f", probe) + " | | | 100% | |\n";
     double first = 0, previous = 0;
     int kernel_number = 0;
-    for (xc::Technique t : order) {
-      const auto& info = info_of(t);
-      progress.update((step + 0.5) / (settings.size() * order.size()), std::string(info.name) + " on 2^" + std::to_string(s.log2n));
-      auto call = [&](int k) { xc::enqueue(t, input(k), n, s.dtype, Op::sum, 256, *ws); };
+    for (const std::string& name : order) {
+      progress.update((step + 0.5) / (settings.size() * order.size()), name + " on 2^" + std::to_string(s.log2n));
+      auto call = [&](int k) { ws.enqueue(name, input(k), n, s.dtype, Op::sum, 256); };
       call(0);
-      const Result r = xc::collect(s.dtype, Op::sum, *ws);
+      const Result r = ws.collect(s.dtype, Op::sum);
       std::vector<double> times;
-      if (t == xc::Technique::thrust) {
+      if (!xc::graph_capturable(name)) {
         for (int k = -2; k < args.repeat; ++k) {
-          const double sec = ev.time(ws->stream, [&] { call(k + 2); });
+          const double sec = ev.time(ws.stream(), [&] { call(k + 2); });
           if (k >= 0) times.push_back(sec);
         }
       } else {
-        times = time_graph(*ws, calls, args.repeat, call);
+        times = time_graph(ws, calls, args.repeat, call);
       }
       const double m = median(times), gbps = bytes / m / 1e9;
       if (first == 0) first = m;
@@ -173,10 +166,10 @@ int run_progression(const SuiteArgs& args) {
       previous = m;
       ++kernel_number;
       const std::string label = kernel_number <= 7 ? "kernel " + std::to_string(kernel_number) : "modern";
-      md += "| " + label + " | " + std::string(info.name) + " | " + fmt("%.2f", m * 1e6) + " | " + fmt("%.0f", gbps) + " | " +
+      md += "| " + label + " | " + name + " | " + fmt("%.2f", m * 1e6) + " | " + fmt("%.0f", gbps) + " | " +
             fmt("%.2f", step_up) + " | " + fmt("%.2f", cumulative) + " | " + fmt("%.0f%%", 100 * gbps / probe) + " | " +
             r.value.to_string() + " |\n";
-      rows.push_back({{"kernel", label}, {"backend", info.name}, {"median_s", m}, {"gbps", gbps}, {"step_speedup", step_up},
+      rows.push_back({{"kernel", label}, {"backend", name}, {"median_s", m}, {"gbps", gbps}, {"step_speedup", step_up},
                       {"cumulative_speedup", cumulative}, {"fraction_of_probe", gbps / probe}, {"value", r.value.to_string()},
                       {"times_s", times}});
       ++step;
@@ -200,7 +193,7 @@ int run_transfer(const SuiteArgs& args, const TransferCpu& cpu) {
   }
   const int lo = args.quick ? 14 : std::max(args.min_log2, 23), hi = args.max_log2 ? args.max_log2 : (args.quick ? 16 : 29);
   const std::vector<int> blocks{128, 256, 512, 1024};
-  const std::vector<xc::Technique> kernels{xc::Technique::global_halving, xc::Technique::unroll_warp};
+  const std::vector<std::string> kernels{"cuda.global_halving", "cuda.unroll_warp"};
   double estimate = 0;
   for (int l = lo; l <= hi; ++l) estimate += (args.repeat + 1) * std::pow(2.0, l) * 4 / 8e9 * 14;  // ~8 GB/s pageable, 14 runs
   Progress progress("transfer", estimate);
@@ -212,7 +205,7 @@ int run_transfer(const SuiteArgs& args, const TransferCpu& cpu) {
   std::memcpy(pinned, host.data(), max_n * sizeof(float));
   float* dev = nullptr;
   check(cudaMalloc(&dev, max_n * sizeof(float)), "cudaMalloc");
-  xc::WorkspaceLease ws(0);
+  xc::Kernels ws(0);
   Events ev;
   int device = 0;
   cudaGetDevice(&device);
@@ -231,16 +224,14 @@ int run_transfer(const SuiteArgs& args, const TransferCpu& cpu) {
     progress.update(double(l - lo) / total_steps, "2^" + std::to_string(l) + ": CPU");
     const double t_naive = cpu.naive(host.data(), n), t_best = cpu.best(host.data(), n);
     nlohmann::json rows = nlohmann::json::array();
-    for (xc::Technique t : kernels) {
+    for (const std::string& name : kernels) {
       for (int block : blocks) {
-        progress.update((l - lo + 0.5) / total_steps, "2^" + std::to_string(l) + ": " + std::string(info_of(t).name) +
-                                                          ", block " + std::to_string(block));
+        progress.update((l - lo + 0.5) / total_steps, "2^" + std::to_string(l) + ": " + name + ", block " + std::to_string(block));
         std::vector<double> h2d, kern, d2h, total;
         for (int k = -1; k < args.repeat; ++k) {
-          const double a = ev.time(ws->stream, [&] { check(cudaMemcpy(dev, host.data(), bytes, cudaMemcpyHostToDevice), "H2D"); });
-          const double b = ev.time(ws->stream, [&] { xc::enqueue(t, dev, n, DType::f32, Op::sum, block, *ws); });
-          double c = 0;
-          c = ev.time(ws->stream, [&] { (void)xc::collect(DType::f32, Op::sum, *ws); });
+          const double a = ev.time(ws.stream(), [&] { check(cudaMemcpy(dev, host.data(), bytes, cudaMemcpyHostToDevice), "H2D"); });
+          const double b = ev.time(ws.stream(), [&] { ws.enqueue(name, dev, n, DType::f32, Op::sum, block); });
+          const double c = ev.time(ws.stream(), [&] { (void)ws.collect(DType::f32, Op::sum); });
           if (k < 0) continue;
           h2d.push_back(a);
           kern.push_back(b);
@@ -248,7 +239,6 @@ int run_transfer(const SuiteArgs& args, const TransferCpu& cpu) {
           total.push_back(a + b + c);
         }
         const double H = median(h2d), K = median(kern), D = median(d2h), T = median(total);
-        const std::string name(info_of(t).name);
         t1 += "| 2^" + std::to_string(l) + " | " + name + " | " + std::to_string(block) + " | " + fmt("%.3f", H * 1e3) + " | " +
               fmt("%.3f", K * 1e3) + " | " + fmt("%.3f", D * 1e3) + " | " + fmt("%.3f", T * 1e3) + " |\n";
         t2 += "| 2^" + std::to_string(l) + " | " + name + " | " + std::to_string(block) + " | " + fmt("%.2f", t_naive / T) + " | " +
@@ -262,10 +252,10 @@ int run_transfer(const SuiteArgs& args, const TransferCpu& cpu) {
       }
     }
     progress.update((l - lo + 0.9) / total_steps, "2^" + std::to_string(l) + ": streamed and hybrid");
-    const xc::Streaming defaults;
+    const xc::Streaming defaults = xc::default_streaming();
     auto wall = [&](auto&& f) { return time_per_call(f, args.repeat); };
-    const double streamed = wall([&] { xc::reduce_host(xc::Technique::unroll_warp, host.data(), n, 1, DType::f32, Op::sum, 256, device, false, defaults); });
-    const double streamed_pinned = wall([&] { xc::reduce_host(xc::Technique::unroll_warp, pinned, n, 1, DType::f32, Op::sum, 256, device, true, defaults); });
+    const double streamed = wall([&] { xc::reduce_host("cuda.unroll_warp", host.data(), n, 1, DType::f32, Op::sum, device, false, defaults); });
+    const double streamed_pinned = wall([&] { xc::reduce_host("cuda.unroll_warp", pinned, n, 1, DType::f32, Op::sum, device, true, defaults); });
     const double hybrid = cpu.hybrid ? cpu.hybrid(host.data(), n) : 0;
     t4 += "| 2^" + std::to_string(l) + " | " + fmt("%.3f", t_naive * 1e3) + " | " + fmt("%.3f", t_best * 1e3) + " | " +
           fmt("%.3f", streamed * 1e3) + " (" + fmt("%.1fx", t_naive / streamed) + ") | " + fmt("%.3f", streamed_pinned * 1e3) + " (" +

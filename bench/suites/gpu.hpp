@@ -35,6 +35,8 @@ struct TransferCpu {
 
 //! Seed 004's Table 1; returns the exit code (2: no GPU).
 int run_progression(const SuiteArgs& args);
+//! Every CUDA backend over device-data sizes, and records (gpu_reduce.cu); returns the exit code.
+int run_gpu_reduce(const SuiteArgs& args);
 //! Seed 000's tables 1-3, with the streamed and hybrid paths; returns the exit code.
 int run_transfer(const SuiteArgs& args, const TransferCpu& cpu);
 

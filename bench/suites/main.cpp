@@ -2,7 +2,7 @@
 //
 //   xreduce_bench SUITE [--out DIR] [--max-log2 L] [--repeat R] [--quick]
 //
-// Suites: progression, transfer (GPU), crossover, calibrate, cpu. Each prints an estimate of its
+// Suites: progression, gpu-reduce, transfer (GPU), crossover, calibrate, cpu. Each prints an estimate of its
 // time, a progress line, and a markdown table, and writes SUITE.json (every raw timing) and
 // SUITE.md under DIR (default bench/results/<machine>/). bench/plot_suites.py draws the PNGs.
 
@@ -340,6 +340,7 @@ int main(int argc, char** argv) {
   SuiteArgs args;
   const std::map<std::string, std::string> suites{
       {"progression", "seed 004's Table 1: the kernel progression, CUB and Thrust, against the read probe (GPU)"},
+      {"gpu-reduce", "every CUDA backend, device data, 2^10 to 2^30, and records, against the read probe (GPU)"},
       {"transfer", "seed 000's tables 1-3: H2D + kernel + D2H against the CPU, by size and block size (GPU)"},
       {"crossover", "every backend from 2^0 to 2^30 elements, host and device data: auto's choice and regret"},
       {"calibrate", "what `xreduce calibrate` measures, and how long it takes"},
@@ -359,13 +360,14 @@ int main(int argc, char** argv) {
   app.add_option("--config", args.config, "calibrate: also write the thresholds into this config file");
   CLI11_PARSE(app, argc, argv);
   args.repeat = std::max(args.repeat, 10);
-  const bool gpu_suite = suite == "progression" || suite == "transfer";
+  const bool gpu_suite = suite == "progression" || suite == "transfer" || suite == "gpu-reduce";
   if (args.out_dir.empty()) args.out_dir = "bench/results/" + machine_slug(gpu_suite || gpu_info().present);
   try {
     if (suite == "cpu") return run_cpu(args);
     if (suite == "calibrate") return run_calibrate(args);
     if (suite == "crossover") return run_crossover(args);
     if (suite == "progression") return run_progression(args);
+    if (suite == "gpu-reduce") return run_gpu_reduce(args);
     return run_transfer_suite(args);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "\nxreduce_bench %s: %s\n", suite.c_str(), e.what());

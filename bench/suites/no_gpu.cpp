@@ -14,6 +14,10 @@ int run_progression(const SuiteArgs&) {
   std::fprintf(stderr, "progression: this build has no CUDA module (no nvcc when it was configured)\n");
   return 2;
 }
+int run_gpu_reduce(const SuiteArgs&) {
+  std::fprintf(stderr, "gpu-reduce: this build has no CUDA module (no nvcc when it was configured)\n");
+  return 2;
+}
 int run_transfer(const SuiteArgs&, const TransferCpu&) {
   std::fprintf(stderr, "transfer: this build has no CUDA module (no nvcc when it was configured)\n");
   return 2;

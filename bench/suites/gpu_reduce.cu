@@ -1,43 +1,32 @@
-// GPU benchmark (first version): f32 sum of device-resident data, N = 2^10 .. 2^30 in powers of 4,
-// every CUDA backend at block size 256, and a read-bandwidth probe kernel in the same run.
-// Time per call: a CUDA graph of K back-to-back calls (each on its own copy of the input, so no
-// call reads what the previous one left in L2; K = 64 for small inputs, fewer for large ones) is
-// replayed R times after warm-up, timed with events; the median replay over K. Graph replay leaves
-// out the host's launch overhead, so what is measured is the GPU's time per call, launch gaps
-// between a call's kernels included (one launch or two is what matters at small N). thrust
-// returns its result to the host, which a graph cannot capture: it is timed call by call.
-// GB/s = bytes read / time, decimal.
-//
-//   xreduce_bench_gpu [--max-log2 30] [--repeat 20] [--out DIR]
+// The `gpu-reduce` suite of xreduce_bench: f32 sum of device-resident data, N = 2^10 to 2^30 in
+// powers of 4, every CUDA backend at block size 256, against a read-bandwidth probe kernel in the
+// same run; then records (k = 3, 9, 16) through cuda.shuffle's records kernel. Time per call: a
+// CUDA graph of up to 64 back-to-back calls (each on its own copy of the input, so no call reads
+// what the previous one left in L2) replayed after warm-up, timed with events; the median replay
+// over its calls. Graph replay leaves out the host's launch overhead, so what is measured is the
+// GPU's time per call, launch gaps between a call's kernels included. thrust returns its result
+// to the host, which a graph cannot capture: it is timed call by call. GB/s = bytes read / time.
+
+#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
-#include <filesystem>
-#include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "bench_interface.hpp"
+#include "gpu.hpp"
+#include "gpu/gpu_timing.cuh"
 
-#include "../bench_common.hpp"
-#include "gpu_timing.cuh"
-#include "techniques.hpp"
-#include "xreduce/version.hpp"
+namespace xc = xreduce::cuda::bench;
 
-namespace xc = xreduce::cuda;
-namespace bench = xreduce::bench;
-using bench::median;
-using bench::read_probe;
-
+namespace xreduce::bench {
 namespace {
 
 void check(cudaError_t s, const char* what) {
-  if (s != cudaSuccess) {
-    std::fprintf(stderr, "xreduce_bench_gpu: %s: %s\n", what, cudaGetErrorString(s));
-    std::exit(1);
-  }
+  if (s != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(s));
 }
 
 __global__ void fill_uniform(float* x, std::size_t n, unsigned long long seed) {
@@ -52,11 +41,14 @@ __global__ void fill_uniform(float* x, std::size_t n, unsigned long long seed) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  const bench::Args args = bench::parse_args(argc, argv, 30, 20, "xreduce_bench_gpu [--max-log2 30] [--repeat 20] [--out DIR]");
-  if (args.exit_code >= 0) return args.exit_code;
-  const int max_log2 = args.max_log2, repeat = args.repeat;
-  const std::string& out_dir = args.out_dir;
+int run_gpu_reduce(const SuiteArgs& args) {
+  if (!gpu_info().present) {
+    std::fprintf(stderr, "gpu-reduce: no CUDA device\n");
+    return 2;
+  }
+  const int max_log2 = args.max_log2 ? args.max_log2 : (args.quick ? 16 : 30);
+  const int repeat = std::max(args.repeat, 20);
+  Progress progress("gpu-reduce", args.quick ? 2 : 8 + std::pow(2.0, max_log2 - 28));
   int device = 0, driver = 0, runtime = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   cudaDeviceProp prop{};
@@ -74,7 +66,7 @@ int main(int argc, char** argv) {
   fill_uniform<<<prop.multiProcessorCount * 8, 256>>>(pool, pool_bytes / sizeof(float), 1);
   check(cudaDeviceSynchronize(), "fill");
 
-  xc::WorkspaceLease ws(device);
+  xc::Kernels ws(device);
   cudaEvent_t start, stop;
   check(cudaEventCreate(&start), "event");
   check(cudaEventCreate(&stop), "event");
@@ -82,13 +74,7 @@ int main(int argc, char** argv) {
   nlohmann::json rows = nlohmann::json::array();
   std::string md;
   char line[512];
-  std::vector<xc::TechniqueInfo> order;  // the progression order of the seeds' table, then the modern ones
-  for (auto t : {xc::Technique::global_halving, xc::Technique::interleaved, xc::Technique::interleaved_strided,
-                 xc::Technique::sequential, xc::Technique::first_add, xc::Technique::unroll_warp, xc::Technique::unroll_full,
-                 xc::Technique::cascaded, xc::Technique::shuffle, xc::Technique::single_pass, xc::Technique::cub,
-                 xc::Technique::thrust})
-    for (const auto& info : xc::techniques)
-      if (info.technique == t) order.push_back(info);
+  const std::vector<std::string> order = xc::backend_names();  // the seeds' progression, then the modern ones
 
   for (int log2n = 10; log2n <= max_log2; log2n += 2) {
     const std::size_t n = std::size_t{1} << log2n, bytes = n * sizeof(float);
@@ -98,15 +84,15 @@ int main(int argc, char** argv) {
     auto input = [&](int k) { return pool + (static_cast<std::size_t>(k) % copies) * n; };
     // Replays of a graph of `calls` calls; per-call seconds, one entry per replay.
     auto time_graph = [&](auto&& body) {
-      return bench::graph_seconds_per_call(ws->stream, calls, reps, check, [&](int k) { body(input(k)); });
+      return graph_seconds_per_call(ws.stream(), calls, reps, check, [&](int k) { body(input(k)); });
     };
     // Call by call, for what a graph cannot hold.
     auto time_calls = [&](auto&& body) {
       std::vector<double> t;
       for (int k = -3; k < reps; ++k) {
-        check(cudaEventRecord(start, ws->stream), "record");
+        check(cudaEventRecord(start, ws.stream()), "record");
         body(input(k + 3));
-        check(cudaEventRecord(stop, ws->stream), "record");
+        check(cudaEventRecord(stop, ws.stream()), "record");
         check(cudaEventSynchronize(stop), "sync");
         float ms = 0;
         check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
@@ -115,26 +101,27 @@ int main(int argc, char** argv) {
       return t;
     };
     const auto probe_t = time_graph([&](const float* x) {
-      read_probe<<<prop.multiProcessorCount * 8, 256, 0, ws->stream>>>(reinterpret_cast<const uint4*>(x), bytes / 16, sink);
+      read_probe<<<prop.multiProcessorCount * 8, 256, 0, ws.stream()>>>(reinterpret_cast<const uint4*>(x), bytes / 16, sink);
     });
     const double probe = bytes / median(probe_t) / 1e9;
 
-    std::vector<std::pair<xc::TechniqueInfo, std::vector<double>>> results;
+    std::vector<std::pair<std::string, std::vector<double>>> results;
     double cub_time = 0, cub_value = 0, cub_call = 0;
     std::vector<double> values, per_call;
-    for (const auto& info : order) {
-      auto call = [&](const float* x) { xc::enqueue(info.technique, x, n, xreduce::DType::f32, xreduce::Op::sum, 256, *ws); };
+    for (const std::string& name : order) {
+      progress.update(sweep_done(10, max_log2, log2n, double(results.size()) / order.size()), "2^" + std::to_string(log2n) + ": " + name);
+      auto call = [&](const float* x) { ws.enqueue(name, x, n, DType::f32, Op::sum, 256); };
       call(input(0));  // first call: allocations, occupancy queries, CUB's temporary storage
-      const double value = xc::collect(xreduce::DType::f32, xreduce::Op::sum, *ws).value.to_double();
-      auto t = info.technique == xc::Technique::thrust ? time_calls(call) : time_graph(call);
+      const double value = ws.collect(DType::f32, Op::sum).value.to_double();
+      auto t = xc::graph_capturable(name) ? time_graph(call) : time_calls(call);
       per_call.push_back(median(time_calls(call)));
-      if (info.technique == xc::Technique::cub) {
+      if (name == "cub") {
         cub_time = median(t);
         cub_value = value;
+        cub_call = per_call.back();
       }
-      if (info.technique == xc::Technique::cub) cub_call = per_call.back();
       values.push_back(value);
-      results.emplace_back(info, std::move(t));
+      results.emplace_back(name, std::move(t));
     }
     if (md.empty()) {
       std::snprintf(line, sizeof line, "# GPU reduction: f32 sum, device-resident, block 256\n\n%s, %d SMs, L2 %d MB, driver %d, runtime %d. "
@@ -149,22 +136,21 @@ int main(int argc, char** argv) {
     std::snprintf(line, sizeof line, "| 2^%d | read probe | %.2f | %.0f | 100%% | | | | |\n", log2n, median(probe_t) * 1e6, probe);
     md += line;
     for (std::size_t k = 0; k < results.size(); ++k) {
-      const auto& [info, t] = results[k];
+      const auto& [name, t] = results[k];
       const double m = median(t), gbps = bytes / m / 1e9;
       // Every value here is in [0, 1), so sum|x| is the sum: the library's tolerance for sums.
       const bool agrees = std::fabs(values[k] - cub_value) <= 64 * 0x1p-23 * std::fabs(cub_value);
       std::snprintf(line, sizeof line, "| 2^%d | %s | %.2f | %.0f | %.0f%% | %.2f | %s | %.2f | %.2f |\n", log2n,
-                    std::string(info.name).c_str(), m * 1e6, gbps, 100 * gbps / probe, m / cub_time, agrees ? "yes" : "NO",
+                    name.c_str(), m * 1e6, gbps, 100 * gbps / probe, m / cub_time, agrees ? "yes" : "NO",
                     per_call[k] * 1e6, per_call[k] / cub_call);
       md += line;
-      rows.push_back({{"log2n", log2n}, {"n", n}, {"backend", info.name}, {"median_s", m}, {"gbps", gbps},
+      rows.push_back({{"log2n", log2n}, {"n", n}, {"backend", name}, {"median_s", m}, {"gbps", gbps},
                       {"fraction_of_probe", gbps / probe}, {"time_over_cub", m / cub_time}, {"value", values[k]},
                       {"agrees_with_cub", agrees}, {"times_s", t},
                       {"call_median_s", per_call[k]}, {"call_over_cub", per_call[k] / cub_call}});
     }
     rows.push_back({{"log2n", log2n}, {"n", n}, {"backend", "read probe"}, {"median_s", median(probe_t)}, {"gbps", probe},
                     {"times_s", probe_t}});
-    std::fprintf(stderr, "2^%d done\n", log2n);
   }
   // Records: N records of k f32 values summed column by column (cuda.shuffle's records kernel),
   // against the read probe over the same bytes. k = 9 at N = 2^24 is seed 002's shape at scale.
@@ -174,11 +160,11 @@ int main(int argc, char** argv) {
     const std::size_t copies = std::max<std::size_t>(1, pool_bytes / bytes);
     auto time_replays = [&](auto&& body) {
       const int calls = static_cast<int>(std::min<std::size_t>(16, copies));
-      return bench::graph_seconds_per_call(ws->stream, calls, repeat, check,
+      return graph_seconds_per_call(ws.stream(), calls, repeat, check,
                                            [&](int k) { body(pool + (static_cast<std::size_t>(k) % copies) * elements); });
     };
     const auto probe_t = time_replays([&](const float* x) {
-      read_probe<<<prop.multiProcessorCount * 8, 256, 0, ws->stream>>>(reinterpret_cast<const uint4*>(x), bytes / 16, sink);
+      read_probe<<<prop.multiProcessorCount * 8, 256, 0, ws.stream()>>>(reinterpret_cast<const uint4*>(x), bytes / 16, sink);
     });
     const double probe = bytes / median(probe_t) / 1e9;
     md += "\n## Records: column-by-column f32 sums (cuda.shuffle), device-resident\n\n"
@@ -189,9 +175,9 @@ int main(int argc, char** argv) {
                     {"gbps", probe}, {"times_s", probe_t}});
     for (std::size_t k : {std::size_t{3}, std::size_t{9}, std::size_t{16}}) {
       const std::size_t records = elements / k;
-      auto call = [&](const float* x) { xc::enqueue_records(x, records, k, xreduce::DType::f32, xreduce::Op::sum, *ws); };
+      auto call = [&](const float* x) { ws.enqueue_records(x, records, k, DType::f32, Op::sum); };
       call(pool);
-      xc::collect_records(xreduce::DType::f32, xreduce::Op::sum, k, *ws);
+      ws.collect_records(DType::f32, Op::sum, k);
       const auto t = time_replays(call);
       const double m = median(t), gbps = records * k * sizeof(float) / m / 1e9;
       std::snprintf(line, sizeof line, "| %zu | %zu | %.2f | %.0f | %.0f%% |\n", k, records, m * 1e6, gbps, 100 * gbps / probe);
@@ -199,21 +185,17 @@ int main(int argc, char** argv) {
       rows.push_back({{"records", true}, {"backend", "cuda.shuffle"}, {"width", k}, {"n_records", records},
                       {"median_s", m}, {"gbps", gbps}, {"fraction_of_probe", gbps / probe}, {"times_s", t}});
     }
-    std::fprintf(stderr, "records done\n");
   }
+  progress.finish();
   std::fputs(md.c_str(), stdout);
-  if (!out_dir.empty()) {
-    std::filesystem::create_directories(out_dir);
-    const std::string date = bench::utc_date();
-    nlohmann::json j{{"schema", 1}, {"benchmark", "gpu-reduce"}, {"date", date}, {"device", prop.name},
-                     {"sm_count", prop.multiProcessorCount}, {"l2_bytes", prop.l2CacheSize}, {"driver", driver},
-                     {"runtime", runtime}, {"version", XREDUCE_VERSION_STRING}, {"block_size", 256}, {"dtype", "f32"},
-                     {"op", "sum"}, {"memory", "device"}, {"repeat", repeat}, {"rows", rows}};
-    if (const char* commit = std::getenv("XREDUCE_COMMIT")) j["commit"] = commit;
-    std::ofstream(std::filesystem::path(out_dir) / "gpu-reduce.json") << j.dump(1) << "\n";
-    std::ofstream(std::filesystem::path(out_dir) / "gpu-reduce.md") << md;
-  }
+  write_results(args.out_dir, "gpu-reduce",
+                {{"sm_count", prop.multiProcessorCount}, {"l2_bytes", prop.l2CacheSize}, {"driver", driver},
+                 {"runtime", runtime}, {"block_size", 256}, {"dtype", "f32"}, {"op", "sum"}, {"memory", "device"},
+                 {"repeat", repeat}, {"rows", rows}},
+                md);
   cudaFree(pool);
   cudaFree(sink);
   return 0;
 }
+
+}  // namespace xreduce::bench

@@ -1,0 +1,63 @@
+#pragma once
+// What the benchmarks may use of the CUDA module beyond its plugin entry: one backend's kernels
+// enqueued on a stream with no checks and no synchronisation, so that events and CUDA graphs time
+// the kernels alone; and the streamed path for host data with explicit parameters. Declared here
+// so that the module's internals (techniques.hpp, workspaces) stay its own; the module's kernel
+// library (xreduce_cuda_kernels) implements it.
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "xreduce/request.hpp"
+
+namespace xreduce::cuda::bench {
+
+//! The module's backends: the seeds' progression (global_halving, then Harris's kernels 1 to 7),
+//! then cuda.shuffle, cuda.single_pass, cub, thrust.
+std::vector<std::string> backend_names();
+//! Whether a CUDA graph can hold a call (thrust returns its result to the host: it cannot).
+bool graph_capturable(std::string_view backend);
+
+//! One stream of a device, with the scratch a reduction needs, kept between calls.
+class Kernels {
+ public:
+  explicit Kernels(int device = 0);
+  ~Kernels();
+  Kernels(const Kernels&) = delete;
+  Kernels& operator=(const Kernels&) = delete;
+
+  cudaStream_t stream() const;
+  //! Enqueues `backend`'s reduction of `count` elements at device pointer `data` (aligned to
+  //! the element size) with `block` threads per block (the seed kernels; others ignore it).
+  //! Throws Error for an unknown backend or a CUDA failure.
+  void enqueue(std::string_view backend, const void* data, std::size_t count, DType dtype, Op op, int block = 256);
+  //! The result of the last enqueue (waits for the stream).
+  Result collect(DType dtype, Op op);
+  //! Records: cuda.shuffle's column-by-column reduction of `count` records of `width` values.
+  void enqueue_records(const void* data, std::size_t count, std::size_t width, DType dtype, Op op);
+  Result collect_records(DType dtype, Op op, std::size_t width);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+//! How host data is streamed to the GPU (the CUDA module's settings chunk_bytes, streams,
+//! copy_threads).
+struct Streaming {
+  std::size_t chunk_bytes;
+  int streams;
+  int copy_threads;
+};
+//! The module's defaults.
+Streaming default_streaming();
+//! `backend`'s reduction of host data at `data` on `device`, streamed as `streaming` says.
+Result reduce_host(std::string_view backend, const void* data, std::size_t count, std::size_t width, DType dtype, Op op,
+                   int device, bool pinned, const Streaming& streaming, int block = 256);
+
+}  // namespace xreduce::cuda::bench

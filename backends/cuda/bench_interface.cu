@@ -1,0 +1,62 @@
+// The benchmarks' interface (bench_interface.hpp) over the module's own techniques and workspaces.
+
+#include "bench_api/bench_interface.hpp"
+
+#include "techniques.hpp"
+#include "xreduce/error.hpp"
+
+namespace xreduce::cuda::bench {
+namespace {
+
+Technique technique_of(std::string_view backend) {
+  for (const TechniqueInfo& info : techniques)
+    if (info.name == backend) return info.technique;
+  throw Error(ErrorCode::unknown_backend, "the CUDA module has no backend '" + std::string(backend) + "'");
+}
+
+}  // namespace
+
+std::vector<std::string> backend_names() {
+  std::vector<std::string> names;
+  for (Technique t : {Technique::global_halving, Technique::interleaved, Technique::interleaved_strided,
+                      Technique::sequential, Technique::first_add, Technique::unroll_warp, Technique::unroll_full,
+                      Technique::cascaded, Technique::shuffle, Technique::single_pass, Technique::cub, Technique::thrust})
+    for (const TechniqueInfo& info : techniques)
+      if (info.technique == t) names.emplace_back(info.name);
+  return names;
+}
+
+bool graph_capturable(std::string_view backend) { return technique_of(backend) != Technique::thrust; }
+
+struct Kernels::Impl {
+  explicit Impl(int device) : lease(device) {}
+  WorkspaceLease lease;
+};
+
+Kernels::Kernels(int device) : impl_(std::make_unique<Impl>(device)) {}
+Kernels::~Kernels() = default;
+cudaStream_t Kernels::stream() const { return impl_->lease->stream; }
+
+void Kernels::enqueue(std::string_view backend, const void* data, std::size_t count, DType dtype, Op op, int block) {
+  cuda::enqueue(technique_of(backend), data, count, dtype, op, block, *impl_->lease);
+}
+Result Kernels::collect(DType dtype, Op op) { return cuda::collect(dtype, op, *impl_->lease); }
+void Kernels::enqueue_records(const void* data, std::size_t count, std::size_t width, DType dtype, Op op) {
+  cuda::enqueue_records(data, count, width, dtype, op, *impl_->lease);
+}
+Result Kernels::collect_records(DType dtype, Op op, std::size_t width) {
+  return cuda::collect_records(dtype, op, width, *impl_->lease);
+}
+
+Streaming default_streaming() {
+  const cuda::Streaming d;
+  return {d.chunk_bytes, d.streams, d.copy_threads};
+}
+
+Result reduce_host(std::string_view backend, const void* data, std::size_t count, std::size_t width, DType dtype, Op op,
+                   int device, bool pinned, const Streaming& s, int block) {
+  return cuda::reduce_host(technique_of(backend), data, count, width, dtype, op, block, device, pinned,
+                           cuda::Streaming{s.chunk_bytes, s.streams, s.copy_threads});
+}
+
+}  // namespace xreduce::cuda::bench
