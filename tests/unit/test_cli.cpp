@@ -107,7 +107,28 @@ TEST_CASE("cli: the tour and list run") {
   CHECK(tour.out.find("auto picks") != std::string::npos);
   Run list = xreduce("list --json");
   REQUIRE(list.code == 0);
-  CHECK(nlohmann::json::parse(list.out).size() >= 2);
+  const nlohmann::json backends = nlohmann::json::parse(list.out);
+  CHECK(backends.size() >= 2);
+  bool hybrid_settings = false;  // each backend's own settings are listed, with defaults
+  for (const auto& b : backends)
+    if (b["backend"] == "hybrid")
+      for (const auto& setting : b["settings"]) hybrid_settings |= setting["key"] == "gpu_fraction_pinned";
+  CHECK(hybrid_settings);
+  CHECK(xreduce("list").out.find("settings (config [backends.NAME]") != std::string::npos);
+}
+
+TEST_CASE("cli: --set gives the running backend a setting of its own") {
+  const std::string plugin = "XREDUCE_PLUGIN_PATH=" XREDUCE_TEST_EXAMPLE_PLUGIN;
+  Run plain = xreduce("run --backend example.neumaier --op sum --dtype f64 --n 1000 --set compensation=none --json", plugin);
+  CHECK(plain.code == 0);
+  CHECK(xreduce("run --backend example.neumaier --op sum --dtype f64 --n 1000 --set compensation=maybe", plugin).code == 2);
+  CHECK(xreduce("run --backend sequential --op sum --dtype f32 --n 10 --set warp=9").code == 2);  // not a setting of it
+  CHECK(xreduce("run --backend sequential --op sum --dtype f32 --n 10 --set novalue").code == 2);
+  // A config table that names nothing loaded is a note on stderr, not an error.
+  std::ofstream("cli-note.toml") << "[backends.warp-drive]\nspeed = 9\n";
+  CHECK(xreduce("run --op sum --dtype f32 --n 10", "XREDUCE_CONFIG=cli-note.toml").code == 0);
+  std::ofstream("cli-bad-setting.toml") << "[backends.hybrid]\ngpu_fraction = 2\n";
+  CHECK(xreduce("run --op sum --dtype f32 --n 10", "XREDUCE_CONFIG=cli-bad-setting.toml").code == 2);
 }
 
 TEST_CASE("cli: calibrate measures and writes the config file it is given") {

@@ -103,7 +103,6 @@ class Registry {
     bool pinned = false;  //!< page-locked host memory
   };
   Location where(const void* pointer) const;
-  Memory locate(const void* pointer) const { return where(pointer).memory; }
 
   //! The first loaded plugin's pinned-memory service (xreduce/plugin.h), or nullptr if no plugin
   //! offers one. PinnedBuffer and PinnedRegion (xreduce/pinned.hpp) are the way to use it.
