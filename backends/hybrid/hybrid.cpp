@@ -86,7 +86,8 @@ class HybridReducer final : public Reducer {
     return Availability::yes();
   }
   std::vector<SettingInfo> settings() const override {
-    const std::string share = " share of the elements, which sizes the slices it claims (0 < share < 1; `xreduce calibrate` measures it)";
+    const std::string share =
+        " share of the elements, which sizes the slices it claims (up to 0.99; 0: 0.25; `xreduce calibrate` measures it)";
     return {{"gpu_fraction_pinned", "0.25", "on pinned host data, the GPU's expected" + share},
             {"gpu_fraction_pageable", "0.25", "on pageable host data, the GPU's expected" + share},
             {"gpu_fraction", "", "the GPU's expected share on any host data, over the two above"},

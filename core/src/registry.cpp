@@ -23,12 +23,13 @@ struct Registry::Impl {
   std::vector<Entry> entries;
   std::map<std::string, Reducer*, std::less<>> by_name;  // find() on every named call
   DispatchConfig preferences;  // the CPU-parallel backend to prefer by size (prefer())
-  // candidates(): [dtype][op][memory][records], and one list for user code, filled on first use (under the mutex) and read
+  // candidates(): [dtype][op][memory][records], and one list for user code, filled on first use and read
   // without a lock, since "auto" reads them on every call. add() clears them; lists it drops are
   // kept until the registry goes, as a reader may still hold one.
   mutable std::mutex candidates_mutex;
   mutable std::array<std::atomic<const std::vector<Candidate>*>, all_dtypes.size() * all_ops.size() * 3 * 2 + 1> candidates{};
   mutable std::vector<std::unique_ptr<const std::vector<Candidate>>> candidate_lists;
+  std::atomic<std::uint64_t> generation{0};  // add()s so far: a list worked out before one is not stored
   std::vector<std::int32_t (*)(const void*)> locators;
   const xreduce_memory_v1* memory = nullptr;
 };
@@ -53,6 +54,7 @@ void Registry::add(std::unique_ptr<Reducer> reducer, int priority, std::string o
   {
     std::lock_guard lock(impl_->candidates_mutex);
     for (auto& c : impl_->candidates) c.store(nullptr, std::memory_order_release);
+    impl_->generation.fetch_add(1, std::memory_order_acq_rel);
   }
   impl_->entries.insert(std::upper_bound(impl_->entries.begin(), impl_->entries.end(), entry, before), std::move(entry));
   impl_->by_name.emplace(name, reducer.get());
@@ -155,12 +157,13 @@ const std::vector<Registry::Candidate>& Registry::candidates(const Workload& w) 
   if (const auto* list = slot.load(std::memory_order_acquire)) return *list;
   // Worked out outside the lock: a backend's available() may ask the registry in turn (hybrid
   // asks whether its parts exist). Two threads may both work it out; the first stored is kept.
+  const std::uint64_t generation = impl_->generation.load(std::memory_order_acquire);
   auto list = std::make_unique<std::vector<Candidate>>();
   for (const Entry& e : impl_->entries)
     if (fits(*e.reducer, w)) list->push_back({e.reducer, e.reducer->capabilities().engine()});
   std::lock_guard lock(impl_->candidates_mutex);
   if (const auto* stored = slot.load(std::memory_order_acquire)) return *stored;
-  slot.store(list.get(), std::memory_order_release);
+  if (generation == impl_->generation.load(std::memory_order_acquire)) slot.store(list.get(), std::memory_order_release);
   impl_->candidate_lists.push_back(std::move(list));
   return *impl_->candidate_lists.back();
 }

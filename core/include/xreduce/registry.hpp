@@ -92,7 +92,8 @@ class Registry {
   //! Whether any backend of `engine` fits `workload`, asked afresh (no cached list): for a
   //! backend's available() that depends on others, which runs while the cached lists are made.
   bool any(Engine engine, const Workload& workload) const;
-  //! Takes the CPU-parallel preferences of `dispatch` (a Context passes its config's).
+  //! Takes the CPU-parallel preferences of `dispatch` (a Context passes its config's, when it is
+  //! made). Not to be called while other threads use the registry.
   void prefer(const DispatchConfig& dispatch);
 
   std::vector<std::string> names() const;
