@@ -7,7 +7,8 @@
 
 #include <cstring>
 #include <optional>
-#include <regex>
+#include <limits>
+#include <new>
 #include <vector>
 
 #include "xreduce/error.hpp"
@@ -29,7 +30,12 @@ struct Mapping {
 };
 
 std::shared_ptr<Mapping> map_file(const std::filesystem::path& file) {
-  int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  // A FIFO or a device would block open() or read forever: refuse anything but a regular file
+  // before opening it, and open without blocking in case it changes in between.
+  struct stat before {};
+  if (stat(file.c_str(), &before) != 0) fail(file, std::string("cannot open: ") + std::strerror(errno));
+  if (!S_ISREG(before.st_mode)) fail(file, "not a regular file (a FIFO, device or folder cannot be read as an array)");
+  int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) fail(file, std::string("cannot open: ") + std::strerror(errno));
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -62,6 +68,55 @@ std::optional<DType> dtype_of_descr(const std::string& d) {
   return std::nullopt;
 }
 
+//! The value of `key` in a .npy header's dictionary, as written (a quoted string, a tuple in
+//! parentheses, a list in brackets, or a bare word), or nullopt if the key is absent. A small
+//! bounded scan: headers are read from files of any content, and a backtracking regex runs out of
+//! stack on long ones.
+std::optional<std::string> header_value(const std::string& header, const std::string& key) {
+  const std::string quoted = "'" + key + "'";
+  std::size_t at = header.find(quoted);
+  if (at == std::string::npos) return std::nullopt;
+  at += quoted.size();
+  auto skip_spaces = [&] {
+    while (at < header.size() && (header[at] == ' ' || header[at] == '\t')) ++at;
+  };
+  skip_spaces();
+  if (at >= header.size() || header[at] != ':') return std::nullopt;
+  ++at;
+  skip_spaces();
+  if (at >= header.size()) return std::nullopt;
+  const char open = header[at];
+  const char close = open == '\'' ? '\'' : open == '(' ? ')' : open == '[' ? ']' : '\0';
+  if (close == '\0') {  // a bare word: True, False
+    const std::size_t end = header.find_first_of(",} ", at);
+    return header.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  }
+  const std::size_t end = header.find(close, at + 1);
+  if (end == std::string::npos) return std::nullopt;
+  return header.substr(at, end - at + 1);
+}
+
+//! A .npy shape of one dimension, "(N,)" with any spaces, as its N; nullopt for any other shape.
+std::optional<std::string> one_dimension(const std::string& shape) {
+  std::size_t i = 1;  // after '('
+  auto spaces = [&] {
+    while (i < shape.size() && shape[i] == ' ') ++i;
+  };
+  spaces();
+  const std::size_t first = i;
+  while (i < shape.size() && shape[i] >= '0' && shape[i] <= '9') ++i;
+  const std::string digits = shape.substr(first, i - first);
+  spaces();
+  if (digits.empty() || i >= shape.size() || shape[i] != ',') return std::nullopt;
+  ++i;
+  spaces();
+  if (i + 1 != shape.size() || shape[i] != ')') return std::nullopt;
+  return digits;
+}
+
+//! A header's text for a message: at most 200 characters of it.
+std::string excerpt(const std::string& text) { return text.size() <= 200 ? text : text.substr(0, 200) + "..."; }
+
 Array finish(const std::filesystem::path& file, std::shared_ptr<Mapping> m, std::size_t offset, DType dtype,
              std::size_t count, std::string description) {
   Array a;
@@ -91,32 +146,38 @@ Array read_npy(const std::filesystem::path& file) {
   if (offset > m->size) fail(file, "truncated .npy header (header says " + std::to_string(header_len) + " bytes)");
   const std::string header(reinterpret_cast<const char*>(m->bytes + 8 + length_bytes), header_len);
 
-  std::smatch match;
-  static const std::regex descr_re(R"('descr'\s*:\s*'([^']*)')");
-  static const std::regex fortran_re(R"('fortran_order'\s*:\s*(True|False))");
-  static const std::regex shape_re(R"('shape'\s*:\s*\(([^)]*)\))");
-  if (!std::regex_search(header, match, descr_re)) fail(file, "header has no 'descr': " + header);
-  const std::string descr = match[1];
-  if (!std::regex_search(header, match, fortran_re)) fail(file, "header has no 'fortran_order': " + header);
-  if (!std::regex_search(header, match, shape_re)) fail(file, "header has no 'shape': " + header);
-  const std::string shape = match[1];
+  const std::optional<std::string> descr_value = header_value(header, "descr");
+  if (!descr_value) fail(file, "header has no 'descr': " + excerpt(header));
+  if (descr_value->front() == '[')
+    fail(file, "structured dtypes (records with named fields) are not supported: 'descr' is " + excerpt(*descr_value));
+  if (descr_value->front() != '\'') fail(file, "header's 'descr' is not a string: " + excerpt(*descr_value));
+  const std::string descr = descr_value->substr(1, descr_value->size() - 2);
+  const std::optional<std::string> fortran = header_value(header, "fortran_order");
+  if (!fortran || (*fortran != "True" && *fortran != "False")) fail(file, "header has no 'fortran_order': " + excerpt(header));
+  const std::optional<std::string> shape_value = header_value(header, "shape");
+  if (!shape_value || shape_value->front() != '(') fail(file, "header has no 'shape': " + excerpt(header));
+  const std::string shape = shape_value->substr(1, shape_value->size() - 2);
 
-  if (descr.size() < 2) fail(file, "unsupported dtype '" + descr + "'");
-  if (descr[0] == '>') fail(file, "big-endian data ('" + descr + "') is not supported; save it little-endian");
+  if (descr.size() < 2) fail(file, "unsupported dtype '" + excerpt(descr) + "'");
+  if (descr[0] == '>') fail(file, "big-endian data ('" + excerpt(descr) + "') is not supported; save it little-endian");
   std::optional<DType> dtype = descr[0] == '<' || descr[0] == '=' ? dtype_of_descr(descr) : std::nullopt;
   if (!dtype)
-    fail(file, "unsupported dtype '" + descr + "' (supported: <f4 <f8 <i4 <i8 <u4 <u8, i.e. f32 f64 i32 i64 u32 u64)");
+    fail(file, "unsupported dtype '" + excerpt(descr) +
+                   "' (supported: <f4 <f8 <i4 <i8 <u4 <u8, i.e. f32 f64 i32 i64 u32 u64)");
 
-  // 1-D: "N," (a trailing comma, maybe spaces). Fortran order does not matter in one dimension.
-  static const std::regex one_d(R"(\s*(\d+)\s*,\s*)");
-  if (!std::regex_match(shape, match, one_d)) fail(file, "array must be 1-D, its shape is (" + shape + ")");
-  const std::string digits = match[1];
-  if (digits.size() > 19) fail(file, "shape (" + shape + ") is too large");
-  const std::size_t count = std::stoull(digits);
+  // 1-D: "(N,)", maybe with spaces. Fortran order does not matter in one dimension.
+  const std::optional<std::string> digits = one_dimension(*shape_value);
+  if (!digits) fail(file, "array must be 1-D, its shape is (" + excerpt(shape) + ")");
+  if (digits->size() > 19) fail(file, "shape (" + excerpt(shape) + ") is too large");
+  const std::size_t count = std::stoull(*digits);
   const std::size_t item = size_of(*dtype);
-  if (count > (m->size - offset) / item)
-    fail(file, "truncated: shape (" + shape + ") needs " + std::to_string(count * item) + " bytes of data, the file has " +
-                   std::to_string(m->size - offset));
+  if (count > (m->size - offset) / item) {
+    const bool overflows = count > std::numeric_limits<std::size_t>::max() / item;
+    fail(file, "truncated: shape (" + excerpt(shape) + ") needs " +
+                   (overflows ? std::string("more bytes than a 64-bit size can count")
+                              : std::to_string(count * item) + " bytes") +
+                   " of data, the file has " + std::to_string(m->size - offset));
+  }
   if (m->size - offset != count * item)
     fail(file, std::to_string(m->size - offset - count * item) + " bytes after the data (corrupt file?)");
   return finish(file, std::move(m), offset, *dtype, count,
@@ -150,8 +211,24 @@ std::uint64_t splitmix64(std::uint64_t x) {
 }
 }  // namespace
 
+std::size_t parse_count(const std::string& text, const std::string& option) {
+  const bool digits = !text.empty() && text.size() <= 19 && text.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || (text.size() > 1 && text[0] == '0') || std::stoull(text) > (std::uint64_t{1} << 62))
+    throw Error(ErrorCode::invalid_argument,
+                option + " " + text + ": give a whole number in decimal, 0 to 2^62 (no sign, no leading zero)");
+  return static_cast<std::size_t>(std::stoull(text));
+}
+
 Array generate(DType dtype, std::size_t n, std::uint64_t seed) {
-  auto buffer = std::shared_ptr<std::uint64_t[]>(new std::uint64_t[(n * size_of(dtype) + 7) / 8 + 1]);
+  // n * size: a count near 2^62 would wrap the byte count to a small buffer.
+  if (n > (std::numeric_limits<std::size_t>::max() - 16) / size_of(dtype))
+    throw Error(ErrorCode::invalid_argument, std::to_string(n) + " elements of " + std::string(to_string(dtype)) +
+                                                 " are more bytes than this machine can address");
+  const std::size_t words = (n * size_of(dtype) + 7) / 8 + 1;
+  std::shared_ptr<std::uint64_t[]> buffer(new (std::nothrow) std::uint64_t[words]);
+  if (!buffer)
+    throw Error(ErrorCode::out_of_memory, "cannot allocate " + std::to_string(words * 8) + " bytes for " +
+                                              std::to_string(n) + " generated elements of " + std::string(to_string(dtype)));
   const std::uint64_t key = splitmix64(seed);
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "xreduce/types.hpp"
@@ -28,8 +29,14 @@ Array read_raw(const std::filesystem::path& file, DType dtype);
 //! `.npy` by content (magic bytes), otherwise raw with `dtype` (required then).
 Array read_input(const std::filesystem::path& file, std::optional<DType> dtype);
 
+//! A count given as text (`option` names it in the message): decimal digits only, no sign and no
+//! leading zero, at most 2^62. Throws Error(invalid_argument) otherwise.
+std::size_t parse_count(const std::string& text, const std::string& option);
+
 //! n pseudo-random elements, the same for the same seed on every machine: floats uniform in
-//! [0, 1), signed integers in [-2^20, 2^20), unsigned ones in [0, 2^20).
+//! [0, 1), signed integers in [-2^20, 2^20), unsigned ones in [0, 2^20). Throws
+//! Error(invalid_argument) for a count the address space cannot hold, Error(out_of_memory) when
+//! the memory cannot be had.
 Array generate(DType dtype, std::size_t n, std::uint64_t seed);
 
 }  // namespace xreduce::cli

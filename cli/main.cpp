@@ -33,7 +33,7 @@ constexpr int kExitOk = 0, kExitDisagree = 1, kExitUsage = 2;
 struct DataArgs {
   std::string input;
   std::string dtype;
-  std::size_t n = 0;
+  std::string n;  // decimal text: CLI11 would read 010 as octal and -1 as a huge count
   std::uint64_t seed = 1;
   std::size_t width = 1;
 };
@@ -65,9 +65,14 @@ xr::Request request_for(const xr::cli::Array& a, const DataArgs& d, xr::Op op, x
 
 xr::cli::Array load(const DataArgs& d) {
   std::optional<xr::DType> dtype = d.dtype.empty() ? std::nullopt : xr::parse_dtype(d.dtype);
-  if (!d.input.empty()) return xr::cli::read_input(d.input, dtype);
-  if (!dtype) throw CLI::ValidationError("give --input FILE, or --dtype T with --n N");
-  return xr::cli::generate(*dtype, d.n, d.seed);
+  if (!d.input.empty()) {
+    xr::cli::Array a = xr::cli::read_input(d.input, dtype);
+    if (dtype && a.dtype != *dtype)
+      throw CLI::ValidationError("--dtype " + d.dtype + " conflicts with " + a.description + ": leave --dtype out for .npy files");
+    return a;
+  }
+  if (!dtype || d.n.empty()) throw CLI::ValidationError("give --input FILE, or --dtype T with --n N");
+  return xr::cli::generate(*dtype, xr::cli::parse_count(d.n, "--n"), d.seed);
 }
 
 json value_json(const xr::Scalar& s) {
@@ -428,8 +433,9 @@ int main(int argc, char** argv) {
                       "A backend name (see `xreduce list`) or auto; default: XREDUCE_BACKEND, else the config file, else auto");
   run_cmd->add_option("--op", run_args.op, "Operation")->required()->check(CLI::IsMember(ops));
   add_data_options(run_cmd, run_data);
-  run_cmd->add_option("--block-size", run_args.block_size, "GPU threads per block: 128, 256, 512, 1024 (0: default)");
-  run_cmd->add_option("--threads", run_args.threads, "CPU threads for parallel backends (0: all)");
+  run_cmd->add_option("--block-size", run_args.block_size, "GPU threads per block: 128, 256, 512, 1024 (0: default)")
+      ->check(CLI::IsMember({0, 128, 256, 512, 1024}));
+  run_cmd->add_option("--threads", run_args.threads, "CPU threads for parallel backends (0: all)")->check(CLI::Range(0, 65536));
   run_cmd->add_option("--set", run_args.settings, "KEY=VALUE: a setting of the backend that runs (`xreduce list` shows each backend's); repeatable");
   run_cmd->add_option("--repeat", run_args.repeat, "Run this many times and report the median time")
       ->check(CLI::Range(1, 100000))
@@ -444,8 +450,9 @@ int main(int argc, char** argv) {
   val_cmd->add_option("--op", val_args.op, "Operation")->required()->check(CLI::IsMember(ops));
   add_data_options(val_cmd, val_data);
   val_cmd->add_option("--backends", val_args.backends, "Only these backends (comma-separated)")->delimiter(',');
-  val_cmd->add_option("--block-size", val_args.block_size, "GPU threads per block: 128, 256, 512, 1024 (0: default)");
-  val_cmd->add_option("--threads", val_args.threads, "CPU threads for parallel backends (0: all)");
+  val_cmd->add_option("--block-size", val_args.block_size, "GPU threads per block: 128, 256, 512, 1024 (0: default)")
+      ->check(CLI::IsMember({0, 128, 256, 512, 1024}));
+  val_cmd->add_option("--threads", val_args.threads, "CPU threads for parallel backends (0: all)")->check(CLI::Range(0, 65536));
   val_cmd->add_flag("--json", val_args.json, "Print one JSON document: reference and results");
 
   CalibrateArgs cal_args;

@@ -1,12 +1,17 @@
 // The command's exit codes and JSON shapes, run as a user would run it.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,8 +22,9 @@ struct Run {
   std::string out;
 };
 
-Run xreduce(const std::string& args, const std::string& env = "") {
-  std::string cmd = env + " " XREDUCE_TEST_CLI " " + args + " 2>/dev/null";
+//! Runs the command; `out` gets its standard output, and its error output too with `with_errors`.
+Run xreduce(const std::string& args, const std::string& env = "", bool with_errors = false) {
+  std::string cmd = env + " " XREDUCE_TEST_CLI " " + args + (with_errors ? " 2>&1" : " 2>/dev/null");
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   std::string out;
@@ -28,7 +34,57 @@ Run xreduce(const std::string& args, const std::string& env = "") {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
+//! Writes a .npy file (format 2.0, whose header may be long) with `header` and no data.
+void write_npy(const std::string& path, const std::string& header) {
+  std::string h = header + std::string(64 - (12 + header.size() + 1) % 64, ' ') + "\n";
+  const std::uint32_t length = static_cast<std::uint32_t>(h.size());
+  std::ofstream out(path, std::ios::binary);
+  out.write("\x93NUMPY\x02\x00", 8);
+  for (int k = 0; k < 4; ++k) out.put(static_cast<char>((length >> (8 * k)) & 0xff));
+  out << h;
+}
+
 }  // namespace
+
+TEST_CASE("cli: bad input is one line and exit 2: no signal, no hang") {
+  // Each was a crash (SIGSEGV: a wrapped n * itemsize, a regex out of stack), a hang (a FIFO) or
+  // a silently wrong answer (octal, hex, a missing --n, a conflicting --dtype).
+  write_npy("cli-long-descr.npy", "{'descr': '<" + std::string(60000, 'f') + "', 'fortran_order': False, 'shape': (0,), }");
+  std::string dims;
+  for (int k = 0; k < 30000; ++k) dims += "1, ";
+  write_npy("cli-long-shape.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }");
+  write_npy("cli-structured.npy", "{'descr': [('a', '<f4'), ('b', '<i4')], 'fortran_order': False, 'shape': (0,), }");
+  write_npy("cli-huge-shape.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (9999999999999999999,), }");
+  write_npy("cli-f32.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (0,), }");
+  std::remove("cli-fifo");
+  REQUIRE(mkfifo("cli-fifo", 0600) == 0);
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"run --op sum --dtype f32 --n -1", "--n -1"},
+      {"run --op sum --dtype f32 --n=-1", "--n -1"},
+      {"run --op sum --dtype f32 --n 99999999999999999999", "in decimal"},
+      {"run --op sum --dtype f32 --n 18446744073709551615", "in decimal"},
+      {"run --op sum --dtype f32 --n 4611686018427387904", "more bytes than this machine can address"},
+      {"run --op sum --dtype f32 --n 010", "no leading zero"},
+      {"run --op sum --dtype f32 --n 0x10", "in decimal"},
+      {"run --op sum --dtype f32", "--dtype T with --n N"},
+      {"run --op sum --dtype f32 --n 10 --threads -1", "--threads"},
+      {"run --op sum --dtype f32 --n 10 --block-size 7", "--block-size"},
+      {"run --op sum --input cli-fifo", "not a regular file"},
+      {"run --op sum --input cli-long-descr.npy", "unsupported dtype"},
+      {"run --op sum --input cli-long-shape.npy", "must be 1-D"},
+      {"run --op sum --input cli-structured.npy", "structured dtypes"},
+      {"run --op sum --input cli-huge-shape.npy", "truncated"},
+      {"run --op sum --input cli-f32.npy --dtype f64", "conflicts with"},
+  };
+  for (const auto& [args, says] : cases) {
+    INFO("xreduce " << args);
+    const Run r = xreduce(args, "timeout 60", true);  // 124 from timeout: a hang
+    CHECK(r.code == 2);
+    CHECK(r.out.find(says) != std::string::npos);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') <= 2);  // the message (and CLI11's "Run with --help")
+  }
+  std::remove("cli-fifo");
+}
 
 TEST_CASE("cli: usage and input errors exit 2") {
   CHECK(xreduce("run --op nope --dtype f32 --n 10").code == 2);
