@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
 # The whole test suite: the Release build, then the same tests built with AddressSanitizer and
-# UndefinedBehaviorSanitizer. GPU cases say they are skipped on a machine without a GPU.
-set -euo pipefail
+# UndefinedBehaviorSanitizer. Both halves run whatever the first one says; the exit status is
+# non-zero if either failed. GPU cases say they are skipped on a machine without a GPU.
+set -uo pipefail
 cd "$(dirname "$0")"
-scripts/install-deps.sh
-scripts/build.sh release
-ctest --preset release
-scripts/build.sh asan
-ctest --preset asan
+scripts/install-deps.sh || exit 1
+status=0
+half() {  # half NAME: build the preset and run its tests
+  if scripts/build.sh "$1" && ctest --preset "$1"; then
+    echo "test.sh: $1: passed"
+  else
+    echo "test.sh: $1: FAILED"
+    status=1
+  fi
+}
+half release
+half asan
+exit $status

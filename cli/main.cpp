@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "input.hpp"
+#include "output.hpp"
 #include "xreduce/xreduce.hpp"
 #include "xreduce/detail/timing.hpp"
 #include "xreduce/registry.hpp"
@@ -25,6 +26,7 @@
 
 namespace xr = xreduce;
 using nlohmann::json;
+using namespace xreduce::cli;  // the output helpers (output.hpp)
 
 namespace {
 
@@ -75,74 +77,7 @@ xr::cli::Array load(const DataArgs& d) {
   return xr::cli::generate(*dtype, xr::cli::parse_count(d.n, "--n"), d.seed);
 }
 
-json value_json(const xr::Scalar& s) {
-  return xr::visit_dtype(s.dtype(), [&](auto tag) -> json {
-    using T = decltype(tag);
-    T v = s.get<T>();
-    if constexpr (std::is_floating_point_v<T>)
-      if (!std::isfinite(v)) return s.to_string();  // JSON has no NaN or infinity
-    return v;
-  });
-}
-
-//! A result's value: one number, or the list of column results of records.
-json value_json(const xr::Result& r) {
-  if (r.values.empty()) return value_json(r.value);
-  json list = json::array();
-  for (const xr::Scalar& v : r.values) list.push_back(value_json(v));
-  return list;
-}
-
-std::string value_text(const xr::Result& r) {
-  if (r.values.empty()) return r.value.to_string();
-  std::string text = "[";
-  for (const xr::Scalar& v : r.values) text += (text.size() > 1 ? ", " : "") + v.to_string();
-  return text + "]";
-}
-
 using xr::detail::timing::median;
-
-std::string gbps(std::size_t bytes, double seconds) {
-  if (seconds <= 0) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(bytes) / seconds / 1e9);
-  return buf;
-}
-
-std::string seconds_text(double s) {
-  char buf[32];
-  if (s < 1e-3) std::snprintf(buf, sizeof buf, "%.1f us", s * 1e6);
-  else if (s < 1) std::snprintf(buf, sizeof buf, "%.2f ms", s * 1e3);
-  else std::snprintf(buf, sizeof buf, "%.2f s", s);
-  return buf;
-}
-
-std::string machine_line() {
-  std::string model = "unknown CPU";
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);)
-    if (line.rfind("model name", 0) == 0) {
-      model = line.substr(line.find(':') + 2);
-      break;
-    }
-  const double gib = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1 << 30);
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%s, %u hardware threads, %.0f GiB memory", model.c_str(),
-                std::thread::hardware_concurrency(), gib);
-  return buf;
-}
-
-void print_backends(xr::Context& ctx) {
-  std::printf("  %-25s %-13s %-9s %s\n", "backend", "engine", "priority", "availability");
-  for (const auto& e : ctx.registry().entries()) {
-    xr::Availability a = e.reducer->available();
-    std::printf("  %-20s %-13s %-9d %s\n", std::string(e.reducer->name()).c_str(),
-                std::string(to_string(e.reducer->capabilities().engine())).c_str(), e.priority,
-                a ? "available" : ("unavailable: " + a.reason).c_str());
-  }
-  for (const auto& r : ctx.registry().plugin_reports())
-    if (!r.loaded) std::printf("  plugin not loaded: %s\n", r.message.c_str());
-}
 
 // --- xreduce (no subcommand): the tour -----------------------------------------------------
 
@@ -157,10 +92,11 @@ int tour(xr::Context& ctx) {
   std::printf("\nsum of 2^24 random f32 (seed 1), each available backend, median of 5 runs:\n");
   xr::ValidationReport report = xr::validate(ctx, q);
   std::printf("  reference (exactly rounded): %s\n", report.reference.value.to_string().c_str());
-  std::printf("  %-25s %-14s %-10s %-10s %-8s %s\n", "backend", "value", "agrees", "time", "GB/s", "");
+  const int w = name_width(ctx.registry());
+  std::printf("  %-*s %-14s %-10s %-10s %-8s %s\n", w, "backend", "value", "agrees", "time", "GB/s", "");
   for (const auto& row : report.rows) {
     if (!row.ran) {
-      std::printf("  %-25s %s\n", row.backend.c_str(), row.failure.c_str());
+      if (row.failure_code != xr::ErrorCode::unavailable) std::printf("  %-*s %s\n", w, row.backend.c_str(), row.failure.c_str());
       continue;
     }
     std::vector<double> times{row.seconds};
@@ -171,11 +107,12 @@ int tour(xr::Context& ctx) {
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     const double t = median(times);
-    std::printf("  %-25s %-14s %-10s %-10s %-8s %s\n", row.backend.c_str(), row.result->value.to_string().c_str(),
+    std::printf("  %-*s %-14s %-10s %-10s %-8s %s\n", w, row.backend.c_str(), row.result->value.to_string().c_str(),
                 row.agrees ? "yes" : (row.exact ? "NO" : "no"), seconds_text(t).c_str(),
                 gbps(n * sizeof(float), t).c_str(), row.exact ? "" : "(declares itself inexact)");
   }
   auto choice = ctx.resolve(q, {.backend = "auto"});
+  print_unavailable(report.rows);
   std::printf("\nauto picks '%s' here: %s\n", std::string(choice.reducer->name()).c_str(), choice.reason.c_str());
   std::printf("\nNext: xreduce list | xreduce run --help | xreduce validate --help | xreduce bench --help\n");
   return report.ok() ? kExitOk : kExitDisagree;
@@ -199,7 +136,7 @@ int list(xr::Context& ctx, bool as_json) {
     std::printf("\ncapabilities: per dtype, one letter per op in the order sum prod min max argmin argmax (E exact, i inexact, . unsupported):\n");
     for (const auto& e : ctx.registry().entries()) {
       xr::Capabilities c = e.reducer->capabilities();
-      std::printf("  %-25s", std::string(e.reducer->name()).c_str());
+      std::printf("  %-*s", name_width(ctx.registry()), std::string(e.reducer->name()).c_str());
       for (xr::DType t : xr::all_dtypes) {
         std::printf(" %s:", std::string(to_string(t)).c_str());
         for (xr::Op op : xr::all_ops) {
@@ -308,7 +245,7 @@ int validate(xr::Context& ctx, const ValidateArgs& args, const DataArgs& d) {
       if (row.ran) {
         j["value"] = value_json(*row.result);
         if (row.result->index) j["index"] = *row.result->index;
-        j["error"] = std::isfinite(row.error) ? json(row.error) : json("inf");
+        j["deviation"] = std::isfinite(row.error) ? json(row.error) : json("inf");
         j["seconds"] = row.seconds;
       } else {
         j["value"] = nullptr;
@@ -337,10 +274,11 @@ int validate(xr::Context& ctx, const ValidateArgs& args, const DataArgs& d) {
   std::printf("reference  %s of %s = %s", args.op.c_str(), std::string(to_string(a.dtype)).c_str(), reference.c_str());
   if (report.reference.index) std::printf(" at index %llu", static_cast<unsigned long long>(*report.reference.index));
   std::printf("   (tolerance %.3g)\n\n", tol);
-  std::printf("  %-25s %-22s %-12s %-10s %s\n", "backend", "value", "|error|", "time", "verdict");
+  const int w = name_width(ctx.registry());
+  std::printf("  %-*s %-22s %-12s %-10s %s\n", w, "backend", "value", "|error|", "time", "verdict");
   for (const auto& row : report.rows) {
     if (!row.ran) {
-      std::printf("  %-25s %s\n", row.backend.c_str(), row.failure.c_str());
+      if (row.failure_code != xr::ErrorCode::unavailable) std::printf("  %-*s %s\n", w, row.backend.c_str(), row.failure.c_str());
       continue;
     }
     std::string value = value_text(*row.result);
@@ -348,9 +286,10 @@ int validate(xr::Context& ctx, const ValidateArgs& args, const DataArgs& d) {
     char err[32];
     std::snprintf(err, sizeof err, "%.3g", row.error);
     std::string verdict = row.agrees ? "agrees" : row.exact ? "DISAGREES" : "disagrees (declares itself inexact)";
-    std::printf("  %-25s %-22s %-12s %-10s %s\n", row.backend.c_str(), value.c_str(), err,
+    std::printf("  %-*s %-22s %-12s %-10s %s\n", w, row.backend.c_str(), value.c_str(), err,
                 seconds_text(row.seconds).c_str(), verdict.c_str());
   }
+  print_unavailable(report.rows);
   std::printf("\n%s\n", report.ok() ? "every backend that promises exactness agrees"
                                     : "a backend that promises exactness disagrees or failed");
   return report.ok() ? kExitOk : kExitDisagree;

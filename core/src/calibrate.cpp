@@ -209,7 +209,7 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
     gpu_wins_pinned.push_back(t_gpu_pinned[i] < cpu);
   }
   const std::uint64_t parallel_from = minimax_threshold(sizes, t_serial, t_parallel);
-  cal.dispatch.parallel_min_count = parallel_from ? parallel_from : std::uint64_t{1} << 62;  // never: a size no one has
+  cal.dispatch.parallel_min_count = parallel_from;  // 0: never
   cal.dispatch.gpu_min_count_pageable = threshold(sizes, gpu_wins_pageable);
   cal.dispatch.gpu_min_count_pinned = threshold(sizes, gpu_wins_pinned);
 

@@ -44,7 +44,7 @@ std::optional<Engine> Dispatcher::engine_for(const Workload& w, EngineSet offere
       return " (" + residency + ") >= gpu_min_count_" + residency + " (" + std::to_string(gpu_min) + "): best GPU backend";
     });
   auto threshold = [&] { return " parallel_min_count (" + std::to_string(config_.parallel_min_count) + ")"; };
-  if (w.elements >= config_.parallel_min_count) {
+  if (config_.parallel_min_count != 0 && w.elements >= config_.parallel_min_count) {
     if (has(Engine::cpu_parallel))
       return chosen(Engine::cpu_parallel, [&] {
         return " >=" + threshold() + ": best CPU-parallel backend" +

@@ -111,6 +111,20 @@ TEST_CASE("selection: auto, the template APIs, hybrid's parts and calibration ch
   CHECK(ctx.dispatcher().choose([] { xr::Workload w; w.elements = 200000; return w; }()).reducer->name() == "large");
 }
 
+TEST_CASE("selection: a threshold of 0 is never, parallel_min_count too") {
+  xr::Config cfg;
+  cfg.dispatch.parallel_min_count = 0;
+  xr::Context ctx(xr::Context::Empty{}, cfg);
+  ctx.registry().add(std::make_unique<Fake>("serial", xr::Engine::cpu_serial), 10);
+  ctx.registry().add(std::make_unique<Fake>("parallel", xr::Engine::cpu_parallel), 20);
+  ctx.registry().add(std::make_unique<Fake>("gpu", xr::Engine::gpu), 30);
+  for (std::uint64_t n : {1ull, 1ull << 20, 1ull << 40}) {
+    xr::Workload w;
+    w.elements = n;
+    CHECK(ctx.dispatcher().choose(w).reducer->name() == "serial");
+  }
+}
+
 TEST_CASE("settings: typed values with complete messages") {
   xr::Settings s;
   s.set("share", "0.5", "here.toml:3:1").set("count", "12").set("bad", "1e999").set("word", "x");

@@ -17,7 +17,8 @@ namespace xreduce {
 //! Thresholds the dispatcher uses for backend = "auto" (`xreduce calibrate` measures them).
 //! For the GPU and CPU+GPU thresholds, 0 means never: host data stays on the CPU.
 struct DispatchConfig {
-  //! From this many elements on, host data goes to the best CPU-parallel backend.
+  //! From this many elements on, host data goes to the best CPU-parallel backend (0: never, as
+  //! for every threshold here).
   std::uint64_t parallel_min_count = std::uint64_t{1} << 18;
   //! The CPU-parallel backend to prefer (the fastest here, as measured); empty: by priority.
   std::string parallel_backend;

@@ -1,0 +1,35 @@
+#pragma once
+// How the xreduce command prints: values, times and rates, the machine, and tables of backends
+// whose columns fit the longest name.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "xreduce/context.hpp"
+#include "xreduce/registry.hpp"
+#include "xreduce/validate.hpp"
+
+namespace xreduce::cli {
+
+//! A value for JSON: numbers as numbers, NaN and infinities as "nan", "inf", "-inf".
+nlohmann::json value_json(const Scalar& s);
+//! A result's value: one number, or the list of column results of records.
+nlohmann::json value_json(const Result& r);
+//! The same as text: exact, with records in brackets.
+std::string value_text(const Result& r);
+//! Decimal GB/s of `bytes` in `seconds`; "-" for no time.
+std::string gbps(std::size_t bytes, double seconds);
+std::string seconds_text(double s);
+//! CPU model, hardware threads and memory of this machine.
+std::string machine_line();
+//! The width of the backend-name column: the longest registered name.
+int name_width(const Registry& registry);
+//! Every backend: engine, priority, available or why not; then plugins that did not load.
+void print_backends(Context& ctx);
+//! One line per reason for the rows of backends that could not run here (`list` names each).
+void print_unavailable(const std::vector<ValidationRow>& rows);
+
+}  // namespace xreduce::cli
