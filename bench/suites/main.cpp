@@ -4,11 +4,13 @@
 //
 // Suites: progression, gpu-reduce, transfer (GPU), crossover, calibrate, cpu. Each prints an estimate of its
 // time, a progress line, and a markdown table, and writes SUITE.json (every raw timing) and
-// SUITE.md under DIR (default bench/results/<machine>/). bench/plot_suites.py draws the PNGs.
+// SUITE.md under DIR (default $XDG_DATA_HOME/xreduce/bench/<machine>/, outside the source tree).
+// bench/plot_suites.py draws the PNGs.
 
 #include <CLI/CLI.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <map>
 #include <random>
@@ -332,6 +334,14 @@ int run_transfer_suite(const SuiteArgs& args) {
   return run_transfer(args, cpu);
 }
 
+//! Where results go by default: $XDG_DATA_HOME/xreduce/bench, else ~/.local/share/xreduce/bench,
+//! else (no home) xreduce-bench-results in the current folder.
+std::string default_results_root() {
+  if (const char* data = std::getenv("XDG_DATA_HOME"); data && *data) return std::string(data) + "/xreduce/bench";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.local/share/xreduce/bench";
+  return "xreduce-bench-results";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -352,7 +362,8 @@ int main(int argc, char** argv) {
     for (const auto& [name, what] : suites) names.push_back(name);
     return names;
   }()));
-  app.add_option("--out", args.out_dir, "Results folder (default: bench/results/<machine>)");
+  app.add_option("--out", args.out_dir,
+                 "Results folder (default: $XDG_DATA_HOME/xreduce/bench/<machine>, else ~/.local/share/xreduce/bench/<machine>)");
   app.add_option("--min-log2", args.min_log2, "Smallest size, as a power of 2 (where a suite sweeps sizes)")->check(CLI::Range(0, 34));
   app.add_option("--max-log2", args.max_log2, "Largest size, as a power of 2 (0: the suite's own)")->check(CLI::Range(0, 34));
   app.add_option("--repeat", args.repeat, "Samples per point, at least 10 (the median is reported)")->capture_default_str();
@@ -361,7 +372,9 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   args.repeat = std::max(args.repeat, 10);
   const bool gpu_suite = suite == "progression" || suite == "transfer" || suite == "gpu-reduce";
-  if (args.out_dir.empty()) args.out_dir = "bench/results/" + machine_slug(gpu_suite || gpu_info().present);
+  // Results go outside the source tree unless asked: a benchmark run from a checkout should not
+  // leave files among the committed ones (scripts/ pass --out bench/results/... when they mean to).
+  if (args.out_dir.empty()) args.out_dir = default_results_root() + "/" + machine_slug(gpu_suite || gpu_info().present);
   try {
     if (suite == "cpu") return run_cpu(args);
     if (suite == "calibrate") return run_calibrate(args);
