@@ -127,6 +127,20 @@ const LoadedPlugin& load_plugin_library(const std::filesystem::path& library) {
     const xreduce_backend_v2& b = table.backends[i];
     if (b.name == nullptr || b.name[0] == '\0' || b.available == nullptr || b.reduce == nullptr)
       refuse(library, "backend #" + std::to_string(i) + " has no name or no functions");
+    // What the core would act on must be a value it knows: an engine or support level beyond
+    // the enums, or a memory space it has never heard of, is a plugin built wrong.
+    const std::string which = "backend '" + std::string(b.name) + "'";
+    if (b.engine < 0 || b.engine > static_cast<std::int32_t>(Engine::cpu_gpu))
+      refuse(library, which + " claims an engine (" + std::to_string(b.engine) + ") that does not exist");
+    for (const auto& row : b.support)
+      for (std::uint8_t level : row)
+        if (level > static_cast<std::uint8_t>(Support::inexact))
+          refuse(library, which + " claims a support level (" + std::to_string(level) + ") that does not exist");
+    const std::uint32_t known_memory = (1u << static_cast<unsigned>(Memory::automatic)) |
+                                       (1u << static_cast<unsigned>(Memory::host)) |
+                                       (1u << static_cast<unsigned>(Memory::device)) | XREDUCE_MEMORY_MASK_RECORDS;
+    if (b.memory_mask & ~known_memory)
+      refuse(library, which + " claims memory spaces (mask " + std::to_string(b.memory_mask) + ") that do not exist");
   }
   const xreduce_memory_v1* memory = nullptr;
   if (auto entry = reinterpret_cast<xreduce_plugin_memory_v1_fn>(dlsym(handle, XREDUCE_PLUGIN_MEMORY_ENTRY))) {

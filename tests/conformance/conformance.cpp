@@ -7,6 +7,9 @@
 #include <doctest/doctest.h>
 #include <sys/mman.h>
 
+#include <atomic>
+#include <thread>
+
 #include "conformance/backends.hpp"
 #include "support/test_data.hpp"
 #include "xreduce/xreduce.hpp"
@@ -252,6 +255,49 @@ TEST_CASE("every backend: records refuse argmin/argmax and width 0") {
       FAIL("no error");
     } catch (const xr::Error& e) {
       CHECK(e.code() == xr::ErrorCode::invalid_argument);
+    }
+  }
+}
+
+TEST_CASE("every backend: 16 threads at once, each on its own data, every result right") {
+  // Backends keep state between calls (thread pools, GPU workspaces, cached lists): callers on
+  // many threads at once must each get their own answer. Results are gathered and checked here,
+  // on the test's thread.
+  constexpr int kThreads = 16, kCalls = 4;
+  const std::size_t n = quick() ? 5000 : 200'003;
+  for (xr::Reducer* r : backends()) {
+    for (xr::Op op : {xr::Op::sum, xr::Op::argmax}) {
+      if (r->capabilities().support(xr::DType::f64, op) != xr::Support::exact) continue;
+      INFO("seed " << xr::test::run_seed() << ", backend " << r->name() << ", " << to_string(op));
+      std::vector<std::vector<double>> data(kThreads);
+      std::vector<xr::Reference> refs;
+      std::mt19937_64 rng(xr::test::run_seed() + 16);
+      for (int t = 0; t < kThreads; ++t) {
+        data[t] = xr::test::make_data<double>(Pattern::random, op, n + t, rng);
+        refs.push_back(xr::exact_reference(xr::Request{data[t].data(), data[t].size(), xr::DType::f64, op, xr::Memory::host}));
+      }
+      std::vector<std::vector<xr::Result>> results(kThreads);
+      std::vector<std::string> failures(kThreads);
+      std::atomic<int> ready{0};
+      std::vector<std::thread> pool;
+      for (int t = 0; t < kThreads; ++t)
+        pool.emplace_back([&, t] {
+          ready.fetch_add(1);
+          while (ready.load() < kThreads) std::this_thread::yield();  // start together
+          try {
+            for (int c = 0; c < kCalls; ++c)
+              results[t].push_back(r->reduce(xr::Request{data[t].data(), data[t].size(), xr::DType::f64, op, memory_for(*r)}));
+          } catch (const std::exception& e) {
+            failures[t] = e.what();
+          }
+        });
+      for (auto& th : pool) th.join();
+      for (int t = 0; t < kThreads; ++t) {
+        INFO("thread " << t);
+        CHECK(failures[t] == "");
+        for (const xr::Result& result : results[t])
+          CHECK(xr::agrees(xr::Request{data[t].data(), data[t].size(), xr::DType::f64, op, xr::Memory::host}, refs[t], result));
+      }
     }
   }
 }

@@ -1,5 +1,6 @@
 // A backend that claims exact f32 sums and answers one too many: validation must catch it.
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "xreduce/plugin.hpp"
@@ -20,12 +21,28 @@ class OffByOne final : public xreduce::Reducer {
     return {xreduce::Scalar(static_cast<float>(s)), {}, {}};
   }
 };
+// A backend whose reduce throws something that is no xreduce::Error: the plugin boundary must
+// turn it into an error code, and the caller into an Error(internal) with the message.
+class Throws final : public xreduce::Reducer {
+ public:
+  std::string_view name() const override { return "test.throws"; }
+  xreduce::Capabilities capabilities() const override {
+    return xreduce::Capabilities(xreduce::Engine::cpu_serial).set(xreduce::DType::i32, xreduce::Op::min, xreduce::Support::exact);
+  }
+  xreduce::Availability available() const override { return xreduce::Availability::yes(); }
+
+ protected:
+  xreduce::Result do_reduce(const xreduce::Request&, const xreduce::Options&) override {
+    throw std::logic_error("a bug in the plugin");
+  }
+};
 }  // namespace
 
 extern "C" XREDUCE_PLUGIN_EXPORT std::int32_t xreduce_plugin_init_v2(std::uint32_t abi, xreduce_plugin_v2* out, char* m, size_t n) {
   static xreduce::plugin::Exporter exporter("broken", [] {
     std::vector<xreduce::plugin::Entry> v;
     v.push_back({std::make_unique<OffByOne>(), -10});
+    v.push_back({std::make_unique<Throws>(), -10});
     return v;
   });
   return exporter.init(abi, out, m, n);

@@ -86,6 +86,17 @@ TEST_CASE("cli: bad input is one line and exit 2: no signal, no hang") {
   std::remove("cli-fifo");
 }
 
+TEST_CASE("cli: a plugin that claims what does not exist is refused, and the rest works") {
+  for (const char* claim : {"engine", "support", "memory"}) {
+    INFO(claim);
+    const Run r = xreduce("list", std::string("XREDUCE_PLUGIN_PATH=" XREDUCE_TEST_FAULTY_PLUGIN " XREDUCE_FAULTY_CLAIM=") + claim);
+    CHECK(r.code == 0);
+    CHECK(r.out.find("plugin not loaded") != std::string::npos);
+    CHECK(r.out.find(std::string("claims ") + (claim == std::string("support") ? "a support level" : claim == std::string("engine") ? "an engine" : "memory spaces")) != std::string::npos);
+    CHECK(r.out.find("sequential") != std::string::npos);
+  }
+}
+
 TEST_CASE("cli: usage and input errors exit 2") {
   CHECK(xreduce("run --op nope --dtype f32 --n 10").code == 2);
   CHECK(xreduce("run --dtype f32 --n 10").code == 2);                      // --op missing

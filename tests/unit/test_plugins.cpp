@@ -76,3 +76,30 @@ TEST_CASE("plugins: a context loads XREDUCE_PLUGIN_PATH plugins through its conf
   CHECK(ctx.registry().find("example.neumaier") != nullptr);
   CHECK(ctx.registry().find("sequential") != nullptr);
 }
+
+TEST_CASE("plugins: a backend that misbehaves is an error, never a crash or a wrong answer") {
+  xr::Registry reg;
+  reg.load_plugin(XREDUCE_TEST_FAULTY_PLUGIN);
+  reg.load_plugin(XREDUCE_TEST_BROKEN_PLUGIN);
+  float x[3] = {1, 2, 3};
+  const xr::Request q{x, 3, xr::DType::f32, xr::Op::sum, xr::Memory::host};
+  auto code_of = [&](const char* backend, const xr::Request& request) {
+    try {
+      reg.get(backend).reduce(request);
+    } catch (const xr::Error& e) {
+      INFO(e.what());
+      CHECK(std::string(e.what()).size() > 10);
+      return e.code();
+    }
+    return xr::ErrorCode::ok;
+  };
+  CHECK(code_of("test.bad_code", q) == xr::ErrorCode::internal);    // code 999: no such code
+  CHECK(code_of("test.bad_dtype", q) == xr::ErrorCode::internal);   // dtype 77
+  CHECK(code_of("test.wrong_type", q) == xr::ErrorCode::internal);  // f64 with an index, for an f32 sum
+  std::int32_t v[2] = {4, 5};
+  CHECK(code_of("test.throws", xr::Request{v, 2, xr::DType::i32, xr::Op::min, xr::Memory::host}) == xr::ErrorCode::internal);
+  CHECK_THROWS_WITH_AS(reg.get("test.throws").reduce(xr::Request{v, 2, xr::DType::i32, xr::Op::min, xr::Memory::host}),
+                       doctest::Contains("a bug in the plugin"), xr::Error);
+  // The library goes on working after each.
+  CHECK(reg.get("test.off_by_one").reduce(q).value.get<float>() == 7.0f);
+}
