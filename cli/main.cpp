@@ -51,7 +51,7 @@ void add_data_options(CLI::App* cmd, DataArgs& d) {
                   "Read the array as records of K values each and reduce column by column to K results "
                   "(sum, prod, min, max); the element count must be a multiple of K")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 32));
   input->excludes(n);
 }
 

@@ -130,6 +130,10 @@ Config Config::from_string(std::string_view text, const std::string& origin) {
 }
 
 Config Config::from_file(const std::filesystem::path& file) {
+  // A folder opens as an empty stream, which would read as an empty config.
+  std::error_code ec;
+  if (std::filesystem::exists(file, ec) && !std::filesystem::is_regular_file(file, ec))
+    throw Error(ErrorCode::config, "config file " + file.string() + " is not a regular file (a folder?)");
   std::ifstream in(file, std::ios::binary);
   if (!in) throw Error(ErrorCode::config, "cannot read config file " + file.string());
   std::stringstream text;

@@ -33,6 +33,16 @@ const Config& Context::config() const { return impl_->config; }
 const std::vector<std::string>& Context::notes() const { return impl_->notes; }
 
 void Context::configure_backends() {
+  // Backends the dispatch config names must exist: a misspelt name would otherwise be passed
+  // over in silence, and auto would run another backend than the one the file asks for.
+  const DispatchConfig& d = impl_->config.dispatch;
+  for (const std::string* name : {&d.parallel_backend, &d.parallel_backend_large})
+    if (!name->empty() && !impl_->registry.find(*name)) {
+      std::string valid;
+      for (const auto& n : impl_->registry.names()) valid += (valid.empty() ? "" : ", ") + n;
+      throw Error(ErrorCode::config, "config: [dispatch] names backend '" + *name +
+                                         "', which is not registered here; valid names: " + valid);
+    }
   const auto& tables = impl_->config.backend_settings;
   const auto& entries = impl_->registry.entries();
   impl_->notes = impl_->config.notes;

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -218,6 +219,17 @@ TEST_CASE("cli: --set gives the running backend a setting of its own") {
   // A config table that names nothing loaded is a note on stderr, not an error.
   std::ofstream("cli-note.toml") << "[backends.warp-drive]\nspeed = 9\n";
   CHECK(xreduce("run --op sum --dtype f32 --n 10", "XREDUCE_CONFIG=cli-note.toml").code == 0);
+  std::ofstream("cli-warp-drive.toml") << "[dispatch]\nparallel_backend = \"warp-drive\"\n";
+  const Run misspelt = xreduce("run --op sum --dtype f32 --n 10", "XREDUCE_CONFIG=cli-warp-drive.toml", true);
+  CHECK(misspelt.code == 2);
+  CHECK(misspelt.out.find("'warp-drive', which is not registered here; valid names: ") != std::string::npos);
+  std::filesystem::create_directories("cli-config-folder");
+  const Run folder = xreduce("run --op sum --dtype f32 --n 10", "XREDUCE_CONFIG=cli-config-folder", true);
+  CHECK(folder.code == 2);
+  CHECK(folder.out.find("not a regular file") != std::string::npos);
+  const Run width = xreduce("run --op sum --dtype f32 --n 10 --width 0", "", true);
+  CHECK(width.code == 2);
+  CHECK(width.out.find("1 to 4294967296") != std::string::npos);
   std::ofstream("cli-bad-setting.toml") << "[backends.hybrid]\ngpu_fraction = 2\n";
   CHECK(xreduce("run --op sum --dtype f32 --n 10", "XREDUCE_CONFIG=cli-bad-setting.toml").code == 2);
 }
