@@ -163,7 +163,7 @@ int list(xr::Context& ctx, bool as_json) {
           support[std::string(to_string(t))][std::string(to_string(op))] = std::string(to_string(c.support(t, op)));
     out.push_back({{"backend", e.reducer->name()}, {"engine", to_string(c.engine())}, {"priority", e.priority},
                    {"origin", e.origin}, {"available", a.ok}, {"reason", a.reason}, {"support", support},
-                   {"host_memory", c.accepts(xr::Memory::host)}, {"device_memory", c.accepts(xr::Memory::device)},
+                   {"host_memory", c.accepts(xr::Memory::host)}, {"device_memory", c.accepts(xr::Memory::device)}, {"records", c.records()},
                    {"settings", settings}});
   }
   std::cout << out.dump(2) << "\n";

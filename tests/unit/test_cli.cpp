@@ -186,6 +186,11 @@ TEST_CASE("cli: the tour and list run") {
   const nlohmann::json backends = nlohmann::json::parse(list.out);
   CHECK(backends.size() >= 2);
   bool hybrid_settings = false;  // each backend's own settings are listed, with defaults
+  for (const auto& b : backends) {
+    CHECK(b["records"].is_boolean());  // whether it reduces records (--width K)
+    if (b["backend"] == "sequential") CHECK(b["records"] == true);
+    if (b["backend"] == "sequential.naive") CHECK(b["records"] == false);
+  }
   for (const auto& b : backends)
     if (b["backend"] == "hybrid")
       for (const auto& setting : b["settings"]) hybrid_settings |= setting["key"] == "gpu_fraction_pinned";
