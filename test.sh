@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: the Release build, then the same tests built with AddressSanitizer and
-# UndefinedBehaviorSanitizer. Both halves run whatever the first one says; the exit status is
-# non-zero if either failed. GPU cases say they are skipped on a machine without a GPU.
+# UndefinedBehaviorSanitizer, then the fuzzers (clang, libFuzzer) for a few seconds each from their
+# committed corpus. Every part runs whatever an earlier one says; the exit status is non-zero if
+# any failed. GPU cases say they are skipped on a machine without a GPU.
 set -uo pipefail
 cd "$(dirname "$0")"
 scripts/install-deps.sh || exit 1
@@ -16,4 +17,5 @@ half() {  # half NAME: build the preset and run its tests
 }
 half release
 half asan
+half fuzz
 exit $status

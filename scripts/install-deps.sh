@@ -11,6 +11,7 @@ packages=(
   doctest-dev             # the tests
   libtbb-dev              # the tbb backend (oneTBB)
   python3-matplotlib      # the benchmarks' plots (bench/plot_*.py)
+  clang libclang-rt-dev   # the fuzzers (libFuzzer, with clang's sanitizers): the fuzz preset
 )
 
 missing=()

@@ -94,28 +94,7 @@ std::map<std::filesystem::path, LoadedPlugin>& loaded() {
 
 }  // namespace
 
-const LoadedPlugin& load_plugin_library(const std::filesystem::path& library) {
-  std::error_code ec;
-  std::filesystem::path key = std::filesystem::weakly_canonical(library, ec);
-  if (ec) key = library;
-  std::lock_guard lock(loader_mutex());
-  if (auto it = loaded().find(key); it != loaded().end()) return it->second;
-
-  if (!std::filesystem::exists(key)) refuse(library, "no such file");
-  // RTLD_LOCAL: two plugins may carry symbols of the same name. Never dlclose'd: reducers,
-  // names and static state of the plugin live as long as the process.
-  void* handle = dlopen(key.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) refuse(library, std::string("cannot be loaded: ") + dlerror());
-  auto init = reinterpret_cast<xreduce_plugin_init_v2_fn>(dlsym(handle, XREDUCE_PLUGIN_ENTRY));
-  if (init == nullptr && dlsym(handle, XREDUCE_PLUGIN_ENTRY_V1) != nullptr)
-    refuse(library, "was built for plugin ABI version 1 (it exports " XREDUCE_PLUGIN_ENTRY_V1 "), this library speaks " +
-                        std::to_string(XREDUCE_PLUGIN_ABI_VERSION) + "; rebuild it against this xreduce");
-  if (init == nullptr) refuse(library, "has no entry point " XREDUCE_PLUGIN_ENTRY " (not an xreduce plugin?)");
-
-  xreduce_plugin_v2 table{};
-  char message[1024] = {};
-  std::int32_t code = init(XREDUCE_PLUGIN_ABI_VERSION, &table, message, sizeof message);
-  if (code != 0) refuse(library, std::string("initialisation failed: ") + (message[0] ? message : "no message"));
+void check_plugin_table(const std::filesystem::path& library, const xreduce_plugin_v2& table) {
   if (table.abi_version != XREDUCE_PLUGIN_ABI_VERSION)
     refuse(library, "was built for plugin ABI version " + std::to_string(table.abi_version) + ", this library speaks " +
                         std::to_string(XREDUCE_PLUGIN_ABI_VERSION) + "; rebuild it against this xreduce");
@@ -142,6 +121,31 @@ const LoadedPlugin& load_plugin_library(const std::filesystem::path& library) {
     if (b.memory_mask & ~known_memory)
       refuse(library, which + " claims memory spaces (mask " + std::to_string(b.memory_mask) + ") that do not exist");
   }
+}
+
+const LoadedPlugin& load_plugin_library(const std::filesystem::path& library) {
+  std::error_code ec;
+  std::filesystem::path key = std::filesystem::weakly_canonical(library, ec);
+  if (ec) key = library;
+  std::lock_guard lock(loader_mutex());
+  if (auto it = loaded().find(key); it != loaded().end()) return it->second;
+
+  if (!std::filesystem::exists(key)) refuse(library, "no such file");
+  // RTLD_LOCAL: two plugins may carry symbols of the same name. Never dlclose'd: reducers,
+  // names and static state of the plugin live as long as the process.
+  void* handle = dlopen(key.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) refuse(library, std::string("cannot be loaded: ") + dlerror());
+  auto init = reinterpret_cast<xreduce_plugin_init_v2_fn>(dlsym(handle, XREDUCE_PLUGIN_ENTRY));
+  if (init == nullptr && dlsym(handle, XREDUCE_PLUGIN_ENTRY_V1) != nullptr)
+    refuse(library, "was built for plugin ABI version 1 (it exports " XREDUCE_PLUGIN_ENTRY_V1 "), this library speaks " +
+                        std::to_string(XREDUCE_PLUGIN_ABI_VERSION) + "; rebuild it against this xreduce");
+  if (init == nullptr) refuse(library, "has no entry point " XREDUCE_PLUGIN_ENTRY " (not an xreduce plugin?)");
+
+  xreduce_plugin_v2 table{};
+  char message[1024] = {};
+  std::int32_t code = init(XREDUCE_PLUGIN_ABI_VERSION, &table, message, sizeof message);
+  if (code != 0) refuse(library, std::string("initialisation failed: ") + (message[0] ? message : "no message"));
+  check_plugin_table(library, table);
   const xreduce_memory_v1* memory = nullptr;
   if (auto entry = reinterpret_cast<xreduce_plugin_memory_v1_fn>(dlsym(handle, XREDUCE_PLUGIN_MEMORY_ENTRY))) {
     memory = entry();

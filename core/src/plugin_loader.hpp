@@ -16,6 +16,12 @@ struct LoadedPlugin {
   const xreduce_memory_v1* memory = nullptr;  // its pinned-memory service, if it has one
 };
 
+//! Checks what a plugin's init filled in: ABI version, table size, and that every backend has a
+//! name and functions and claims only engines, support levels and memory spaces that exist.
+//! Throws Error(plugin) naming `library` and what is wrong. (The loader runs it on every plugin;
+//! the plugin-table fuzzer, tests/fuzz/, runs it on tables of any content.)
+void check_plugin_table(const std::filesystem::path& library, const xreduce_plugin_v2& table);
+
 //! dlopens `library` (once per process: later calls return the same plugin) and checks its
 //! entry point and ABI version. Throws Error(plugin) with a message naming the file.
 const LoadedPlugin& load_plugin_library(const std::filesystem::path& library);

@@ -101,6 +101,10 @@ TEST_CASE("config: errors say where and what") {
   CHECK(std::string(e.what()).find("cfg.toml:2:") != std::string::npos);
   CHECK(std::string(e.what()).find("parallel_min_count") != std::string::npos);
 
+  // A float where a count is due (2e62 does not fit an int64): refused before it is converted.
+  CHECK(std::string(config_error("[dispatch]\nparallel_min_count = 2E62\n").what()).find("must be a whole number") !=
+        std::string::npos);
+  CHECK(std::string(config_error("threads = 1.5\n").what()).find("must be a whole number") != std::string::npos);
   e = config_error("[dispatch]\nparallel_min_count = -5\n");
   CHECK(std::string(e.what()).find("must not be negative") != std::string::npos);
   e = config_error("threads = 1.5\n");
