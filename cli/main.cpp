@@ -414,8 +414,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitUsage;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version: CLI11 prints them
+    // One style for every error, the parser's and the program's: one line, then where to look.
+    std::cerr << "xreduce: error: " << e.what() << "\n(xreduce --help, or xreduce SUBCOMMAND --help)\n";
+    return kExitUsage;
   }
   if (bench_cmd->parsed()) return run_bench(bench_cmd->remaining(), argv[0]);
   try {
