@@ -374,7 +374,7 @@ int main(int argc, char** argv) {
   add_data_options(run_cmd, run_data);
   run_cmd->add_option("--block-size", run_args.block_size, "GPU threads per block: 128, 256, 512, 1024 (0: default)")
       ->check(CLI::IsMember({0, 128, 256, 512, 1024}));
-  run_cmd->add_option("--threads", run_args.threads, "CPU threads for parallel backends (0: all)")->check(CLI::Range(0, 65536));
+  run_cmd->add_option("--threads", run_args.threads, "CPU threads for parallel backends (0: all)")->check(CLI::Range(0, xr::Config::kMaxThreads));
   run_cmd->add_option("--set", run_args.settings, "KEY=VALUE: a setting of the backend that runs (`xreduce list` shows each backend's); repeatable");
   run_cmd->add_option("--repeat", run_args.repeat, "Run this many times and report the median time")
       ->check(CLI::Range(1, 100000))
@@ -391,7 +391,7 @@ int main(int argc, char** argv) {
   val_cmd->add_option("--backends", val_args.backends, "Only these backends (comma-separated)")->delimiter(',');
   val_cmd->add_option("--block-size", val_args.block_size, "GPU threads per block: 128, 256, 512, 1024 (0: default)")
       ->check(CLI::IsMember({0, 128, 256, 512, 1024}));
-  val_cmd->add_option("--threads", val_args.threads, "CPU threads for parallel backends (0: all)")->check(CLI::Range(0, 65536));
+  val_cmd->add_option("--threads", val_args.threads, "CPU threads for parallel backends (0: all)")->check(CLI::Range(0, xr::Config::kMaxThreads));
   val_cmd->add_flag("--json", val_args.json, "Print one JSON document: reference and results");
 
   CalibrateArgs cal_args;

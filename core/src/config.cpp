@@ -81,7 +81,7 @@ Config Config::from_string(std::string_view text, const std::string& origin) {
       c.backend_source = where(origin, node.source());
     } else if (k == "threads") {
       std::int64_t t = expect<std::int64_t>(origin, k, node, "a whole number");
-      if (t < 0 || t > 65536) fail(origin, node, "'threads' must be between 0 (all) and 65536");
+      if (t < 0 || t > kMaxThreads) fail(origin, node, "'threads' must be between 0 (all) and " + std::to_string(kMaxThreads));
       c.threads = static_cast<int>(t);
     } else if (k == "plugin_path") {
       const toml::array* list = node.as_array();

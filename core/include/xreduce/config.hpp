@@ -49,7 +49,9 @@ struct DispatchConfig {
 struct Config {
   std::string backend = "auto";                    //!< a registered name or "auto"
   std::vector<std::filesystem::path> plugin_path;  //!< extra plugin folders or files
-  int threads = 0;                                 //!< 0: all hardware threads
+  int threads = 0;                                 //!< 0: all hardware threads; at most kMaxThreads
+  //! The most threads a config file or the command may ask for (both check it).
+  static constexpr int kMaxThreads = 65536;
   DispatchConfig dispatch;
   //! [backends.NAME] tables: the settings of the backend NAME, or of every backend of the plugin
   //! NAME ("cuda"); the backend parses them (Reducer::settings, configure).
