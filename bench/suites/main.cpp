@@ -258,9 +258,10 @@ int run_crossover(const SuiteArgs& args) {
       for (std::size_t b = 0; b < names.size(); ++b) {
         const xr::Options o{.backend = names[b]};
         ctx.reduce(q, o);
-        batch[b] = xr::detail::timing::batch_size([&] { ctx.reduce(q, o); }, 1e-3);
+        double once = 0;
+        batch[b] = xr::detail::timing::batch_size([&] { ctx.reduce(q, o); }, 1e-3, 100000, &once);
         // Short calls are at the mercy of the machine's other tenants: more samples where cheap.
-        const int total = fastest_call_seconds([&] { ctx.reduce(q, o); }) * batch[b] < 2e-3 ? 3 * args.repeat : args.repeat;
+        const int total = once * batch[b] < 2e-3 ? 3 * args.repeat : args.repeat;
         per_round[b] = (total + kRounds - 1) / kRounds;
       }
       for (int round = 0; round < kRounds; ++round)

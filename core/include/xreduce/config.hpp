@@ -15,7 +15,7 @@
 namespace xreduce {
 
 //! Thresholds the dispatcher uses for backend = "auto" (`xreduce calibrate` measures them).
-//! For the GPU and CPU+GPU thresholds, 0 means never: host data stays on the CPU.
+//! For every threshold here, 0 means never (for the GPU ones: host data stays on the CPU).
 struct DispatchConfig {
   //! From this many elements on, host data goes to the best CPU-parallel backend (0: never, as
   //! for every threshold here).

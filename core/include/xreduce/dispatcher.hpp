@@ -33,7 +33,6 @@ class Dispatcher {
   //! name none of them. `why` (if given) gets the reason. The GPU template API (xreduce/cuda.cuh),
   //! whose GPU path is no registered backend, asks this directly.
   std::optional<Engine> engine_for(const Workload& workload, EngineSet offered, std::string* why = nullptr) const;
-  const DispatchConfig& config() const { return config_; }
 
  private:
   Reducer& decide(const Workload& workload, std::string* why) const;

@@ -38,12 +38,13 @@ double fastest_call_seconds(F&& call, int calls = 3) {
   return fastest;
 }
 
-//! Calls per batch so that a batch lasts about `batch_seconds` (from the fastest of three calls),
-//! between 1 and `max_batch`: short calls are timed in batches, so the clock's resolution and its
-//! own cost do not count.
+//! Calls per batch so that a batch lasts about `batch_seconds` (from the fastest of three calls,
+//! also left in `fastest` if given), between 1 and `max_batch`: short calls are timed in batches,
+//! so the clock's resolution and its own cost do not count.
 template <class F>
-int batch_size(F&& call, double batch_seconds, int max_batch = 100000) {
+int batch_size(F&& call, double batch_seconds, int max_batch = 100000, double* fastest = nullptr) {
   const double once = fastest_call_seconds(call);
+  if (fastest) *fastest = once;
   return static_cast<int>(std::clamp(batch_seconds / std::max(once, 1e-9), 1.0, static_cast<double>(max_batch)));
 }
 
