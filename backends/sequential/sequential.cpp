@@ -11,11 +11,12 @@ namespace xreduce::backends {
 namespace {
 
 class SequentialReducer final : public backend::HostChunkReducer {
+  static constexpr Capabilities kCaps = Capabilities(Engine::cpu_serial).set_all(Support::exact).accept_records();
+
  public:
+  SequentialReducer() : HostChunkReducer(kCaps.engine()) {}
   std::string_view name() const override { return "sequential"; }
-  Capabilities capabilities() const override {
-    return Capabilities(Engine::cpu_serial).set_all(Support::exact).accept_records();
-  }
+  Capabilities capabilities() const override { return kCaps; }
   Availability available() const override { return Availability::yes(); }
   bool run_chunks(std::size_t chunks, ChunkBody body, void* context, int) override {
     for (std::size_t c = 0; c < chunks; ++c) body(context, c);

@@ -17,11 +17,12 @@ namespace xreduce::backends {
 namespace {
 
 class TbbReducer final : public backend::HostChunkReducer {
+  static constexpr Capabilities kCaps = Capabilities(Engine::cpu_parallel).set_all(Support::exact).accept_records();
+
  public:
+  TbbReducer() : HostChunkReducer(kCaps.engine()) {}
   std::string_view name() const override { return "tbb"; }
-  Capabilities capabilities() const override {
-    return Capabilities(Engine::cpu_parallel).set_all(Support::exact).accept_records();
-  }
+  Capabilities capabilities() const override { return kCaps; }
   Availability available() const override { return Availability::yes(); }
   bool run_chunks(std::size_t chunks, ChunkBody body, void* context, int threads) override {
     auto run = [&] {

@@ -6,7 +6,12 @@
 //! implement name(), capabilities(), available() and run_chunks(); nothing else.
 //!
 //!   class MyPool final : public xreduce::backend::HostChunkReducer {
+//!     static constexpr xreduce::Capabilities kCaps =
+//!         xreduce::Capabilities(xreduce::Engine::cpu_parallel).set_all(xreduce::Support::exact).accept_records();
+//!    public:
+//!     MyPool() : HostChunkReducer(kCaps.engine()) {}
 //!     std::string_view name() const override { return "mypool"; }
+//!     xreduce::Capabilities capabilities() const override { return kCaps; }
 //!     ...
 //!     bool run_chunks(std::size_t chunks, ChunkBody body, void* context, int threads) override {
 //!       my_pool.parallel_for(chunks, [&](std::size_t c) { body(context, c); });
@@ -33,10 +38,16 @@ Result reduce_host_chunks(const Request& request, Reducer* scheduler, int thread
 //! one pass in the calling thread; a cpu_parallel one through its run_chunks.
 class HostChunkReducer : public Reducer {
  protected:
+  //! `engine`: cpu_serial or cpu_parallel, as capabilities() says (pass its constant's engine()).
+  //! Kept here rather than asked of capabilities() on every call: 7 ns of a 53 ns reduction of 8
+  //! elements.
+  explicit HostChunkReducer(Engine engine) : engine_(engine) {}
   Result do_reduce(const Request& request, const Options& options) override {
-    const bool one_pass = capabilities().engine() == Engine::cpu_serial;
-    return reduce_host_chunks(request, one_pass ? nullptr : this, options.threads);
+    return reduce_host_chunks(request, engine_ == Engine::cpu_serial ? nullptr : this, options.threads);
   }
+
+ private:
+  Engine engine_;
 };
 
 }  // namespace xreduce::backend
