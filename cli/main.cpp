@@ -188,15 +188,24 @@ struct RunArgs {
   std::vector<std::string> settings;  // --set KEY=VALUE
   std::string op;
   int block_size = 0, threads = 0, repeat = 1;
+  std::string accuracy;  // empty: the config's
   bool json = false;
 };
+
+//! --accuracy, or unset (the config's `accuracy`).
+std::optional<xr::Accuracy> accuracy_of(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  return xr::parse_accuracy(text);
+}
 
 int run(xr::Context& ctx, const RunArgs& args, const DataArgs& d) {
   xr::cli::Array a = load(d);
   const xr::Op op = *xr::parse_op(args.op);
   const xr::Request q = request_for(a, d, op, xr::Memory::automatic);
-  xr::Options o{.backend = args.backend, .block_size = args.block_size, .threads = args.threads};
+  xr::Options o{.backend = args.backend, .block_size = args.block_size, .threads = args.threads,
+                .accuracy = accuracy_of(args.accuracy)};
   o.settings = settings_of(args.settings);
+  const xr::Accuracy accuracy = o.accuracy.value_or(ctx.config().accuracy);
   auto choice = ctx.resolve(q, o);
   std::vector<double> times;
   xr::Result r;
@@ -208,7 +217,7 @@ int run(xr::Context& ctx, const RunArgs& args, const DataArgs& d) {
   const double t = median(times);
   if (args.json) {
     json out{{"backend", r.backend}, {"op", args.op}, {"dtype", to_string(a.dtype)}, {"n", a.count},
-             {"width", d.width}, {"value", value_json(r)}, {"seconds", t}};
+             {"width", d.width}, {"accuracy", to_string(accuracy)}, {"value", value_json(r)}, {"seconds", t}};
     if (r.index) out["index"] = *r.index;
     std::cout << out.dump() << "\n";
     return kExitOk;
@@ -216,7 +225,8 @@ int run(xr::Context& ctx, const RunArgs& args, const DataArgs& d) {
   std::printf("data     %s, n = %zu%s\n", a.description.c_str(), a.count,
               d.width > 1 ? (", " + std::to_string(q.count) + " records of width " + std::to_string(d.width)).c_str() : "");
   std::printf("backend  %s (%s)\n", r.backend.c_str(), choice.reason.c_str());
-  std::printf("%-8s %s\n", args.op.c_str(), value_text(r).c_str());
+  std::printf("%-8s %s%s\n", args.op.c_str(), value_text(r).c_str(),
+              xr::exact_sum(a.dtype, op, accuracy) ? "   (exact sum, rounded once)" : "");
   if (r.index) std::printf("index    %llu\n", static_cast<unsigned long long>(*r.index));
   std::printf("time     %s%s, %s GB/s\n", seconds_text(t).c_str(), args.repeat > 1 ? " (median)" : "",
               gbps(a.count * xr::size_of(a.dtype), t).c_str());
@@ -229,15 +239,18 @@ struct ValidateArgs {
   std::string op;
   std::vector<std::string> backends;
   int block_size = 0, threads = 0;
+  std::string accuracy;  // empty: the config's
   bool json = false;
 };
 
 int validate(xr::Context& ctx, const ValidateArgs& args, const DataArgs& d) {
   xr::cli::Array a = load(d);
   const xr::Request q = request_for(a, d, *xr::parse_op(args.op), xr::Memory::host);
-  xr::Options o{.backend = {}, .block_size = args.block_size, .threads = args.threads};
+  xr::Options o{.backend = {}, .block_size = args.block_size, .threads = args.threads,
+                .accuracy = accuracy_of(args.accuracy)};
+  const xr::Accuracy accuracy = o.accuracy.value_or(ctx.config().accuracy);
   xr::ValidationReport report = xr::validate(ctx, q, o, args.backends);
-  const double tol = xr::tolerance(q, report.reference);
+  const double tol = xr::tolerance(q, report.reference, accuracy);
   if (args.json) {
     json rows = json::array();
     for (const auto& row : report.rows) {
@@ -258,7 +271,8 @@ int validate(xr::Context& ctx, const ValidateArgs& args, const DataArgs& d) {
       reference = json::array();
       for (const auto& c : report.reference.columns) reference.push_back(value_json(c.value));
     }
-    json out{{"op", args.op}, {"dtype", to_string(a.dtype)}, {"n", a.count}, {"width", d.width}, {"tolerance", tol},
+    json out{{"op", args.op}, {"dtype", to_string(a.dtype)}, {"n", a.count}, {"width", d.width},
+             {"accuracy", to_string(accuracy)}, {"tolerance", tol},
              {"reference", reference}, {"results", rows}, {"ok", report.ok()}};
     if (report.reference.index) out["reference_index"] = *report.reference.index;
     std::cout << out.dump(2) << "\n";
@@ -273,7 +287,8 @@ int validate(xr::Context& ctx, const ValidateArgs& args, const DataArgs& d) {
   }
   std::printf("reference  %s of %s = %s", args.op.c_str(), std::string(to_string(a.dtype)).c_str(), reference.c_str());
   if (report.reference.index) std::printf(" at index %llu", static_cast<unsigned long long>(*report.reference.index));
-  std::printf("   (tolerance %.3g)\n\n", tol);
+  if (xr::exact_sum(a.dtype, q.op, accuracy)) std::printf("   (accuracy exact: the same bits, or disagree)\n\n");
+  else std::printf("   (tolerance %.3g)\n\n", tol);
   const int w = name_width(ctx.registry());
   std::printf("  %-*s %-22s %-12s %-10s %s\n", w, "backend", "value", "|error|", "time", "verdict");
   for (const auto& row : report.rows) {
@@ -375,6 +390,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--block-size", run_args.block_size, "GPU threads per block: 128, 256, 512, 1024 (0: default)")
       ->check(CLI::IsMember({0, 128, 256, 512, 1024}));
   run_cmd->add_option("--threads", run_args.threads, "CPU threads for parallel backends (0: all)")->check(CLI::Range(0, xr::Config::kMaxThreads));
+  run_cmd->add_option("--accuracy", run_args.accuracy,
+                  "Rounding of f32/f64 sums: standard (within 64 eps of the sum of |x|, fastest) or exact (the exact sum rounded once: the same bits on every backend); default: the config's accuracy, else standard")
+      ->check(CLI::IsMember({"standard", "exact"}));
   run_cmd->add_option("--set", run_args.settings, "KEY=VALUE: a setting of the backend that runs (`xreduce list` shows each backend's); repeatable");
   run_cmd->add_option("--repeat", run_args.repeat, "Run this many times and report the median time")
       ->check(CLI::Range(1, 100000))
@@ -392,6 +410,9 @@ int main(int argc, char** argv) {
   val_cmd->add_option("--block-size", val_args.block_size, "GPU threads per block: 128, 256, 512, 1024 (0: default)")
       ->check(CLI::IsMember({0, 128, 256, 512, 1024}));
   val_cmd->add_option("--threads", val_args.threads, "CPU threads for parallel backends (0: all)")->check(CLI::Range(0, xr::Config::kMaxThreads));
+  val_cmd->add_option("--accuracy", val_args.accuracy,
+                  "Rounding of f32/f64 sums: standard (within 64 eps of the sum of |x|, fastest) or exact (the exact sum rounded once: the same bits on every backend); default: the config's accuracy, else standard")
+      ->check(CLI::IsMember({"standard", "exact"}));
   val_cmd->add_flag("--json", val_args.json, "Print one JSON document: reference and results");
 
   CalibrateArgs cal_args;

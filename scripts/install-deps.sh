@@ -12,6 +12,7 @@ packages=(
   libtbb-dev              # the tbb backend (oneTBB)
   python3-matplotlib      # the benchmarks' plots (bench/plot_*.py)
   clang libclang-rt-dev   # the fuzzers (libFuzzer, with clang's sanitizers): the fuzz preset
+  libmpfr-dev             # the exact sums' independent reference in the tests (MPFR)
 )
 
 missing=()

@@ -77,7 +77,9 @@ class HybridReducer final : public Reducer {
   std::string_view name() const override { return "hybrid"; }
   Capabilities capabilities() const override {
     // Everything: a call the parts cannot both do exactly fails with `unavailable`, naming it.
-    return Capabilities(Engine::cpu_gpu).set_all(Support::exact).accept_records();
+    // Exact sums of single values (the GPU backends do not sum records exactly): the parts'
+    // partials add exactly.
+    return Capabilities(Engine::cpu_gpu).set_all(Support::exact).accept_records().accept_exact_sums(false);
   }
   Availability available() const override {
     Workload any;  // an f32 sum of host data: what every GPU and CPU-parallel backend does
@@ -102,7 +104,7 @@ class HybridReducer final : public Reducer {
 
  protected:
   Result do_reduce(const Request& q, const Options& o) override {
-    const Workload work = Workload::of(q);
+    const Workload work = Workload::of(q, false, o.accuracy.value_or(Accuracy::standard));
     Reducer* gpu = registry_.best(Engine::gpu, work);
     const std::string cpu_name = o.settings.text("cpu_backend").value_or(cpu_backend_);
     Reducer* cpu = cpu_name.empty() ? nullptr : registry_.find(cpu_name);

@@ -12,7 +12,7 @@ namespace xreduce::backends {
 namespace {
 
 class OpenMpReducer final : public backend::HostChunkReducer {
-  static constexpr Capabilities kCaps = Capabilities(Engine::cpu_parallel).set_all(Support::exact).accept_records();
+  static constexpr Capabilities kCaps = Capabilities(Engine::cpu_parallel).set_all(Support::exact).accept_records().accept_exact_sums();
 
  public:
   OpenMpReducer() : HostChunkReducer(kCaps.engine()) {}

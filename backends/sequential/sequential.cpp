@@ -11,7 +11,7 @@ namespace xreduce::backends {
 namespace {
 
 class SequentialReducer final : public backend::HostChunkReducer {
-  static constexpr Capabilities kCaps = Capabilities(Engine::cpu_serial).set_all(Support::exact).accept_records();
+  static constexpr Capabilities kCaps = Capabilities(Engine::cpu_serial).set_all(Support::exact).accept_records().accept_exact_sums();
 
  public:
   SequentialReducer() : HostChunkReducer(kCaps.engine()) {}

@@ -83,6 +83,11 @@ Config Config::from_string(std::string_view text, const std::string& origin) {
       std::int64_t t = expect<std::int64_t>(origin, k, node, "a whole number");
       if (t < 0 || t > kMaxThreads) fail(origin, node, "'threads' must be between 0 (all) and " + std::to_string(kMaxThreads));
       c.threads = static_cast<int>(t);
+    } else if (k == "accuracy") {
+      const auto text = expect<std::string>(origin, k, node, "a string: \"standard\" or \"exact\"");
+      const auto a = parse_accuracy(text);
+      if (!a) fail(origin, node, "'accuracy' must be \"standard\" or \"exact\", not \"" + text + "\"");
+      c.accuracy = *a;
     } else if (k == "plugin_path") {
       const toml::array* list = node.as_array();
       if (!list) fail(origin, node, "'plugin_path' must be an array of strings");
@@ -129,7 +134,7 @@ Config Config::from_string(std::string_view text, const std::string& origin) {
       read_settings(origin, "hybrid", *t, c.backend_settings["hybrid"]);
       c.notes.push_back(where(origin, node.source()) + ": [hybrid] is now [backends.hybrid]; read from its old place");
     } else {
-      fail(origin, node, "unknown key '" + k + "'; valid: backend, threads, plugin_path, [dispatch], [backends.NAME]");
+      fail(origin, node, "unknown key '" + k + "'; valid: backend, threads, accuracy, plugin_path, [dispatch], [backends.NAME]");
     }
   }
   return c;

@@ -112,7 +112,8 @@ Context::Selection Context::resolve(const Request& request, const Options& optio
   q.memory = where.memory;
   const std::string name = backend_for(options);
   if (name == "auto") {
-    Dispatcher::Choice c = impl_->dispatcher.choose(Workload::of(q, where.pinned));
+    const Accuracy accuracy = options.accuracy.value_or(impl_->config.accuracy);
+    Dispatcher::Choice c = impl_->dispatcher.choose(Workload::of(q, where.pinned, accuracy));
     return {c.reducer, std::move(c.reason)};
   }
   const std::string source = options.backend.empty() ? impl_->config.backend_source : "the caller";
@@ -129,10 +130,11 @@ Result Context::reduce(const Request& request, const Options& options) {
   q.memory = where.memory;
   Options o = options;
   if (o.threads == 0) o.threads = impl_->config.threads;
+  if (!o.accuracy) o.accuracy = impl_->config.accuracy;
   // No reasons built on this path: "auto" and a named backend both cost a lookup.
   const std::string& name = options.backend.empty() ? impl_->config.backend : options.backend;
   const bool automatic = name == "auto";
-  Reducer* r = automatic ? &impl_->dispatcher.pick(Workload::of(q, where.pinned)) : impl_->registry.find(name);
+  Reducer* r = automatic ? &impl_->dispatcher.pick(Workload::of(q, where.pinned, *o.accuracy)) : impl_->registry.find(name);
   if (r == nullptr) r = resolve(q, o).reducer;  // throws, naming the valid backends and the name's source
   if (automatic && !o.settings.empty()) o.settings = o.settings.only(r->settings());
   return r->reduce(q, o);

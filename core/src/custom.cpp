@@ -39,4 +39,21 @@ Reducer& custom_executor(const std::string& backend, std::size_t elements) {
 
 int custom_threads(int threads) { return threads > 0 ? threads : default_context().config().threads; }
 
+ExactSum exact_partial(const std::string& backend, DType dtype, const void* x, std::size_t n, int threads) {
+  Context& context = default_context();
+  const Request q{x, n, dtype, Op::sum, Memory::automatic};
+  Options o;
+  o.backend = backend.empty() ? "auto" : backend;
+  o.threads = threads;
+  o.accuracy = Accuracy::exact;
+  if (backend == "cuda") {
+    Workload work = Workload::of(q, false, Accuracy::exact);
+    work.memory = context.locate(q).memory;
+    Reducer* gpu = context.registry().best(Engine::gpu, work);
+    if (!gpu) throw Error(ErrorCode::unavailable, "Policy::accuracy exact: no GPU backend sums exactly here");
+    o.backend = std::string(gpu->name());
+  }
+  return context.reduce(q, o).exact.front();
+}
+
 }  // namespace xreduce::detail

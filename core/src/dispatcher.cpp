@@ -74,7 +74,7 @@ Reducer& Dispatcher::decide(const Workload& w, std::string* why) const {
     return *fit.front().reducer;
   }
   const std::string what = w.user_code ? "a user's operator" : std::string(to_string(w.op)) + " of " + std::string(to_string(w.dtype));
-  throw Error(ErrorCode::unavailable, "no available backend does " + what + " on " + describe(w) + (w.user_code ? "" : " exactly"));
+  throw Error(ErrorCode::unavailable, "no available backend does " + what + " on " + describe(w) + (w.user_code ? "" : w.exact ? " with accuracy 'exact'" : " exactly"));
 }
 
 }  // namespace xreduce

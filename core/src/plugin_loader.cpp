@@ -18,8 +18,11 @@ class PluginReducer final : public Reducer {
   explicit PluginReducer(const xreduce_backend_v2& b) : b_(b), name_(b.name), caps_(static_cast<Engine>(b.engine)) {
     for (DType t : all_dtypes)
       for (Op op : all_ops) caps_.set(t, op, static_cast<Support>(b.support[static_cast<int>(t)][static_cast<int>(op)]));
-    caps_.set_memory_mask(b.memory_mask & ~XREDUCE_MEMORY_MASK_RECORDS);
+    caps_.set_memory_mask(b.memory_mask & ~(XREDUCE_MEMORY_MASK_RECORDS | XREDUCE_MEMORY_MASK_EXACT_SUMS |
+                                            XREDUCE_MEMORY_MASK_EXACT_RECORDS));
     caps_.accept_records((b.memory_mask & XREDUCE_MEMORY_MASK_RECORDS) != 0);
+    if (b.memory_mask & XREDUCE_MEMORY_MASK_EXACT_SUMS)
+      caps_.accept_exact_sums((b.memory_mask & XREDUCE_MEMORY_MASK_EXACT_RECORDS) != 0);
     if (b.settings_info) settings_ = settings_info_from_text(b.settings_info);
   }
   std::vector<SettingInfo> settings() const override { return settings_; }
@@ -43,15 +46,18 @@ class PluginReducer final : public Reducer {
     if (q.width > std::numeric_limits<std::uint32_t>::max())
       throw Error(ErrorCode::unsupported, "backend '" + name_ + "': the plugin ABI carries widths below 2^32");
     std::vector<unsigned char> values(q.width > 1 ? 8 * q.width : 0);
+    const Accuracy accuracy = o.accuracy.value_or(Accuracy::standard);
+    std::vector<ExactSum> exact(exact_sum(q.dtype, q.op, accuracy) ? q.width : 0);
     xreduce_request_v2 cq{q.data,
                           q.count,
                           static_cast<std::int32_t>(q.dtype),
                           static_cast<std::int32_t>(q.op),
                           static_cast<std::int32_t>(q.memory),
                           static_cast<std::uint32_t>(q.width),
-                          values.empty() ? nullptr : values.data()};
+                          values.empty() ? nullptr : values.data(),
+                          exact.empty() ? nullptr : exact.data()};
     const std::string settings = o.settings.empty() ? std::string() : o.settings.to_text();
-    xreduce_options_v2 co{o.block_size, o.threads, static_cast<std::int32_t>(o.accuracy),
+    xreduce_options_v2 co{o.block_size, o.threads, static_cast<std::int32_t>(accuracy),
                           o.settings.empty() ? nullptr : settings.c_str()};
     xreduce_result_v2 cr{};
     char message[1024] = {};
@@ -64,6 +70,7 @@ class PluginReducer final : public Reducer {
     if (cr.has_index) r.index = cr.index;
     for (std::size_t j = 0; j < values.size() / 8; ++j)
       r.values.push_back(Scalar::from_bytes(static_cast<DType>(cr.dtype), values.data() + 8 * j));
+    r.exact = std::move(exact);
     return r;
   }
 
@@ -117,7 +124,8 @@ void check_plugin_table(const std::filesystem::path& library, const xreduce_plug
           refuse(library, which + " claims a support level (" + std::to_string(level) + ") that does not exist");
     const std::uint32_t known_memory = (1u << static_cast<unsigned>(Memory::automatic)) |
                                        (1u << static_cast<unsigned>(Memory::host)) |
-                                       (1u << static_cast<unsigned>(Memory::device)) | XREDUCE_MEMORY_MASK_RECORDS;
+                                       (1u << static_cast<unsigned>(Memory::device)) | XREDUCE_MEMORY_MASK_RECORDS |
+                                       XREDUCE_MEMORY_MASK_EXACT_SUMS | XREDUCE_MEMORY_MASK_EXACT_RECORDS;
     if (b.memory_mask & ~known_memory)
       refuse(library, which + " claims memory spaces (mask " + std::to_string(b.memory_mask) + ") that do not exist");
   }

@@ -42,6 +42,18 @@ void check_width(const Request& q, const Capabilities& caps, const std::string& 
   if (!caps.records()) throw Error(ErrorCode::unsupported, "backend '" + backend + "' does not reduce records (width > 1)");
 }
 
+//! Rounds the backend's exact partials into the result: the one place any exact sum is rounded.
+void round_exact(const Request& q, Result& r, const std::string& backend) {
+  if (r.exact.size() != q.width)
+    throw Error(ErrorCode::internal, "backend '" + backend + "' returned " + std::to_string(r.exact.size()) +
+                                         " exact partials for an exact " + combination(q));
+  r.values.clear();
+  for (const ExactSum& s : r.exact)
+    r.values.push_back(q.dtype == DType::f32 ? Scalar(s.round<float>()) : Scalar(s.round<double>()));
+  r.value = r.values.front();
+  if (q.width == 1) r.values.clear();
+}
+
 }  // namespace
 
 Result Reducer::reduce(const Request& q, const Options& options) {
@@ -56,18 +68,30 @@ Result Reducer::reduce(const Request& q, const Options& options) {
   check_width(q, caps, backend);
   if (caps.support(q.dtype, q.op) == Support::none)
     throw Error(ErrorCode::unsupported, "backend '" + backend + "' does not support " + combination(q));
+  const Accuracy accuracy = options.accuracy.value_or(Accuracy::standard);
+  const bool exact = exact_sum(q.dtype, q.op, accuracy);
+  if (accuracy == Accuracy::exact && q.op == Op::prod && is_floating(q.dtype))
+    throw Error(ErrorCode::unsupported, "accuracy 'exact' is for sums: no backend rounds a " + combination(q) + " once");
+  if (exact && !caps.exact_sums(q.width > 1))
+    throw Error(ErrorCode::unsupported, "backend '" + backend + "' does not do exact " + combination(q) +
+                                            " (accuracy 'exact'); `xreduce list` shows which backends do");
   if (!caps.accepts(q.memory))
     throw Error(ErrorCode::unsupported, "backend '" + backend + "' does not read " +
                                             std::string(to_string(q.memory)) + " memory");
   if (!options.settings.empty()) options.settings.check_keys(settings(), "backend '" + backend + "'");
   if (Availability a = available(); !a)
     throw Error(ErrorCode::unavailable, "backend '" + backend + "' is unavailable: " + a.reason);
-  if (q.count == 0) return empty_result(q, backend);
+  if (q.count == 0) {
+    Result r = empty_result(q, backend);
+    if (exact) r.exact.assign(q.width, ExactSum{});
+    return r;
+  }
 
   // Misaligned host data is copied to aligned memory; device data is the device module's business.
   const bool host_data = q.memory == Memory::host || (q.memory == Memory::automatic && caps.engine() != Engine::gpu);
   std::unique_ptr<std::uint64_t[]> aligned_copy;
   Result r = do_reduce(host_data ? detail::with_aligned_data(q, aligned_copy) : q, options);
+  if (exact) round_exact(q, r, backend);
   const DType expected = result_dtype(q.dtype, q.op);
   if (q.width > 1) {
     bool typed = r.values.size() == q.width;

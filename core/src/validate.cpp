@@ -22,10 +22,15 @@ ValidationReport validate(Context& context, const Request& request, const Option
 
   ValidationReport report;
   report.reference = exact_reference(q);
+  Options given = options;
+  if (!given.accuracy) given.accuracy = context.config().accuracy;
+  const Accuracy accuracy = *given.accuracy;
+  const bool exact = exact_sum(q.dtype, q.op, accuracy);
   std::vector<Reducer*> chosen;
   if (backends.empty()) {
     for (const auto& e : context.registry().entries())
-      if (Capabilities c = e.reducer->capabilities(); c.support(q.dtype, q.op) != Support::none && (q.width <= 1 || c.records()))
+      if (Capabilities c = e.reducer->capabilities(); c.support(q.dtype, q.op) != Support::none &&
+                                                     (q.width <= 1 || c.records()) && (!exact || c.exact_sums(q.width > 1)))
         chosen.push_back(e.reducer);
   } else {
     for (const auto& name : backends) chosen.push_back(&context.registry().get(name));
@@ -36,12 +41,12 @@ ValidationReport validate(Context& context, const Request& request, const Option
     row.exact = r->capabilities().support(q.dtype, q.op) == Support::exact;
     try {
       auto start = std::chrono::steady_clock::now();
-      Options mine = options;  // each backend gets the call's settings it reads
+      Options mine = given;  // each backend gets the call's settings it reads
       if (!mine.settings.empty()) mine.settings = options.settings.only(r->settings());
       Result result = r->reduce(q, mine);
       row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       row.ran = true;
-      row.agrees = agrees(q, report.reference, result, &row.error);
+      row.agrees = agrees(q, report.reference, result, &row.error, accuracy);
       row.result = std::move(result);
     } catch (const Error& e) {
       row.failure = e.what();

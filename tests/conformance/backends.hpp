@@ -40,6 +40,8 @@ class StandInGpu final : public xr::Reducer {
     xr::Capabilities c(xr::Engine::gpu);
     for (xr::DType t : xr::all_dtypes)
       for (xr::Op op : xr::all_ops) c.set(t, op, from.support(t, op));
+    // Exact sums of single values, as the CUDA backends do them.
+    if (from.exact_sums()) c.accept_exact_sums(false);
     return c.accept_records(from.records()).set_memory_mask(from.memory_mask());
   }
   xr::Availability available() const override { return xr::Availability::yes(); }

@@ -178,6 +178,26 @@ TEST_CASE("cli: validate agrees (exit 0), and exits 1 when an exact backend disa
   CHECK(bad.out.find("DISAGREES") != std::string::npos);
 }
 
+TEST_CASE("cli: --accuracy exact: the same bits from every backend that sums exactly, a refusal from the rest") {
+  Run v = xreduce("validate --op sum --dtype f32 --n 200000 --accuracy exact --json");
+  REQUIRE(v.code == 0);
+  auto j = nlohmann::json::parse(v.out);
+  CHECK(j["accuracy"] == "exact");
+  CHECK(j["tolerance"] == 0.0);
+  for (const auto& row : j["results"]) {
+    INFO(row.dump());
+    CHECK(row["backend"] != "sequential.naive");  // declares no exact sums: not asked
+    if (!row["value"].is_null()) CHECK(row["value"] == j["reference"]);
+  }
+  Run r = xreduce("run --op sum --dtype f64 --n 5000 --backend openmp --accuracy exact --json");
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["accuracy"] == "exact");
+  const Run refused = xreduce("run --op sum --dtype f64 --n 10 --backend sequential.naive --accuracy exact", "", true);
+  CHECK(refused.code == 2);
+  CHECK(refused.out.find("exact") != std::string::npos);
+  CHECK(xreduce("run --op sum --dtype f64 --n 10 --accuracy precise").code == 2);
+}
+
 TEST_CASE("cli: the tour and list run") {
   Run tour = xreduce("");
   CHECK(tour.code == 0);

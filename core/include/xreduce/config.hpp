@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "xreduce/settings.hpp"
+#include "xreduce/types.hpp"
 
 namespace xreduce {
 
@@ -50,6 +51,8 @@ struct Config {
   std::string backend = "auto";                    //!< a registered name or "auto"
   std::vector<std::filesystem::path> plugin_path;  //!< extra plugin folders or files
   int threads = 0;                                 //!< 0: all hardware threads; at most kMaxThreads
+  //! How floating sums are rounded where Options do not say (`accuracy = "exact"`).
+  Accuracy accuracy = Accuracy::standard;
   //! The most threads a config file or the command may ask for (both check it).
   static constexpr int kMaxThreads = 65536;
   DispatchConfig dispatch;

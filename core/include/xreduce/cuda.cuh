@@ -174,6 +174,8 @@ R transform_reduce(const Policy& policy, const Range& data, R identity, BinaryOp
   static_assert(std::is_default_constructible_v<R>, "xreduce::cuda: the result type must be default-constructible");
   const T* x = std::ranges::data(data);
   const std::size_t n = std::ranges::size(data);
+  if (policy.accuracy == Accuracy::exact)
+    throw Error(ErrorCode::unsupported, "Policy::accuracy exact: transform_reduce has no exact form; reduce() with std::plus has");
   const detail::PointerKind kind = n > 0 ? detail::pointer_kind(x) : detail::PointerKind{};
   const bool on_device = kind.device;
   bool gpu = policy.backend == "cuda";
@@ -218,6 +220,10 @@ template <std::ranges::contiguous_range Range, class BinaryOp>
   requires std::ranges::sized_range<Range>
 std::ranges::range_value_t<Range> reduce(const Policy& policy, const Range& data, BinaryOp op,
                                          std::type_identity_t<std::ranges::range_value_t<Range>> identity) {
+  using T = std::ranges::range_value_t<Range>;
+  if (policy.accuracy == Accuracy::exact)  // "cuda": the best GPU backend that sums exactly
+    return xreduce::detail::exact_plus<T, BinaryOp>(policy.backend, std::ranges::data(data), std::ranges::size(data),
+                                                    identity, xreduce::detail::custom_threads(policy.threads));
   return xreduce::cuda::transform_reduce(policy, data, identity, op, detail::Unchanged{});
 }
 

@@ -39,6 +39,10 @@ struct Policy {
 #endif
   //! For floating results: the relative tolerance of the law checks; 0: 16 eps of the type.
   double law_tolerance = 0;
+  //! Accuracy::exact: reduce() with std::plus over float or double returns the exact sum rounded
+  //! once, through the library's exact sums (the same bits as every backend's); reduce() with any
+  //! other operator, and transform_reduce(), refuse it (Error unsupported).
+  Accuracy accuracy = Accuracy::standard;
 };
 
 //! op over transform(x) for every x in `data`, starting from `identity`. R is the type the
@@ -49,6 +53,8 @@ R transform_reduce(const Policy& policy, const Range& data, R identity, BinaryOp
   using T = std::ranges::range_value_t<Range>;
   const T* x = std::ranges::data(data);
   const std::size_t n = std::ranges::size(data);
+  if (policy.accuracy == Accuracy::exact)
+    throw Error(ErrorCode::unsupported, "Policy::accuracy exact: transform_reduce has no exact form; reduce() with std::plus has");
   if (policy.check_laws) detail::check_laws_on(detail::law_sample<T, R>(x, n, transform), identity, op, policy.law_tolerance);
   if (n == 0) return identity;
 
@@ -83,6 +89,9 @@ template <std::ranges::contiguous_range Range, class BinaryOp>
 std::ranges::range_value_t<Range> reduce(const Policy& policy, const Range& data, BinaryOp op,
                                          std::type_identity_t<std::ranges::range_value_t<Range>> identity) {
   using T = std::ranges::range_value_t<Range>;
+  if (policy.accuracy == Accuracy::exact)
+    return detail::exact_plus<T, BinaryOp>(policy.backend, std::ranges::data(data), std::ranges::size(data), identity,
+                                           detail::custom_threads(policy.threads));
   return transform_reduce(policy, data, identity, op, [](const T& x) -> const T& { return x; });
 }
 

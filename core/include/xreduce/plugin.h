@@ -30,6 +30,12 @@ extern "C" {
  * width > 1 only to backends that set it, so a plugin built before records existed, which reads
  * neither `width` nor `values`, never receives them. */
 #define XREDUCE_MEMORY_MASK_RECORDS (1u << 31)
+/* In a backend's memory_mask: the backend sums f32/f64 exactly (accuracy exact), filling
+ * request->exact; with EXACT_RECORDS, records too. The core sends exact sums only to backends
+ * that set it (others refuse them with `unsupported`), so a plugin built before exact sums
+ * existed, which reads no `exact`, never receives one. */
+#define XREDUCE_MEMORY_MASK_EXACT_SUMS (1u << 30)
+#define XREDUCE_MEMORY_MASK_EXACT_RECORDS (1u << 29)
 
 /* dtype, op, memory and error codes take the numeric values of the C++ enums in
  * xreduce/types.hpp and xreduce/error.hpp. */
@@ -43,6 +49,10 @@ typedef struct xreduce_request_v2 {
   /* width > 1: the backend writes the k column results here, 8 little-endian bytes each, of
    * the type it reports in result->dtype (result->value holds the first). */
   void* values;
+  /* Exact sums (options->accuracy exact, op sum, dtype f32 or f64), else NULL: `width` (at least
+   * one) partials of 576 bytes each, zeroed, in the layout of xreduce/exact.hpp (72 little-endian
+   * int64 words), for the backend to fill; the core rounds them, and ignores `result->value`. */
+  void* exact;
 } xreduce_request_v2;
 
 typedef struct xreduce_options_v2 {

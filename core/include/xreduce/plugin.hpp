@@ -92,7 +92,9 @@ class Exporter {
       for (DType t : all_dtypes)
         for (Op op : all_ops)
           b.support[static_cast<int>(t)][static_cast<int>(op)] = static_cast<std::uint8_t>(caps.support(t, op));
-      b.memory_mask = caps.memory_mask() | (caps.records() ? XREDUCE_MEMORY_MASK_RECORDS : 0u);
+      b.memory_mask = caps.memory_mask() | (caps.records() ? XREDUCE_MEMORY_MASK_RECORDS : 0u) |
+                      (caps.exact_sums() ? XREDUCE_MEMORY_MASK_EXACT_SUMS : 0u) |
+                      (caps.exact_sums(true) ? XREDUCE_MEMORY_MASK_EXACT_RECORDS : 0u);
       b.self = e.reducer.get();
       b.available = &available;
       b.reduce = &reduce;
@@ -155,6 +157,12 @@ class Exporter {
       r->index = result.index.value_or(0);
       for (std::size_t j = 0; request.width > 1 && j < result.values.size() && j < request.width; ++j)
         std::memcpy(static_cast<unsigned char*>(q->values) + 8 * j, result.values[j].bytes(), 8);
+      if (q->exact) {
+        if (result.exact.size() != request.width)
+          throw Error(ErrorCode::internal, "backend '" + std::string(static_cast<Reducer*>(self)->name()) +
+                                               "' returned no exact partials for an exact sum");
+        std::memcpy(q->exact, result.exact.data(), request.width * sizeof(ExactSum));
+      }
     });
   }
 

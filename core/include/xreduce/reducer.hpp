@@ -53,6 +53,13 @@ class Capabilities {
     records_ = yes;
     return *this;
   }
+  //! Sums f32 and f64 exactly when asked (Accuracy::exact), returning Result::exact: single
+  //! values, and records too if `records`. A backend without it refuses exact sums (unsupported).
+  constexpr Capabilities& accept_exact_sums(bool records = true) {
+    exact_sums_ = true;
+    exact_records_ = records;
+    return *this;
+  }
 
   constexpr Engine engine() const { return engine_; }
   constexpr Support support(DType t, Op op) const {
@@ -61,6 +68,8 @@ class Capabilities {
   //! `automatic` is accepted by everyone: it is resolved before the backend sees the request.
   constexpr bool accepts(Memory m) const { return m == Memory::automatic || (memory_mask_ & bit(m)); }
   constexpr bool records() const { return records_; }
+  //! Whether it sums floats exactly (Accuracy::exact), of records (width > 1) if `records`.
+  constexpr bool exact_sums(bool records = false) const { return exact_sums_ && (!records || exact_records_); }
   constexpr std::uint32_t memory_mask() const { return memory_mask_; }
   constexpr Capabilities& set_memory_mask(std::uint32_t mask) {
     memory_mask_ = mask;
@@ -73,6 +82,8 @@ class Capabilities {
   std::array<std::array<Support, all_ops.size()>, all_dtypes.size()> table_{};
   std::uint32_t memory_mask_ = bit(Memory::host);
   bool records_ = false;
+  bool exact_sums_ = false;
+  bool exact_records_ = false;
 };
 
 //! Whether a backend can run on this machine now, and if not, why.

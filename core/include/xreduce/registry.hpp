@@ -26,11 +26,19 @@ struct Workload {
   bool records = false;          //!< width > 1
   //! A user's operator through Reducer::run_chunks (the template API): dtype and op do not apply.
   bool user_code = false;
+  //! An exact sum of floats (Accuracy::exact): only backends that do them fit.
+  bool exact = false;
 
   //! The workload of a request whose memory is resolved (Context::locate).
-  static Workload of(const Request& request, bool pinned = false) {
-    return {request.dtype, request.op, static_cast<std::uint64_t>(request.count) * request.width,
-            request.memory == Memory::automatic ? Memory::host : request.memory, pinned, request.width > 1, false};
+  static Workload of(const Request& request, bool pinned = false, Accuracy accuracy = Accuracy::standard) {
+    return {request.dtype,
+            request.op,
+            static_cast<std::uint64_t>(request.count) * request.width,
+            request.memory == Memory::automatic ? Memory::host : request.memory,
+            pinned,
+            request.width > 1,
+            false,
+            exact_sum(request.dtype, request.op, accuracy)};
   }
 };
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "xreduce/exact.hpp"
 #include "xreduce/scalar.hpp"
 #include "xreduce/settings.hpp"
 #include "xreduce/types.hpp"
@@ -31,7 +32,10 @@ struct Options {
   std::string backend;  //!< a registered name, or "auto"; empty: XREDUCE_BACKEND, config, "auto"
   int block_size = 0;   //!< GPU threads per block (128, 256, 512, 1024); 0: the backend's default
   int threads = 0;      //!< CPU threads for parallel backends; 0: all hardware threads
-  Accuracy accuracy = Accuracy::standard;
+  //! Accuracy::exact: sums of f32/f64 are the exact sum rounded once (other ops are exact
+  //! anyway, except products of floats, which refuse it). Unset: the config's `accuracy`, else
+  //! standard.
+  std::optional<Accuracy> accuracy;
   //! The running backend's own settings for this call, over its config table (`xreduce list
   //! --settings` shows each backend's keys): a named backend refuses keys it does not declare;
   //! with "auto", keys the chosen backend does not declare are left out.
@@ -43,6 +47,10 @@ struct Result {
   std::optional<std::uint64_t> index;  //!< argmin/argmax only: lowest index of the extreme
   std::string backend;                  //!< the backend that ran (never "auto")
   std::vector<Scalar> values = {};      //!< width > 1: the k column results (`value` is the first); else empty
+  //! Accuracy::exact sums of floats: the exact partial of each column (one for width 1), which
+  //! `value`/`values` round. A backend returns these; Reducer::reduce rounds them. For combining
+  //! with other parts of one sum (threads, GPUs, MPI ranks): add them, then ExactSum::round.
+  std::vector<ExactSum> exact = {};
 };
 
 }  // namespace xreduce

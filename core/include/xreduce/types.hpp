@@ -16,10 +16,10 @@ enum class DType : std::uint8_t { f32, f64, i32, i64, u32, u64 };
 enum class Op : std::uint8_t { sum, prod, min, max, argmin, argmax };
 //! Where the data lives. `automatic` asks the loaded modules (a GPU module knows its pointers).
 enum class Memory : std::uint8_t { automatic, host, device };
-//! How hard a backend works on floating-point accuracy. Only `standard` (the tolerance of the
-//! semantics table in README.md) exists; further levels (reproducible, exact) get their own
-//! enumerators when a backend implements them, so no caller can ask for something nobody does.
-enum class Accuracy : std::uint8_t { standard };
+//! How a floating-point sum is rounded. `standard`: within the tolerance of the semantics table
+//! (README.md), fast. `exact`: the exact sum rounded once to nearest-even, the same bits on every
+//! backend, thread count and GPU (xreduce/exact.hpp); other ops and integer sums are exact anyway.
+enum class Accuracy : std::uint8_t { standard, exact };
 
 inline constexpr std::array<DType, 6> all_dtypes{DType::f32, DType::f64, DType::i32,
                                                  DType::i64, DType::u32, DType::u64};
@@ -51,10 +51,12 @@ constexpr DType result_dtype(DType in, Op op) {
 inline constexpr std::array<std::string_view, 6> dtype_names{"f32", "f64", "i32", "i64", "u32", "u64"};
 inline constexpr std::array<std::string_view, 6> op_names{"sum", "prod", "min", "max", "argmin", "argmax"};
 inline constexpr std::array<std::string_view, 3> memory_names{"auto", "host", "device"};
+inline constexpr std::array<std::string_view, 2> accuracy_names{"standard", "exact"};
 
 constexpr std::string_view to_string(DType t) { return dtype_names[static_cast<int>(t)]; }
 constexpr std::string_view to_string(Op op) { return op_names[static_cast<int>(op)]; }
 constexpr std::string_view to_string(Memory m) { return memory_names[static_cast<int>(m)]; }
+constexpr std::string_view to_string(Accuracy a) { return accuracy_names[static_cast<int>(a)]; }
 
 constexpr std::optional<DType> parse_dtype(std::string_view s) {
   for (DType t : all_dtypes)
@@ -70,6 +72,16 @@ constexpr std::optional<Memory> parse_memory(std::string_view s) {
   for (Memory m : {Memory::automatic, Memory::host, Memory::device})
     if (to_string(m) == s) return m;
   return std::nullopt;
+}
+
+constexpr std::optional<Accuracy> parse_accuracy(std::string_view s) {
+  for (Accuracy a : {Accuracy::standard, Accuracy::exact})
+    if (to_string(a) == s) return a;
+  return std::nullopt;
+}
+//! Whether `accuracy` changes how (dtype, op) is computed: exact sums of floats.
+constexpr bool exact_sum(DType t, Op op, Accuracy accuracy) {
+  return accuracy == Accuracy::exact && op == Op::sum && is_floating(t);
 }
 
 //! The DType of a C++ element type; only the six supported types compile.

@@ -11,7 +11,7 @@
 namespace xreduce {
 
 //! The correct answer to a request: integer sums and products exact modulo 2^64, floating sums
-//! exactly rounded, floating products from 64-bit-mantissa arithmetic, extremes exact.
+//! exactly rounded (ExactSum), floating products from 64-bit-mantissa arithmetic, extremes exact.
 struct Reference {
   Scalar value;
   std::optional<std::uint64_t> index;
@@ -27,12 +27,15 @@ Reference exact_reference(const Request& request);
 //! The largest error a backend that does a combination exactly may make:
 //! sums 64 * eps(T) * sum|x|, products (n + 64) * eps(T) * |exact|, zero for everything else.
 //! For records, the largest over the columns (agrees() checks each column against its own).
-double tolerance(const Request& request, const Reference& reference);
+//! Exact sums (Accuracy::exact): zero.
+double tolerance(const Request& request, const Reference& reference, Accuracy accuracy = Accuracy::standard);
 
 //! Whether a result agrees with the reference within tolerance(); NaN agrees with NaN, an
 //! infinity only with the same infinity, and argmin/argmax need the same index. `error` gets the
-//! absolute difference (0 when agreeing exactly, inf on a NaN/infinity mismatch).
-bool agrees(const Request& request, const Reference& reference, const Result& result, double* error = nullptr);
+//! absolute difference (0 when agreeing exactly, inf on a NaN/infinity mismatch). Exact sums
+//! (Accuracy::exact) agree only with the reference's very bits (any NaN with a NaN).
+bool agrees(const Request& request, const Reference& reference, const Result& result, double* error = nullptr,
+            Accuracy accuracy = Accuracy::standard);
 
 class Context;
 
@@ -59,7 +62,8 @@ struct ValidationReport {
 
 //! Runs `request` through every registered backend of `context` that supports it (or through
 //! `backends`, if not empty), against the exact reference. Each backend gets the settings of
-//! `options` that it declares.
+//! `options` that it declares. With options.accuracy exact (or the config's), floating sums go
+//! only to the backends that sum exactly, and must match the reference bit for bit.
 ValidationReport validate(Context& context, const Request& request, const Options& options = {},
                           const std::vector<std::string>& backends = {});
 

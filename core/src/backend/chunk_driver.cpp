@@ -169,6 +169,53 @@ Result fold_record_extremes(const Request& q, const ChunkRunner* runner) {
   return r;
 }
 
+//! One column's exact sum (Accuracy::exact).
+template <class T>
+struct ColumnExact {
+  ExactSum s;
+  void add(T x) { s.add(static_cast<double>(x)); }
+};
+
+//! Exact sums of records: the columns' partials of every chunk, added. Any split gives the same
+//! bits, so the chunks are only as many as 64 MiB of partials hold.
+template <class T>
+Result exact_record_sums(const Request& q, const ChunkRunner* runner) {
+  const std::size_t k = q.width;
+  const std::size_t chunks = std::clamp<std::size_t>((std::size_t{64} << 20) / (k * sizeof(ExactSum)), 1, kRecordChunks);
+  const std::size_t per_chunk = (q.count + chunks - 1) / chunks;
+  std::vector<ColumnExact<T>> partial(chunks * k);
+  const T* x = static_cast<const T*>(q.data);
+  auto body = [&](std::size_t c) {
+    ColumnExact<T>* cols = partial.data() + c * k;
+    const std::size_t first = std::min(q.count, c * per_chunk), last = std::min(q.count, first + per_chunk);
+    const T* row = x + first * k;
+    for (std::size_t r = first; r < last; ++r, row += k)
+      for (std::size_t j = 0; j < k; ++j) cols[j].add(row[j]);
+  };
+  if (runner) (*runner)(chunks, body);
+  else for (std::size_t c = 0; c < chunks; ++c) body(c);
+  Result r;
+  r.exact.resize(k);
+  for (std::size_t c = 0; c < chunks; ++c)
+    for (std::size_t j = 0; j < k; ++j) r.exact[j] += partial[c * k + j].s;
+  return r;
+}
+
+//! An exact sum of single values: one partial per chunk, added.
+template <class T>
+Result exact_sum_of(const T* x, std::size_t n, const ChunkRunner* runner) {
+  Result r;
+  r.exact.resize(1);
+  if (runner == nullptr || n <= kChunk) {
+    r.exact[0].add(std::span<const T>(x, n));
+    return r;
+  }
+  std::vector<ExactSum> partial(chunk_count(n));
+  (*runner)(partial.size(), [&](std::size_t c) { partial[c].add(std::span<const T>(x + c * kChunk, chunk_length(n, c))); });
+  for (const ExactSum& p : partial) r.exact[0] += p;
+  return r;
+}
+
 Result reduce_records(const Request& q, const ChunkRunner* runner) {
   return visit_dtype(q.dtype, [&](auto tag) -> Result {
     using T = decltype(tag);
@@ -185,7 +232,14 @@ Result reduce_records(const Request& q, const ChunkRunner* runner) {
   });
 }
 
-Result reduce_on_host(const Request& request, const ChunkRunner* runner) {
+Result reduce_on_host(const Request& request, const ChunkRunner* runner, Accuracy accuracy) {
+  if (exact_sum(request.dtype, request.op, accuracy)) {
+    if (request.dtype == DType::f32)
+      return request.width > 1 ? exact_record_sums<float>(request, runner)
+                               : exact_sum_of(static_cast<const float*>(request.data), request.count, runner);
+    return request.width > 1 ? exact_record_sums<double>(request, runner)
+                             : exact_sum_of(static_cast<const double*>(request.data), request.count, runner);
+  }
   if (request.width > 1) return reduce_records(request, runner);
   return visit_dtype(request.dtype, [&](auto tag) -> Result {
     using T = decltype(tag);
@@ -205,14 +259,16 @@ Result reduce_on_host(const Request& request, const ChunkRunner* runner) {
 
 }  // namespace
 
-Result reduce_host_chunks(const Request& request, Reducer* scheduler, int threads) {
-  if (!scheduler) return reduce_on_host(request, nullptr);
+Result reduce_host_chunks(const Request& request, Reducer* scheduler, const Options& options) {
+  const Accuracy accuracy = options.accuracy.value_or(Accuracy::standard);
+  if (!scheduler) return reduce_on_host(request, nullptr, accuracy);
+  const int threads = options.threads;
   const ChunkRunner runner = [scheduler, threads](std::size_t chunks, const std::function<void(std::size_t)>& body) {
     auto call = [](void* f, std::size_t c) { (*static_cast<const std::function<void(std::size_t)>*>(f))(c); };
     if (!scheduler->run_chunks(chunks, call, const_cast<std::function<void(std::size_t)>*>(&body), threads))
       throw Error(ErrorCode::internal, "backend '" + std::string(scheduler->name()) + "' runs no chunks of host code");
   };
-  return reduce_on_host(request, &runner);
+  return reduce_on_host(request, &runner, accuracy);
 }
 
 }  // namespace xreduce::backend

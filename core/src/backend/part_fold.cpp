@@ -72,6 +72,14 @@ double as_double(const Scalar& s) {
 }  // namespace
 
 void PartFold::add(const Result& part, std::uint64_t offset) {
+  if (!part.exact.empty()) {  // exact sums: the partials add exactly, in any order
+    if (!acc_) acc_ = part;
+    else if (acc_->exact.size() != part.exact.size())
+      throw Error(ErrorCode::internal, "PartFold: exact parts with different numbers of columns");
+    else
+      for (std::size_t j = 0; j < part.exact.size(); ++j) acc_->exact[j] += part.exact[j];
+    return;
+  }
   if (floating_sum(op_, part)) {
     const std::span<const Scalar> columns = part.values.empty() ? std::span<const Scalar>(&part.value, 1) : part.values;
     if (!acc_) acc_ = part;  // keeps the dtype and the number of columns for result()
@@ -98,7 +106,7 @@ void PartFold::add(const Result& part, std::uint64_t offset) {
 
 Result PartFold::result() const {
   if (!acc_) throw Error(ErrorCode::internal, "PartFold::result: nothing was added");
-  if (sum_.empty()) return *acc_;
+  if (sum_.empty()) return *acc_;  // exact sums too: Reducer::reduce rounds their partials
   Result r = *acc_;
   auto rounded = [&](const Scalar& like, std::size_t j) {
     const double v = std::isfinite(sum_[j]) ? sum_[j] + compensation_[j] : sum_[j];

@@ -6,8 +6,8 @@
 //! implement name(), capabilities(), available() and run_chunks(); nothing else.
 //!
 //!   class MyPool final : public xreduce::backend::HostChunkReducer {
-//!     static constexpr xreduce::Capabilities kCaps =
-//!         xreduce::Capabilities(xreduce::Engine::cpu_parallel).set_all(xreduce::Support::exact).accept_records();
+//!     static constexpr xreduce::Capabilities kCaps = xreduce::Capabilities(xreduce::Engine::cpu_parallel)
+//!         .set_all(xreduce::Support::exact).accept_records().accept_exact_sums();
 //!    public:
 //!     MyPool() : HostChunkReducer(kCaps.engine()) {}
 //!     std::string_view name() const override { return "mypool"; }
@@ -29,10 +29,11 @@ namespace xreduce::backend {
 //! scheduling costs nothing, small enough to balance two to a few hundred threads.
 inline constexpr std::size_t kChunkElements = std::size_t{1} << 16;
 
-//! Reduces host data through `scheduler`'s run_chunks with `threads` threads (0: all); with
-//! no scheduler, in one pass in the calling thread. Plain requests and records (width > 1);
-//! the request must have passed Reducer::reduce's checks (count > 0, aligned host data).
-Result reduce_host_chunks(const Request& request, Reducer* scheduler, int threads);
+//! Reduces host data through `scheduler`'s run_chunks with options.threads threads (0: all);
+//! with no scheduler, in one pass in the calling thread. Plain requests and records (width > 1),
+//! exact sums too (options.accuracy; a backend using it may accept_exact_sums()); the request
+//! must have passed Reducer::reduce's checks (count > 0, aligned host data).
+Result reduce_host_chunks(const Request& request, Reducer* scheduler, const Options& options);
 
 //! A CPU backend that is only a schedule: do_reduce is the driver. A cpu_serial engine runs in
 //! one pass in the calling thread; a cpu_parallel one through its run_chunks.
@@ -43,7 +44,7 @@ class HostChunkReducer : public Reducer {
   //! elements.
   explicit HostChunkReducer(Engine engine) : engine_(engine) {}
   Result do_reduce(const Request& request, const Options& options) override {
-    return reduce_host_chunks(request, engine_ == Engine::cpu_serial ? nullptr : this, options.threads);
+    return reduce_host_chunks(request, engine_ == Engine::cpu_serial ? nullptr : this, options);
   }
 
  private:

@@ -14,6 +14,7 @@ namespace xreduce::backend {
 //! of its first element (record). Floating sums are kept in double with Neumaier's compensation,
 //! so folding many parts adds no error beyond each part's own rounding; argmin/argmax keep the
 //! lowest index among equal extremes (and the first NaN) whatever order the parts come in.
+//! Exact sums (parts with Result::exact) add their partials: the fold is exact.
 //! Not thread-safe: add under a lock.
 class PartFold {
  public:

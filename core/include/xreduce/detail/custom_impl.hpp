@@ -7,6 +7,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include "xreduce/error.hpp"
+#include "xreduce/exact.hpp"
+#include "xreduce/types.hpp"
 
 namespace xreduce {
 class Reducer;
@@ -33,6 +36,27 @@ Reducer& custom_executor(const std::string& backend, std::size_t elements);
 Reducer& custom_executor(Context& context, const std::string& backend, std::size_t elements);
 //! Threads for the executor: `threads`, else the config's, else 0 (all).
 int custom_threads(int threads);
+
+//! The exact partial sum of n f32/f64 values at x through the library's exact sums (Accuracy::
+//! exact): `backend` as Policy::backend names it ("cuda": the best GPU backend that sums exactly).
+ExactSum exact_partial(const std::string& backend, DType dtype, const void* x, std::size_t n, int threads);
+
+template <class BinaryOp, class T>
+inline constexpr bool is_plus_v = std::is_same_v<BinaryOp, std::plus<T>> || std::is_same_v<BinaryOp, std::plus<>>;
+
+//! reduce() under Policy::accuracy exact: std::plus over float or double, the exact sum (with
+//! `identity`) rounded once; anything else is refused.
+template <class T, class BinaryOp>
+T exact_plus(const std::string& backend, const T* x, std::size_t n, const T& identity, int threads) {
+  if constexpr ((std::is_same_v<T, float> || std::is_same_v<T, double>) && is_plus_v<BinaryOp, T>) {
+    ExactSum s = exact_partial(backend, std::is_same_v<T, float> ? DType::f32 : DType::f64, x, n, threads);
+    s.add(static_cast<double>(identity));
+    return s.template round<T>();
+  } else {
+    throw Error(ErrorCode::unsupported,
+                "Policy::accuracy exact: only sums (std::plus) of float or double are rounded exactly, not this operator");
+  }
+}
 
 //! Elements per chunk: about 64 KiB of input, at least one leaf.
 template <class T>

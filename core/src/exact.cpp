@@ -1,0 +1,312 @@
+// Exact sums: the superaccumulator of xreduce/exact.hpp and the fast path in front of it.
+//
+// The digits are Neal's small superaccumulator (xsum): 64-bit words holding 32-bit digits, so a
+// value goes in with three plain integer additions and carries wait until normalize().
+//
+// Adding one value at a time that way costs a few nanoseconds; data go in runs of 2048 elements
+// instead, each read twice while it sits in L1:
+//   1. the largest magnitude, so that every |x| < 2^E;
+//   2. every element is cut into bins, by Rump, Ogita and Oishi's error-free extraction (as
+//      ReproBLAS bins values): bin b keeps a running double S_b that starts at 1.5 * 2^K_b and
+//      stays inside [2^K_b, 2^(K_b+1)), so t = S_b + v rounds v to a multiple of ulp(S_b) =
+//      2^(K_b - 52), t - S_b is that multiple exactly, and what it left of v (exact too) goes on
+//      to the next bin. K_1 = E + 11 leaves room for 2^10 additions to each of up to 8 lanes
+//      and for adding the lanes; each further bin starts 42 bits lower. f32 data take two bins (an f32
+//      has 24 bits), f64 data three: elements within 2^63 (f32) or 2^73 (f64) of the largest are
+//      cut without remainder.
+//   3. Each bin's lanes, minus their starting values, add exactly in double (every term is a
+//      multiple of the bin's ulp below 2^(K_b+1)) and go into the digits: three per run.
+// A run where something is left after the last bin (an element far smaller than the largest), or
+// whose bins are not finite (a NaN or an infinity among the elements), is added again one
+// element at a time: always exact, only slower. The fast path is vector code; a bin costs three
+// additions per element.
+
+#include "xreduce/exact.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+
+namespace xreduce {
+namespace detail {
+
+void add_scaled(ExactSum& s, std::int64_t m, int exponent) {
+  assert(exponent >= ExactSum::kLowestExponent && exponent <= 971);
+  const int p = exponent - ExactSum::kLowestExponent;
+  const int k = p >> 5, r = p & 31;
+  const __int128 v = static_cast<__int128>(m) * (std::int64_t{1} << r);
+  s.words[k] += static_cast<std::int64_t>(v & 0xffffffff);
+  s.words[k + 1] += static_cast<std::int64_t>((v >> 32) & 0xffffffff);
+  s.words[k + 2] += static_cast<std::int64_t>(v >> 64);
+}
+
+}  // namespace detail
+
+namespace {
+
+constexpr std::size_t kRun = 2048;
+constexpr int kHeadroom = 11;              // K_1 = E + kHeadroom
+constexpr int kBinBits = 53 - kHeadroom;   // each bin starts this many bits below the last
+constexpr int kLowestBin = -1022;          // 1.5 * 2^K must be a normal double
+constexpr double kLargestFast = 0x1p1011;  // K_1 <= 1022, so that 1.5 * 2^K_1 is finite
+constexpr std::uint64_t kNegativeZero = std::uint64_t{1} << 63;
+
+//! Adds one finite, infinite or NaN double to the digits or the counts (not to the element count).
+void add_value(ExactSum& s, double x) {
+  const auto bits = std::bit_cast<std::uint64_t>(x);
+  const int field = static_cast<int>((bits >> 52) & 0x7ff);
+  std::uint64_t mantissa = bits & ((std::uint64_t{1} << 52) - 1);
+  const bool negative = (bits >> 63) != 0;
+  if (bits != kNegativeZero) s.words[ExactSum::kNotNegativeZero] += 1;
+  if (field == 0x7ff) {
+    s.words[mantissa != 0 ? ExactSum::kNaN : negative ? ExactSum::kNegInf : ExactSum::kPosInf] += 1;
+    return;
+  }
+  if (mantissa == 0 && field == 0) return;
+  int exponent = -1074;
+  if (field != 0) {
+    mantissa |= std::uint64_t{1} << 52;
+    exponent = field - 1075;
+  }
+  const auto m = static_cast<std::int64_t>(mantissa);
+  detail::add_scaled(s, negative ? -m : m, exponent);
+}
+
+// The fast path is written once over vectors of W doubles (GCC and Clang vector extensions) and
+// compiled three times: W = 8 for AVX-512, 4 for AVX2, 2 for baseline x86-64 (SSE2) and other
+// machines; the widest the processor has runs. Two vectors a step, so that every bin stays in a
+// register.
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define XREDUCE_FAST_VARIANTS 1
+#define XREDUCE_TARGET(isa) __attribute__((target(isa)))
+#else
+#define XREDUCE_FAST_VARIANTS 0
+#define XREDUCE_TARGET(isa)
+#endif
+#define XREDUCE_INLINE inline __attribute__((always_inline))
+
+template <int W>
+struct Lanes {
+  typedef double D __attribute__((vector_size(8 * W)));
+  typedef std::int64_t I __attribute__((vector_size(8 * W)));
+  typedef float F __attribute__((vector_size(4 * W)));
+  static constexpr int kVectors = 2;
+  static constexpr std::size_t kStep = W * kVectors;
+};
+
+//! x[i .. i + step) as vectors of doubles, zeros past n (a zero changes no bin).
+template <int W, class T>
+XREDUCE_INLINE void load_step(const T* x, std::size_t i, std::size_t n, typename Lanes<W>::D (&v)[Lanes<W>::kVectors]) {
+  using L = Lanes<W>;
+  if (i + L::kStep <= n) {
+    if constexpr (std::is_same_v<T, double>) {
+      std::memcpy(&v, x + i, sizeof v);
+    } else {
+      typename L::F f[L::kVectors];
+      std::memcpy(&f, x + i, sizeof f);
+      for (int h = 0; h < L::kVectors; ++h) v[h] = __builtin_convertvector(f[h], typename L::D);
+    }
+    return;
+  }
+  for (int h = 0; h < L::kVectors; ++h) v[h] = typename L::D{};
+  for (std::size_t j = 0; i + j < n; ++j) v[j / W][j % W] = static_cast<double>(x[i + j]);
+}
+
+//! The largest magnitude among x[0..n) (NaNs passed over), in T's own vectors: no conversion.
+template <int W, class T>
+XREDUCE_INLINE double largest_of(const T* x, std::size_t n) {
+  using Bits = std::conditional_t<std::is_same_v<T, float>, std::int32_t, std::int64_t>;
+  constexpr int kPer = 8 * W / static_cast<int>(sizeof(T));  // elements of T in one vector
+  typedef T V __attribute__((vector_size(8 * W)));
+  typedef Bits B __attribute__((vector_size(8 * W)));
+  constexpr Bits kMagnitude = std::numeric_limits<Bits>::max();
+  V top[2] = {};
+  std::size_t i = 0;
+  for (; i + 2 * kPer <= n; i += 2 * kPer) {
+    V v[2];
+    std::memcpy(&v, x + i, sizeof v);
+    for (int h = 0; h < 2; ++h) {
+      const auto a = reinterpret_cast<V>(reinterpret_cast<B>(v[h]) & kMagnitude);
+      top[h] = a > top[h] ? a : top[h];  // maxps/maxpd: a NaN in a is passed over
+    }
+  }
+  T largest = 0;
+  for (; i < n; ++i) {
+    const T a = std::fabs(x[i]);
+    largest = a > largest ? a : largest;
+  }
+  for (int h = 0; h < 2; ++h)
+    for (int j = 0; j < kPer; ++j) largest = std::max(largest, top[h][j]);
+  return largest;
+}
+
+//! Cuts x[0..n) into kB bins under `largest` and adds them to s; false, adding nothing, if
+//! something is left after the last bin or a bin is not finite.
+template <int W, int kB, class T>
+XREDUCE_INLINE bool cut_into_bins(ExactSum& s, const T* x, std::size_t n, double largest) {
+  using L = Lanes<W>;
+  using D = typename L::D;
+  int bin[kB];
+  double start[kB];
+  D S[kB][L::kVectors];
+  bin[0] = std::ilogb(largest) + 1 + kHeadroom;
+  for (int b = 1; b < kB; ++b) bin[b] = std::max(bin[b - 1] - kBinBits, kLowestBin);
+  for (int b = 0; b < kB; ++b) {
+    start[b] = std::ldexp(1.5, bin[b]);
+    for (int h = 0; h < L::kVectors; ++h) S[b][h] = D{} + start[b];
+  }
+  typename L::I left[L::kVectors] = {};  // the bits of what the last bin left, but the sign
+  D v[L::kVectors];
+  for (std::size_t i = 0; i < n; i += L::kStep) {
+    load_step<W>(x, i, n, v);
+    for (int b = 0; b < kB; ++b)
+      for (int h = 0; h < L::kVectors; ++h) {
+        const D t = S[b][h] + v[h];
+        v[h] -= t - S[b][h];
+        S[b][h] = t;
+      }
+    for (int h = 0; h < L::kVectors; ++h) left[h] |= reinterpret_cast<typename L::I>(v[h]) << 1;
+  }
+  for (int h = 0; h < L::kVectors; ++h)
+    for (int j = 0; j < W; ++j)
+      if (left[h][j] != 0) return false;
+  double total[kB];
+  for (int b = 0; b < kB; ++b) {
+    total[b] = 0;
+    for (int h = 0; h < L::kVectors; ++h)
+      for (int j = 0; j < W; ++j) total[b] += S[b][h][j] - start[b];  // exact: see the top of the file
+    if (!std::isfinite(total[b])) return false;
+  }
+  for (int b = 0; b < kB; ++b) add_value(s, total[b]);
+  return true;
+}
+
+//! The fast path over one run (n <= kRun); false if the run must be added element by element.
+//! Most data need fewer bins than the most: one for f32, two for f64 when the run's magnitudes
+//! span less than 2^18 (f32) or 2^31 (f64); the full count only when that leaves something.
+template <int W, class T>
+XREDUCE_INLINE bool add_run_fast(ExactSum& s, const T* x, std::size_t n) {
+  const double largest = largest_of<W>(x, n);
+  if (largest == 0) {  // zeros, or NaNs (which the element-by-element path counts)
+    bool other_than_negative_zero = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (x[i] != x[i]) return false;
+      other_than_negative_zero |= std::bit_cast<std::uint64_t>(static_cast<double>(x[i])) != kNegativeZero;
+    }
+    if (other_than_negative_zero) s.words[ExactSum::kNotNegativeZero] += 1;
+    return true;
+  }
+  if (!(largest < kLargestFast)) return false;
+  constexpr int kFew = std::is_same_v<T, float> ? 1 : 2;
+  if (!cut_into_bins<W, kFew>(s, x, n, largest) && !cut_into_bins<W, kFew + 1>(s, x, n, largest)) return false;
+  s.words[ExactSum::kNotNegativeZero] += 1;  // a nonzero element
+  return true;
+}
+
+//! Adds x[0..n) run by run, with vectors of W doubles.
+template <int W, class T>
+XREDUCE_INLINE void add_runs(ExactSum& s, const T* x, std::size_t n) {
+  // A run adds at most kRun values to a digit; normalize well before 2^30 of them.
+  constexpr std::size_t kRunsPerNormalize = std::size_t{1} << 18;
+  std::size_t runs = 0;
+  for (std::size_t i = 0; i < n; i += kRun) {
+    const std::size_t len = std::min(kRun, n - i);
+    if (!add_run_fast<W>(s, x + i, len))
+      for (std::size_t k = 0; k < len; ++k) add_value(s, static_cast<double>(x[i + k]));
+    if (++runs % kRunsPerNormalize == 0) s.normalize();
+  }
+}
+
+template <class T>
+XREDUCE_TARGET("avx512f") void add_runs_avx512(ExactSum& s, const T* x, std::size_t n) { add_runs<8>(s, x, n); }
+template <class T>
+XREDUCE_TARGET("avx2") void add_runs_avx2(ExactSum& s, const T* x, std::size_t n) { add_runs<4>(s, x, n); }
+template <class T>
+void add_runs_baseline(ExactSum& s, const T* x, std::size_t n) { add_runs<2>(s, x, n); }
+
+template <class T>
+void add_many(ExactSum& s, const T* x, std::size_t n) {
+#if XREDUCE_FAST_VARIANTS
+  static const int width = __builtin_cpu_supports("avx512f") ? 8 : __builtin_cpu_supports("avx2") ? 4 : 2;
+  if (width == 8) add_runs_avx512(s, x, n);
+  else if (width == 4) add_runs_avx2(s, x, n);
+  else add_runs_baseline(s, x, n);
+#else
+  add_runs_baseline(s, x, n);
+#endif
+  s.words[ExactSum::kCount] += static_cast<std::int64_t>(n);
+  s.normalize();
+}
+
+}  // namespace
+
+void ExactSum::add(double x) {
+  add_value(*this, x);
+  if ((++words[kCount] & ((std::int64_t{1} << 29) - 1)) == 0) normalize();
+}
+void ExactSum::add(std::span<const float> x) { add_many(*this, x.data(), x.size()); }
+void ExactSum::add(std::span<const double> x) { add_many(*this, x.data(), x.size()); }
+
+ExactSum& ExactSum::operator+=(const ExactSum& other) {
+  for (int i = 0; i < kWords; ++i) words[i] += other.words[i];
+  normalize();
+  return *this;
+}
+
+void ExactSum::normalize() {
+  for (int i = 0; i + 1 < kDigits; ++i) {
+    const std::int64_t carry = words[i] >> kDigitBits;  // arithmetic: floor division by 2^32
+    words[i] &= 0xffffffff;
+    words[i + 1] += carry;
+  }
+}
+
+template <class T>
+T ExactSum::round() const {
+  using Limits = std::numeric_limits<T>;
+  if (words[kNaN] != 0 || (words[kPosInf] != 0 && words[kNegInf] != 0)) return Limits::quiet_NaN();
+  if (words[kPosInf] != 0) return Limits::infinity();
+  if (words[kNegInf] != 0) return -Limits::infinity();
+
+  ExactSum m = *this;
+  m.normalize();
+  const bool negative = m.words[kDigits - 1] < 0;
+  if (negative) {
+    for (int i = 0; i < kDigits; ++i) m.words[i] = -m.words[i];
+    m.normalize();
+  }
+  int top = kDigits - 1;
+  while (top >= 0 && m.words[top] == 0) --top;
+  if (top < 0) return words[kCount] > 0 && words[kNotNegativeZero] == 0 ? -T(0) : T(0);
+
+  // Bit positions count from 2^kLowestExponent. Keep Limits::digits bits from the top one, or
+  // fewer where they would fall below the smallest subnormal, and round on the rest.
+  const int msb = top * kDigitBits + 63 - std::countl_zero(static_cast<std::uint64_t>(m.words[top]));
+  const int lowest = (std::is_same_v<T, float> ? -149 : -1074) - kLowestExponent;
+  const int lsb = std::max(msb - (Limits::digits - 1), lowest);
+  auto window = [&](int pos) {  // 64 bits of the magnitude from bit `pos` up
+    const int k = pos / kDigitBits, r = pos % kDigitBits;
+    unsigned __int128 w = 0;
+    for (int i = 2; i >= 0; --i)
+      if (k + i < kDigits) w += static_cast<unsigned __int128>(m.words[k + i]) << (kDigitBits * i);
+    return static_cast<std::uint64_t>(w >> r);
+  };
+  std::uint64_t q = window(lsb);
+  const int below = lsb - 1;  // the rounding bit; every bit under it is sticky
+  const bool round_bit = (window(below) & 1) != 0;
+  bool sticky = (m.words[below / kDigitBits] & ((std::int64_t{1} << (below % kDigitBits)) - 1)) != 0;
+  for (int i = 0; i < below / kDigitBits && !sticky; ++i) sticky = m.words[i] != 0;
+  if (round_bit && (sticky || (q & 1) != 0)) ++q;  // may carry to 2^digits: still exact in T
+  const T r = std::ldexp(static_cast<T>(q), lsb + kLowestExponent);  // +-inf past the largest finite T
+  return negative ? -r : r;
+}
+
+template float ExactSum::round<float>() const;
+template double ExactSum::round<double>() const;
+
+}  // namespace xreduce

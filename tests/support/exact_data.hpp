@@ -1,0 +1,128 @@
+#pragma once
+// Data that exact sums must get right to the last bit: each shape aims at one way of getting it
+// wrong (a lost low bit, a double rounding, a wrong tie, an early overflow, a lost sign of zero).
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <type_traits>
+#include <vector>
+
+namespace xreduce::test {
+
+enum class ExactShape {
+  uniform,       //!< U(-1, 1): the common case, the fast path
+  wide,          //!< random bit patterns: every exponent from subnormal to the largest, both signs
+  subnormal,     //!< multiples of the smallest subnormal, and values near the smallest normal
+  cancellation,  //!< wide values and their negations, plus one tiny value: the sum is the tiny one
+  halfway,       //!< a value and pieces adding to half its ulp: ties to even, or just past them
+  overflow,      //!< the largest finite value and canceling pairs: the sum overflows only at the end, or not
+  specials,      //!< NaN, +inf or -inf among ordinary values
+  zeros,         //!< only zeros: all -0 (the sum is -0) or mixed (+0)
+};
+inline constexpr ExactShape all_exact_shapes[] = {ExactShape::uniform,  ExactShape::wide,     ExactShape::subnormal,
+                                                  ExactShape::cancellation, ExactShape::halfway, ExactShape::overflow,
+                                                  ExactShape::specials, ExactShape::zeros};
+
+inline const char* name(ExactShape s) {
+  constexpr const char* names[] = {"uniform", "wide", "subnormal", "cancellation", "halfway", "overflow", "specials", "zeros"};
+  return names[static_cast<int>(s)];
+}
+
+//! A finite T from random bits: any exponent, any sign.
+template <class T>
+T random_finite(std::mt19937_64& rng) {
+  using Bits = std::conditional_t<std::is_same_v<T, float>, std::uint32_t, std::uint64_t>;
+  for (;;) {
+    const T v = std::bit_cast<T>(static_cast<Bits>(rng()));
+    if (std::isfinite(v)) return v;
+  }
+}
+
+template <class T>
+std::vector<T> make_exact_data(ExactShape shape, std::size_t n, std::mt19937_64& rng) {
+  using L = std::numeric_limits<T>;
+  std::vector<T> v(n);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  auto sign = [&] { return rng() % 2 ? T(1) : T(-1); };
+  switch (shape) {
+    case ExactShape::uniform:
+      for (T& x : v) x = static_cast<T>(unit(rng));
+      break;
+    case ExactShape::wide:
+      for (T& x : v) x = random_finite<T>(rng);
+      break;
+    case ExactShape::subnormal:
+      for (T& x : v)
+        x = rng() % 4 ? static_cast<T>(static_cast<double>(static_cast<std::int64_t>(rng() % (1u << 20)) - (1 << 19))) * L::denorm_min()
+                      : sign() * L::min() * static_cast<T>(1 + unit(rng) / 4);
+      break;
+    case ExactShape::cancellation: {
+      for (std::size_t i = 0; i + 1 < n; i += 2) {
+        v[i] = random_finite<T>(rng);
+        v[i + 1] = -v[i];
+      }
+      if (n % 2) v[n - 1] = sign() * std::ldexp(T(1), -static_cast<int>(rng() % 140));
+      else if (n > 0) {  // the first pair broken: a subnormal is left
+        v[0] = sign() * L::denorm_min();
+        v[1] = T(0);
+      }
+      break;
+    }
+    case ExactShape::halfway: {
+      if (n == 0) break;
+      // big + pieces that add to half of big's ulp: a tie, rounded to the even neighbour; a last
+      // piece of one smallest subnormal moves the sum just past (or before) the tie.
+      const T big = std::ldexp(static_cast<T>(1 + std::fabs(unit(rng))), static_cast<int>(rng() % 40) - 20);
+      v[0] = rng() % 2 ? big : -big;
+      T half = (std::nextafter(big, L::infinity()) - big) / 2;
+      half = v[0] < 0 ? -half : half;
+      std::size_t i = 1;
+      for (T piece = half / 2; i + 1 < n && piece != 0 && std::fabs(piece) >= L::min(); ++i, piece /= 2) v[i] = piece;
+      if (i < n) {  // the last piece again: the pieces add to half
+        v[i] = i >= 2 ? v[i - 1] : half;
+        ++i;
+      }
+      if (i < n && rng() % 2) v[i++] = sign() * L::denorm_min();
+      break;
+    }
+    case ExactShape::overflow: {
+      for (std::size_t i = 0; i + 1 < n; i += 2) {
+        v[i] = static_cast<T>(unit(rng)) * L::max();
+        v[i + 1] = -v[i];
+      }
+      if (n == 0) break;
+      const T ulp = L::max() - std::nextafter(L::max(), T(0));
+      const T last[] = {ulp / 2, ulp / 4, ulp, -L::max(), T(0)};  // overflow (a tie to even), no, yes, zero, no
+      v[0] = L::max();
+      if (n > 1) v[n - 1] = last[rng() % 5];
+      break;
+    }
+    case ExactShape::specials: {
+      for (T& x : v) x = static_cast<T>(unit(rng));
+      const T special[] = {L::quiet_NaN(), L::infinity(), -L::infinity()};
+      for (int k = 0, count = n > 0 ? 1 + static_cast<int>(rng() % 3) : 0; k < count; ++k) v[rng() % n] = special[rng() % 3];
+      break;
+    }
+    case ExactShape::zeros: {
+      const bool all_negative = rng() % 2;
+      for (T& x : v) x = all_negative || rng() % 2 ? -T(0) : T(0);
+      break;
+    }
+  }
+  std::shuffle(v.begin(), v.end(), rng);
+  return v;
+}
+
+//! The same bits, or both NaN.
+template <class T>
+bool same_bits(T a, T b) {
+  if (std::isnan(a) && std::isnan(b)) return true;
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+}  // namespace xreduce::test

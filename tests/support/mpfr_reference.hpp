@@ -1,0 +1,61 @@
+#pragma once
+// An exact reference for floating sums that shares no code with the library: MPFR adds the
+// values at 2300 bits (more than any sum of f64 values needs: 2098 bits of range plus the
+// count's), then rounds once to T with T's subnormals, ties to even. IEEE's special cases on top:
+// NaN if a NaN or both infinities, an infinity if one, -0 only if every element is -0.
+
+#include <mpfr.h>
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <type_traits>
+
+namespace xreduce::test {
+
+template <class T>
+T mpfr_sum(const T* x, std::size_t n) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  bool nan = false, pos_inf = false, neg_inf = false, all_negative_zero = n > 0;
+  mpfr_t sum, term;
+  mpfr_init2(sum, 2300);
+  mpfr_init2(term, 64);
+  mpfr_set_zero(sum, 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    const T v = x[i];
+    all_negative_zero = all_negative_zero && v == 0 && std::signbit(v);
+    if (std::isnan(v)) nan = true;
+    else if (std::isinf(v)) (v > 0 ? pos_inf : neg_inf) = true;
+    else {
+      mpfr_set_d(term, static_cast<double>(v), MPFR_RNDN);  // exact: 64 bits hold any f32 or f64
+      mpfr_add(sum, sum, term, MPFR_RNDN);                  // exact at 2300 bits
+    }
+  }
+  T result;
+  if (nan || (pos_inf && neg_inf)) {
+    result = std::numeric_limits<T>::quiet_NaN();
+  } else if (pos_inf || neg_inf) {
+    result = pos_inf ? std::numeric_limits<T>::infinity() : -std::numeric_limits<T>::infinity();
+  } else {
+    // T's exponent range (MPFR counts significands in [1/2, 1)), so that subnormalize rounds as T does.
+    const mpfr_exp_t old_min = mpfr_get_emin(), old_max = mpfr_get_emax();
+    constexpr int kDigits = std::numeric_limits<T>::digits;
+    mpfr_set_emin(std::numeric_limits<T>::min_exponent - kDigits + 1);
+    mpfr_set_emax(std::numeric_limits<T>::max_exponent);
+    mpfr_t rounded;
+    mpfr_init2(rounded, kDigits);
+    int inexact = mpfr_set(rounded, sum, MPFR_RNDN);
+    inexact = mpfr_subnormalize(rounded, inexact, MPFR_RNDN);
+    if constexpr (std::is_same_v<T, float>) result = mpfr_get_flt(rounded, MPFR_RNDN);
+    else result = mpfr_get_d(rounded, MPFR_RNDN);
+    mpfr_clear(rounded);
+    mpfr_set_emin(old_min);
+    mpfr_set_emax(old_max);
+    if (result == 0) result = all_negative_zero ? -T(0) : T(0);
+  }
+  mpfr_clear(sum);
+  mpfr_clear(term);
+  return result;
+}
+
+}  // namespace xreduce::test

@@ -1,0 +1,178 @@
+// The exact partial (xreduce/exact.hpp) on its own, against MPFR, and the exact accuracy as the
+// library's users meet it: the config key, "auto", refusals, the plugin ABI, the template API.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <numeric>
+#include <random>
+
+#include "support/exact_data.hpp"
+#include "support/mpfr_reference.hpp"
+#include "support/test_data.hpp"
+#include "xreduce/custom.hpp"
+#include "xreduce/registry.hpp"
+#include "xreduce/xreduce.hpp"
+
+namespace xr = xreduce;
+using xr::test::ExactShape;
+
+namespace {
+
+//! The partials of x cut at random places, in random order.
+template <class T>
+std::vector<xr::ExactSum> pieces(const std::vector<T>& x, std::mt19937_64& rng) {
+  std::vector<xr::ExactSum> parts;
+  for (std::size_t begin = 0; begin < x.size();) {
+    const std::size_t len = std::min<std::size_t>(x.size() - begin, 1 + rng() % 5000);
+    xr::ExactSum s;
+    if (rng() % 4 == 0)
+      for (std::size_t i = begin; i < begin + len; ++i) s.add(static_cast<double>(x[i]));  // one by one
+    else
+      s.add(std::span<const T>(x.data() + begin, len));
+    parts.push_back(s);
+    begin += len;
+  }
+  std::shuffle(parts.begin(), parts.end(), rng);
+  return parts;
+}
+
+template <class T>
+void check_combination(ExactShape shape, std::size_t n, std::mt19937_64& rng) {
+  const std::vector<T> x = xr::test::make_exact_data<T>(shape, n, rng);
+  const T expected = xr::test::mpfr_sum(x.data(), n);
+  xr::ExactSum whole;
+  whole.add(std::span<const T>(x));
+  INFO("seed " << xr::test::run_seed() << ", " << name(shape) << ", n = " << n);
+  CHECK(xr::test::same_bits(whole.round<T>(), expected));
+  CHECK(whole.count() == static_cast<std::int64_t>(n));
+
+  // Combined with +=, in any order: the same digits, the same bits.
+  const std::vector<xr::ExactSum> parts = pieces(x, rng);
+  xr::ExactSum combined;
+  for (const xr::ExactSum& p : parts) combined += p;
+  CHECK(xr::test::same_bits(combined.round<T>(), expected));
+  for (int i = 0; i < xr::ExactSum::kDigits; ++i) CHECK(combined.words[i] == whole.words[i]);
+
+  // As MPI_SUM over int64 words combines normalized partials: a plain word-by-word sum.
+  xr::ExactSum by_words;
+  for (xr::ExactSum p : parts) {
+    p.normalize();
+    for (int i = 0; i < xr::ExactSum::kWords; ++i) by_words.words[i] += p.words[i];
+  }
+  CHECK(xr::test::same_bits(by_words.round<T>(), expected));
+}
+
+}  // namespace
+
+TEST_CASE("ExactSum: the documented layout") {
+  static_assert(sizeof(xr::ExactSum) == 576 && std::is_standard_layout_v<xr::ExactSum>);
+  xr::ExactSum s;
+  s.add(1.0);
+  s.add(std::numeric_limits<double>::quiet_NaN());
+  s.add(-std::numeric_limits<double>::infinity());
+  s.add(-std::numeric_limits<double>::infinity());
+  s.normalize();
+  // 1.0 = 2^1088 * 2^-1088: digit 34 (2^(32*34)) holds it.
+  CHECK(s.words[34] == 1);
+  CHECK(s.words[xr::ExactSum::kNaN] == 1);
+  CHECK(s.words[xr::ExactSum::kNegInf] == 2);
+  CHECK(s.words[xr::ExactSum::kPosInf] == 0);
+  CHECK(s.count() == 4);
+  CHECK(std::isnan(s.round<double>()));
+  CHECK(xr::test::same_bits(xr::ExactSum{}.round<double>(), 0.0));  // nothing added: +0
+}
+
+TEST_CASE("ExactSum: exact against MPFR, and the same whatever the cut and order of the partials") {
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0xac5u);
+  for (ExactShape shape : xr::test::all_exact_shapes)
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{5000}, std::size_t{40000}}) {
+      check_combination<float>(shape, n, rng);
+      check_combination<double>(shape, n, rng);
+    }
+}
+
+TEST_CASE("ExactSum: ties to even, subnormals and overflow, by hand") {
+  auto sum = [](std::initializer_list<double> v) {
+    xr::ExactSum s;
+    s.add(std::span<const double>(v.begin(), v.size()));
+    return s.round<double>();
+  };
+  CHECK(sum({1.0, 0x1p-53}) == 1.0);                                    // a tie: to even
+  CHECK(sum({1.0 + 0x1p-52, 0x1p-53}) == 1.0 + 0x1p-51);                // a tie: to even, upwards
+  CHECK(sum({1.0, 0x1p-53, 0x1p-1074}) == 1.0 + 0x1p-52);               // just past the tie
+  CHECK(sum({0x1p-1074, 0x1p-1074, -0x1p-1073}) == 0.0);                // subnormals cancel
+  CHECK(sum({0x1.fffffffffffffp1023, 0x1p970}) == INFINITY);            // the tie past the largest: overflow
+  CHECK(sum({0x1.fffffffffffffp1023, 0x1p969}) == 0x1.fffffffffffffp1023);
+  CHECK(sum({0x1.fffffffffffffp1023, 0x1.fffffffffffffp1023, -0x1.fffffffffffffp1023}) == 0x1.fffffffffffffp1023);
+  CHECK(std::signbit(sum({-0.0, -0.0})));
+  CHECK(!std::signbit(sum({-0.0, 0.0})));
+  CHECK(!std::signbit(sum({1.0, -1.0})));
+  xr::ExactSum f;  // an f64 sum rounded to f32: once, not twice
+  f.add(1.0);
+  f.add(0x1p-24);
+  f.add(0x1p-60);
+  CHECK(f.round<float>() == 1.0f + 0x1p-23f);
+}
+
+TEST_CASE("exact accuracy: the config key, auto's choice, and backends that refuse") {
+  auto file = std::filesystem::temp_directory_path() / ("xreduce-exact-" + std::to_string(::getpid()) + ".toml");
+  std::ofstream(file) << "accuracy = \"exact\"\n";
+  xr::Config config = xr::Config::from_file(file);
+  CHECK(config.accuracy == xr::Accuracy::exact);
+  std::ofstream(file) << "accuracy = \"precise\"\n";
+  CHECK_THROWS_WITH_AS(xr::Config::from_file(file), doctest::Contains("'accuracy' must be"), xr::Error);
+  std::filesystem::remove(file);
+
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0xc0f1u);
+  const std::vector<float> x = xr::test::make_exact_data<float>(ExactShape::wide, 100000, rng);
+  config.dispatch.parallel_min_count = 1000;
+  xr::Context context(config);
+  const xr::Request q{x.data(), x.size(), xr::DType::f32, xr::Op::sum, xr::Memory::host};
+  INFO("seed " << xr::test::run_seed());
+  const xr::Result r = context.reduce(q);  // the config's accuracy: exact
+  CHECK(context.registry().get(r.backend).capabilities().exact_sums());
+  CHECK(xr::test::same_bits(r.value.get<float>(), xr::test::mpfr_sum(x.data(), x.size())));
+  CHECK(r.exact.size() == 1);
+  CHECK(context.reduce(q, {.accuracy = xr::Accuracy::standard}).exact.empty());
+
+  xr::Reducer& naive = context.registry().get("sequential.naive");
+  CHECK(!naive.capabilities().exact_sums());
+  try {
+    naive.reduce(q, {.accuracy = xr::Accuracy::exact});
+    FAIL("naive summed exactly");
+  } catch (const xr::Error& e) {
+    CHECK(e.code() == xr::ErrorCode::unsupported);
+    CHECK(std::string(e.what()).find("sequential.naive") != std::string::npos);
+  }
+  CHECK_THROWS_AS(context.reduce(q, {.backend = "sequential.naive"}), xr::Error);  // the config's exact, named
+}
+
+TEST_CASE("exact accuracy: a plugin without the capability bit refuses, through the ABI") {
+  xr::Config config;
+  config.plugin_path = {XREDUCE_TEST_EXAMPLE_PLUGIN};
+  xr::Context context(config);
+  const double x[3] = {1, 2, 3};
+  xr::Reducer& neumaier = context.registry().get("example.neumaier");
+  CHECK(!neumaier.capabilities().exact_sums());
+  try {
+    neumaier.reduce(xr::Request{x, 3, xr::DType::f64, xr::Op::sum, xr::Memory::host}, {.accuracy = xr::Accuracy::exact});
+    FAIL("no error");
+  } catch (const xr::Error& e) {
+    CHECK(e.code() == xr::ErrorCode::unsupported);
+  }
+  CHECK(neumaier.reduce(xr::Request{x, 3, xr::DType::f64, xr::Op::sum, xr::Memory::host}).value.get<double>() == 6);
+}
+
+TEST_CASE("exact accuracy: the template API's sums") {
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x7e3u);
+  const std::vector<double> x = xr::test::make_exact_data<double>(ExactShape::cancellation, 30001, rng);
+  INFO("seed " << xr::test::run_seed());
+  for (const char* backend : {"auto", "sequential"}) {
+    xr::Policy policy{.backend = backend, .check_laws = false, .accuracy = xr::Accuracy::exact};
+    CHECK(xr::test::same_bits(xr::reduce(policy, x, std::plus<>{}, 0.0), xr::test::mpfr_sum(x.data(), x.size())));
+    CHECK_THROWS_AS(xr::reduce(policy, x, std::multiplies<>{}, 1.0), xr::Error);
+    CHECK_THROWS_AS(xr::transform_reduce(policy, x, 0.0, std::plus<>{}, [](double v) { return v; }), xr::Error);
+  }
+}
