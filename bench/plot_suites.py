@@ -6,6 +6,8 @@ transfer:    speed-up over the seeds' CPU loop against N, with and without the t
 crossover:   time per element against N, one line per backend, `auto` highlighted; one panel
              per residency.
 cpu:         GB/s and relative error against N, one line per backend and thread count, and the read probes.
+exact:       exact sums' speed over plain ones against N, per backend and dtype (host data); and on
+             the GPU, exact time over plain cub's.
 """
 import json
 import sys
@@ -105,6 +107,33 @@ def cpu(data, axes):
     axes[1].set_ylabel("relative error (1e-12: exact)")
 
 
+def exact(data, axes):
+    for dtype, style in (("f32", "-"), ("f64", "--")):
+        series = {}
+        for r in data["host_rows"]:
+            if r.get("dtype") == dtype and "exact_over_plain_speed" in r:
+                key = r["backend"] + (" (1 thread)" if r["threads"] == 1 else "")
+                series.setdefault(key, []).append((r["n"], r["exact_over_plain_speed"]))
+        for name, pts in series.items():
+            axes[0].plot([p[0] for p in pts], [p[1] for p in pts], linestyle=style, marker="o", markersize=3,
+                         label=f"{name}, {dtype}")
+        gpu = {}
+        for r in data["device_rows"]:
+            if r.get("dtype") == dtype and r.get("accuracy") == "exact":
+                gpu.setdefault(r["backend"], []).append((r["n"], r["time_over_cub"]))
+        for name, pts in gpu.items():
+            axes[1].plot([p[0] for p in pts], [p[1] for p in pts], linestyle=style, marker="o", markersize=3,
+                         label=f"{name} exact, {dtype}")
+    axes[0].set_ylabel("exact speed / plain speed (host data)")
+    axes[1].set_ylabel("exact time / plain cub time (device data)")
+    axes[1].axhline(1.15, color="black", linestyle=":", label="1.15")
+    for ax in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("N (elements)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+
+
 def main(path_in, path_out):
     with open(path_in) as f:
         data = json.load(f)
@@ -122,6 +151,9 @@ def main(path_in, path_out):
     elif suite == "cpu":
         fig, axes = plt.subplots(1, 2, figsize=(14, 5))
         cpu(data, axes)
+    elif suite == "exact":
+        fig, axes = plt.subplots(1, 2, figsize=(14, 5))
+        exact(data, axes)
     else:
         print(f"plot_suites.py: nothing to plot for suite '{suite}'")
         return

@@ -133,7 +133,7 @@ int list(xr::Context& ctx, bool as_json) {
   if (!as_json) {
     std::printf("backends (highest priority first):\n");
     print_backends(ctx);
-    std::printf("\ncapabilities: per dtype, one letter per op in the order sum prod min max argmin argmax (E exact, i inexact, . unsupported):\n");
+    std::printf("\ncapabilities: per dtype, one letter per op in the order sum prod min max argmin argmax (E: to the semantics table, i: inexact, .: unsupported; \"exact sums\": accuracy exact):\n");
     for (const auto& e : ctx.registry().entries()) {
       xr::Capabilities c = e.reducer->capabilities();
       std::printf("  %-*s", name_width(ctx.registry()), std::string(e.reducer->name()).c_str());
@@ -144,7 +144,8 @@ int list(xr::Context& ctx, bool as_json) {
           std::putchar(s == xr::Support::exact ? 'E' : s == xr::Support::inexact ? 'i' : '.');
         }
       }
-      std::printf("  memory:%s%s\n", c.accepts(xr::Memory::host) ? " host" : "", c.accepts(xr::Memory::device) ? " device" : "");
+      std::printf("  memory:%s%s%s\n", c.accepts(xr::Memory::host) ? " host" : "", c.accepts(xr::Memory::device) ? " device" : "",
+                  c.exact_sums(true) ? "  exact sums (records too)" : c.exact_sums() ? "  exact sums" : "");
     }
     print_settings(ctx);
     return kExitOk;
@@ -164,6 +165,7 @@ int list(xr::Context& ctx, bool as_json) {
     out.push_back({{"backend", e.reducer->name()}, {"engine", to_string(c.engine())}, {"priority", e.priority},
                    {"origin", e.origin}, {"available", a.ok}, {"reason", a.reason}, {"support", support},
                    {"host_memory", c.accepts(xr::Memory::host)}, {"device_memory", c.accepts(xr::Memory::device)}, {"records", c.records()},
+                   {"exact_sums", c.exact_sums()}, {"exact_record_sums", c.exact_sums(true)},
                    {"settings", settings}});
   }
   std::cout << out.dump(2) << "\n";

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Gathers what scripts/gpu-check.sh needs on another machine into .device-build/ (bin/ and lib/,
 # with the build's $ORIGIN-relative run paths): the test and benchmark binaries, the libraries
-# and plugins, and the shared libraries such a machine may lack (oneTBB, toml++, libgomp).
+# and plugins, and the shared libraries such a machine may lack (oneTBB, toml++, libgomp, and MPFR
+# and GMP, the exact sums' reference in the tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The device tool carries at most 64 MiB, and each benchmark program holds the kernels (about
@@ -17,7 +18,7 @@ mkdir -p .device-build/bin .device-build/lib
 for p in "${programs[@]}"; do cp "$build/bin/$p" .device-build/bin/; done
 cp -P "$build"/lib/libxreduce.so* "$build"/lib/libxreduce_cuda.so .device-build/lib/
 known=$(ldconfig -p)  # read whole: a reader that stops early would make pipefail end the script
-for lib in libtbb.so.12 libtomlplusplus.so.3 libgomp.so.1; do
+for lib in libtbb.so.12 libtomlplusplus.so.3 libgomp.so.1 libmpfr.so.6 libgmp.so.10; do
   path=$(awk -v l="$lib" '$1 == l { print $NF; exit }' <<<"$known")
   if [ -n "$path" ]; then cp -L "$path" .device-build/lib/; else echo "device-bundle: $lib not found here" >&2; fi
 done

@@ -2,13 +2,16 @@
 # On a machine with a GPU: the conformance suite over the CUDA backends, the device-memory and
 # concurrency tests, the user-defined reductions of xreduce/cuda.cuh, then the conformance suite,
 # the device-resident records and the user-defined reductions again under compute-sanitizer
-# (memcheck, racecheck, synccheck; quick mode, since every access is checked). The benchmark and its plot run before the
+# (memcheck, racecheck, synccheck; quick mode, since every access is checked). The benchmarks and their plots run before the
 # sanitizers, which are the slow part.
 #
 #   scripts/gpu-check.sh [BUILD_DIR] [OUT_DIR]      (defaults: build/release, bench/results/<gpu>)
 #
+# XREDUCE_CHECK_SUITES picks the benchmarks (default: gpu-reduce host progression exact), so
+# that a run within the device tool's 10 minutes can measure what a change touched.
+#
 # Writes OUT_DIR/logs/checks-COMMIT.log (every log, in order), logs/device-COMMIT.txt, gpu-reduce.{json,md,png},
-# host-reduce.{json,md} and progression.{json,md,png} (the device tool carries 64 MiB:
+# host-reduce.{json,md}, progression.{json,md,png} and exact.{json,md,png} (the device tool carries 64 MiB:
 # scripts/device-bundle.sh says which programs fit together). A program missing from the bundle
 # is reported as skipped.
 # Exits non-zero if any check failed.
@@ -47,11 +50,17 @@ step conformance "$build/bin/xreduce_conformance"
 step gpu-tests "$build/bin/xreduce_gpu_tests"
 step gpu-custom-tests "$build/bin/xreduce_gpu_custom_tests"
 step example-gpu "$build/bin/xreduce_example_farthest_point_gpu"
-step benchmark "$build/bin/xreduce_bench" gpu-reduce --out "$out" ${XREDUCE_BENCH_ARGS:-}
-step plot python3 bench/plot_gpu.py "$out/gpu-reduce.json" "$out/gpu-reduce.png"
-step benchmark-host "$build/bin/xreduce_bench_gpu_host" --out "$out" ${XREDUCE_BENCH_HOST_ARGS:-}
-step progression "$build/bin/xreduce_bench" progression --out "$out"
-[ -f "$out/progression.json" ] && step plot-progression python3 bench/plot_suites.py "$out/progression.json" "$out/progression.png"
+for suite in ${XREDUCE_CHECK_SUITES:-gpu-reduce host progression exact}; do
+  case $suite in
+    gpu-reduce)
+      step benchmark "$build/bin/xreduce_bench" gpu-reduce --out "$out" ${XREDUCE_BENCH_ARGS:-}
+      step plot python3 bench/plot_gpu.py "$out/gpu-reduce.json" "$out/gpu-reduce.png" ;;
+    host) step benchmark-host "$build/bin/xreduce_bench_gpu_host" --out "$out" ${XREDUCE_BENCH_HOST_ARGS:-} ;;
+    progression|exact)
+      step "$suite" "$build/bin/xreduce_bench" "$suite" --out "$out"
+      [ -f "$out/$suite.json" ] && step "plot-$suite" python3 bench/plot_suites.py "$out/$suite.json" "$out/$suite.png" ;;
+  esac
+done
 for tool in memcheck racecheck synccheck; do
   sanitize() {
     timeout "${XREDUCE_SANITIZER_TIMEOUT:-1200}" env XREDUCE_TEST_QUICK=1 \
@@ -59,10 +68,12 @@ for tool in memcheck racecheck synccheck; do
   }
   step "sanitizer-$tool" sanitize "$build/bin/xreduce_conformance"
   step "sanitizer-$tool-records" sanitize "$build/bin/xreduce_gpu_tests" -tc='*records*'
+  step "sanitizer-$tool-exact" sanitize "$build/bin/xreduce_gpu_tests" -tc='*exact*'
   step "sanitizer-$tool-custom" sanitize "$build/bin/xreduce_gpu_custom_tests"
 done
 grep -E "test cases:|ERROR SUMMARY|skipping|FAILED" "$log" | sort | uniq -c | head -40
 [ -f "$out/gpu-reduce.md" ] && cat "$out/gpu-reduce.md"
 [ -f "$out/host-reduce.md" ] && cat "$out/host-reduce.md"
 [ -f "$out/progression.md" ] && cat "$out/progression.md"
+[ -f "$out/exact.md" ] && cat "$out/exact.md"
 exit $status

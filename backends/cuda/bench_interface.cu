@@ -31,6 +31,7 @@ bool graph_capturable(std::string_view backend) { return technique_of(backend) !
 struct Kernels::Impl {
   explicit Impl(int device) : lease(device) {}
   WorkspaceLease lease;
+  const void* exact_partial = nullptr;  // on the device: the last enqueue_exact's words
 };
 
 Kernels::Kernels(int device) : impl_(std::make_unique<Impl>(device)) {}
@@ -46,6 +47,17 @@ void Kernels::enqueue_records(const void* data, std::size_t count, std::size_t w
 }
 Result Kernels::collect_records(DType dtype, Op op, std::size_t width) {
   return cuda::collect_records(dtype, op, width, *impl_->lease);
+}
+
+void Kernels::enqueue_exact(std::string_view backend, const void* data, std::size_t count, DType dtype, int block) {
+  impl_->exact_partial = cuda::enqueue_exact(technique_of(backend), data, count, dtype, block, *impl_->lease, nullptr);
+}
+ExactSum Kernels::collect_exact(std::size_t count) {
+  ExactSum s;
+  XREDUCE_CUDA(cudaMemcpyAsync(&s, impl_->exact_partial, sizeof s, cudaMemcpyDeviceToHost, impl_->lease->stream));
+  XREDUCE_CUDA(cudaStreamSynchronize(impl_->lease->stream));
+  s.words[ExactSum::kCount] = static_cast<std::int64_t>(count);
+  return s;
 }
 
 Streaming default_streaming() {

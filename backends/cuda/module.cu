@@ -73,6 +73,7 @@ class CudaReducer final : public Reducer {
     Capabilities c(Engine::gpu);
     for (Op op : {Op::sum, Op::prod, Op::min, Op::max}) c.set(op, Support::exact);
     if (info_.arg_ops) c.set(Op::argmin, Support::exact).set(Op::argmax, Support::exact);
+    if (info_.exact) c.accept_exact_sums(/*records=*/false);
     return c.accept(Memory::host).accept(Memory::device).accept_records(info_.records);
   }
   Availability available() const override {
@@ -90,8 +91,9 @@ class CudaReducer final : public Reducer {
 
  protected:
   Result do_reduce(const Request& q, const Options& o) override {
+    const bool exact = exact_sum(q.dtype, q.op, o.accuracy.value_or(Accuracy::standard));
     int block = kDefaultBlockSize;
-    if (info_.block_size && o.block_size != 0) {
+    if ((info_.block_size || exact) && o.block_size != 0) {
       if (o.block_size != 128 && o.block_size != 256 && o.block_size != 512 && o.block_size != 1024)
         throw Error(ErrorCode::invalid_argument, "block size " + std::to_string(o.block_size) + " for '" +
                                                      std::string(info_.name) + "': choose 128, 256, 512 or 1024");
@@ -102,9 +104,15 @@ class CudaReducer final : public Reducer {
     if (q.memory == Memory::device && where.memory != Memory::device)
       throw Error(ErrorCode::invalid_argument, "'" + std::string(info_.name) + "': the request says device memory, but " +
                                                    "CUDA does not know the pointer as device memory");
+    const Streaming stream_settings = o.settings.empty() ? streaming_ : streaming(o.settings, streaming_);
+    if (exact && where.memory == Memory::host) {
+      Result r;
+      r.exact = {exact_sum_of_host(info_.technique, q.data, q.count, q.dtype, block, where.device, where.pinned, stream_settings)};
+      return r;
+    }
     if (where.memory == Memory::host)
       return reduce_host(info_.technique, q.data, q.count, q.width, q.dtype, q.op, block, where.device, where.pinned,
-                         o.settings.empty() ? streaming_ : streaming(o.settings, streaming_));
+                         stream_settings);
     WorkspaceLease ws(where.device);
     const std::size_t bytes = q.count * q.width * size_of(q.dtype);
     const void* data = q.data;
@@ -112,6 +120,11 @@ class CudaReducer final : public Reducer {
       void* staging = ws->staging.reserve(bytes, "realigned device input");
       XREDUCE_CUDA(cudaMemcpyAsync(staging, q.data, bytes, cudaMemcpyDeviceToDevice, ws->stream));
       data = staging;
+    }
+    if (exact) {
+      Result r;
+      r.exact = {exact_sum_of_device(info_.technique, data, q.count, q.dtype, block, *ws)};
+      return r;
     }
     if (q.width > 1) {
       enqueue_records(data, q.count, q.width, q.dtype, q.op, *ws);

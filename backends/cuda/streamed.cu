@@ -2,7 +2,8 @@
 // reduced. With `streams` workspaces in a ring, chunk c's host-side copy into pinned staging
 // (pageable input), its DMA and its kernel overlap those of chunks c-1 and c-2. Each chunk's
 // partial comes back as an accumulator (not a rounded result) and is folded on the host, so a
-// streamed sum is as accurate as one pass over device memory.
+// streamed sum is as accurate as one pass over device memory; an exact sum's partials are
+// ExactSums, added exactly.
 
 #include <algorithm>
 #include <cstring>
@@ -34,15 +35,13 @@ void parallel_copy(void* dst, const void* src, std::size_t bytes, int threads) {
   for (auto& th : pool) th.join();
 }
 
-template <class F>
-Result streamed(Technique t, const typename F::In* x, std::size_t n, std::size_t width, F f, int block, int device,
-                bool pinned, const Streaming& s) {
-  using T = typename F::In;
-  using A = typename F::acc_t;
-  // Chunks hold whole records. Single values: chunks start on 256-byte boundaries of the input,
-  // so the kernels' 16-byte loads stay aligned (records land at the start of their staging).
-  const std::size_t per_chunk = width == 1 ? std::max<std::size_t>(256, s.chunk_bytes / sizeof(T) / 256 * 256)
-                                           : std::max<std::size_t>(1, s.chunk_bytes / sizeof(T) / width);
+//! Runs the ring over `n` elements (records of `width` values) of host memory at x, `per_chunk`
+//! records a chunk: for each chunk, the staging copy (pageable input), the copy to the device and
+//! `launch(workspace, device_chunk, records)`, which enqueues the chunk's work and the copy of its
+//! partial back to the host; once that chunk's stream is done, `fold(workspace, first_record)`.
+template <class T, class Launch, class Fold>
+void stream_chunks(const T* x, std::size_t n, std::size_t width, std::size_t per_chunk, int device, bool pinned,
+                   const Streaming& s, Launch&& launch, Fold&& fold) {
   const std::size_t chunks = ceil_div(n, per_chunk);
   const int ring = static_cast<int>(std::min<std::size_t>(std::max(1, s.streams), chunks));
   const std::size_t chunk_bytes = std::min(n, per_chunk) * width * sizeof(T);
@@ -56,23 +55,16 @@ Result streamed(Technique t, const typename F::In* x, std::size_t n, std::size_t
     if (stage) (*ws[k])->pinned.reserve(chunk_bytes, "a streamed chunk's staging");
   }
   constexpr std::size_t kIdle = ~std::size_t{0};
-  std::vector<std::size_t> in_flight(ring, kIdle);  // first index of the chunk each slot holds
-  std::vector<A> total(width, f.identity());        // one per column
-  auto fold = [&](int k) {
+  std::vector<std::size_t> in_flight(ring, kIdle);  // first record of the chunk each slot holds
+  auto finish = [&](int k) {
     Workspace& w = **ws[k];
     XREDUCE_CUDA(cudaStreamSynchronize(w.stream));
-    const void* partial = width == 1 ? w.host_result : w.host_columns.get();
-    for (std::size_t j = 0; j < width; ++j) {
-      A a;
-      std::memcpy(&a, static_cast<const unsigned char*>(partial) + j * sizeof(A), sizeof a);
-      if constexpr (is_arg_op<F>) a.index += in_flight[k];
-      total[j] = f(total[j], a);
-    }
+    fold(w, in_flight[k]);
     in_flight[k] = kIdle;
   };
   for (std::size_t c = 0; c < chunks; ++c) {
     const int k = static_cast<int>(c % ring);
-    if (in_flight[k] != kIdle) fold(k);  // its buffers are free again once its chunk is done
+    if (in_flight[k] != kIdle) finish(k);  // its buffers are free again once its chunk is done
     Workspace& w = **ws[k];
     const std::size_t first = c * per_chunk, len = std::min(per_chunk, n - first), bytes = len * width * sizeof(T);
     const void* source = x + first * width;
@@ -81,19 +73,48 @@ Result streamed(Technique t, const typename F::In* x, std::size_t n, std::size_t
       source = w.pinned.get();
     }
     XREDUCE_CUDA(cudaMemcpyAsync(w.staging.get(), source, bytes, cudaMemcpyHostToDevice, w.stream));
+    launch(w, w.staging.get(), len);
+    in_flight[k] = first;
+  }
+  for (int k = 0; k < ring; ++k)
+    if (in_flight[k] != kIdle) finish(k);
+}
+
+//! Records a chunk: single values start on 256-byte boundaries of the input, so the kernels'
+//! 16-byte loads stay aligned (records land at the start of their staging).
+template <class T>
+std::size_t records_per_chunk(std::size_t width, const Streaming& s) {
+  return width == 1 ? std::max<std::size_t>(256, s.chunk_bytes / sizeof(T) / 256 * 256)
+                    : std::max<std::size_t>(1, s.chunk_bytes / sizeof(T) / width);
+}
+
+template <class F>
+Result streamed(Technique t, const typename F::In* x, std::size_t n, std::size_t width, F f, int block, int device,
+                bool pinned, const Streaming& s) {
+  using T = typename F::In;
+  using A = typename F::acc_t;
+  std::vector<A> total(width, f.identity());  // one per column
+  auto launch = [&](Workspace& w, const void* chunk, std::size_t len) {
     if (width == 1) {
-      enqueue(t, w.staging.get(), len, dtype_of<T>(), F::op, block, w);
+      enqueue(t, chunk, len, dtype_of<T>(), F::op, block, w);
       XREDUCE_CUDA(cudaMemcpyAsync(w.host_result, w.result, sizeof(A), cudaMemcpyDeviceToHost, w.stream));
     } else {
-      enqueue_records(w.staging.get(), len, width, dtype_of<T>(), F::op, w);
+      enqueue_records(chunk, len, width, dtype_of<T>(), F::op, w);
       void* host = w.host_columns.reserve(width * sizeof(A), "column results of records");
       XREDUCE_CUDA(cudaMemcpyAsync(host, w.columns.get(), width * sizeof(A), cudaMemcpyDeviceToHost, w.stream));
     }
-    in_flight[k] = first;
-  }
+  };
   // Every op's combination is order-free (argmin/argmax break ties by index, not by arrival).
-  for (int k = 0; k < ring; ++k)
-    if (in_flight[k] != kIdle) fold(k);
+  auto fold = [&](Workspace& w, std::size_t first) {
+    const void* partial = width == 1 ? w.host_result : w.host_columns.get();
+    for (std::size_t j = 0; j < width; ++j) {
+      A a;
+      std::memcpy(&a, static_cast<const unsigned char*>(partial) + j * sizeof(A), sizeof a);
+      if constexpr (is_arg_op<F>) a.index += first;
+      total[j] = f(total[j], a);
+    }
+  };
+  stream_chunks(x, n, width, records_per_chunk<T>(width, s), device, pinned, s, launch, fold);
   if (width == 1) return result_of<F>(total.front());
   Result r;
   for (const A& a : total) r.values.push_back(result_of<F>(a).value);
@@ -101,7 +122,30 @@ Result streamed(Technique t, const typename F::In* x, std::size_t n, std::size_t
   return r;
 }
 
+template <class T>
+ExactSum streamed_exact(Technique t, const T* x, std::size_t n, int block, int device, bool pinned, const Streaming& s) {
+  ExactSum total;
+  auto launch = [&](Workspace& w, const void* chunk, std::size_t len) {
+    enqueue_exact(t, chunk, len, dtype_of<T>(), block, w, w.host_columns.reserve(sizeof(ExactSum), "an exact partial"));
+  };
+  auto fold = [&](Workspace& w, std::size_t) {
+    ExactSum part;
+    std::memcpy(&part, w.host_columns.get(), sizeof part);
+    total += part;  // exact in any order
+  };
+  const std::size_t per_chunk = std::min(records_per_chunk<T>(1, s), exact_launch_elements() / 256 * 256);
+  stream_chunks(x, n, 1, per_chunk, device, pinned, s, launch, fold);
+  total.words[ExactSum::kCount] = static_cast<std::int64_t>(n);
+  return total;
+}
+
 }  // namespace
+
+ExactSum exact_sum_of_host(Technique t, const void* data, std::size_t n, DType dtype, int block, int device, bool pinned,
+                           const Streaming& streaming) {
+  if (dtype == DType::f32) return streamed_exact(t, static_cast<const float*>(data), n, block, device, pinned, streaming);
+  return streamed_exact(t, static_cast<const double*>(data), n, block, device, pinned, streaming);
+}
 
 Result reduce_host(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype, Op op, int block,
                    int device, bool pinned, const Streaming& streaming) {

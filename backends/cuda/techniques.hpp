@@ -33,13 +33,16 @@ struct TechniqueInfo {
   bool arg_ops;          //!< argmin/argmax too (besides sum, prod, min, max)
   bool block_size;       //!< takes Options::block_size (the seed kernels)
   bool records = false;  //!< reduces records (Request::width > 1), with kernels/records.cuh
+  //! Sums f32/f64 exactly (Accuracy::exact; single values), with kernels/exact_sum.cuh in this
+  //! technique's form: one launch (single_pass) or two (shuffle). Takes Options::block_size.
+  bool exact = false;
 };
 
 // The dispatcher prefers the fastest; the seed kernels rank by how far along the progression
 // they are, below the library anchors.
 inline constexpr std::array<TechniqueInfo, 12> techniques{{
-    {Technique::single_pass, "cuda.single_pass", 300, true, false},
-    {Technique::shuffle, "cuda.shuffle", 290, true, false, true},
+    {Technique::single_pass, "cuda.single_pass", 300, true, false, false, true},
+    {Technique::shuffle, "cuda.shuffle", 290, true, false, true, true},
     {Technique::cub, "cub", 280, true, false},
     {Technique::thrust, "thrust", 250, false, false},
     {Technique::cascaded, "cuda.cascaded", 170, false, true},
@@ -86,6 +89,19 @@ struct Streaming {
 //! With width > 1, `count` records of `width` values, chunked between records.
 Result reduce_host(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype, Op op, int block,
                    int device, bool pinned, const Streaming& streaming);
+
+//! Exact sums (Accuracy::exact) of f32/f64: enqueues the sum of n <= exact_launch_elements()
+//! elements at device pointer `data` with technique t's form and `block` threads a block, and,
+//! unless `host_out` is null, the copy of its partial (without the element count) to `host_out`,
+//! pinned host memory. Returns where the partial's words are on the device (in ws.scratch).
+const void* enqueue_exact(Technique t, const void* data, std::size_t n, DType dtype, int block, Workspace& ws,
+                          void* host_out);
+std::size_t exact_launch_elements();
+//! The exact partial of n elements at device pointer `data`, in as many launches as it takes (waits).
+ExactSum exact_sum_of_device(Technique t, const void* data, std::size_t n, DType dtype, int block, Workspace& ws);
+//! The exact partial of n elements of host memory, streamed as reduce_host streams.
+ExactSum exact_sum_of_host(Technique t, const void* data, std::size_t n, DType dtype, int block, int device, bool pinned,
+                           const Streaming& streaming);
 
 //! Applies M to each of the six element types (explicit instantiations).
 #define XREDUCE_FOR_EACH_ELEMENT_TYPE(M) \

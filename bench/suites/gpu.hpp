@@ -39,5 +39,10 @@ int run_progression(const SuiteArgs& args);
 int run_gpu_reduce(const SuiteArgs& args);
 //! Seed 000's tables 1-3, with the streamed and hybrid paths; returns the exit code.
 int run_transfer(const SuiteArgs& args, const TransferCpu& cpu);
+//! The device-resident half of the `exact` suite (gpu_exact.cu): appends rows and markdown;
+//! returns 2 (and appends nothing) without a GPU.
+int run_exact_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md);
+//! The `exact` suite (exact.cpp).
+int run_exact(const SuiteArgs& args);
 
 }  // namespace xreduce::bench

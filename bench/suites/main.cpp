@@ -2,7 +2,7 @@
 //
 //   xreduce_bench SUITE [--out DIR] [--max-log2 L] [--repeat R] [--quick]
 //
-// Suites: progression, gpu-reduce, transfer (GPU), crossover, calibrate, cpu. Each prints an estimate of its
+// Suites: progression, gpu-reduce, transfer (GPU), crossover, calibrate, cpu, exact. Each prints an estimate of its
 // time, a progress line, and a markdown table, and writes SUITE.json (every raw timing) and
 // SUITE.md under DIR (default $XDG_DATA_HOME/xreduce/bench/<machine>/, outside the source tree).
 // bench/plot_suites.py draws the PNGs.
@@ -43,38 +43,6 @@ std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
 }
 
 // --- cpu: the CPU backends on all cores and on one, with their error, against read probes -----
-
-// Reads every 64-bit word with eight independent integer sums: no floating-point dependency,
-// nothing for the core to wait on but memory. The result is kept so the loop is not removed.
-std::uint64_t probe_slice(const std::uint64_t* w, std::size_t n) {
-  std::uint64_t s[8] = {};
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int j = 0; j < 8; ++j) s[j] += w[i + j];
-  for (; i < n; ++i) s[0] += w[i];
-  return s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
-}
-
-//! The read-bandwidth probe in `slices` slices, run by `pool`'s threads (a CPU-parallel backend's
-//! run_chunks, as a user's operator runs) or, without one, in the calling thread.
-std::uint64_t read_probe(const void* data, std::size_t bytes, std::size_t slices, xr::Reducer* pool) {
-  struct Job {
-    const std::uint64_t* w;
-    std::size_t words, per;
-    std::vector<std::uint64_t> out;
-  } job{static_cast<const std::uint64_t*>(data), bytes / 8, 0, std::vector<std::uint64_t>(slices)};
-  job.per = (job.words + slices - 1) / slices;
-  auto slice = [](void* context, std::size_t t) {
-    Job& j = *static_cast<Job*>(context);
-    const std::size_t first = std::min(j.words, t * j.per);
-    j.out[t] = probe_slice(j.w + first, std::min(j.per, j.words - first));
-  };
-  if (pool) pool->run_chunks(slices, slice, &job, 0);
-  else for (std::size_t t = 0; t < slices; ++t) slice(&job, t);
-  std::uint64_t s = 0;
-  for (auto v : job.out) s += v;
-  return s;
-}
 
 int run_cpu(const SuiteArgs& args) {
   const int lo = args.quick ? 10 : std::max(args.min_log2, 10), hi = args.max_log2 ? args.max_log2 : (args.quick ? 14 : 28);
@@ -355,7 +323,8 @@ int main(int argc, char** argv) {
       {"transfer", "seed 000's tables 1-3: H2D + kernel + D2H against the CPU, by size and block size (GPU)"},
       {"crossover", "every backend from 2^0 to 2^30 elements, host and device data: auto's choice and regret"},
       {"calibrate", "what `xreduce calibrate` measures, and how long it takes"},
-      {"cpu", "the CPU backends on all threads and one, with their relative error"}};
+      {"cpu", "the CPU backends on all threads and one, with their relative error"},
+      {"exact", "exact sums against plain ones, f32 and f64, every backend with both, host and device data"}};
   std::string help = "Suite:";
   for (const auto& [name, what] : suites) help += "\n  " + name + ": " + what;
   app.add_option("suite", suite, help)->required()->check(CLI::IsMember([&] {
@@ -378,6 +347,7 @@ int main(int argc, char** argv) {
   if (args.out_dir.empty()) args.out_dir = default_results_root() + "/" + machine_slug(gpu_suite || gpu_info().present);
   try {
     if (suite == "cpu") return run_cpu(args);
+    if (suite == "exact") return run_exact(args);
     if (suite == "calibrate") return run_calibrate(args);
     if (suite == "crossover") return run_crossover(args);
     if (suite == "progression") return run_progression(args);

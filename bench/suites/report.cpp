@@ -6,10 +6,22 @@
 #include <thread>
 
 #include "gpu.hpp"
+#include "xreduce/reducer.hpp"
 #include "xreduce/version.hpp"
 
 namespace xreduce::bench {
 namespace {
+
+// Reads every 64-bit word with eight independent integer sums: no floating-point dependency,
+// nothing for the core to wait on but memory. The result is kept so the loop is not removed.
+std::uint64_t probe_slice(const std::uint64_t* w, std::size_t n) {
+  std::uint64_t s[8] = {};
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) s[j] += w[i + j];
+  for (; i < n; ++i) s[0] += w[i];
+  return s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
+}
 
 std::string cpu_model() {
   std::ifstream cpuinfo("/proc/cpuinfo");
@@ -89,5 +101,25 @@ void write_results(const std::string& dir, const std::string& name, nlohmann::js
   std::ofstream(std::filesystem::path(dir) / (name + ".md")) << markdown;
   std::fprintf(stderr, "wrote %s/%s.{json,md}\n", dir.c_str(), name.c_str());
 }
+
+std::uint64_t read_probe(const void* data, std::size_t bytes, std::size_t slices, Reducer* pool) {
+  struct Job {
+    const std::uint64_t* w;
+    std::size_t words, per;
+    std::vector<std::uint64_t> out;
+  } job{static_cast<const std::uint64_t*>(data), bytes / 8, 0, std::vector<std::uint64_t>(slices)};
+  job.per = (job.words + slices - 1) / slices;
+  auto slice = [](void* context, std::size_t t) {
+    Job& j = *static_cast<Job*>(context);
+    const std::size_t first = std::min(j.words, t * j.per);
+    j.out[t] = probe_slice(j.w + first, std::min(j.per, j.words - first));
+  };
+  if (pool) pool->run_chunks(slices, slice, &job, 0);
+  else for (std::size_t t = 0; t < slices; ++t) slice(&job, t);
+  std::uint64_t s = 0;
+  for (auto v : job.out) s += v;
+  return s;
+}
+
 
 }  // namespace xreduce::bench

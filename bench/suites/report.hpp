@@ -16,6 +16,10 @@
 
 #include "bench_common.hpp"
 
+namespace xreduce {
+class Reducer;
+}
+
 namespace xreduce::bench {
 
 struct SuiteArgs {
@@ -64,6 +68,12 @@ template <class F>
 double time_per_call(F&& call, int samples, std::vector<double>* raw = nullptr) {
   return detail::timing::seconds_per_call(call, samples, 1e-3, raw);
 }
+
+//! Reads `bytes` at `data` (a multiple of 8) as 64-bit words with eight independent integer sums:
+//! nothing for a core to wait on but memory. In `slices` slices, run by `pool`'s threads (a
+//! CPU-parallel backend's run_chunks, as a user's operator runs) or, without one, in the calling
+//! thread. Returns the sum, so the loop is not removed.
+std::uint64_t read_probe(const void* data, std::size_t bytes, std::size_t slices, Reducer* pool);
 
 //! Writes NAME.json (with the schema, suite, date, commit and machine) and NAME.md in `dir`.
 void write_results(const std::string& dir, const std::string& name, nlohmann::json body, const std::string& markdown);

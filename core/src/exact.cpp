@@ -25,7 +25,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cassert>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -33,19 +32,6 @@
 
 
 namespace xreduce {
-namespace detail {
-
-void add_scaled(ExactSum& s, std::int64_t m, int exponent) {
-  assert(exponent >= ExactSum::kLowestExponent && exponent <= 971);
-  const int p = exponent - ExactSum::kLowestExponent;
-  const int k = p >> 5, r = p & 31;
-  const __int128 v = static_cast<__int128>(m) * (std::int64_t{1} << r);
-  s.words[k] += static_cast<std::int64_t>(v & 0xffffffff);
-  s.words[k + 1] += static_cast<std::int64_t>((v >> 32) & 0xffffffff);
-  s.words[k + 2] += static_cast<std::int64_t>(v >> 64);
-}
-
-}  // namespace detail
 
 namespace {
 
@@ -55,27 +41,6 @@ constexpr int kBinBits = 53 - kHeadroom;   // each bin starts this many bits bel
 constexpr int kLowestBin = -1022;          // 1.5 * 2^K must be a normal double
 constexpr double kLargestFast = 0x1p1011;  // K_1 <= 1022, so that 1.5 * 2^K_1 is finite
 constexpr std::uint64_t kNegativeZero = std::uint64_t{1} << 63;
-
-//! Adds one finite, infinite or NaN double to the digits or the counts (not to the element count).
-void add_value(ExactSum& s, double x) {
-  const auto bits = std::bit_cast<std::uint64_t>(x);
-  const int field = static_cast<int>((bits >> 52) & 0x7ff);
-  std::uint64_t mantissa = bits & ((std::uint64_t{1} << 52) - 1);
-  const bool negative = (bits >> 63) != 0;
-  if (bits != kNegativeZero) s.words[ExactSum::kNotNegativeZero] += 1;
-  if (field == 0x7ff) {
-    s.words[mantissa != 0 ? ExactSum::kNaN : negative ? ExactSum::kNegInf : ExactSum::kPosInf] += 1;
-    return;
-  }
-  if (mantissa == 0 && field == 0) return;
-  int exponent = -1074;
-  if (field != 0) {
-    mantissa |= std::uint64_t{1} << 52;
-    exponent = field - 1075;
-  }
-  const auto m = static_cast<std::int64_t>(mantissa);
-  detail::add_scaled(s, negative ? -m : m, exponent);
-}
 
 // The fast path is written once over vectors of W doubles (GCC and Clang vector extensions) and
 // compiled three times: W = 8 for AVX-512, 4 for AVX2, 2 for baseline x86-64 (SSE2) and other
@@ -182,7 +147,7 @@ XREDUCE_INLINE bool cut_into_bins(ExactSum& s, const T* x, std::size_t n, double
       for (int j = 0; j < W; ++j) total[b] += S[b][h][j] - start[b];  // exact: see the top of the file
     if (!std::isfinite(total[b])) return false;
   }
-  for (int b = 0; b < kB; ++b) add_value(s, total[b]);
+  for (int b = 0; b < kB; ++b) detail::add_value(s, total[b]);
   return true;
 }
 
@@ -211,13 +176,13 @@ XREDUCE_INLINE bool add_run_fast(ExactSum& s, const T* x, std::size_t n) {
 //! Adds x[0..n) run by run, with vectors of W doubles.
 template <int W, class T>
 XREDUCE_INLINE void add_runs(ExactSum& s, const T* x, std::size_t n) {
-  // A run adds at most kRun values to a digit; normalize well before 2^30 of them.
+  // A run adds at most kRun values to a digit; normalize before 2^29 of them.
   constexpr std::size_t kRunsPerNormalize = std::size_t{1} << 18;
   std::size_t runs = 0;
   for (std::size_t i = 0; i < n; i += kRun) {
     const std::size_t len = std::min(kRun, n - i);
     if (!add_run_fast<W>(s, x + i, len))
-      for (std::size_t k = 0; k < len; ++k) add_value(s, static_cast<double>(x[i + k]));
+      for (std::size_t k = 0; k < len; ++k) detail::add_value(s, static_cast<double>(x[i + k]));
     if (++runs % kRunsPerNormalize == 0) s.normalize();
   }
 }
@@ -245,26 +210,8 @@ void add_many(ExactSum& s, const T* x, std::size_t n) {
 
 }  // namespace
 
-void ExactSum::add(double x) {
-  add_value(*this, x);
-  if ((++words[kCount] & ((std::int64_t{1} << 29) - 1)) == 0) normalize();
-}
-void ExactSum::add(std::span<const float> x) { add_many(*this, x.data(), x.size()); }
-void ExactSum::add(std::span<const double> x) { add_many(*this, x.data(), x.size()); }
-
-ExactSum& ExactSum::operator+=(const ExactSum& other) {
-  for (int i = 0; i < kWords; ++i) words[i] += other.words[i];
-  normalize();
-  return *this;
-}
-
-void ExactSum::normalize() {
-  for (int i = 0; i + 1 < kDigits; ++i) {
-    const std::int64_t carry = words[i] >> kDigitBits;  // arithmetic: floor division by 2^32
-    words[i] &= 0xffffffff;
-    words[i + 1] += carry;
-  }
-}
+void ExactSum::add(const float* x, std::size_t n) { add_many(*this, x, n); }
+void ExactSum::add(const double* x, std::size_t n) { add_many(*this, x, n); }
 
 template <class T>
 T ExactSum::round() const {
@@ -289,12 +236,14 @@ T ExactSum::round() const {
   const int msb = top * kDigitBits + 63 - std::countl_zero(static_cast<std::uint64_t>(m.words[top]));
   const int lowest = (std::is_same_v<T, float> ? -149 : -1074) - kLowestExponent;
   const int lsb = std::max(msb - (Limits::digits - 1), lowest);
-  auto window = [&](int pos) {  // 64 bits of the magnitude from bit `pos` up
+  // The magnitude's bits from `pos` up, of which at most 55 can be set (modulo 2^64, each term
+  // is exact: the true value is below 2^64).
+  auto window = [&](int pos) {
     const int k = pos / kDigitBits, r = pos % kDigitBits;
-    unsigned __int128 w = 0;
-    for (int i = 2; i >= 0; --i)
-      if (k + i < kDigits) w += static_cast<unsigned __int128>(m.words[k + i]) << (kDigitBits * i);
-    return static_cast<std::uint64_t>(w >> r);
+    std::uint64_t w = static_cast<std::uint64_t>(m.words[k]) >> r;
+    if (k + 1 < kDigits) w += static_cast<std::uint64_t>(m.words[k + 1]) << (kDigitBits - r);
+    if (k + 2 < kDigits && r > 0) w += static_cast<std::uint64_t>(m.words[k + 2]) << (2 * kDigitBits - r);
+    return w;
   };
   std::uint64_t q = window(lsb);
   const int below = lsb - 1;  // the rounding bit; every bit under it is sticky

@@ -19,7 +19,7 @@ namespace {
 template <class T>
 T rounded_sum(const T* x, std::size_t n, double* abs_sum) {
   ExactSum s;
-  s.add(std::span<const T>(x, n));
+  s.add(x, n);
   double abs = 0;
   for (std::size_t i = 0; i < n; ++i) abs += std::fabs(static_cast<double>(x[i]));
   *abs_sum = abs;

@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
+#include <functional>
 #include <random>
 #include <span>
 #include <vector>
@@ -141,4 +143,19 @@ TEST_CASE("gpu custom: broken laws are caught before any launch") {
   OnDevice<float> d(x);
   CHECK_THROWS_WITH_AS(xr::cuda::reduce(xr::Policy{.backend = "cuda", .check_laws = true}, d.span(), Plus{}, 1.0f),
                        doctest::Contains("identity law"), xr::Error);
+}
+
+TEST_CASE("gpu custom: Policy::accuracy exact sums through the library's exact GPU backends") {
+  if (!have_gpu()) return;
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0xe6u);
+  std::vector<double> x(300001);
+  for (double& v : x) v = std::ldexp(std::uniform_real_distribution<double>(-1, 1)(rng), static_cast<int>(rng() % 200) - 100);
+  OnDevice<double> d(x);
+  xr::ExactSum reference;  // checked against MPFR by the unit tests
+  reference.add(x.data(), x.size());
+  const xr::Policy policy{.backend = "cuda", .check_laws = false, .accuracy = xr::Accuracy::exact};
+  INFO("seed " << xr::test::run_seed());
+  const double got = xr::cuda::reduce(policy, d.span(), std::plus<>{}, 0.0), expected = reference.round<double>();
+  CHECK(std::memcmp(&got, &expected, sizeof got) == 0);
+  CHECK_THROWS_AS(xr::cuda::reduce(policy, d.span(), Plus{}, 0.0), xr::Error);  // not std::plus: refused
 }

@@ -30,7 +30,7 @@ std::vector<xr::ExactSum> pieces(const std::vector<T>& x, std::mt19937_64& rng) 
     if (rng() % 4 == 0)
       for (std::size_t i = begin; i < begin + len; ++i) s.add(static_cast<double>(x[i]));  // one by one
     else
-      s.add(std::span<const T>(x.data() + begin, len));
+      s.add(x.data() + begin, len);
     parts.push_back(s);
     begin += len;
   }
@@ -43,7 +43,7 @@ void check_combination(ExactShape shape, std::size_t n, std::mt19937_64& rng) {
   const std::vector<T> x = xr::test::make_exact_data<T>(shape, n, rng);
   const T expected = xr::test::mpfr_sum(x.data(), n);
   xr::ExactSum whole;
-  whole.add(std::span<const T>(x));
+  whole.add(x.data(), x.size());
   INFO("seed " << xr::test::run_seed() << ", " << name(shape) << ", n = " << n);
   CHECK(xr::test::same_bits(whole.round<T>(), expected));
   CHECK(whole.count() == static_cast<std::int64_t>(n));
@@ -96,7 +96,7 @@ TEST_CASE("ExactSum: exact against MPFR, and the same whatever the cut and order
 TEST_CASE("ExactSum: ties to even, subnormals and overflow, by hand") {
   auto sum = [](std::initializer_list<double> v) {
     xr::ExactSum s;
-    s.add(std::span<const double>(v.begin(), v.size()));
+    s.add(v.begin(), v.size());
     return s.round<double>();
   };
   CHECK(sum({1.0, 0x1p-53}) == 1.0);                                    // a tie: to even

@@ -41,6 +41,10 @@ class Kernels {
   //! Records: cuda.shuffle's column-by-column reduction of `count` records of `width` values.
   void enqueue_records(const void* data, std::size_t count, std::size_t width, DType dtype, Op op);
   Result collect_records(DType dtype, Op op, std::size_t width);
+  //! Exact sums (Accuracy::exact) of at most 2^30 f32/f64 elements, by `backend`'s exact form
+  //! (cuda.single_pass, cuda.shuffle); collect_exact waits and returns the partial.
+  void enqueue_exact(std::string_view backend, const void* data, std::size_t count, DType dtype, int block = 256);
+  ExactSum collect_exact(std::size_t count);
 
  private:
   struct Impl;

@@ -4,6 +4,8 @@
 //! same exact value, which is rounded once, at the end. Public, with a fixed layout, because it
 //! is what crosses between processes.
 //!
+//! C++17, as the CUDA sources that fill it are.
+//!
 //! Layout: 72 two's-complement 64-bit words (576 bytes, little-endian on every platform the
 //! library builds for), no padding:
 //!
@@ -22,11 +24,13 @@
 //!
 //! The algorithms follow Neal's small superaccumulator (xsum: 64-bit words holding 32-bit
 //! digits, carries propagated only now and then) and ExBLAS's split between a fast path and a
-//! superaccumulator behind it (see core/src/exact.cpp).
+//! superaccumulator behind it (see core/src/exact.cpp). Adding one value, combining and
+//! normalizing are inline here, so that a plugin, which links nothing of the library, can fill
+//! and combine partials; the fast path and the rounding are the library's.
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
+#include <cstring>
 
 namespace xreduce {
 
@@ -43,8 +47,8 @@ struct ExactSum {
   void add(double x);
   //! Adds many values exactly: fast for data whose magnitudes span up to about 2^60 within each
   //! run of 2048 elements (any data is exact; wider ranges take a slower path).
-  void add(std::span<const float> x);
-  void add(std::span<const double> x);
+  void add(const float* x, std::size_t n);
+  void add(const double* x, std::size_t n);
 
   //! Adds `other`, word by word, and normalizes.
   ExactSum& operator+=(const ExactSum& other);
@@ -59,7 +63,6 @@ struct ExactSum {
   T round() const;
 
   std::int64_t count() const { return words[kCount]; }
-  bool operator==(const ExactSum&) const = default;
 };
 
 extern template float ExactSum::round<float>() const;
@@ -69,9 +72,60 @@ static_assert(sizeof(ExactSum) == 576, "ExactSum: the layout is 72 words, no pad
 
 namespace detail {
 //! Adds m * 2^exponent to the digits, without carrying (kLowestExponent <= exponent <= 971, the
-//! range of a double's lowest bit). A call adds less than 2^32 to each digit it touches:
-//! normalize before 2^30 of them.
-void add_scaled(ExactSum& s, std::int64_t m, int exponent);
+//! range of a double's lowest bit). A call adds less than 2^33 to each digit it touches:
+//! normalize before 2^29 of them.
+inline void add_scaled(ExactSum& s, std::int64_t m, int exponent) {
+  const int p = exponent - ExactSum::kLowestExponent;
+  const int k = p >> 5, r = p & 31;
+  // m = high * 2^32 + low, low in [0, 2^32): low * 2^r spans digits k and k+1, high * 2^r k+1 and k+2.
+  const std::uint64_t low = (static_cast<std::uint64_t>(m) & 0xffffffff) << r;
+  const std::int64_t high = (m >> 32) * (std::int64_t{1} << r);  // arithmetic shift: floor
+  s.words[k] += static_cast<std::int64_t>(low & 0xffffffff);
+  s.words[k + 1] += static_cast<std::int64_t>(low >> 32) + (high & 0xffffffff);
+  s.words[k + 2] += high >> 32;
+}
+
+//! Adds one double (finite, infinite or NaN) to the digits or the counts, not to the count of elements.
+inline void add_value(ExactSum& s, double x) {
+  constexpr std::uint64_t kNegativeZero = std::uint64_t{1} << 63;
+  std::uint64_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  const int field = static_cast<int>((bits >> 52) & 0x7ff);
+  std::uint64_t mantissa = bits & ((std::uint64_t{1} << 52) - 1);
+  const bool negative = (bits >> 63) != 0;
+  if (bits != kNegativeZero) s.words[ExactSum::kNotNegativeZero] += 1;
+  if (field == 0x7ff) {
+    s.words[mantissa != 0 ? ExactSum::kNaN : negative ? ExactSum::kNegInf : ExactSum::kPosInf] += 1;
+    return;
+  }
+  if (mantissa == 0 && field == 0) return;
+  int exponent = -1074;
+  if (field != 0) {
+    mantissa |= std::uint64_t{1} << 52;
+    exponent = field - 1075;
+  }
+  const auto m = static_cast<std::int64_t>(mantissa);
+  add_scaled(s, negative ? -m : m, exponent);
+}
 }  // namespace detail
+
+inline void ExactSum::add(double x) {
+  detail::add_value(*this, x);
+  if ((++words[kCount] & ((std::int64_t{1} << 29) - 1)) == 0) normalize();
+}
+
+inline ExactSum& ExactSum::operator+=(const ExactSum& other) {
+  for (int i = 0; i < kWords; ++i) words[i] += other.words[i];
+  normalize();
+  return *this;
+}
+
+inline void ExactSum::normalize() {
+  for (int i = 0; i + 1 < kDigits; ++i) {
+    const std::int64_t carry = words[i] >> kDigitBits;  // arithmetic: floor division by 2^32
+    words[i] &= 0xffffffff;
+    words[i + 1] += carry;
+  }
+}
 
 }  // namespace xreduce

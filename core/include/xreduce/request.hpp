@@ -29,13 +29,13 @@ struct Request {
 //! How to run it. Empty or zero fields mean "not set here": the environment, then the config
 //! file, then the defaults decide (see Config).
 struct Options {
-  std::string backend;  //!< a registered name, or "auto"; empty: XREDUCE_BACKEND, config, "auto"
+  std::string backend = {};  //!< a registered name, or "auto"; empty: XREDUCE_BACKEND, config, "auto"
   int block_size = 0;   //!< GPU threads per block (128, 256, 512, 1024); 0: the backend's default
   int threads = 0;      //!< CPU threads for parallel backends; 0: all hardware threads
   //! Accuracy::exact: sums of f32/f64 are the exact sum rounded once (other ops are exact
   //! anyway, except products of floats, which refuse it). Unset: the config's `accuracy`, else
   //! standard.
-  std::optional<Accuracy> accuracy;
+  std::optional<Accuracy> accuracy = std::nullopt;
   //! The running backend's own settings for this call, over its config table (`xreduce list
   //! --settings` shows each backend's keys): a named backend refuses keys it does not declare;
   //! with "auto", keys the chosen backend does not declare are left out.

@@ -207,11 +207,11 @@ Result exact_sum_of(const T* x, std::size_t n, const ChunkRunner* runner) {
   Result r;
   r.exact.resize(1);
   if (runner == nullptr || n <= kChunk) {
-    r.exact[0].add(std::span<const T>(x, n));
+    r.exact[0].add(x, n);
     return r;
   }
   std::vector<ExactSum> partial(chunk_count(n));
-  (*runner)(partial.size(), [&](std::size_t c) { partial[c].add(std::span<const T>(x + c * kChunk, chunk_length(n, c))); });
+  (*runner)(partial.size(), [&](std::size_t c) { partial[c].add(x + c * kChunk, chunk_length(n, c)); });
   for (const ExactSum& p : partial) r.exact[0] += p;
   return r;
 }

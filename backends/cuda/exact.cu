@@ -1,0 +1,74 @@
+// Exact sums on the GPU (kernels/exact_sum.cuh): the launches for each block size and element
+// type, and the whole of a device array, in launches of at most 2^30 elements.
+
+#include <cstring>
+
+#include "kernels/exact_sum.cuh"
+#include "techniques.hpp"
+
+namespace xreduce::cuda {
+namespace {
+
+template <int kBlock, class T>
+const void* launch(const T* x, std::size_t n, bool single_pass, Workspace& ws, void* host_out) {
+  constexpr auto kernel = exact::exact_sum_kernel<kBlock, T>;
+  static const int per_sm = [&] {
+    int b = 0;
+    XREDUCE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlock, 0));
+    return b > 0 ? b : 1;
+  }();
+  const std::size_t per_block = std::size_t(kBlock) * exact::kUnroll * vector_width<T>();
+  const auto blocks = static_cast<unsigned>(
+      std::max<std::size_t>(1, std::min<std::size_t>(std::size_t(per_sm) * ws.sm_count, ceil_div(n, per_block))));
+  constexpr std::size_t kBytes = sizeof(ExactSum);
+  // The blocks' words, then the sum's.
+  auto* partials = static_cast<long long*>(ws.scratch.reserve((blocks + 1) * kBytes, "the blocks' exact partials"));
+  long long* out = partials + std::size_t(blocks) * ExactSum::kWords;
+  kernel<<<blocks, kBlock, 0, ws.stream>>>(x, n, unaligned_head(x, n), partials, single_pass ? ws.counter : nullptr, out);
+  XREDUCE_CUDA(cudaGetLastError());
+  if (!single_pass) {
+    exact::exact_combine_kernel<<<1, 128, 0, ws.stream>>>(partials, blocks, out);
+    XREDUCE_CUDA(cudaGetLastError());
+  }
+  if (host_out) XREDUCE_CUDA(cudaMemcpyAsync(host_out, out, kBytes, cudaMemcpyDeviceToHost, ws.stream));
+  return out;
+}
+
+template <class T>
+const void* launch_for_block(int block, const T* x, std::size_t n, bool single_pass, Workspace& ws, void* host_out) {
+  switch (block) {
+    case 128: return launch<128>(x, n, single_pass, ws, host_out);
+    case 512: return launch<512>(x, n, single_pass, ws, host_out);
+    case 1024: return launch<1024>(x, n, single_pass, ws, host_out);
+    default: return launch<256>(x, n, single_pass, ws, host_out);
+  }
+}
+
+}  // namespace
+
+const void* enqueue_exact(Technique t, const void* data, std::size_t n, DType dtype, int block, Workspace& ws,
+                          void* host_out) {
+  if (n > exact::kMaxLaunch) throw Error(ErrorCode::internal, "enqueue_exact: more than 2^30 elements in one launch");
+  const bool single_pass = t == Technique::single_pass;
+  if (dtype == DType::f32) return launch_for_block(block, static_cast<const float*>(data), n, single_pass, ws, host_out);
+  return launch_for_block(block, static_cast<const double*>(data), n, single_pass, ws, host_out);
+}
+
+std::size_t exact_launch_elements() { return exact::kMaxLaunch; }
+
+ExactSum exact_sum_of_device(Technique t, const void* data, std::size_t n, DType dtype, int block, Workspace& ws) {
+  ExactSum total;
+  void* host = ws.host_columns.reserve(sizeof(ExactSum), "an exact partial");
+  for (std::size_t first = 0; first < n; first += exact::kMaxLaunch) {
+    const std::size_t len = std::min(exact::kMaxLaunch, n - first);
+    enqueue_exact(t, static_cast<const unsigned char*>(data) + first * size_of(dtype), len, dtype, block, ws, host);
+    XREDUCE_CUDA(cudaStreamSynchronize(ws.stream));
+    ExactSum part;
+    std::memcpy(&part, host, sizeof part);
+    total += part;
+  }
+  total.words[ExactSum::kCount] = static_cast<std::int64_t>(n);
+  return total;
+}
+
+}  // namespace xreduce::cuda

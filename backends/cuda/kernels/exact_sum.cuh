@@ -1,0 +1,265 @@
+#pragma once
+// Exact sums on the GPU (Accuracy::exact), with the method of core/src/exact.cpp in a warp's terms.
+//
+// Each warp keeps a window: every element it has cut so far is below 2^E in magnitude, E the
+// same in all its lanes (a warp-wide max of the loaded exponents, one redux.sync per load round).
+// Each lane keeps bins (two for f32, three for f64) per load slot: running doubles S_b that
+// start at 1.5 * 2^K_b, K_1 = E + 11, each further bin 42 bits lower; adding an element to S_b
+// rounds it to a multiple of 2^(K_b - 52), and t - S_b (exact) is what the bin took, v - q (exact)
+// what goes on. Three double additions per element and bin, no branch; a lane deposits what is
+// left after the last bin (an element 2^60 or more below the window's top) into the block's
+// superaccumulator itself, which is rare.
+//
+// The block's superaccumulator is an ExactSum's words in shared memory, added to with 64-bit
+// atomics (three per value: the digits it spans). A warp empties its bins into it when the window
+// must grow (a larger element arrives), every 64 rounds (before 2^9 additions can reach a bin,
+// which would leave its binade), and at the end: each bin's lanes hold integers (S_b - start) /
+// 2^(K_b - 52) below 2^53, which add exactly as int64 across the warp, and one lane deposits
+// them. Rounds holding an infinity, a NaN or an f64 too large for the window (2^1011 or more)
+// deposit each element directly.
+//
+// Blocks write their words; the last block to finish (single_pass) or a second launch (shuffle)
+// adds them word by word. Launches take at most 2^30 elements, so that no digit can overflow.
+
+#include <climits>
+
+#include "vector_loads.cuh"
+#include "xreduce/exact.hpp"
+
+namespace xreduce::cuda {
+namespace exact {
+
+constexpr int kHeadroom = 11;             // K_1 = E + kHeadroom
+constexpr int kBinBits = 53 - kHeadroom;  // each bin starts this many bits below the last
+constexpr int kLowestBin = -1022;         // 1.5 * 2^K stays a normal double
+constexpr int kLargestWindow = 1011;      // K_1 <= 1022: 1.5 * 2^K_1 is finite
+constexpr int kFlushEvery = 64;           // rounds: at most 64 * 4 additions reach one bin
+constexpr int kUnroll = 4;                // 16-byte loads in flight per lane, each with its own bins
+constexpr std::size_t kMaxLaunch = std::size_t{1} << 30;
+
+template <class T>
+struct Format;
+template <>
+struct Format<float> {
+  static constexpr int kBins = 2;
+  //! Bits of |x| whose order is |x|'s (the whole float; the high word of a double).
+  __device__ static unsigned magnitude(float x) { return __float_as_uint(x) & 0x7fffffffu; }
+  __device__ static int field(unsigned magnitude) { return static_cast<int>(magnitude >> 23); }
+  static constexpr int kSpecialField = 0xff, kBias = 126;  // |x| < 2^(field - kBias)
+  __device__ static unsigned not_negative_zero(float x) { return __float_as_uint(x) ^ 0x80000000u; }
+};
+template <>
+struct Format<double> {
+  static constexpr int kBins = 3;
+  __device__ static unsigned magnitude(double x) {
+    return static_cast<unsigned>(static_cast<unsigned long long>(__double_as_longlong(x)) >> 32) & 0x7fffffffu;
+  }
+  __device__ static int field(unsigned magnitude) { return static_cast<int>(magnitude >> 20); }
+  static constexpr int kSpecialField = 0x7ff, kBias = 1022;
+  __device__ static unsigned not_negative_zero(double x) {
+    const auto bits = static_cast<unsigned long long>(__double_as_longlong(x));
+    return static_cast<unsigned>(bits) | (static_cast<unsigned>(bits >> 32) ^ 0x80000000u);
+  }
+};
+
+//! Adds m * 2^exponent to the block's words (ExactSum's digits): the three digits it spans.
+__device__ inline void deposit_scaled(long long* words, long long m, int exponent) {
+  const int p = exponent - ExactSum::kLowestExponent;
+  const int k = p >> 5, r = p & 31;
+  const __int128 v = static_cast<__int128>(m) * (1ll << r);
+  atomicAdd(reinterpret_cast<unsigned long long*>(words + k), static_cast<unsigned long long>(v & 0xffffffff));
+  atomicAdd(reinterpret_cast<unsigned long long*>(words + k + 1), static_cast<unsigned long long>((v >> 32) & 0xffffffff));
+  atomicAdd(reinterpret_cast<unsigned long long*>(words + k + 2), static_cast<unsigned long long>(static_cast<long long>(v >> 64)));
+}
+
+//! Adds one value (finite, infinite or NaN) to the block's words; zeros add nothing.
+__device__ inline void deposit_value(long long* words, double x) {
+  const auto bits = static_cast<unsigned long long>(__double_as_longlong(x));
+  const int field = static_cast<int>((bits >> 52) & 0x7ff);
+  unsigned long long mantissa = bits & ((1ull << 52) - 1);
+  const bool negative = (bits >> 63) != 0;
+  if (field == 0x7ff) {
+    const int which = mantissa != 0 ? ExactSum::kNaN : negative ? ExactSum::kNegInf : ExactSum::kPosInf;
+    atomicAdd(reinterpret_cast<unsigned long long*>(words + which), 1ull);
+    return;
+  }
+  if (field == 0 && mantissa == 0) return;
+  int exponent = -1074;
+  if (field != 0) {
+    mantissa |= 1ull << 52;
+    exponent = field - 1075;
+  }
+  const auto m = static_cast<long long>(mantissa);
+  deposit_scaled(words, negative ? -m : m, exponent);
+}
+
+//! The largest of the warp's values: one redux.sync from sm_80 on, five shuffles before.
+__device__ inline unsigned warp_max(unsigned v) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_max_sync(0xffffffffu, v);
+#else
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+#endif
+}
+
+//! 1.5 * 2^k, for a normal k.
+__device__ inline double bin_start(int k) {
+  return __longlong_as_double(static_cast<long long>((static_cast<unsigned long long>(k + 1023) << 52) | (1ull << 51)));
+}
+
+//! One lane's bins, in a warp whose window all lanes share.
+template <class T>
+struct Bins {
+  static constexpr int kB = Format<T>::kBins;
+  double S[kUnroll][kB];
+  double start[kB];
+  int bin[kB];
+  int window = INT_MIN;  // E: every element cut so far is below 2^E; INT_MIN: none yet
+
+  __device__ void open(int e) {
+    window = e;
+    bin[0] = e + kHeadroom;
+#pragma unroll
+    for (int b = 1; b < kB; ++b) bin[b] = max(bin[b - 1] - kBinBits, kLowestBin);
+#pragma unroll
+    for (int b = 0; b < kB; ++b) {
+      start[b] = bin_start(bin[b]);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) S[u][b] = start[b];
+    }
+  }
+  //! Cuts v into bin set u; deposits what the last bin leaves (rarely anything).
+  __device__ void cut(int u, double v, long long* words) {
+#pragma unroll
+    for (int b = 0; b < kB; ++b) {
+      const double t = S[u][b] + v;
+      v -= t - S[u][b];
+      S[u][b] = t;
+    }
+    if (v != 0) deposit_value(words, v);
+  }
+  //! Moves the bins' contents into the block's words and starts them afresh (every lane of the
+  //! warp calls it together).
+  __device__ void flush(long long* words) {
+    if (window == INT_MIN) return;
+#pragma unroll
+    for (int b = 0; b < kB; ++b) {
+      long long m = 0;  // below 2^53 per set, 2^60 over the warp
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        m += __double2ll_rn(ldexp(S[u][b] - start[b], 52 - bin[b]));
+        S[u][b] = start[b];
+      }
+#pragma unroll
+      for (int offset = 16; offset > 0; offset >>= 1) m += __shfl_xor_sync(0xffffffffu, m, offset);
+      if ((threadIdx.x & 31) == 0 && m != 0) deposit_scaled(words, m, bin[b] - 52);
+    }
+  }
+};
+
+template <int kBlock, class T>
+__device__ inline void exact_block_sum(const T* __restrict__ x, std::size_t n, std::size_t head, long long* words) {
+  using F = Format<T>;
+  constexpr int kVec = vector_width<T>();
+  constexpr std::size_t kTile = static_cast<std::size_t>(kBlock) * kUnroll;
+  const std::size_t nvec = (n - head) / kVec;
+  const Vec<T>* body = reinterpret_cast<const Vec<T>*>(x + head);
+  const std::size_t tiles = (nvec + kTile - 1) / kTile;
+  Bins<T> bins;
+  unsigned seen = 0;  // nonzero once an element other than -0 passed through this lane
+  int rounds = 0;
+  // Tiles go round the blocks; every lane of a block takes part in every round (the last tile's
+  // missing vectors are -0, which changes nothing), so warp-wide steps are safe.
+  for (std::size_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    Vec<T> r[kUnroll];
+    unsigned top = 0;
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::size_t v = t * kTile + u * kBlock + threadIdx.x;
+      if (v < nvec) r[u] = body[v];
+      else
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) r[u].e[j] = -T(0);
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        top = max(top, F::magnitude(r[u].e[j]));
+        seen |= F::not_negative_zero(r[u].e[j]);
+      }
+    }
+    const int field = F::field(warp_max(top));
+    const int e = max(field, 1) - F::kBias;
+    if (field == F::kSpecialField || e > kLargestWindow) {  // infinities, NaNs, huge f64: one by one
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) deposit_value(words, static_cast<double>(r[u].e[j]));
+      continue;
+    }
+    if (e > bins.window || ++rounds == kFlushEvery) {  // warp-uniform: e and rounds are the warp's
+      bins.flush(words);
+      bins.open(min(max(e + 2, bins.window), kLargestWindow));  // 2 to spare: fewer reopenings
+      rounds = 0;
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) bins.cut(u, static_cast<double>(r[u].e[j]), words);
+  }
+  bins.flush(words);
+  // At most kVec - 1 elements before the vectors and after them.
+  const std::size_t g = blockIdx.x * static_cast<std::size_t>(kBlock) + threadIdx.x;
+  const std::size_t tail = head + nvec * kVec;
+  if (g < head) {
+    deposit_value(words, static_cast<double>(x[g]));
+    seen |= F::not_negative_zero(x[g]);
+  }
+  if (tail + g < n) {
+    deposit_value(words, static_cast<double>(x[tail + g]));
+    seen |= F::not_negative_zero(x[tail + g]);
+  }
+  if (__any_sync(0xffffffffu, seen != 0) && (threadIdx.x & 31) == 0)
+    atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
+}
+
+//! Adds the blocks' words (blocks x kWords, at `partials`) into `out`, with a block of threads.
+__device__ inline void add_block_words(const long long* partials, unsigned blocks, long long* out) {
+  for (int w = threadIdx.x; w < ExactSum::kWords; w += blockDim.x) {
+    long long s = 0;
+    for (unsigned b = 0; b < blocks; ++b) s += load_cg(partials + static_cast<std::size_t>(b) * ExactSum::kWords + w);
+    out[w] = s;
+  }
+}
+
+//! Each block sums its share into shared words and writes them to partials[blockIdx.x]; with
+//! `counter`, the last block to finish adds every block's words into `out` (single pass).
+template <int kBlock, class T>
+__global__ __launch_bounds__(kBlock) void exact_sum_kernel(const T* __restrict__ x, std::size_t n, std::size_t head,
+                                                           long long* partials, unsigned int* counter, long long* out) {
+  __shared__ long long words[ExactSum::kWords];
+  __shared__ bool last_block;
+  for (int w = threadIdx.x; w < ExactSum::kWords; w += kBlock) words[w] = 0;
+  __syncthreads();
+  exact_block_sum<kBlock>(x, n, head, words);
+  __syncthreads();
+  long long* mine = partials + static_cast<std::size_t>(blockIdx.x) * ExactSum::kWords;
+  for (int w = threadIdx.x; w < ExactSum::kWords; w += kBlock) mine[w] = words[w];
+  if (counter == nullptr) return;
+  __threadfence();  // this block's words are visible device-wide before its ticket
+  __syncthreads();
+  if (threadIdx.x == 0) last_block = atomicAdd(counter, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last_block) return;
+  __threadfence();
+  add_block_words(partials, gridDim.x, out);
+  if (threadIdx.x == 0) *counter = 0;
+}
+
+//! The second launch of the two-launch form: one block adds the partials.
+__global__ void exact_combine_kernel(const long long* partials, unsigned blocks, long long* out) {
+  add_block_words(partials, blocks, out);
+}
+
+}  // namespace exact
+}  // namespace xreduce::cuda

@@ -1,0 +1,170 @@
+// The `exact` suite of xreduce_bench: exact sums (Accuracy::exact) against plain ones, f32 and
+// f64, for every backend that has both, on host data (the CPU backends on all threads and one,
+// hybrid, the GPU backends' streamed path), in the same run as the naive loop and read probes over
+// the same bytes; then (gpu_exact.cu) device-resident data against plain cub and a read probe.
+// Data uniform in [0, 1) with every mantissa bit random; one more size with random bit patterns
+// (every exponent), where exact sums leave their fast path: the price of adversarial data.
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <thread>
+
+#include "gpu.hpp"
+#include "xreduce/registry.hpp"
+#include "xreduce/xreduce.hpp"
+
+namespace xreduce::bench {
+namespace {
+
+namespace xr = xreduce;
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+template <class T>
+std::vector<T> uniform_data(std::size_t n, std::uint64_t seed) {
+  std::vector<T> v(n);
+  std::mt19937_64 rng(seed);
+  for (T& x : v)
+    if constexpr (sizeof(T) == 4) x = static_cast<float>(rng() >> 40) * 0x1p-24f;
+    else x = static_cast<double>(rng() >> 11) * 0x1p-53;
+  return v;
+}
+
+template <class T>
+std::vector<T> wide_data(std::size_t n, std::uint64_t seed) {  // random bit patterns, finite
+  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  std::vector<T> v(n);
+  std::mt19937_64 rng(seed);
+  for (T& x : v) {
+    do {
+      const auto b = static_cast<Bits>(rng());
+      std::memcpy(&x, &b, sizeof x);
+    } while (!std::isfinite(x));
+  }
+  return v;
+}
+
+struct Variant {
+  std::string backend;
+  int threads;  // 0: all
+  bool cpu;     // a CPU engine (compared with the CPU read probe)
+};
+
+//! The backends with plain and exact sums of host data, all threads and (CPU-parallel) one.
+std::vector<Variant> variants_here(xr::Context& ctx) {
+  std::vector<Variant> v;
+  for (const auto& e : ctx.registry().entries()) {
+    const xr::Capabilities c = e.reducer->capabilities();
+    if (!c.exact_sums() || !c.accepts(xr::Memory::host) || !e.reducer->available()) continue;
+    const bool cpu = c.engine() == xr::Engine::cpu_serial || c.engine() == xr::Engine::cpu_parallel;
+    v.push_back({std::string(e.reducer->name()), 0, cpu});
+    if (c.engine() == xr::Engine::cpu_parallel) v.push_back({std::string(e.reducer->name()), 1, true});
+  }
+  return v;
+}
+
+template <class T>
+void host_sweep(const SuiteArgs& args, const std::vector<int>& sizes, Progress& progress, double base, double share,
+                nlohmann::json& rows, std::string& md) {
+  xr::Context& ctx = xr::default_context();
+  const char* type_name = sizeof(T) == 4 ? "f32" : "f64";
+  const std::vector<Variant> variants = variants_here(ctx);
+  const std::vector<T> data = uniform_data<T>(std::size_t{1} << sizes.back(), 11);
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  xr::Workload user_code;
+  user_code.user_code = true;
+  xr::Reducer* pool = ctx.registry().best(xr::Engine::cpu_parallel, user_code);
+  md += std::string("\n## ") + type_name + ", host data\n\nGB/s, median of " + std::to_string(args.repeat) +
+        ": plain / **exact** (exact's speed over plain's). Probes: " + std::to_string(cores) + " threads and one.\n\n"
+        "| N | probe, 1 thread | probe, all | naive loop |";
+  for (const Variant& v : variants) md += " " + v.backend + (v.threads == 1 ? " (1 thread)" : "") + " |";
+  md += "\n|---:|---:|---:|---:|";
+  for (std::size_t k = 0; k < variants.size(); ++k) md += "---|";
+  md += "\n";
+  for (std::size_t s = 0; s < sizes.size(); ++s) {
+    const int l = sizes[s];
+    const std::size_t n = std::size_t{1} << l, bytes = n * sizeof(T);
+    const xr::Request q{data.data(), n, xr::dtype_of<T>(), xr::Op::sum, xr::Memory::host};
+    auto at = [&](double part) { return base + share * (s + part) / sizes.size(); };
+    volatile std::uint64_t sink = 0;
+    const double probe_one = bytes / time_per_call([&] { sink = sink + read_probe(data.data(), bytes, 1, nullptr); }, args.repeat) / 1e9;
+    const double probe_all = bytes / time_per_call([&] { sink = sink + read_probe(data.data(), bytes, cores, pool); }, args.repeat) / 1e9;
+    xr::Reducer& naive = ctx.registry().get("sequential.naive");
+    const double naive_gbps = bytes / time_per_call([&] { naive.reduce(q); }, args.repeat) / 1e9;
+    md += "| 2^" + std::to_string(l) + " | " + fmt("%.1f", probe_one) + " | " + fmt("%.1f", probe_all) + " | " +
+          fmt("%.1f", naive_gbps) + " |";
+    rows.push_back({{"dtype", type_name}, {"log2n", l}, {"n", n}, {"backend", "read probe"}, {"one_thread_gbps", probe_one},
+                    {"all_threads_gbps", probe_all}, {"naive_gbps", naive_gbps}});
+    for (std::size_t k = 0; k < variants.size(); ++k) {
+      const Variant& v = variants[k];
+      progress.update(at((k + 1.0) / (variants.size() + 1)), std::string(type_name) + " 2^" + std::to_string(l) + ": " + v.backend);
+      xr::Reducer& r = ctx.registry().get(v.backend);
+      double gbps[2];
+      std::string values[2];
+      for (int exact = 0; exact < 2; ++exact) {
+        const xr::Options o{.threads = v.threads, .accuracy = exact ? xr::Accuracy::exact : xr::Accuracy::standard};
+        xr::Result result;
+        std::vector<double> raw;
+        const double t = time_per_call([&] { result = r.reduce(q, o); }, args.repeat, &raw);
+        gbps[exact] = bytes / t / 1e9;
+        values[exact] = result.value.to_string();
+        const double probe = v.cpu ? (v.threads == 1 || r.capabilities().engine() == xr::Engine::cpu_serial ? probe_one : probe_all) : 0;
+        rows.push_back({{"dtype", type_name}, {"log2n", l}, {"n", n}, {"backend", v.backend}, {"threads", v.threads},
+                        {"accuracy", exact ? "exact" : "standard"}, {"median_s", t}, {"gbps", gbps[exact]},
+                        {"probe_gbps", probe}, {"value", values[exact]}, {"times_s", raw}});
+      }
+      rows.back()["exact_over_plain_speed"] = gbps[1] / gbps[0];
+      md += " " + fmt("%.1f", gbps[0]) + " / **" + fmt("%.1f", gbps[1]) + "** (" + fmt("%.2f", gbps[1] / gbps[0]) + ") |";
+    }
+    md += "\n";
+  }
+  // Adversarial data at one size: every exponent, where the fast path gives way.
+  const int l = std::min(22, sizes.back());
+  const std::size_t n = std::size_t{1} << l;
+  const std::vector<T> wide = wide_data<T>(n, 13);
+  const xr::Request q{wide.data(), n, xr::dtype_of<T>(), xr::Op::sum, xr::Memory::host};
+  md += "\nRandom bit patterns (every exponent), 2^" + std::to_string(l) + ":";
+  for (const Variant& v : variants) {
+    progress.update(base + share, std::string(type_name) + " random bits: " + v.backend);
+    xr::Reducer& r = ctx.registry().get(v.backend);
+    double gbps[2];
+    for (int exact = 0; exact < 2; ++exact) {
+      const xr::Options o{.threads = v.threads, .accuracy = exact ? xr::Accuracy::exact : xr::Accuracy::standard};
+      gbps[exact] = n * sizeof(T) / time_per_call([&] { r.reduce(q, o); }, args.repeat) / 1e9;
+    }
+    md += " " + v.backend + (v.threads == 1 ? " (1 thread)" : "") + " " + fmt("%.1f", gbps[0]) + " / **" + fmt("%.1f", gbps[1]) + "**;";
+    rows.push_back({{"dtype", type_name}, {"log2n", l}, {"n", n}, {"data", "random bits"}, {"backend", v.backend},
+                    {"threads", v.threads}, {"standard_gbps", gbps[0]}, {"exact_gbps", gbps[1]}});
+  }
+  md += "\n";
+}
+
+}  // namespace
+
+int run_exact(const SuiteArgs& args) {
+  const int hi = args.max_log2 ? std::min(args.max_log2, 30) : (args.quick ? 14 : 28);
+  const int lo = args.quick ? 10 : std::max(args.min_log2, 10);
+  std::vector<int> sizes;
+  for (int l = lo; l <= hi; l += 2) sizes.push_back(l);
+  if (hi >= 27 && lo <= 27) sizes.insert(std::lower_bound(sizes.begin(), sizes.end(), 27), 27);  // the targets' size
+  if (sizes.back() != hi) sizes.push_back(hi);
+  std::string md = "# Exact sums against plain ones\n";
+  nlohmann::json rows = nlohmann::json::array(), gpu_rows = nlohmann::json::array();
+  Progress progress("exact", args.quick ? 2 : 30 * std::ldexp(1.0, hi - 26));
+  host_sweep<float>(args, sizes, progress, 0, 0.5, rows, md);
+  host_sweep<double>(args, sizes, progress, 0.5, 0.5, rows, md);
+  progress.finish();
+  std::string gpu_md;
+  if (run_exact_gpu(args, gpu_rows, gpu_md) != 0) gpu_md = "\nNo GPU here: no device-resident rows.\n";
+  md += gpu_md;
+  std::fputs(md.c_str(), stdout);
+  write_results(args.out_dir, "exact", {{"op", "sum"}, {"repeat", args.repeat}, {"host_rows", rows}, {"device_rows", gpu_rows}}, md);
+  return 0;
+}
+
+}  // namespace xreduce::bench

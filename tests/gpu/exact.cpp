@@ -1,0 +1,92 @@
+// Exact sums on the GPU (Accuracy::exact): device-resident and pinned data, every block size, the
+// MPFR reference's very bits; beyond 2^30 elements (several launches) too. Pageable host data
+// goes through the conformance suite. Skips without a GPU.
+
+#include <cuda_runtime.h>
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+
+#include "support/exact_data.hpp"
+#include "support/mpfr_reference.hpp"
+#include "support/test_data.hpp"
+#include "xreduce/pinned.hpp"
+#include "xreduce/registry.hpp"
+#include "xreduce/xreduce.hpp"
+
+namespace xr = xreduce;
+using xr::test::ExactShape;
+
+namespace {
+
+std::vector<xr::Reducer*> exact_gpu_backends() {
+  std::vector<xr::Reducer*> v;
+  for (const auto& e : xr::default_context().registry().entries()) {
+    const xr::Capabilities c = e.reducer->capabilities();
+    if (c.engine() == xr::Engine::gpu && c.exact_sums() && e.reducer->available()) v.push_back(e.reducer);
+  }
+  if (v.empty()) MESSAGE("no GPU backend that sums exactly can run here: exact GPU tests skipped");
+  return v;
+}
+
+template <class T>
+void check_on_gpu(xr::Reducer& r, const std::vector<T>& host, std::size_t byte_offset, std::mt19937_64& rng) {
+  const T expected = xr::test::mpfr_sum(host.data(), host.size());
+  void* base = nullptr;
+  REQUIRE(cudaMalloc(&base, host.size() * sizeof(T) + 16) == cudaSuccess);
+  T* dev = reinterpret_cast<T*>(static_cast<unsigned char*>(base) + byte_offset);
+  REQUIRE(cudaMemcpy(dev, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice) == cudaSuccess);
+  xr::PinnedBuffer pinned(host.size() * sizeof(T) + 1);
+  std::memcpy(pinned.data(), host.data(), host.size() * sizeof(T));
+  const int block = std::array{128, 256, 512, 1024}[rng() % 4];
+  for (const void* data : {static_cast<const void*>(dev), static_cast<const void*>(pinned.data())}) {
+    const xr::Request q{data, host.size(), xr::dtype_of<T>(), xr::Op::sum, xr::Memory::automatic};
+    const xr::Result res = r.reduce(q, {.block_size = block, .accuracy = xr::Accuracy::exact});
+    INFO("backend " << r.name() << ", n " << host.size() << ", byte offset " << byte_offset << ", block " << block
+                    << (data == dev ? ", device" : ", pinned host") << ": got " << std::hexfloat << res.value.get<T>()
+                    << ", MPFR " << expected << std::defaultfloat);
+    CHECK(xr::test::same_bits(res.value.get<T>(), expected));
+  }
+  cudaFree(base);
+}
+
+}  // namespace
+
+TEST_CASE("gpu exact sums: device and pinned data, every shape and block size, MPFR's bits") {
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x6e8au);
+  const bool quick = std::getenv("XREDUCE_TEST_QUICK") != nullptr;
+  for (xr::Reducer* r : exact_gpu_backends())
+    for (std::size_t n : {std::size_t{1}, std::size_t{33}, std::size_t{4097}, std::size_t{(1 << 20) + 7}, std::size_t{3 << 21}})
+      for (ExactShape shape : xr::test::all_exact_shapes) {
+        if (quick && n > 5000) continue;
+        INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), data " << name(shape));
+        check_on_gpu(*r, xr::test::make_exact_data<float>(shape, n, rng), rng() % 2 ? 4 : 0, rng);
+        check_on_gpu(*r, xr::test::make_exact_data<double>(shape, n, rng), rng() % 2 ? 8 : 1, rng);
+      }
+}
+
+TEST_CASE("gpu exact sums: beyond 2^30 elements, in several launches") {
+  if (std::getenv("XREDUCE_TEST_QUICK")) return;
+  // 2^30 + 5 copies of one f32 value v (every byte 0x3f): the exact sum n * v needs 55 bits, which a
+  // long double holds, so rounding it to float once is the reference.
+  const std::size_t n = (std::size_t{1} << 30) + 5;
+  for (xr::Reducer* r : exact_gpu_backends()) {
+    void* dev = nullptr;
+    if (cudaMalloc(&dev, n * sizeof(float)) != cudaSuccess) {
+      MESSAGE("cannot allocate 4 GiB on the GPU: skipped");
+      return;
+    }
+    REQUIRE(cudaMemset(dev, 0x3f, n * sizeof(float)) == cudaSuccess);
+    float v;
+    std::memset(&v, 0x3f, sizeof v);
+    const float expected = static_cast<float>(static_cast<long double>(v) * static_cast<long double>(n));
+    const xr::Result res = r->reduce(xr::Request{dev, n, xr::DType::f32, xr::Op::sum, xr::Memory::device},
+                                     {.accuracy = xr::Accuracy::exact});
+    INFO("backend " << r->name());
+    CHECK(xr::test::same_bits(res.value.get<float>(), expected));
+    CHECK(res.exact.at(0).count() == static_cast<std::int64_t>(n));
+    cudaFree(dev);
+  }
+}
