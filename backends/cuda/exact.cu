@@ -21,13 +21,15 @@ const void* launch(const T* x, std::size_t n, bool single_pass, Workspace& ws, v
   const auto blocks = static_cast<unsigned>(
       std::max<std::size_t>(1, std::min<std::size_t>(std::size_t(per_sm) * ws.sm_count, ceil_div(n, per_block))));
   constexpr std::size_t kBytes = sizeof(ExactSum);
-  // The blocks' words, then the sum's.
-  auto* partials = static_cast<long long*>(ws.scratch.reserve((blocks + 1) * kBytes, "the blocks' exact partials"));
-  long long* out = partials + std::size_t(blocks) * ExactSum::kWords;
-  kernel<<<blocks, kBlock, 0, ws.stream>>>(x, n, unaligned_head(x, n), partials, single_pass ? ws.counter : nullptr, out);
+  if (!ws.exact_total) {  // zero once; every call leaves it zero
+    XREDUCE_CUDA(cudaMalloc(reinterpret_cast<void**>(&ws.exact_total), kBytes));
+    XREDUCE_CUDA(cudaMemsetAsync(ws.exact_total, 0, kBytes, ws.stream));
+  }
+  auto* out = static_cast<long long*>(ws.scratch.reserve(kBytes, "an exact partial"));
+  kernel<<<blocks, kBlock, 0, ws.stream>>>(x, n, unaligned_head(x, n), ws.exact_total, single_pass ? ws.counter : nullptr, out);
   XREDUCE_CUDA(cudaGetLastError());
   if (!single_pass) {
-    exact::exact_combine_kernel<<<1, 128, 0, ws.stream>>>(partials, blocks, out);
+    exact::exact_finish_kernel<<<1, 96, 0, ws.stream>>>(ws.exact_total, out);
     XREDUCE_CUDA(cudaGetLastError());
   }
   if (host_out) XREDUCE_CUDA(cudaMemcpyAsync(host_out, out, kBytes, cudaMemcpyDeviceToHost, ws.stream));

@@ -32,6 +32,7 @@ Workspace::~Workspace() {
   if (stream) cudaStreamDestroy(stream);
   if (result) cudaFree(result);
   if (counter) cudaFree(counter);
+  if (exact_total) cudaFree(exact_total);
   if (host_result) cudaFreeHost(host_result);
 }
 

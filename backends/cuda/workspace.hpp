@@ -78,6 +78,7 @@ struct Workspace {
   PinnedHostBuffer host_columns;  //!< records: their host copy
   void* result = nullptr;             //!< device: the final acc_t (64 bytes)
   unsigned int* counter = nullptr;    //!< device: blocks done, single_pass (kept at 0 between calls)
+  long long* exact_total = nullptr;   //!< device: exact sums' accumulator, 72 words (kept at 0 between calls; made on first use)
   void* host_result = nullptr;        //!< pinned host copy of `result`
 
   explicit Workspace(int device);

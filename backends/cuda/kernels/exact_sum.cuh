@@ -6,9 +6,11 @@
 // Each lane keeps bins (two for f32, three for f64) per load slot: running doubles S_b that
 // start at 1.5 * 2^K_b, K_1 = E + 11, each further bin 42 bits lower; adding an element to S_b
 // rounds it to a multiple of 2^(K_b - 52), and t - S_b (exact) is what the bin took, v - q (exact)
-// what goes on. Three double additions per element and bin, no branch; a lane deposits what is
-// left after the last bin (an element 2^60 or more below the window's top) into the block's
-// superaccumulator itself, which is rare.
+// what goes on. Three double additions per element and bin. Every element goes through the bins
+// it always needs (one for f32, whose 24 bits the first bin takes whole unless the element is
+// 2^18 below the window's top; two for f64); the last bin only when something is left, and what
+// is left after it (an element 2^60 or more below the top) the lane deposits into the block's
+// superaccumulator itself. Both are rare: a branch, not work, for most data.
 //
 // The block's superaccumulator is an ExactSum's words in shared memory, added to with 64-bit
 // atomics (three per value: the digits it spans). A warp empties its bins into it when the window
@@ -18,8 +20,10 @@
 // them. Rounds holding an infinity, a NaN or an f64 too large for the window (2^1011 or more)
 // deposit each element directly.
 //
-// Blocks write their words; the last block to finish (single_pass) or a second launch (shuffle)
-// adds them word by word. Launches take at most 2^30 elements, so that no digit can overflow.
+// Blocks add their nonzero words to a device-wide accumulator with 64-bit atomics (integer sums:
+// the same whatever the order); the last block to finish (single_pass) or a second launch
+// (shuffle) copies it out and zeroes it for the next call. Launches take at most 2^30 elements,
+// so that no digit can overflow.
 
 #include <climits>
 
@@ -41,7 +45,7 @@ template <class T>
 struct Format;
 template <>
 struct Format<float> {
-  static constexpr int kBins = 2;
+  static constexpr int kBins = 2, kAlways = 1;  // bins every element goes through
   //! Bits of |x| whose order is |x|'s (the whole float; the high word of a double).
   __device__ static unsigned magnitude(float x) { return __float_as_uint(x) & 0x7fffffffu; }
   __device__ static int field(unsigned magnitude) { return static_cast<int>(magnitude >> 23); }
@@ -50,7 +54,7 @@ struct Format<float> {
 };
 template <>
 struct Format<double> {
-  static constexpr int kBins = 3;
+  static constexpr int kBins = 3, kAlways = 2;
   __device__ static unsigned magnitude(double x) {
     return static_cast<unsigned>(static_cast<unsigned long long>(__double_as_longlong(x)) >> 32) & 0x7fffffffu;
   }
@@ -104,6 +108,9 @@ __device__ inline unsigned warp_max(unsigned v) {
 #endif
 }
 
+//! 2^k, for -1022 <= k <= 1023.
+__device__ inline double pow2(int k) { return __longlong_as_double(static_cast<long long>(static_cast<unsigned long long>(k + 1023) << 52)); }
+
 //! 1.5 * 2^k, for a normal k.
 __device__ inline double bin_start(int k) {
   return __longlong_as_double(static_cast<long long>((static_cast<unsigned long long>(k + 1023) << 52) | (1ull << 51)));
@@ -130,15 +137,21 @@ struct Bins {
       for (int u = 0; u < kUnroll; ++u) S[u][b] = start[b];
     }
   }
-  //! Cuts v into bin set u; deposits what the last bin leaves (rarely anything).
+  //! Cuts v into bin set u: the bins it always needs, the others only if something is left, and
+  //! what the last leaves into the block's words (rarely anything).
   __device__ void cut(int u, double v, long long* words) {
 #pragma unroll
-    for (int b = 0; b < kB; ++b) {
-      const double t = S[u][b] + v;
-      v -= t - S[u][b];
-      S[u][b] = t;
+    for (int b = 0; b < Format<T>::kAlways; ++b) cut_into(u, b, v);
+    if (v != 0) {
+#pragma unroll
+      for (int b = Format<T>::kAlways; b < kB; ++b) cut_into(u, b, v);
+      if (v != 0) deposit_value(words, v);
     }
-    if (v != 0) deposit_value(words, v);
+  }
+  __device__ void cut_into(int u, int b, double& v) {
+    const double t = S[u][b] + v;
+    v -= t - S[u][b];
+    S[u][b] = t;
   }
   //! Moves the bins' contents into the block's words and starts them afresh (every lane of the
   //! warp calls it together).
@@ -148,8 +161,11 @@ struct Bins {
     for (int b = 0; b < kB; ++b) {
       long long m = 0;  // below 2^53 per set, 2^60 over the warp
 #pragma unroll
+      // (S - start) / 2^(bin - 52), in two exact steps: 2^(52 - bin) may be past the largest double.
+      const int up = 52 - bin[b], first = min(up, 1000);
+      const double scale = pow2(first), rest = pow2(up - first);
       for (int u = 0; u < kUnroll; ++u) {
-        m += __double2ll_rn(ldexp(S[u][b] - start[b], 52 - bin[b]));
+        m += __double2ll_rn((S[u][b] - start[b]) * scale * rest);
         S[u][b] = start[b];
       }
 #pragma unroll
@@ -168,7 +184,7 @@ __device__ inline void exact_block_sum(const T* __restrict__ x, std::size_t n, s
   const Vec<T>* body = reinterpret_cast<const Vec<T>*>(x + head);
   const std::size_t tiles = (nvec + kTile - 1) / kTile;
   Bins<T> bins;
-  unsigned seen = 0;  // nonzero once an element other than -0 passed through this lane
+  bool seen = false;  // an element other than -0 passed through this lane
   int rounds = 0;
   // Tiles go round the blocks; every lane of a block takes part in every round (the last tile's
   // missing vectors are -0, which changes nothing), so warp-wide steps are safe.
@@ -183,11 +199,15 @@ __device__ inline void exact_block_sum(const T* __restrict__ x, std::size_t n, s
 #pragma unroll
         for (int j = 0; j < kVec; ++j) r[u].e[j] = -T(0);
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        top = max(top, F::magnitude(r[u].e[j]));
-        seen |= F::not_negative_zero(r[u].e[j]);
-      }
+      for (int j = 0; j < kVec; ++j) top = max(top, F::magnitude(r[u].e[j]));
     }
+    // A nonzero element is an element other than -0; zeros only, the lane looks at their signs.
+    if (top != 0) seen = true;
+    else if (!seen)
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) seen = seen || F::not_negative_zero(r[u].e[j]) != 0;
     const int field = F::field(warp_max(top));
     const int e = max(field, 1) - F::kBias;
     if (field == F::kSpecialField || e > kLargestWindow) {  // infinities, NaNs, huge f64: one by one
@@ -213,53 +233,51 @@ __device__ inline void exact_block_sum(const T* __restrict__ x, std::size_t n, s
   const std::size_t tail = head + nvec * kVec;
   if (g < head) {
     deposit_value(words, static_cast<double>(x[g]));
-    seen |= F::not_negative_zero(x[g]);
+    seen = seen || F::not_negative_zero(x[g]) != 0;
   }
   if (tail + g < n) {
     deposit_value(words, static_cast<double>(x[tail + g]));
-    seen |= F::not_negative_zero(x[tail + g]);
+    seen = seen || F::not_negative_zero(x[tail + g]) != 0;
   }
-  if (__any_sync(0xffffffffu, seen != 0) && (threadIdx.x & 31) == 0)
+  if (__any_sync(0xffffffffu, seen) && (threadIdx.x & 31) == 0)
     atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
 }
 
-//! Adds the blocks' words (blocks x kWords, at `partials`) into `out`, with a block of threads.
-__device__ inline void add_block_words(const long long* partials, unsigned blocks, long long* out) {
+//! Copies the device-wide accumulator to `out` and zeroes it for the next call.
+__device__ inline void take_total(long long* total, long long* out) {
   for (int w = threadIdx.x; w < ExactSum::kWords; w += blockDim.x) {
-    long long s = 0;
-    for (unsigned b = 0; b < blocks; ++b) s += load_cg(partials + static_cast<std::size_t>(b) * ExactSum::kWords + w);
-    out[w] = s;
+    out[w] = load_cg(total + w);
+    total[w] = 0;
   }
 }
 
-//! Each block sums its share into shared words and writes them to partials[blockIdx.x]; with
-//! `counter`, the last block to finish adds every block's words into `out` (single pass).
+//! Each block sums its share into shared words and adds the nonzero ones to `total` (zero on
+//! entry); with `counter`, the last block to finish copies `total` to `out` and zeroes it (single
+//! pass); without, exact_finish_kernel does.
 template <int kBlock, class T>
 __global__ __launch_bounds__(kBlock) void exact_sum_kernel(const T* __restrict__ x, std::size_t n, std::size_t head,
-                                                           long long* partials, unsigned int* counter, long long* out) {
+                                                           long long* total, unsigned int* counter, long long* out) {
   __shared__ long long words[ExactSum::kWords];
   __shared__ bool last_block;
   for (int w = threadIdx.x; w < ExactSum::kWords; w += kBlock) words[w] = 0;
   __syncthreads();
   exact_block_sum<kBlock>(x, n, head, words);
   __syncthreads();
-  long long* mine = partials + static_cast<std::size_t>(blockIdx.x) * ExactSum::kWords;
-  for (int w = threadIdx.x; w < ExactSum::kWords; w += kBlock) mine[w] = words[w];
+  for (int w = threadIdx.x; w < ExactSum::kWords; w += kBlock)
+    if (words[w] != 0) atomicAdd(reinterpret_cast<unsigned long long*>(total + w), static_cast<unsigned long long>(words[w]));
   if (counter == nullptr) return;
-  __threadfence();  // this block's words are visible device-wide before its ticket
+  __threadfence();  // this block's additions are visible device-wide before its ticket
   __syncthreads();
   if (threadIdx.x == 0) last_block = atomicAdd(counter, 1u) == gridDim.x - 1;
   __syncthreads();
   if (!last_block) return;
   __threadfence();
-  add_block_words(partials, gridDim.x, out);
+  take_total(total, out);
   if (threadIdx.x == 0) *counter = 0;
 }
 
-//! The second launch of the two-launch form: one block adds the partials.
-__global__ void exact_combine_kernel(const long long* partials, unsigned blocks, long long* out) {
-  add_block_words(partials, blocks, out);
-}
+//! The second launch of the two-launch form.
+__global__ void exact_finish_kernel(long long* total, long long* out) { take_total(total, out); }
 
 }  // namespace exact
 }  // namespace xreduce::cuda
