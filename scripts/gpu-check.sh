@@ -7,8 +7,10 @@
 #
 #   scripts/gpu-check.sh [BUILD_DIR] [OUT_DIR]      (defaults: build/release, bench/results/<gpu>)
 #
-# XREDUCE_CHECK_SUITES picks the benchmarks (default: gpu-reduce host progression exact), so
-# that a run within the device tool's 10 minutes can measure what a change touched.
+# XREDUCE_CHECK_SUITES picks the benchmarks (default: gpu-reduce host progression exact) and
+# XREDUCE_SANITIZERS the sanitizer tools (default: memcheck racecheck synccheck), so that a run
+# within the device tool's 10 minutes can check what a change touched. Under racecheck the
+# conformance suite takes over 5 minutes (its 16-threads case alone over 2, all backends).
 #
 # Writes OUT_DIR/logs/checks-COMMIT.log (every log, in order), logs/device-COMMIT.txt, gpu-reduce.{json,md,png},
 # host-reduce.{json,md}, progression.{json,md,png} and exact.{json,md,png} (the device tool carries 64 MiB:
@@ -61,7 +63,7 @@ for suite in ${XREDUCE_CHECK_SUITES:-gpu-reduce host progression exact}; do
       [ -f "$out/$suite.json" ] && step "plot-$suite" python3 bench/plot_suites.py "$out/$suite.json" "$out/$suite.png" ;;
   esac
 done
-for tool in memcheck racecheck synccheck; do
+for tool in ${XREDUCE_SANITIZERS:-memcheck racecheck synccheck}; do
   sanitize() {
     timeout "${XREDUCE_SANITIZER_TIMEOUT:-1200}" env XREDUCE_TEST_QUICK=1 \
       compute-sanitizer --tool "$tool" --error-exitcode 99 "$@"

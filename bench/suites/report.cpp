@@ -98,7 +98,13 @@ void write_results(const std::string& dir, const std::string& name, nlohmann::js
   body["version"] = XREDUCE_VERSION_STRING;
   body["machine"] = machine_json();
   std::ofstream(std::filesystem::path(dir) / (name + ".json")) << body.dump(1) << "\n";
-  std::ofstream(std::filesystem::path(dir) / (name + ".md")) << markdown;
+  // The markdown ends with where and when it was measured, as the JSON says it.
+  const nlohmann::json& m = body["machine"];
+  std::string where = m.value("cpu", std::string("unknown CPU")) + ", " + std::to_string(m.value("threads", 0)) + " threads";
+  if (m.contains("gpu")) where += ", " + m["gpu"].value("name", std::string("GPU"));
+  std::ofstream(std::filesystem::path(dir) / (name + ".md"))
+      << markdown << "\n_Measured " << body["date"].get<std::string>() << " at commit " << body["commit"].get<std::string>()
+      << " on " << where << "._\n";
   std::fprintf(stderr, "wrote %s/%s.{json,md}\n", dir.c_str(), name.c_str());
 }
 
