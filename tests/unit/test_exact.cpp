@@ -47,6 +47,13 @@ void check_combination(ExactShape shape, std::size_t n, std::mt19937_64& rng) {
   INFO("seed " << xr::test::run_seed() << ", " << name(shape) << ", n = " << n);
   CHECK(xr::test::same_bits(whole.round<T>(), expected));
   CHECK(whole.count() == static_cast<std::int64_t>(n));
+  // Every vector width of the fast path this processor has, not only its widest.
+  for (int width = 2; width < xr::detail::exact_vector_width(); width *= 2) {
+    xr::ExactSum narrower;
+    xr::detail::add_with_width(narrower, x.data(), x.size(), width);
+    INFO("vector width " << width);
+    for (int i = 0; i < xr::ExactSum::kWords; ++i) CHECK(narrower.words[i] == whole.words[i]);
+  }
 
   // Combined with +=, in any order: the same digits, the same bits.
   const std::vector<xr::ExactSum> parts = pieces(x, rng);

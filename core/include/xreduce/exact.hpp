@@ -107,6 +107,13 @@ inline void add_value(ExactSum& s, double x) {
   const auto m = static_cast<std::int64_t>(mantissa);
   add_scaled(s, negative ? -m : m, exponent);
 }
+
+//! The fast path's vector width in doubles here: 8 (AVX-512), 4 (AVX2) or 2 (the rest).
+int exact_vector_width();
+//! ExactSum::add with a narrower vector width than this processor's (for the tests: every
+//! variant gets checked on a machine that has them all).
+void add_with_width(ExactSum& s, const float* x, std::size_t n, int width);
+void add_with_width(ExactSum& s, const double* x, std::size_t n, int width);
 }  // namespace detail
 
 inline void ExactSum::add(double x) {
