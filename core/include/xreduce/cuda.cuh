@@ -56,6 +56,14 @@ struct Unchanged {
   }
 };
 
+//! std::plus, which the kernels cannot call (its operator() is host-only), as one they can.
+struct Plus {
+  template <class A>
+  __host__ __device__ A operator()(const A& a, const A& b) const {
+    return a + b;
+  }
+};
+
 template <class P, class T, class R, class BinaryOp, class Transform>
 __global__ __launch_bounds__(P::block) void custom_kernel(const T* __restrict__ x, std::size_t n, R identity, BinaryOp op,
                                                           Transform transform, R* __restrict__ out) {
@@ -224,7 +232,10 @@ std::ranges::range_value_t<Range> reduce(const Policy& policy, const Range& data
   if (policy.accuracy == Accuracy::exact)  // "cuda": the best GPU backend that sums exactly
     return xreduce::detail::exact_plus<T, BinaryOp>(policy.backend, std::ranges::data(data), std::ranges::size(data),
                                                     identity, xreduce::detail::custom_threads(policy.threads));
-  return xreduce::cuda::transform_reduce(policy, data, identity, op, detail::Unchanged{});
+  if constexpr (xreduce::detail::is_plus_v<BinaryOp, T>)
+    return xreduce::cuda::transform_reduce(policy, data, identity, detail::Plus{}, detail::Unchanged{});
+  else
+    return xreduce::cuda::transform_reduce(policy, data, identity, op, detail::Unchanged{});
 }
 
 }  // namespace xreduce::cuda
