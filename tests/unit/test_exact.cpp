@@ -123,6 +123,28 @@ TEST_CASE("ExactSum: ties to even, subnormals and overflow, by hand") {
   CHECK(f.round<float>() == 1.0f + 0x1p-23f);
 }
 
+TEST_CASE("ExactSum: runs whose magnitudes jump between runs (the fast path guesses each run's window from the last)") {
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x3a9u);
+  for (int draw = 0; draw < 20; ++draw) {
+    std::vector<double> x;
+    for (int run = 0; run < 12; ++run) {  // runs of 2048 at scales far apart, zeros and NaN-free
+      const int scale = static_cast<int>(rng() % 400) - 200;
+      const bool zeros = rng() % 5 == 0;
+      for (int i = 0; i < 2048; ++i)
+        x.push_back(zeros ? -0.0 : std::ldexp(std::uniform_real_distribution<double>(-1, 1)(rng), scale));
+    }
+    if (rng() % 2) x.resize(x.size() - rng() % 3000);
+    xr::ExactSum s;
+    s.add(x.data(), x.size());
+    INFO("seed " << xr::test::run_seed() << ", draw " << draw);
+    CHECK(xr::test::same_bits(s.round<double>(), xr::test::mpfr_sum(x.data(), x.size())));
+    std::vector<float> f(x.begin(), x.end());
+    xr::ExactSum sf;
+    sf.add(f.data(), f.size());
+    CHECK(xr::test::same_bits(sf.round<float>(), xr::test::mpfr_sum(f.data(), f.size())));
+  }
+}
+
 TEST_CASE("exact accuracy: the config key, auto's choice, and backends that refuse") {
   auto file = std::filesystem::temp_directory_path() / ("xreduce-exact-" + std::to_string(::getpid()) + ".toml");
   std::ofstream(file) << "accuracy = \"exact\"\n";
