@@ -160,10 +160,10 @@ struct Bins {
 #pragma unroll
     for (int b = 0; b < kB; ++b) {
       long long m = 0;  // below 2^53 per set, 2^60 over the warp
-#pragma unroll
       // (S - start) / 2^(bin - 52), in two exact steps: 2^(52 - bin) may be past the largest double.
       const int up = 52 - bin[b], first = min(up, 1000);
       const double scale = pow2(first), rest = pow2(up - first);
+#pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         m += __double2ll_rn((S[u][b] - start[b]) * scale * rest);
         S[u][b] = start[b];
