@@ -4,18 +4,21 @@
 // value goes in with three plain integer additions and carries wait until normalize().
 //
 // Adding one value at a time that way costs a few nanoseconds; data go in runs of 2048 elements
-// instead, each read twice while it sits in L1:
-//   1. the largest magnitude, so that every |x| < 2^E;
+// instead:
+//   1. a window E, so that every |x| < 2^E: the previous run's, checked by finding the run's
+//      largest magnitude in the same pass as step 2 (most data change little from run to run);
+//      if it was too low, the run's own, from a pass of its own first.
 //   2. every element is cut into bins, by Rump, Ogita and Oishi's error-free extraction (as
 //      ReproBLAS bins values): bin b keeps a running double S_b that starts at 1.5 * 2^K_b and
 //      stays inside [2^K_b, 2^(K_b+1)), so t = S_b + v rounds v to a multiple of ulp(S_b) =
 //      2^(K_b - 52), t - S_b is that multiple exactly, and what it left of v (exact too) goes on
-//      to the next bin. K_1 = E + 11 leaves room for 2^10 additions to each of up to 8 lanes
-//      and for adding the lanes; each further bin starts 42 bits lower. f32 data take two bins (an f32
-//      has 24 bits), f64 data three: elements within 2^63 (f32) or 2^73 (f64) of the largest are
-//      cut without remainder.
+//      to the next bin. K_1 = E + 11 leaves room for the run's 2048 additions spread over the
+//      lanes, and for adding the lanes; each further bin starts 42 bits lower. f32 data take one
+//      bin (an f32 has 24 bits) and f64 data two, which cut without remainder every element within
+//      2^18 (f32) or 2^31 (f64) of the window's top; a run that leaves something is cut again
+//      with one bin more (2^63, 2^73).
 //   3. Each bin's lanes, minus their starting values, add exactly in double (every term is a
-//      multiple of the bin's ulp below 2^(K_b+1)) and go into the digits: three per run.
+//      multiple of the bin's ulp below 2^(K_b+1)) and go into the digits: a few per run.
 // A run where something is left after the last bin (an element far smaller than the largest), or
 // whose bins are not finite (a NaN or an infinity among the elements), is added again one
 // element at a time: always exact, only slower. The fast path is vector code; a bin costs three
@@ -41,7 +44,6 @@ constexpr int kHeadroom = 11;              // K_1 = E + kHeadroom
 constexpr int kBinBits = 53 - kHeadroom;   // each bin starts this many bits below the last
 constexpr int kLowestBin = -1022;          // 1.5 * 2^K must be a normal double
 constexpr double kLargestFast = 0x1p1011;  // K_1 <= 1022, so that 1.5 * 2^K_1 is finite
-constexpr std::uint64_t kNegativeZero = std::uint64_t{1} << 63;
 
 // The fast path is written once over vectors of W doubles (GCC and Clang vector extensions) and
 // compiled three times: W = 8 for AVX-512, 4 for AVX2, 2 for baseline x86-64 (SSE2) and other
@@ -200,7 +202,7 @@ XREDUCE_INLINE bool add_run_fast(ExactSum& s, const T* x, std::size_t n, int& wi
     bool other_than_negative_zero = false;
     for (std::size_t i = 0; i < n; ++i) {
       if (x[i] != x[i]) return false;
-      other_than_negative_zero |= std::bit_cast<std::uint64_t>(static_cast<double>(x[i])) != kNegativeZero;
+      other_than_negative_zero |= std::bit_cast<std::uint64_t>(static_cast<double>(x[i])) != detail::kNegativeZero;
     }
     if (other_than_negative_zero) s.words[ExactSum::kNotNegativeZero] += 1;
     return true;

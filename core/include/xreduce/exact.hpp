@@ -85,9 +85,11 @@ inline void add_scaled(ExactSum& s, std::int64_t m, int exponent) {
   s.words[k + 2] += high >> 32;
 }
 
+//! The bits of -0.0.
+inline constexpr std::uint64_t kNegativeZero = std::uint64_t{1} << 63;
+
 //! Adds one double (finite, infinite or NaN) to the digits or the counts, not to the count of elements.
 inline void add_value(ExactSum& s, double x) {
-  constexpr std::uint64_t kNegativeZero = std::uint64_t{1} << 63;
   std::uint64_t bits;
   std::memcpy(&bits, &x, sizeof bits);
   const int field = static_cast<int>((bits >> 52) & 0x7ff);
