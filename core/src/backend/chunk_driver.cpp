@@ -119,13 +119,14 @@ struct ColumnExtreme {
   }
 };
 
-//! The column accumulators of every chunk of records: `chunks` rows of `width` columns.
+//! The column accumulators of every chunk of records (at most `max_chunks` chunks): a row of
+//! `width` columns per chunk.
 template <class Column, class T>
-std::vector<Column> record_partials(const Request& q, const ChunkRunner* runner) {
+std::vector<Column> record_partials(const Request& q, const ChunkRunner* runner, std::size_t max_chunks = kRecordChunks) {
   const T* x = static_cast<const T*>(q.data);
   const std::size_t k = q.width;
   const std::size_t per_chunk_min = std::max<std::size_t>(1, kChunk / k);
-  const std::size_t chunks = std::min(kRecordChunks, (q.count + per_chunk_min - 1) / per_chunk_min);
+  const std::size_t chunks = std::min(max_chunks, (q.count + per_chunk_min - 1) / per_chunk_min);
   const std::size_t per_chunk = (q.count + chunks - 1) / chunks;
   std::vector<Column> partial(chunks * k);
   auto body = [&](std::size_t c) {
@@ -181,22 +182,11 @@ struct ColumnExact {
 template <class T>
 Result exact_record_sums(const Request& q, const ChunkRunner* runner) {
   const std::size_t k = q.width;
-  const std::size_t chunks = std::clamp<std::size_t>((std::size_t{64} << 20) / (k * sizeof(ExactSum)), 1, kRecordChunks);
-  const std::size_t per_chunk = (q.count + chunks - 1) / chunks;
-  std::vector<ColumnExact<T>> partial(chunks * k);
-  const T* x = static_cast<const T*>(q.data);
-  auto body = [&](std::size_t c) {
-    ColumnExact<T>* cols = partial.data() + c * k;
-    const std::size_t first = std::min(q.count, c * per_chunk), last = std::min(q.count, first + per_chunk);
-    const T* row = x + first * k;
-    for (std::size_t r = first; r < last; ++r, row += k)
-      for (std::size_t j = 0; j < k; ++j) cols[j].add(row[j]);
-  };
-  if (runner) (*runner)(chunks, body);
-  else for (std::size_t c = 0; c < chunks; ++c) body(c);
+  const std::size_t most = std::clamp<std::size_t>((std::size_t{64} << 20) / (k * sizeof(ExactSum)), 1, kRecordChunks);
+  const std::vector<ColumnExact<T>> partial = record_partials<ColumnExact<T>, T>(q, runner, most);
   Result r;
   r.exact.resize(k);
-  for (std::size_t c = 0; c < chunks; ++c)
+  for (std::size_t c = 0; c < partial.size() / k; ++c)
     for (std::size_t j = 0; j < k; ++j) r.exact[j] += partial[c * k + j].s;
   return r;
 }
