@@ -19,12 +19,6 @@ namespace {
 
 namespace xr = xreduce;
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 template <class T>
 std::vector<T> uniform_data(std::size_t n, std::uint64_t seed) {
   std::vector<T> v(n);

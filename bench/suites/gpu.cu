@@ -60,12 +60,6 @@ std::vector<double> time_graph(xc::Kernels& kernels, int calls, int samples, F&&
   return graph_seconds_per_call(kernels.stream(), calls, samples, check, call);
 }
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 }  // namespace
 
 GpuInfo gpu_info() {

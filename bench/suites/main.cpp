@@ -28,12 +28,6 @@ using namespace xreduce::bench;
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
   std::vector<float> v(n);
   std::mt19937_64 rng(seed);

@@ -69,6 +69,13 @@ double time_per_call(F&& call, int samples, std::vector<double>* raw = nullptr) 
   return detail::timing::seconds_per_call(call, samples, 1e-3, raw);
 }
 
+//! One number in a printf format, for the markdown tables.
+inline std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
 //! Reads `bytes` at `data` (a multiple of 8) as 64-bit words with eight independent integer sums:
 //! nothing for a core to wait on but memory. In `slices` slices, run by `pool`'s threads (a
 //! CPU-parallel backend's run_chunks, as a user's operator runs) or, without one, in the calling
