@@ -9,17 +9,21 @@
 namespace xreduce::cuda {
 namespace {
 
+//! The launch shape and element type, as persistent_blocks (vector_loads.cuh) reads them.
+template <int kBlock>
+struct ExactPolicy {
+  static constexpr int block = kBlock;
+  static constexpr int unroll = exact::kUnroll;
+};
+template <class T>
+struct ElementsOf {
+  using In = T;
+};
+
 template <int kBlock, class T>
 const void* launch(const T* x, std::size_t n, bool single_pass, Workspace& ws, void* host_out) {
   constexpr auto kernel = exact::exact_sum_kernel<kBlock, T>;
-  static const int per_sm = [&] {
-    int b = 0;
-    XREDUCE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlock, 0));
-    return b > 0 ? b : 1;
-  }();
-  const std::size_t per_block = std::size_t(kBlock) * exact::kUnroll * vector_width<T>();
-  const auto blocks = static_cast<unsigned>(
-      std::max<std::size_t>(1, std::min<std::size_t>(std::size_t(per_sm) * ws.sm_count, ceil_div(n, per_block))));
+  const auto blocks = static_cast<unsigned>(persistent_blocks<ExactPolicy<kBlock>, ElementsOf<T>>(kernel, n, ws));
   constexpr std::size_t kBytes = sizeof(ExactSum);
   if (!ws.exact_total) {  // zero once; every call leaves it zero
     XREDUCE_CUDA(cudaMalloc(reinterpret_cast<void**>(&ws.exact_total), kBytes));

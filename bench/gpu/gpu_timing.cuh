@@ -1,13 +1,36 @@
 #pragma once
-// What the GPU benchmarks share (xreduce_bench_gpu, and the progression and transfer suites):
-// the read-bandwidth probe kernel and timing by CUDA-graph replay. Compiled by nvcc (C++17).
+// What the GPU benchmarks share (the GPU suites of xreduce_bench, xreduce_bench_gpu_custom): the
+// read-bandwidth probe kernel, timing by CUDA-graph replay, and uniform test data. Compiled by
+// nvcc (C++17).
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace xreduce::bench {
+
+//! Throws std::runtime_error for a failed CUDA call, naming it.
+inline void check_cuda(cudaError_t s, const char* what) {
+  if (s != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(s));
+}
+
+//! Fills x[0..n) uniform in [0, 1) with every mantissa bit random (splitmix64 of the index):
+//! 24 random bits for float, 53 for double. Static, as read_probe.
+template <class T>
+static __global__ void fill_uniform(T* x, std::size_t n, unsigned long long seed) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    unsigned long long z = (i + seed) * 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    if constexpr (sizeof(T) == 4) x[i] = static_cast<float>(z >> 40) * 0x1p-24f;
+    else x[i] = static_cast<double>(z >> 11) * 0x1p-53;
+  }
+}
 
 // The read-bandwidth probe: 16-byte loads, grid-stride, four in flight, XOR-folded; the result is
 // written only if it equals a value it never takes, so the loads cannot be dropped. Static: each

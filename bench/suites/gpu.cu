@@ -18,9 +18,7 @@ namespace xc = xreduce::cuda::bench;
 namespace xreduce::bench {
 namespace {
 
-void check(cudaError_t s, const char* what) {
-  if (s != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(s));
-}
+constexpr auto check = check_cuda;
 
 __global__ void fill_f32(float* x, std::size_t n) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)

@@ -27,23 +27,7 @@ namespace xc = xreduce::cuda::bench;
 namespace xreduce::bench {
 namespace {
 
-void check(cudaError_t s, const char* what) {
-  if (s != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(s));
-}
-
-//! Uniform in [0, 1) with every mantissa bit random (splitmix64 of the index).
-template <class T>
-__global__ void fill_uniform(T* x, std::size_t n, unsigned long long seed) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    unsigned long long z = (i + seed) * 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    if constexpr (sizeof(T) == 4) x[i] = static_cast<float>(z >> 40) * 0x1p-24f;
-    else x[i] = static_cast<double>(z >> 11) * 0x1p-53;
-  }
-}
+constexpr auto check = check_cuda;
 
 template <class T>
 void sweep(const SuiteArgs& args, int max_log2, Progress& progress, double progress_base, nlohmann::json& rows, std::string& md) {

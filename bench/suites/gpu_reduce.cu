@@ -25,19 +25,7 @@ namespace xc = xreduce::cuda::bench;
 namespace xreduce::bench {
 namespace {
 
-void check(cudaError_t s, const char* what) {
-  if (s != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(s));
-}
-
-__global__ void fill_uniform(float* x, std::size_t n, unsigned long long seed) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    unsigned long long z = (i + seed) * 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    x[i] = static_cast<float>((z ^ (z >> 31)) >> 40) * 0x1p-24f;
-  }
-}
+constexpr auto check = check_cuda;
 
 }  // namespace
 
