@@ -194,6 +194,17 @@ struct RunArgs {
   bool json = false;
 };
 
+//! The options of how a reduction runs, shared by run and validate.
+void add_how_options(CLI::App* cmd, int& block_size, int& threads, std::string& accuracy) {
+  cmd->add_option("--block-size", block_size, "GPU threads per block: 128, 256, 512, 1024 (0: default)")
+      ->check(CLI::IsMember({0, 128, 256, 512, 1024}));
+  cmd->add_option("--threads", threads, "CPU threads for parallel backends (0: all)")->check(CLI::Range(0, xr::Config::kMaxThreads));
+  cmd->add_option("--accuracy", accuracy,
+                  "Rounding of f32/f64 sums: standard (within 64 eps of the sum of |x|, fastest) or exact (the exact "
+                  "sum rounded once: the same bits on every backend); default: the config's accuracy, else standard")
+      ->check(CLI::IsMember({"standard", "exact"}));
+}
+
 //! --accuracy, or unset (the config's `accuracy`).
 std::optional<xr::Accuracy> accuracy_of(const std::string& text) {
   if (text.empty()) return std::nullopt;
@@ -389,17 +400,12 @@ int main(int argc, char** argv) {
                       "A backend name (see `xreduce list`) or auto; default: XREDUCE_BACKEND, else the config file, else auto");
   run_cmd->add_option("--op", run_args.op, "Operation")->required()->check(CLI::IsMember(ops));
   add_data_options(run_cmd, run_data);
-  run_cmd->add_option("--block-size", run_args.block_size, "GPU threads per block: 128, 256, 512, 1024 (0: default)")
-      ->check(CLI::IsMember({0, 128, 256, 512, 1024}));
-  run_cmd->add_option("--threads", run_args.threads, "CPU threads for parallel backends (0: all)")->check(CLI::Range(0, xr::Config::kMaxThreads));
-  run_cmd->add_option("--accuracy", run_args.accuracy,
-                  "Rounding of f32/f64 sums: standard (within 64 eps of the sum of |x|, fastest) or exact (the exact sum rounded once: the same bits on every backend); default: the config's accuracy, else standard")
-      ->check(CLI::IsMember({"standard", "exact"}));
+  add_how_options(run_cmd, run_args.block_size, run_args.threads, run_args.accuracy);
   run_cmd->add_option("--set", run_args.settings, "KEY=VALUE: a setting of the backend that runs (`xreduce list` shows each backend's); repeatable");
   run_cmd->add_option("--repeat", run_args.repeat, "Run this many times and report the median time")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  run_cmd->add_flag("--json", run_args.json, "Print one JSON document: backend, op, dtype, n, width, value (a list of K with --width K), index, seconds");
+  run_cmd->add_flag("--json", run_args.json, "Print one JSON document: backend, op, dtype, n, width, accuracy, value (a list of K with --width K), index, seconds");
 
   ValidateArgs val_args;
   DataArgs val_data;
@@ -409,12 +415,7 @@ int main(int argc, char** argv) {
   val_cmd->add_option("--op", val_args.op, "Operation")->required()->check(CLI::IsMember(ops));
   add_data_options(val_cmd, val_data);
   val_cmd->add_option("--backends", val_args.backends, "Only these backends (comma-separated)")->delimiter(',');
-  val_cmd->add_option("--block-size", val_args.block_size, "GPU threads per block: 128, 256, 512, 1024 (0: default)")
-      ->check(CLI::IsMember({0, 128, 256, 512, 1024}));
-  val_cmd->add_option("--threads", val_args.threads, "CPU threads for parallel backends (0: all)")->check(CLI::Range(0, xr::Config::kMaxThreads));
-  val_cmd->add_option("--accuracy", val_args.accuracy,
-                  "Rounding of f32/f64 sums: standard (within 64 eps of the sum of |x|, fastest) or exact (the exact sum rounded once: the same bits on every backend); default: the config's accuracy, else standard")
-      ->check(CLI::IsMember({"standard", "exact"}));
+  add_how_options(val_cmd, val_args.block_size, val_args.threads, val_args.accuracy);
   val_cmd->add_flag("--json", val_args.json, "Print one JSON document: reference and results");
 
   CalibrateArgs cal_args;
