@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # The whole test suite: the Release build, then the same tests built with AddressSanitizer and
 # UndefinedBehaviorSanitizer, then the fuzzers (clang, libFuzzer) for a few seconds each from their
-# committed corpus. Every part runs whatever an earlier one says; the exit status is non-zero if
-# any failed. GPU cases say they are skipped on a machine without a GPU.
+# committed corpus, then the Python package (installed with pip into build/venv, tested with
+# pytest). Every part runs whatever an earlier one says; the exit status is non-zero if any failed.
+# GPU cases say they are skipped on a machine without a GPU.
 set -uo pipefail
 cd "$(dirname "$0")"
 scripts/install-deps.sh || exit 1
 status=0
-half() {  # half NAME: build the preset and run its tests
-  if scripts/build.sh "$1" && ctest --preset "$1"; then
-    echo "test.sh: $1: passed"
+part() {  # part NAME COMMAND...: run one part and say how it went
+  local name=$1
+  shift
+  if "$@"; then
+    echo "test.sh: $name: passed"
   else
-    echo "test.sh: $1: FAILED"
+    echo "test.sh: $name: FAILED"
     status=1
   fi
 }
-half release
-half asan
-half fuzz
+preset() { scripts/build.sh "$1" && ctest --preset "$1"; }  # build a preset and run its tests
+part release preset release
+part asan preset asan
+part fuzz preset fuzz
+part python scripts/test-python.sh
 exit $status

@@ -13,6 +13,7 @@ packages=(
   python3-matplotlib      # the benchmarks' plots (bench/plot_*.py)
   clang libclang-rt-dev   # the fuzzers (libFuzzer, with clang's sanitizers): the fuzz preset
   libmpfr-dev             # the exact sums' independent reference in the tests (MPFR)
+  python3-dev python3-venv  # the Python package: its headers, and the virtual environment the tests install it in
 )
 
 missing=()

@@ -1,0 +1,161 @@
+#include "array_input.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace xreduce::python {
+namespace {
+
+// DLPack's device types (dlpack.h): the ones xreduce can read.
+constexpr std::int32_t kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLCUDAManaged = 13;
+
+std::string python_type_name(nb::handle object) { return nb::type_name(object.type()).c_str(); }
+
+std::string dtype_name(nb::dlpack::dtype t) {
+  std::string kind;
+  switch (static_cast<nb::dlpack::dtype_code>(t.code)) {
+    case nb::dlpack::dtype_code::Int: kind = "int"; break;
+    case nb::dlpack::dtype_code::UInt: kind = "uint"; break;
+    case nb::dlpack::dtype_code::Float: kind = "float"; break;
+    case nb::dlpack::dtype_code::Bfloat: kind = "bfloat"; break;
+    case nb::dlpack::dtype_code::Complex: kind = "complex"; break;
+    case nb::dlpack::dtype_code::Bool: return "bool";
+    default: kind = "code" + std::to_string(t.code) + "_";
+  }
+  std::string name = kind + std::to_string(t.bits);
+  if (t.lanes != 1) name += "x" + std::to_string(t.lanes);
+  return name;
+}
+
+DType dtype_of(nb::dlpack::dtype t) {
+  using code = nb::dlpack::dtype_code;
+  if (t.lanes == 1 && (t.bits == 32 || t.bits == 64)) {
+    const bool wide = t.bits == 64;
+    switch (static_cast<code>(t.code)) {
+      case code::Float: return wide ? DType::f64 : DType::f32;
+      case code::Int: return wide ? DType::i64 : DType::i32;
+      case code::UInt: return wide ? DType::u64 : DType::u32;
+      default: break;
+    }
+  }
+  throw nb::type_error(("xreduce: element type " + dtype_name(t) +
+                        " is not reduced; supported: float32, float64, int32, int64, uint32, uint64")
+                           .c_str());
+}
+
+bool c_contiguous(const nb::ndarray<nb::ro>& a) {
+  if (a.size() <= 1) return true;  // whatever its strides say
+  std::int64_t expected = 1;
+  for (std::size_t i = a.ndim(); i-- > 0;) {
+    if (a.shape(i) != 1 && a.stride(i) != expected) return false;
+    expected *= a.shape(i);
+  }
+  return true;
+}
+
+// Whether the object reports CUDA memory through __dlpack_device__ (without exporting it).
+bool on_cuda(nb::handle object) {
+  if (!nb::hasattr(object, "__dlpack_device__")) return false;
+  nb::object where = object.attr("__dlpack_device__")();
+  const int type = nb::cast<int>(where[0]);
+  return type == kDLCUDA || type == kDLCUDAManaged;
+}
+
+// The exported array. CUDA memory is exported for the legacy default stream (stream=1): the
+// producer makes that stream wait for the work that writes the array, and the CUDA module's
+// blocking streams wait for that stream, so a reduction never reads an array still being written.
+nb::ndarray<nb::ro> export_array(nb::handle object) {
+  nb::ndarray<nb::ro> array;
+  if (on_cuda(object)) {
+    nb::object capsule;
+    try {
+      capsule = object.attr("__dlpack__")(nb::arg("stream") = 1);
+    } catch (nb::python_error&) {
+      capsule = object.attr("__dlpack__")();  // a producer that takes no stream orders its own work
+    }
+    if (nb::try_cast(capsule, array, /*convert=*/false)) return array;
+  } else if (nb::try_cast(object, array, /*convert=*/false)) {
+    return array;
+  }
+  if (nb::hasattr(object, "__dlpack__")) {
+    // An array that would not export itself: its own reason says most (a byte order, a dtype).
+    std::string why = "it exported nothing readable";
+    try {
+      object.attr("__dlpack__")();
+    } catch (nb::python_error& e) {
+      why = e.what();
+    }
+    throw nb::type_error(("xreduce: the " + python_type_name(object) + " cannot be read in place: " + why).c_str());
+  }
+  throw nb::type_error(("xreduce: expected an array (an object with __dlpack__ or the buffer protocol, such as a "
+                        "numpy, PyTorch or CuPy array), got " + python_type_name(object))
+                           .c_str());
+}
+
+// Copies a strided host array into fresh memory in C order.
+std::unique_ptr<std::byte[]> gather(const nb::ndarray<nb::ro>& a, std::size_t item) {
+  const std::size_t n = a.size(), dims = a.ndim();
+  auto out = std::make_unique<std::byte[]>(n * item);  // aligned for any element type
+  std::vector<std::size_t> index(dims, 0);
+  const auto* base = static_cast<const std::byte*>(a.data());
+  std::int64_t offset = 0;  // in elements, of `index`
+  for (std::size_t k = 0; k < n; ++k) {
+    std::memcpy(out.get() + k * item, base + offset * static_cast<std::int64_t>(item), item);
+    for (std::size_t d = dims; d-- > 0;) {  // the next index, last dimension fastest
+      offset += a.stride(d);
+      if (++index[d] < a.shape(d)) break;
+      offset -= a.stride(d) * a.shape(d);
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+ArrayInput read_array(nb::handle object, Op op, std::size_t width, bool copy) {
+  if (width == 0) throw nb::value_error("xreduce: width must be at least 1");
+  ArrayInput in;
+  in.array = export_array(object);
+  const std::int32_t device_type = in.array.device_type();
+  if (device_type != kDLCPU && device_type != kDLCUDA && device_type != kDLCUDAHost && device_type != kDLCUDAManaged)
+    throw nb::value_error(("xreduce: the array lives in DLPack device type " + std::to_string(device_type) +
+                           "; xreduce reads host memory and CUDA device memory")
+                              .c_str());
+  in.device = device_type == kDLCUDA || device_type == kDLCUDAManaged;
+  const DType dtype = dtype_of(in.array.dtype());
+  const std::size_t size = in.array.size();
+  if (size % width != 0)
+    throw nb::value_error(("xreduce: width " + std::to_string(width) + " does not divide the array's " +
+                           std::to_string(size) + " elements")
+                              .c_str());
+  const void* data = in.array.data();
+  if (!c_contiguous(in.array)) {
+    if (!copy)
+      throw nb::value_error("xreduce: the array is not C-contiguous; pass copy=True to reduce a contiguous copy "
+                            "(made once), or make one yourself");
+    if (in.device) {
+      // Device memory is copied by the array's own library: the core never calls CUDA itself.
+      in.contiguous = nb::hasattr(object, "contiguous") ? object.attr("contiguous")()
+                                                         : object.attr("copy")(nb::arg("order") = "C");
+      ArrayInput copied = read_array(in.contiguous, op, width, /*copy=*/false);
+      copied.contiguous = in.contiguous;
+      return copied;
+    }
+    in.gathered = gather(in.array, size_of(dtype));
+    data = in.gathered.get();
+  }
+  // Host memory is named as such, so that no module is asked where it lives; managed memory is
+  // left to the CUDA module, which knows it.
+  const Memory memory = device_type == kDLCUDA ? Memory::device
+                        : device_type == kDLCUDAManaged ? Memory::automatic
+                                                         : Memory::host;
+  in.request = Request{data, size / width, dtype, op, memory, width};
+  return in;
+}
+
+}  // namespace xreduce::python

@@ -1,0 +1,32 @@
+#pragma once
+// Python arrays as xreduce requests, read in place: any object with __dlpack__ (PyTorch, CuPy,
+// JAX, numpy) or the buffer protocol (numpy, array.array, memoryview).
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <cstddef>
+#include <memory>
+
+#include "xreduce/request.hpp"
+
+namespace xreduce::python {
+
+//! A request over a Python array, and what keeps its memory alive and unmoved while it runs: the
+//! array's own export (DLPack capsule or buffer), or the one copy made for a non-contiguous
+//! array when the caller allowed it.
+struct ArrayInput {
+  Request request;
+  nanobind::ndarray<nanobind::ro> array;
+  nanobind::object contiguous;           //!< the device copy of a non-contiguous device array
+  std::unique_ptr<std::byte[]> gathered;  //!< the host copy of a non-contiguous host array
+  bool device = false;                   //!< CUDA device (or managed) memory
+};
+
+//! Reads `object` as a request for `op` in records of `width`. Throws TypeError for an object that
+//! is no array or has an element type xreduce does not reduce, ValueError for memory it cannot
+//! read, a width that does not divide the size, or a non-contiguous array when `copy` is false
+//! (with `copy`, such an array is copied once, in C order).
+ArrayInput read_array(nanobind::handle object, Op op, std::size_t width, bool copy);
+
+}  // namespace xreduce::python

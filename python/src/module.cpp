@@ -1,0 +1,392 @@
+// The xreduce Python package's extension: the library's reductions, validation, backends and
+// configuration over arrays read in place (array_input.hpp).
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "array_input.hpp"
+#include "config_binding.hpp"
+#include "state.hpp"
+#include "xreduce/registry.hpp"
+#include "xreduce/version.hpp"
+#include "xreduce/xreduce.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace xreduce::python {
+namespace {
+
+nb::object to_python(const Scalar& s) {
+  return visit_dtype(s.dtype(), [&](auto tag) -> nb::object {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>)
+      return nb::float_(static_cast<double>(s.get<T>()));
+    else
+      return nb::int_(s.get<T>());
+  });
+}
+
+//! `value` of a result: the scalar, or a list of the column results for records.
+nb::object value_of(const Scalar& value, const std::vector<Scalar>& columns) {
+  if (columns.empty()) return to_python(value);
+  nb::list out;
+  for (const Scalar& c : columns) out.append(to_python(c));
+  return out;
+}
+
+Op parse_op_or_throw(const std::string& name) {
+  if (auto op = parse_op(name)) return *op;
+  throw nb::value_error(("xreduce: unknown op '" + name + "'; choose sum, prod, min, max, argmin or argmax").c_str());
+}
+
+struct CallOptions {
+  std::optional<std::string> backend;
+  std::optional<std::string> accuracy;
+  std::size_t width = 1;
+  int threads = 0;
+  int block_size = 0;
+  std::map<std::string, std::string> settings;
+  bool copy = false;
+};
+
+Options options_of(const CallOptions& c) {
+  Options o;
+  if (c.backend) o.backend = *c.backend;
+  if (c.accuracy) {
+    o.accuracy = parse_accuracy(*c.accuracy);
+    if (!o.accuracy)
+      throw nb::value_error(("xreduce: unknown accuracy '" + *c.accuracy + "'; choose standard or exact").c_str());
+  }
+  if (c.threads < 0) throw nb::value_error("xreduce: threads must be 0 (all) or more");
+  if (c.block_size < 0) throw nb::value_error("xreduce: block_size must be 0 (the backend's default) or more");
+  o.threads = c.threads;
+  o.block_size = c.block_size;
+  for (const auto& [key, value] : c.settings) o.settings.set(key, value, "settings=");
+  return o;
+}
+
+struct PyResult {
+  nb::object value;
+  std::optional<std::uint64_t> index;
+  std::string backend;
+  double seconds = 0;
+};
+
+PyResult run(nb::handle x, const std::string& op_name, const CallOptions& call) {
+  const Op op = parse_op_or_throw(op_name);
+  const Options options = options_of(call);
+  ArrayInput in = read_array(x, op, call.width, call.copy);
+  std::shared_ptr<Context> context = State::get().context();
+  Result r;
+  double seconds = 0;
+  {
+    nb::gil_scoped_release release;  // other Python threads run while this one reduces
+    const auto start = std::chrono::steady_clock::now();
+    r = context->reduce(in.request, options);
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  return {value_of(r.value, r.values), r.index, std::move(r.backend), seconds};
+}
+
+std::string result_repr(const PyResult& r) {
+  std::string s = "Result(value=" + nb::cast<std::string>(nb::repr(r.value));
+  if (r.index) s += ", index=" + std::to_string(*r.index);
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.3g", r.seconds);
+  return s + ", backend='" + r.backend + "', seconds=" + seconds + ")";
+}
+
+// --- validate ----------------------------------------------------------------------------------
+
+struct PyRow {
+  std::string backend;
+  bool ran = false;
+  bool promises = true;
+  nb::object value = nb::none();
+  std::optional<std::uint64_t> index;
+  bool agrees = false;
+  double error = 0;
+  double seconds = 0;
+  std::optional<std::string> failure;
+  std::optional<std::string> code;
+};
+
+struct PyReport {
+  nb::object reference;
+  std::optional<std::uint64_t> reference_index;
+  std::vector<PyRow> rows;
+  bool ok = false;
+};
+
+PyReport validate_array(nb::handle x, const std::string& op_name, std::optional<std::vector<std::string>> backends,
+                        const CallOptions& call) {
+  const Op op = parse_op_or_throw(op_name);
+  const Options options = options_of(call);
+  ArrayInput in = read_array(x, op, call.width, call.copy);
+  if (in.device)
+    throw nb::value_error("xreduce.validate: the exact reference is computed from host memory; pass a host copy "
+                          "(x.cpu() for PyTorch, x.get() for CuPy)");
+  std::shared_ptr<Context> context = State::get().context();
+  ValidationReport report;
+  {
+    nb::gil_scoped_release release;
+    report = validate(*context, in.request, options, backends.value_or(std::vector<std::string>{}));
+  }
+  PyReport out;
+  std::vector<Scalar> columns;
+  for (const Reference& c : report.reference.columns) columns.push_back(c.value);
+  out.reference = value_of(report.reference.value, columns);
+  out.reference_index = report.reference.index;
+  out.ok = report.ok();
+  for (const ValidationRow& row : report.rows) {
+    PyRow r;
+    r.backend = row.backend;
+    r.ran = row.ran;
+    r.promises = row.exact;
+    if (row.result) {
+      r.value = value_of(row.result->value, row.result->values);
+      r.index = row.result->index;
+    }
+    r.agrees = row.agrees;
+    r.error = row.error;
+    r.seconds = row.seconds;
+    if (!row.ran) {
+      r.failure = row.failure;
+      r.code = std::string(to_string(row.failure_code));
+    }
+    out.rows.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::string report_text(const PyReport& report) {
+  std::string s = "reference " + nb::cast<std::string>(nb::repr(report.reference));
+  if (report.reference_index) s += " at index " + std::to_string(*report.reference_index);
+  s += "\n";
+  for (const PyRow& r : report.rows) {
+    char line[512];
+    if (r.ran)
+      std::snprintf(line, sizeof line, "  %-24s %-26s agrees=%-5s error=%-10.3g %.3g s%s\n", r.backend.c_str(),
+                    nb::cast<std::string>(nb::repr(r.value)).c_str(), r.agrees ? "yes" : "NO", r.error, r.seconds,
+                    r.promises ? "" : " (makes no accuracy promise)");
+    else
+      std::snprintf(line, sizeof line, "  %-24s did not run: %s\n", r.backend.c_str(), r.failure->c_str());
+    s += line;
+  }
+  return s + (report.ok ? "ok" : "FAILED");
+}
+
+// --- backends ----------------------------------------------------------------------------------
+
+struct PyBackend {
+  std::string name, engine, origin, reason;
+  int priority = 0;
+  bool available = false, host_memory = false, device_memory = false, records = false, exact_sums = false;
+  std::map<std::string, std::string> settings;  // key -> default
+  std::map<std::string, std::map<std::string, std::string>> support;  // dtype -> op -> exact | inexact
+};
+
+//! numpy's name of a dtype, the name Python users know.
+std::string numpy_name(DType t) {
+  static constexpr const char* names[] = {"float32", "float64", "int32", "int64", "uint32", "uint64"};
+  return names[static_cast<int>(t)];
+}
+
+std::vector<PyBackend> list_backends() {
+  std::shared_ptr<Context> context = State::get().context();
+  std::vector<PyBackend> out;
+  for (const Registry::Entry& e : context->registry().entries()) {
+    const Capabilities c = e.reducer->capabilities();
+    const Availability a = e.reducer->available();
+    PyBackend b{std::string(e.reducer->name()), std::string(to_string(c.engine())), e.origin, a.reason, e.priority,
+                a.ok, c.accepts(Memory::host), c.accepts(Memory::device), c.records(), c.exact_sums(), {}, {}};
+    for (const SettingInfo& s : e.reducer->settings()) b.settings[s.key] = s.default_value;
+    for (DType t : all_dtypes)
+      for (Op op : all_ops)
+        if (const Support s = c.support(t, op); s != Support::none)
+          b.support[numpy_name(t)][std::string(to_string(op))] = std::string(to_string(s));
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+// --- errors ------------------------------------------------------------------------------------
+
+nb::object error_type;  // xreduce.Error
+
+void translate_errors(const std::exception_ptr& p, void*) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const Error& e) {
+    nb::object exception = error_type(e.what());
+    exception.attr("code") = std::string(to_string(e.code()));
+    PyErr_SetObject(error_type.ptr(), exception.ptr());
+  }
+}
+
+// Keyword arguments every reducing call takes (after backend=, which validate has not), in one place.
+auto how_arguments() {
+  return std::make_tuple("accuracy"_a = nb::none(), "width"_a = 1, "threads"_a = 0, "block_size"_a = 0,
+                         "settings"_a = nb::none(), "copy"_a = false);
+}
+
+CallOptions call_options(std::optional<std::string> backend, std::optional<std::string> accuracy, std::size_t width,
+                         int threads, int block_size, std::optional<std::map<std::string, std::string>> settings,
+                         bool copy) {
+  return {std::move(backend), std::move(accuracy), width, threads, block_size, settings.value_or(std::map<std::string, std::string>{}),
+          copy};
+}
+
+constexpr const char* kCallArgumentsDoc = R"(
+    backend: a backend name (``xreduce.backends()``) or ``"auto"``; None: ``xreduce.config.backend``
+        (validate takes ``backends``, a list of names; None: every backend that can take x).
+    accuracy: ``"exact"``: a float sum is the exact sum rounded once (the same bits on every
+        backend); ``"standard"``: within the documented tolerance, fast; None: the config's.
+    width: records of this many values reduced column by column (a C-contiguous (n, width)
+        array); the result is then a list of ``width`` values.
+    threads: CPU threads for the parallel backends; 0: all.
+    block_size: GPU threads per block (128, 256, 512, 1024); 0: the backend's default.
+    settings: the running backend's own settings for this call (``Backend.settings``).
+    copy: reduce a C-order copy of a non-contiguous array (made once) instead of refusing it.
+
+    x is read in place: any object with ``__dlpack__`` (PyTorch, CuPy, JAX, numpy) or the buffer
+    protocol, in host memory or in CUDA device memory on its own device. The GIL is released
+    while it is reduced.)";
+
+std::string doc(const char* head) { return std::string(head) + "\n" + kCallArgumentsDoc; }
+
+}  // namespace
+}  // namespace xreduce::python
+
+NB_MODULE(_core, m) {
+  using namespace xreduce;
+  using namespace xreduce::python;
+  m.doc() = "xreduce: reductions of large arrays on the best engine (CPU loop, oneTBB, OpenMP, CUDA).";
+  m.attr("__version__") = XREDUCE_VERSION_STRING;
+
+  error_type = nb::steal(PyErr_NewExceptionWithDoc(
+      "xreduce.Error",
+      "A failure the library reports. ``code`` names its kind: invalid_argument, empty_input, unsupported, "
+      "unavailable, unknown_backend, config, plugin, io, out_of_memory or internal.",
+      PyExc_RuntimeError, nullptr));
+  m.attr("Error") = error_type;
+  nb::register_exception_translator(translate_errors);
+
+  nb::class_<PyResult>(m, "Result", "The outcome of one reduction.")
+      .def_prop_ro("value", [](const PyResult& r) { return r.value; }, nb::sig("def value(self) -> float | int | list[float | int]"),
+                   "The result: a float or an int (a list of them for width > 1).")
+      .def_ro("index", &PyResult::index, "argmin and argmax: the lowest index of the extreme; else None.")
+      .def_ro("backend", &PyResult::backend, "The backend that ran (never \"auto\").")
+      .def_ro("seconds", &PyResult::seconds, "Wall time of the reduction alone, in seconds.")
+      .def("__repr__", &result_repr);
+
+  const auto reduce_fn = [](nb::handle x, const std::string& op, std::optional<std::string> backend,
+                            std::optional<std::string> accuracy, std::size_t width, int threads, int block_size,
+                            std::optional<std::map<std::string, std::string>> settings, bool copy) {
+    return run(x, op, call_options(backend, accuracy, width, threads, block_size, settings, copy));
+  };
+  std::apply([&](auto... args) {
+    m.def("reduce", reduce_fn, nb::arg("x").none(), "op"_a, nb::kw_only(), "backend"_a = nb::none(), args...,
+          doc("Reduces x with op (\"sum\", \"prod\", \"min\", \"max\", \"argmin\", \"argmax\") and returns a Result.\n"
+              "Raises xreduce.Error (with .code), TypeError or ValueError.").c_str());
+  }, how_arguments());
+
+  // One function per operation: the value (the index for argmin and argmax).
+  for (Op op : all_ops) {
+    const std::string name(to_string(op));
+    const auto fn = [op](nb::handle x, std::optional<std::string> backend, std::optional<std::string> accuracy,
+                         std::size_t width, int threads, int block_size,
+                         std::optional<std::map<std::string, std::string>> settings, bool copy) -> nb::object {
+      PyResult r = run(x, std::string(to_string(op)), call_options(backend, accuracy, width, threads, block_size, settings, copy));
+      return returns_index(op) ? nb::cast(*r.index) : r.value;
+    };
+    static constexpr const char* what[] = {"sum", "product", "minimum", "maximum", "minimum", "maximum"};
+    const std::string head = returns_index(op) ? "The index of the first " + std::string(what[static_cast<int>(op)]) +
+                                                     " of x (of the first NaN, if any)."
+                                               : "The " + std::string(what[static_cast<int>(op)]) +
+                                                     " of x: a float or an int (a list for width > 1).";
+    // The signature spelt out for the stubs, whose return type nanobind cannot infer from nb::object.
+    const std::string signature =
+        "def " + name + "(x: object, *, backend: str | None = None, accuracy: str | None = None, width: int = 1, "
+        "threads: int = 0, block_size: int = 0, settings: collections.abc.Mapping[str, str] | None = None, "
+        "copy: bool = False) -> " + (returns_index(op) ? "int" : "float | int | list[float | int]");
+    std::apply([&](auto... args) {
+      m.def(name.c_str(), fn, nb::arg("x").none(), nb::kw_only(), "backend"_a = nb::none(), args...,
+            nb::sig(signature.c_str()), doc(head.c_str()).c_str());
+    }, how_arguments());
+  }
+
+  nb::class_<PyRow>(m, "ValidationRow", "One backend's outcome in xreduce.validate.")
+      .def_ro("backend", &PyRow::backend)
+      .def_ro("ran", &PyRow::ran, "False: failure says why (unsupported, unavailable, an error).")
+      .def_ro("promises", &PyRow::promises, "Whether the backend promises the semantics for this combination.")
+      .def_ro("value", &PyRow::value, "Its result (None if it did not run).")
+      .def_ro("index", &PyRow::index)
+      .def_ro("agrees", &PyRow::agrees, "Within the tolerance of the exact reference (bit for bit with accuracy=\"exact\").")
+      .def_ro("error", &PyRow::error, "|value - reference|.")
+      .def_ro("seconds", &PyRow::seconds)
+      .def_ro("failure", &PyRow::failure, "Why it did not run.")
+      .def_ro("code", &PyRow::code, "The error code of the failure (xreduce.Error.code).")
+      .def("__repr__", [](const PyRow& r) {
+        return "ValidationRow(backend='" + r.backend + "', " +
+               (r.ran ? "value=" + nb::cast<std::string>(nb::repr(r.value)) + ", agrees=" + (r.agrees ? "True" : "False")
+                      : "failure=" + nb::cast<std::string>(nb::repr(nb::cast(*r.failure)))) + ")";
+      });
+  nb::class_<PyReport>(m, "ValidationReport", "Every backend's result against the exact reference.")
+      .def_ro("reference", &PyReport::reference, "The exact reference value (a list for width > 1).")
+      .def_ro("reference_index", &PyReport::reference_index, "argmin and argmax: the reference index.")
+      .def_ro("rows", &PyReport::rows)
+      .def_ro("ok", &PyReport::ok,
+              "True unless a backend that promises exactness disagreed, or failed for a reason other than being "
+              "unavailable here.")
+      .def("__bool__", [](const PyReport& r) { return r.ok; })
+      .def("__str__", &report_text)
+      .def("__repr__", [](const PyReport& r) {
+        return "ValidationReport(ok=" + std::string(r.ok ? "True" : "False") + ", rows=" + std::to_string(r.rows.size()) + ")";
+      });
+  std::apply([&](auto... args) {
+    m.def("validate",
+          [](nb::handle x, const std::string& op, std::optional<std::vector<std::string>> backends,
+             std::optional<std::string> accuracy, std::size_t width, int threads, int block_size,
+             std::optional<std::map<std::string, std::string>> settings, bool copy) {
+            return validate_array(x, op, std::move(backends),
+                                  call_options(std::nullopt, accuracy, width, threads, block_size, settings, copy));
+          },
+          nb::arg("x").none(), "op"_a, "backends"_a = nb::none(), nb::kw_only(), args...,
+          doc("Runs x through every backend that can take it (or those named in backends) and checks each\n"
+              "against the exact reference of host data. Returns a ValidationReport (true if ok).").c_str());
+  }, how_arguments());
+
+  nb::class_<PyBackend>(m, "Backend", "A registered backend.")
+      .def_ro("name", &PyBackend::name)
+      .def_ro("engine", &PyBackend::engine, "cpu-serial, cpu-parallel, gpu or cpu+gpu.")
+      .def_ro("priority", &PyBackend::priority, "Higher is preferred by \"auto\" among equals.")
+      .def_ro("origin", &PyBackend::origin, "\"built-in\" or the plugin's path.")
+      .def_ro("available", &PyBackend::available, "Whether it can run here.")
+      .def_ro("reason", &PyBackend::reason, "Why not, when it cannot.")
+      .def_ro("host_memory", &PyBackend::host_memory)
+      .def_ro("device_memory", &PyBackend::device_memory)
+      .def_ro("records", &PyBackend::records, "Whether it reduces records (width > 1).")
+      .def_ro("exact_sums", &PyBackend::exact_sums, "Whether it does accuracy=\"exact\".")
+      .def_ro("settings", &PyBackend::settings, "Its own settings: key -> default.")
+      .def_ro("support", &PyBackend::support,
+              "What it reduces: dtype (\"float32\", ...) -> op -> \"exact\" (to the semantics table) or "
+              "\"inexact\" (runs, promises no accuracy); others are refused with code 'unsupported'.")
+      .def("__repr__", [](const PyBackend& b) {
+        return "Backend('" + b.name + "', engine='" + b.engine + "', available=" + (b.available ? "True" : "False") + ")";
+      });
+  m.def("backends", &list_backends, "Every registered backend, highest priority first.");
+
+  bind_config(m);
+}

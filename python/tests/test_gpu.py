@@ -1,0 +1,104 @@
+"""Device arrays (PyTorch, CuPy) read in place on their GPU. Skipped where no GPU backend runs."""
+
+import math
+
+import numpy
+import pytest
+import xreduce
+from reference import exact_sum, reference
+
+GPU = [b.name for b in xreduce.backends() if b.available and b.device_memory]
+pytestmark = pytest.mark.skipif(not GPU, reason="no GPU backend can run here")
+
+torch = pytest.importorskip("torch") if GPU else None
+if GPU and not torch.cuda.is_available():
+    pytest.skip("PyTorch sees no GPU", allow_module_level=True)
+
+TORCH_DTYPES = ["float32", "float64", "int32", "int64"]
+OPS = ["sum", "prod", "min", "max", "argmin", "argmax"]
+# Backends that promise the semantics table for every op on device data.
+ARG_BACKENDS = [b for b in ("cuda.shuffle", "cuda.single_pass", "cub") if b in GPU]
+
+
+def device_draw(rng, dtype, n, op):
+    if dtype.startswith("float"):
+        host = (1 + (rng.random(n) - 0.5) / 64) if op == "prod" else (rng.random(n) - 0.5) * 2.0 ** rng.integers(-20, 20, n)
+        host = host.astype(dtype)
+    else:
+        info = numpy.iinfo(dtype)
+        host = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+    return host, torch.from_numpy(host).cuda()
+
+
+def check(host, op, r):
+    want, want_index = reference(host, op)
+    if op in ("argmin", "argmax"):
+        assert r.index == want_index
+    elif host.dtype.kind != "f" or op in ("min", "max"):
+        assert r.value == want
+    elif op == "sum":
+        assert abs(r.value - want) <= 64 * numpy.finfo(host.dtype).eps * float(numpy.abs(host.astype(float)).sum())
+    else:
+        assert abs(r.value - want) <= (host.size + 64) * numpy.finfo(host.dtype).eps * abs(want)
+
+
+@pytest.mark.parametrize("backend", ["auto", *ARG_BACKENDS])
+@pytest.mark.parametrize("dtype", TORCH_DTYPES)
+@pytest.mark.parametrize("op", OPS)
+def test_torch_device_tensors(rng, backend, dtype, op):
+    for n in (1, 1000, int(rng.integers(1, 1 << 22))):
+        host, x = device_draw(rng, dtype, n if op != "prod" else min(n, 300), op)
+        r = xreduce.reduce(x, op, backend=backend)
+        assert r.backend in GPU  # device data stays on the GPU
+        check(host, op, r)
+
+
+@pytest.mark.parametrize("backend", [b for b in GPU if next(x for x in xreduce.backends() if x.name == b).exact_sums])
+def test_exact_device_sums_are_bit_exact(rng, backend):
+    for dtype in ("float32", "float64"):
+        host = ((rng.random(1 << 20) - 0.5) * 2.0 ** rng.integers(-60, 60, 1 << 20)).astype(dtype)
+        got = xreduce.sum(torch.from_numpy(host).cuda(), backend=backend, accuracy="exact")
+        assert got == exact_sum(host)
+
+
+def test_work_on_another_stream_is_waited_for():
+    # Written on a side stream and reduced at once: the export orders the reduction after it.
+    side = torch.cuda.Stream()
+    for _ in range(20):
+        with torch.cuda.stream(side):
+            x = torch.empty(1 << 24, device="cuda")
+            x.fill_(0.5)
+            x.mul_(4.0)
+            assert xreduce.sum(x) == 2.0 * (1 << 24)
+        side.synchronize()
+
+
+def test_device_views_and_copies(rng):
+    host = rng.random((512, 300))
+    x = torch.from_numpy(host).cuda()
+    view = x[100:400]  # contiguous, not at the start of the allocation
+    assert xreduce.sum(view, accuracy="exact") == exact_sum(host[100:400])
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        xreduce.sum(x.T)
+    assert xreduce.sum(x.T, copy=True, accuracy="exact") == exact_sum(numpy.ascontiguousarray(host.T))
+    with pytest.raises(ValueError, match="host copy"):
+        xreduce.validate(x, "sum")
+    with pytest.raises(TypeError, match="element type float16"):
+        xreduce.sum(x.half())
+
+
+def test_cupy_arrays_every_dtype(rng):
+    cupy = pytest.importorskip("cupy")
+    for dtype in ("float32", "float64", "int32", "int64", "uint32", "uint64"):
+        for op in OPS:
+            host, _ = device_draw(rng, dtype, 100_003 if op != "prod" else 200, op)
+            r = xreduce.reduce(cupy.asarray(host), op)
+            assert r.backend in GPU
+            check(host, op, r)
+
+
+def test_pinned_host_tensors_are_host_data(rng):
+    host = rng.random(1 << 20).astype(numpy.float32)
+    pinned = torch.from_numpy(host).pin_memory()
+    assert xreduce.sum(pinned, accuracy="exact") == exact_sum(host)
+    assert not math.isnan(xreduce.sum(pinned, backend="cuda.shuffle"))
