@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# On a GPU machine (the device tool's): installs the wheel carried in .whl/ (built here with
+# `pip wheel . -w .whl`, for that machine's Python) into /tmp/site, then runs the Python tests, GPU
+# cases included, and the Python benchmark. The shared libraries the wheel needs and the machine
+# may lack (oneTBB, toml++) come from .device-build/lib (scripts/device-bundle.sh). Logs and
+# results go to $OUT (default: bench-out/).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-bench-out}
+mkdir -p "$out"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/xreduce-*.whl || exit 1
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
+export LD_LIBRARY_PATH=$PWD/.device-build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+nvidia-smi -L
+python3 -c "import xreduce; print(xreduce.__file__); print([b.name for b in xreduce.backends() if b.available])"
+status=0
+(cd python/tests && python3 -m pytest -q -rs -p no:cacheprovider) 2>&1 | tee "$out/pytest.log" || status=1
+python3 bench/python/bench_python.py "$out/python" --commit "${XREDUCE_COMMIT:-unknown}" 2>&1 | tee "$out/bench.log" || status=1
+exit $status
