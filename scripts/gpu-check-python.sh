@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a GPU machine (the device tool's): installs the wheel carried in .whl/ (built here with
 # `pip wheel . -w .whl`, for that machine's Python) into /tmp/site, then runs the Python tests, GPU
-# cases included, and the Python benchmark. The shared libraries the wheel needs and the machine
+# cases included, and the Python benchmark (and, if the bundle has xreduce_bench, the CPU suite at
+# 2^30 for the host's read probe). The shared libraries the wheel needs and the machine
 # may lack (oneTBB, toml++) come from .device-build/lib (scripts/device-bundle.sh). Logs and
 # results go to $OUT (default: bench-out/).
 set -uo pipefail
@@ -16,4 +17,8 @@ python3 -c "import xreduce; print(xreduce.__file__); print([b.name for b in xred
 status=0
 (cd python/tests && python3 -m pytest -q -rs -p no:cacheprovider) 2>&1 | tee "$out/pytest.log" || status=1
 python3 bench/python/bench_python.py "$out/python" --commit "${XREDUCE_COMMIT:-unknown}" 2>&1 | tee "$out/bench.log" || status=1
+# The host's ceiling at the largest size, in the same session: the read probe and the CPU backends.
+if [ -x .device-build/bin/xreduce_bench ]; then
+  .device-build/bin/xreduce_bench cpu --min-log2 30 --max-log2 30 --out "$out/cpu-2^30" 2>&1 | tail -20 | tee -a "$out/bench.log"
+fi
 exit $status

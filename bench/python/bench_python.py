@@ -9,9 +9,9 @@ calls), the way the library's own timing helper measures. f32 sums throughout:
 
 - call overhead: 1,000 host elements, xreduce.sum against numpy.sum;
 - host arrays 2^20 .. 2^30: numpy.sum, torch.sum on the CPU (all threads), xreduce.sum;
-- device arrays 2^20 .. 2^28 (PyTorch tensors, and CuPy arrays): torch.sum and cupy.sum (their
-  calls queue without waiting; the batch ends with one synchronisation), xreduce.sum (which
-  returns the value, so waits each time).
+- device arrays 2^20 .. 2^28 (PyTorch tensors, and CuPy arrays): torch.sum and cupy.sum queued
+  (calls that return without waiting; the batch ends with one synchronisation) and with .item()
+  (each value read on the host), and xreduce.sum (which returns the value, so waits each time).
 
 "xreduce (C++)" is Result.seconds of the same calls: the library's reduce() alone, timed inside the
 extension, so that the binding's own cost is the difference.
@@ -79,17 +79,26 @@ def machine():
     return out
 
 
-def row(rows, case, n, contender, seconds):
+def row(rows, case, n, contender, seconds, backend=None):
     rows.append({"case": case, "log2n": n.bit_length() - 1, "n": n, "contender": contender, "seconds": seconds,
-                 "gbps": 4 * n / seconds / 1e9})
+                 "gbps": 4 * n / seconds / 1e9, **({"backend": backend} if backend else {})})
+
+
+def xreduce_rows(rows, case, n, x, sync=lambda: None, label="xreduce.sum"):
+    """xreduce.reduce through Python, and the library's own time inside the same calls."""
+    ran = xreduce.reduce(x, "sum").backend
+    python, native = measure(lambda: xreduce.reduce(x, "sum"), sync, seconds_of=lambda r: r.seconds)
+    row(rows, case, n, label, python, ran)
+    if label == "xreduce.sum":
+        row(rows, case, n, "xreduce (C++)", native, ran)
 
 
 def host_rows(rows, max_log2n):
     rng = numpy.random.default_rng(1)
     x = rng.random(1000, dtype=numpy.float32)
     row(rows, "overhead", 1000, "numpy.sum", measure(lambda: numpy.sum(x))[0])
-    python, native = measure(lambda: xreduce.reduce(x, "sum"), seconds_of=lambda r: r.seconds)
-    row(rows, "overhead", 1000, "xreduce.sum", measure(lambda: xreduce.sum(x))[0])
+    _, native = measure(lambda: xreduce.reduce(x, "sum"), seconds_of=lambda r: r.seconds)
+    row(rows, "overhead", 1000, "xreduce.sum", measure(lambda: xreduce.sum(x))[0], xreduce.reduce(x, "sum").backend)
     row(rows, "overhead", 1000, "xreduce (C++)", native)
     for log2n in range(20, max_log2n + 1, 2 if max_log2n - 20 > 6 else 1):
         n = 1 << log2n
@@ -98,9 +107,7 @@ def host_rows(rows, max_log2n):
         if torch is not None:
             t = torch.from_numpy(x)
             row(rows, "host", n, "torch.sum (CPU)", measure(lambda: torch.sum(t))[0])
-        python, native = measure(lambda: xreduce.reduce(x, "sum"), seconds_of=lambda r: r.seconds)
-        row(rows, "host", n, "xreduce.sum", python)
-        row(rows, "host", n, "xreduce (C++)", native)
+        xreduce_rows(rows, "host", n, x)
         del x
 
 
@@ -113,14 +120,16 @@ def device_rows(rows, max_log2n):
         n = 1 << log2n
         t = torch.rand(n, device="cuda", dtype=torch.float32)
         sync()
-        row(rows, "device", n, "torch.sum (GPU)", measure(lambda: torch.sum(t), sync)[0])
-        python, native = measure(lambda: xreduce.reduce(t, "sum"), sync, seconds_of=lambda r: r.seconds)
-        row(rows, "device", n, "xreduce.sum", python)
-        row(rows, "device", n, "xreduce (C++)", native)
+        # Queued: the sums wait in the stream and are never read. .item(): each value read on the
+        # host, the contract of xreduce.sum.
+        row(rows, "device", n, "torch.sum (GPU), queued", measure(lambda: torch.sum(t), sync)[0])
+        row(rows, "device", n, "torch.sum(t).item()", measure(lambda: torch.sum(t).item())[0])
+        xreduce_rows(rows, "device", n, t, sync)
         if cupy is not None:
             c = cupy.from_dlpack(t)
-            row(rows, "device", n, "cupy.sum", measure(lambda: cupy.sum(c), cupy.cuda.Device().synchronize)[0])
-            row(rows, "device", n, "xreduce.sum (CuPy array)", measure(lambda: xreduce.sum(c))[0])
+            row(rows, "device", n, "cupy.sum, queued", measure(lambda: cupy.sum(c), cupy.cuda.Device().synchronize)[0])
+            row(rows, "device", n, "cupy.sum(c).item()", measure(lambda: cupy.sum(c).item())[0])
+            xreduce_rows(rows, "device", n, c, label="xreduce.sum (CuPy array)")
         del t
 
 
@@ -147,6 +156,9 @@ def markdown(data):
             if mine and "xreduce (C++)" in at:
                 others.append(f"binding {(mine / at['xreduce (C++)'] - 1) * 100:+.1f}%")
             label = f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
+            ran = sorted({r["backend"] for r in chosen if r["n"] == n and "backend" in r})
+            if ran:
+                others.append("ran " + ", ".join(ran))
             lines.append(f"| {label} | " + " | ".join(cells) + " | " + "; ".join(others) + " |")
         lines.append("")
     m = data["machine"]

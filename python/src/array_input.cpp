@@ -57,20 +57,44 @@ bool c_contiguous(const nb::ndarray<nb::ro>& a) {
   return true;
 }
 
-// Whether the object reports CUDA memory through __dlpack_device__ (without exporting it).
-bool on_cuda(nb::handle object) {
-  if (!nb::hasattr(object, "__dlpack_device__")) return false;
+// The object's DLPack device (type, id), or CPU for an object without __dlpack_device__.
+std::pair<int, int> dlpack_device(nb::handle object) {
+  if (!nb::hasattr(object, "__dlpack_device__")) return {kDLCPU, 0};
   nb::object where = object.attr("__dlpack_device__")();
-  const int type = nb::cast<int>(where[0]);
-  return type == kDLCUDA || type == kDLCUDAManaged;
+  return {nb::cast<int>(where[0]), nb::cast<int>(where[1])};
+}
+
+// Whether `object` is a PyTorch tensor whose library's current stream on `device` is the legacy
+// default stream (torch's default). Asked only of a torch already imported, through the call
+// Triton launches its kernels with; false whenever it cannot tell.
+bool torch_on_legacy_stream(nb::handle object, int device) {
+  // torch.Tensor and torch._C._cuda_getCurrentRawStream, kept for good: an object destroyed at
+  // exit, after the interpreter, would crash it.
+  static PyObject *tensor_type = nullptr, *current_stream = nullptr;
+  if (!tensor_type) {
+    PyObject* torch = PyImport_GetModule(nb::str("torch").ptr());  // already imported, or null
+    if (!torch) {
+      PyErr_Clear();
+      return false;
+    }
+    nb::object module = nb::steal(torch);
+    if (!nb::hasattr(module, "_C") || !nb::hasattr(module.attr("_C"), "_cuda_getCurrentRawStream")) return false;
+    current_stream = nb::object(module.attr("_C").attr("_cuda_getCurrentRawStream")).release().ptr();
+    tensor_type = nb::object(module.attr("Tensor")).release().ptr();
+  }
+  if (!PyObject_TypeCheck(object.ptr(), reinterpret_cast<PyTypeObject*>(tensor_type))) return false;
+  return nb::cast<std::uintptr_t>(nb::handle(current_stream)(device)) == 0;
 }
 
 // The exported array. CUDA memory is exported for the legacy default stream (stream=1): the
 // producer makes that stream wait for the work that writes the array, and the CUDA module's
 // blocking streams wait for that stream, so a reduction never reads an array still being written.
+// A PyTorch tensor whose current stream is that stream already needs no wait, and is exported
+// without one: torch's ordering of stream=1 costs about 8 us a call.
 nb::ndarray<nb::ro> export_array(nb::handle object) {
   nb::ndarray<nb::ro> array;
-  if (on_cuda(object)) {
+  const auto [type, device] = dlpack_device(object);
+  if ((type == kDLCUDA || type == kDLCUDAManaged) && !torch_on_legacy_stream(object, device)) {
     nb::object capsule;
     try {
       capsule = object.attr("__dlpack__")(nb::arg("stream") = 1);

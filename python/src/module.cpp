@@ -223,15 +223,15 @@ std::vector<PyBackend> list_backends() {
 
 // --- errors ------------------------------------------------------------------------------------
 
-nb::object error_type;  // xreduce.Error
+PyObject* error_type = nullptr;  // xreduce.Error; never released (an object destroyed after the interpreter would crash it)
 
 void translate_errors(const std::exception_ptr& p, void*) {
   try {
     std::rethrow_exception(p);
   } catch (const Error& e) {
-    nb::object exception = error_type(e.what());
+    nb::object exception = nb::handle(error_type)(e.what());
     exception.attr("code") = std::string(to_string(e.code()));
-    PyErr_SetObject(error_type.ptr(), exception.ptr());
+    PyErr_SetObject(error_type, exception.ptr());
   }
 }
 
@@ -275,12 +275,13 @@ NB_MODULE(_core, m) {
   m.doc() = "xreduce: reductions of large arrays on the best engine (CPU loop, oneTBB, OpenMP, CUDA).";
   m.attr("__version__") = XREDUCE_VERSION_STRING;
 
-  error_type = nb::steal(PyErr_NewExceptionWithDoc(
+  error_type = PyErr_NewExceptionWithDoc(
       "xreduce.Error",
       "A failure the library reports. ``code`` names its kind: invalid_argument, empty_input, unsupported, "
       "unavailable, unknown_backend, config, plugin, io, out_of_memory or internal.",
-      PyExc_RuntimeError, nullptr));
-  m.attr("Error") = error_type;
+      PyExc_RuntimeError, nullptr);
+  if (!error_type) throw nb::python_error();
+  m.attr("Error") = nb::handle(error_type);
   nb::register_exception_translator(translate_errors);
 
   nb::class_<PyResult>(m, "Result", "The outcome of one reduction.")

@@ -73,6 +73,15 @@ def test_work_on_another_stream_is_waited_for():
         side.synchronize()
 
 
+def test_work_queued_on_the_default_stream_is_waited_for():
+    # Still being written when the call comes: the module's streams wait for torch's default one.
+    for _ in range(5):
+        x = torch.ones(1 << 26, device="cuda")
+        for _ in range(30):
+            x.mul_(2.0)
+        assert xreduce.sum(x) == float(2**30 * (1 << 26))
+
+
 def test_device_views_and_copies(rng):
     host = rng.random((512, 300))
     x = torch.from_numpy(host).cuda()
