@@ -13,11 +13,12 @@
 namespace xreduce::python {
 
 //! A request over a Python array, and what keeps its memory alive and unmoved while it runs: the
-//! array's own export (DLPack capsule or buffer), or the one copy made for a non-contiguous
+//! array's own export (DLPack capsule or buffer) or the array itself, or the one copy made for a non-contiguous
 //! array when the caller allowed it.
 struct ArrayInput {
   Request request;
   nanobind::ndarray<nanobind::ro> array;
+  nanobind::object owner;                //!< a PyTorch tensor read through its own accessors
   nanobind::object contiguous;           //!< the device copy of a non-contiguous device array
   std::unique_ptr<std::byte[]> gathered;  //!< the host copy of a non-contiguous host array
   bool device = false;                   //!< CUDA device (or managed) memory
