@@ -219,7 +219,7 @@ std::size_t parse_count(const std::string& text, const std::string& option) {
   return static_cast<std::size_t>(std::stoull(text));
 }
 
-Array generate(DType dtype, std::size_t n, std::uint64_t seed) {
+Array generate(DType dtype, std::size_t n, std::uint64_t seed, std::size_t first) {
   // n * size: a count near 2^62 would wrap the byte count to a small buffer.
   if (n > (std::numeric_limits<std::size_t>::max() - 16) / size_of(dtype))
     throw Error(ErrorCode::invalid_argument, std::to_string(n) + " elements of " + std::string(to_string(dtype)) +
@@ -234,7 +234,7 @@ Array generate(DType dtype, std::size_t n, std::uint64_t seed) {
     using T = decltype(tag);
     T* out = reinterpret_cast<T*>(buffer.get());
     for (std::size_t i = 0; i < n; ++i) {
-      std::uint64_t bits = splitmix64(key ^ (i * 0xd1342543de82ef95ULL));
+      std::uint64_t bits = splitmix64(key ^ ((first + i) * 0xd1342543de82ef95ULL));
       if constexpr (std::is_same_v<T, float>) out[i] = static_cast<float>(bits >> 40) * 0x1p-24f;
       else if constexpr (std::is_same_v<T, double>) out[i] = static_cast<double>(bits >> 11) * 0x1p-53;
       else if constexpr (std::is_signed_v<T>) out[i] = static_cast<T>(static_cast<std::int64_t>(bits >> 43) - (1 << 20));

@@ -34,9 +34,10 @@ Array read_input(const std::filesystem::path& file, std::optional<DType> dtype);
 std::size_t parse_count(const std::string& text, const std::string& option);
 
 //! n pseudo-random elements, the same for the same seed on every machine: floats uniform in
-//! [0, 1), signed integers in [-2^20, 2^20), unsigned ones in [0, 2^20). Throws
-//! Error(invalid_argument) for a count the address space cannot hold, Error(out_of_memory) when
-//! the memory cannot be had.
-Array generate(DType dtype, std::size_t n, std::uint64_t seed);
+//! [0, 1), signed integers in [-2^20, 2^20), unsigned ones in [0, 2^20). Element i is a function
+//! of (seed, first + i) alone, so that a slice starting at `first` is the same slice of the whole.
+//! Throws Error(invalid_argument) for a count the address space cannot hold, Error(out_of_memory)
+//! when the memory cannot be had.
+Array generate(DType dtype, std::size_t n, std::uint64_t seed, std::size_t first = 0);
 
 }  // namespace xreduce::cli

@@ -16,6 +16,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "args.hpp"
+#include "distributed.hpp"
 #include "input.hpp"
 #include "output.hpp"
 #include "xreduce/xreduce.hpp"
@@ -29,53 +31,6 @@ using nlohmann::json;
 using namespace xreduce::cli;  // the output helpers (output.hpp)
 
 namespace {
-
-constexpr int kExitOk = 0, kExitDisagree = 1, kExitUsage = 2;
-
-struct DataArgs {
-  std::string input;
-  std::string dtype;
-  std::string n;  // decimal text: CLI11 would read 010 as octal and -1 as a huge count
-  std::uint64_t seed = 1;
-  std::size_t width = 1;
-};
-
-void add_data_options(CLI::App* cmd, DataArgs& d) {
-  auto* input = cmd->add_option("--input", d.input, "Read the array from a .npy file (1-D, little-endian), or a raw file with --dtype")
-                    ->check(CLI::ExistingFile);
-  cmd->add_option("--dtype", d.dtype, "Element type: f32 f64 i32 i64 u32 u64 (of --input raw files, or of generated data)")
-      ->check(CLI::IsMember({"f32", "f64", "i32", "i64", "u32", "u64"}));
-  auto* n = cmd->add_option("--n", d.n, "Generate this many random elements (floats in [0,1), integers in [-2^20,2^20))");
-  cmd->add_option("--seed", d.seed, "Seed of the generated data")->capture_default_str();
-  cmd->add_option("--width", d.width,
-                  "Read the array as records of K values each and reduce column by column to K results "
-                  "(sum, prod, min, max); the element count must be a multiple of K")
-      ->capture_default_str()
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 32));
-  input->excludes(n);
-}
-
-//! The request for the loaded array: records of d.width values when --width is given.
-xr::Request request_for(const xr::cli::Array& a, const DataArgs& d, xr::Op op, xr::Memory memory) {
-  if (d.width > 1 && returns_index(op))
-    throw CLI::ValidationError("--width: " + std::string(to_string(op)) + " has no column-by-column form; use sum, prod, min or max");
-  if (a.count % d.width != 0)
-    throw CLI::ValidationError("--width " + std::to_string(d.width) + ": " + std::to_string(a.count) +
-                               " elements are not a whole number of records");
-  return xr::Request{a.data, a.count / d.width, a.dtype, op, memory, d.width};
-}
-
-xr::cli::Array load(const DataArgs& d) {
-  std::optional<xr::DType> dtype = d.dtype.empty() ? std::nullopt : xr::parse_dtype(d.dtype);
-  if (!d.input.empty()) {
-    xr::cli::Array a = xr::cli::read_input(d.input, dtype);
-    if (dtype && a.dtype != *dtype)
-      throw CLI::ValidationError("--dtype " + d.dtype + " conflicts with " + a.description + ": leave --dtype out for .npy files");
-    return a;
-  }
-  if (!dtype || d.n.empty()) throw CLI::ValidationError("give --input FILE, or --dtype T with --n N");
-  return xr::cli::generate(*dtype, xr::cli::parse_count(d.n, "--n"), d.seed);
-}
 
 using xr::detail::timing::median;
 
@@ -174,44 +129,8 @@ int list(xr::Context& ctx, bool as_json) {
 
 // --- xreduce run ---------------------------------------------------------------------------
 
-//! --set KEY=VALUE options as the call's settings.
-xr::Settings settings_of(const std::vector<std::string>& pairs) {
-  xr::Settings s;
-  for (const std::string& p : pairs) {
-    const std::size_t eq = p.find('=');
-    if (eq == std::string::npos || eq == 0) throw xr::Error(xr::ErrorCode::invalid_argument, "--set " + p + ": expected KEY=VALUE");
-    s.set(p.substr(0, eq), p.substr(eq + 1), "--set");
-  }
-  return s;
-}
-
-struct RunArgs {
-  std::string backend;  // empty: XREDUCE_BACKEND, then the config file, then auto
-  std::vector<std::string> settings;  // --set KEY=VALUE
-  std::string op;
-  int block_size = 0, threads = 0, repeat = 1;
-  std::string accuracy;  // empty: the config's
-  bool json = false;
-};
-
-//! The options of how a reduction runs, shared by run and validate.
-void add_how_options(CLI::App* cmd, int& block_size, int& threads, std::string& accuracy) {
-  cmd->add_option("--block-size", block_size, "GPU threads per block: 128, 256, 512, 1024 (0: default)")
-      ->check(CLI::IsMember({0, 128, 256, 512, 1024}));
-  cmd->add_option("--threads", threads, "CPU threads for parallel backends (0: all)")->check(CLI::Range(0, xr::Config::kMaxThreads));
-  cmd->add_option("--accuracy", accuracy,
-                  "Rounding of f32/f64 sums: standard (within 64 eps of the sum of |x|, fastest) or exact (the exact "
-                  "sum rounded once: the same bits on every backend); default: the config's accuracy, else standard")
-      ->check(CLI::IsMember({"standard", "exact"}));
-}
-
-//! --accuracy, or unset (the config's `accuracy`).
-std::optional<xr::Accuracy> accuracy_of(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  return xr::parse_accuracy(text);
-}
-
 int run(xr::Context& ctx, const RunArgs& args, const DataArgs& d) {
+  if (d.distributed) return run_distributed(ctx, args, d);
   xr::cli::Array a = load(d);
   const xr::Op op = *xr::parse_op(args.op);
   const xr::Request q = request_for(a, d, op, xr::Memory::automatic);
@@ -248,79 +167,14 @@ int run(xr::Context& ctx, const RunArgs& args, const DataArgs& d) {
 
 // --- xreduce validate ----------------------------------------------------------------------
 
-struct ValidateArgs {
-  std::string op;
-  std::vector<std::string> backends;
-  int block_size = 0, threads = 0;
-  std::string accuracy;  // empty: the config's
-  bool json = false;
-};
-
 int validate(xr::Context& ctx, const ValidateArgs& args, const DataArgs& d) {
+  if (d.distributed) return validate_distributed(ctx, args, d);
   xr::cli::Array a = load(d);
   const xr::Request q = request_for(a, d, *xr::parse_op(args.op), xr::Memory::host);
   xr::Options o{.backend = {}, .block_size = args.block_size, .threads = args.threads,
                 .accuracy = accuracy_of(args.accuracy)};
   const xr::Accuracy accuracy = o.accuracy.value_or(ctx.config().accuracy);
-  xr::ValidationReport report = xr::validate(ctx, q, o, args.backends);
-  const double tol = xr::tolerance(q, report.reference, accuracy);
-  if (args.json) {
-    json rows = json::array();
-    for (const auto& row : report.rows) {
-      json j{{"backend", row.backend}, {"exact", row.exact}, {"agrees", row.agrees}};
-      if (row.ran) {
-        j["value"] = value_json(*row.result);
-        if (row.result->index) j["index"] = *row.result->index;
-        j["deviation"] = std::isfinite(row.error) ? json(row.error) : json("inf");
-        j["seconds"] = row.seconds;
-      } else {
-        j["value"] = nullptr;
-        j["error"] = row.failure;
-      }
-      rows.push_back(j);
-    }
-    json reference = value_json(report.reference.value);
-    if (!report.reference.columns.empty()) {
-      reference = json::array();
-      for (const auto& c : report.reference.columns) reference.push_back(value_json(c.value));
-    }
-    json out{{"op", args.op}, {"dtype", to_string(a.dtype)}, {"n", a.count}, {"width", d.width},
-             {"accuracy", to_string(accuracy)}, {"tolerance", tol},
-             {"reference", reference}, {"results", rows}, {"ok", report.ok()}};
-    if (report.reference.index) out["reference_index"] = *report.reference.index;
-    std::cout << out.dump(2) << "\n";
-    return report.ok() ? kExitOk : kExitDisagree;
-  }
-  std::printf("data       %s, n = %zu\n", a.description.c_str(), a.count);
-  std::string reference = report.reference.value.to_string();
-  if (!report.reference.columns.empty()) {
-    xr::Result columns;
-    for (const auto& c : report.reference.columns) columns.values.push_back(c.value);
-    reference = value_text(columns);
-  }
-  std::printf("reference  %s of %s = %s", args.op.c_str(), std::string(to_string(a.dtype)).c_str(), reference.c_str());
-  if (report.reference.index) std::printf(" at index %llu", static_cast<unsigned long long>(*report.reference.index));
-  if (xr::exact_sum(a.dtype, q.op, accuracy)) std::printf("   (accuracy exact: the same bits, or disagree)\n\n");
-  else std::printf("   (tolerance %.3g)\n\n", tol);
-  const int w = name_width(ctx.registry());
-  std::printf("  %-*s %-22s %-12s %-10s %s\n", w, "backend", "value", "|error|", "time", "verdict");
-  for (const auto& row : report.rows) {
-    if (!row.ran) {
-      if (row.failure_code != xr::ErrorCode::unavailable) std::printf("  %-*s %s\n", w, row.backend.c_str(), row.failure.c_str());
-      continue;
-    }
-    std::string value = value_text(*row.result);
-    if (row.result->index) value += " @" + std::to_string(*row.result->index);
-    char err[32];
-    std::snprintf(err, sizeof err, "%.3g", row.error);
-    std::string verdict = row.agrees ? "agrees" : row.exact ? "DISAGREES" : "disagrees (declares itself inexact)";
-    std::printf("  %-*s %-22s %-12s %-10s %s\n", w, row.backend.c_str(), value.c_str(), err,
-                seconds_text(row.seconds).c_str(), verdict.c_str());
-  }
-  print_unavailable(report.rows);
-  std::printf("\n%s\n", report.ok() ? "every backend that promises exactness agrees"
-                                    : "a backend that promises exactness disagrees or failed");
-  return report.ok() ? kExitOk : kExitDisagree;
+  return print_validation(ctx, args, q, a.description, xr::validate(ctx, q, o, args.backends), accuracy);
 }
 
 // --- xreduce bench -------------------------------------------------------------------------

@@ -103,4 +103,69 @@ void print_unavailable(const std::vector<xr::ValidationRow>& rows) {
   }
 }
 
+
+int print_validation(Context& ctx, const ValidateArgs& args, const Request& q, const std::string& description,
+                     const ValidationReport& report, Accuracy accuracy, int ranks) {
+  const std::size_t n = q.count * q.width;
+  const double tol = tolerance(q, report.reference, accuracy);
+  if (args.json) {
+    json rows = json::array();
+    for (const auto& row : report.rows) {
+      json j{{"backend", row.backend}, {"exact", row.exact}, {"agrees", row.agrees}};
+      if (row.ran) {
+        j["value"] = value_json(*row.result);
+        if (row.result->index) j["index"] = *row.result->index;
+        j["deviation"] = std::isfinite(row.error) ? json(row.error) : json("inf");
+        j["seconds"] = row.seconds;
+      } else {
+        j["value"] = nullptr;
+        j["error"] = row.failure;
+      }
+      rows.push_back(j);
+    }
+    json reference = value_json(report.reference.value);
+    if (!report.reference.columns.empty()) {
+      reference = json::array();
+      for (const auto& c : report.reference.columns) reference.push_back(value_json(c.value));
+    }
+    json out{{"op", args.op}, {"dtype", to_string(q.dtype)}, {"n", n}, {"width", q.width},
+             {"accuracy", to_string(accuracy)}, {"tolerance", tol},
+             {"reference", reference}, {"results", rows}, {"ok", report.ok()}};
+    if (report.reference.index) out["reference_index"] = *report.reference.index;
+    if (ranks > 0) out["ranks"] = ranks;
+    std::cout << out.dump(2) << "\n";
+    return report.ok() ? kExitOk : kExitDisagree;
+  }
+  std::printf("data       %s, n = %zu\n", description.c_str(), n);
+  std::string reference = report.reference.value.to_string();
+  if (!report.reference.columns.empty()) {
+    Result columns;
+    for (const auto& c : report.reference.columns) columns.values.push_back(c.value);
+    reference = value_text(columns);
+  }
+  std::printf("reference  %s of %s = %s", args.op.c_str(), std::string(to_string(q.dtype)).c_str(), reference.c_str());
+  if (report.reference.index) std::printf(" at index %llu", static_cast<unsigned long long>(*report.reference.index));
+  if (exact_sum(q.dtype, q.op, accuracy)) std::printf("   (accuracy exact: the same bits, or disagree)\n\n");
+  else std::printf("   (tolerance %.3g)\n\n", tol);
+  const int w = name_width(ctx.registry());
+  std::printf("  %-*s %-22s %-12s %-10s %s\n", w, "backend", "value", "|error|", "time", "verdict");
+  for (const auto& row : report.rows) {
+    if (!row.ran) {
+      if (row.failure_code != ErrorCode::unavailable) std::printf("  %-*s %s\n", w, row.backend.c_str(), row.failure.c_str());
+      continue;
+    }
+    std::string value = value_text(*row.result);
+    if (row.result->index) value += " @" + std::to_string(*row.result->index);
+    char err[32];
+    std::snprintf(err, sizeof err, "%.3g", row.error);
+    std::string verdict = row.agrees ? "agrees" : row.exact ? "DISAGREES" : "disagrees (declares itself inexact)";
+    std::printf("  %-*s %-22s %-12s %-10s %s\n", w, row.backend.c_str(), value.c_str(), err,
+                seconds_text(row.seconds).c_str(), verdict.c_str());
+  }
+  print_unavailable(report.rows);
+  std::printf("\n%s\n", report.ok() ? "every backend that promises exactness agrees"
+                                    : "a backend that promises exactness disagrees or failed");
+  return report.ok() ? kExitOk : kExitDisagree;
+}
+
 }  // namespace xreduce::cli

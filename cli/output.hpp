@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "args.hpp"
 #include "xreduce/context.hpp"
 #include "xreduce/registry.hpp"
 #include "xreduce/validate.hpp"
@@ -31,5 +32,9 @@ int name_width(const Registry& registry);
 void print_backends(Context& ctx);
 //! One line per reason for the rows of backends that could not run here (`list` names each).
 void print_unavailable(const std::vector<ValidationRow>& rows);
+//! Prints a validation, as text or (args.json) JSON, and returns the command's exit code. `ranks`:
+//! the number of MPI ranks the array was spread over (0: one process).
+int print_validation(Context& ctx, const ValidateArgs& args, const Request& q, const std::string& description,
+                     const ValidationReport& report, Accuracy accuracy, int ranks = 0);
 
 }  // namespace xreduce::cli

@@ -16,7 +16,7 @@ programs=("$@")
 rm -rf .device-build
 mkdir -p .device-build/bin .device-build/lib
 for p in "${programs[@]}"; do cp "$build/bin/$p" .device-build/bin/; done
-cp -P "$build"/lib/libxreduce.so* "$build"/lib/libxreduce_cuda.so .device-build/lib/
+cp -P "$build"/lib/libxreduce*.so* .device-build/lib/  # the core, the CUDA module, xreduce_mpi: those built
 known=$(ldconfig -p)  # read whole: a reader that stops early would make pipefail end the script
 for lib in libtbb.so.12 libtomlplusplus.so.3 libgomp.so.1 libmpfr.so.6 libgmp.so.10; do
   path=$(awk -v l="$lib" '$1 == l { print $NF; exit }' <<<"$known")

@@ -14,6 +14,7 @@ packages=(
   clang libclang-rt-dev   # the fuzzers (libFuzzer, with clang's sanitizers): the fuzz preset
   libmpfr-dev             # the exact sums' independent reference in the tests (MPFR)
   python3-dev python3-venv  # the Python package: its headers, and the virtual environment the tests install it in
+  libopenmpi-dev openmpi-bin  # xreduce_mpi and `--distributed` (Open MPI), and mpirun for their tests
 )
 
 missing=()

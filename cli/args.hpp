@@ -1,0 +1,59 @@
+#pragma once
+// The command's arguments that several subcommands share: where the data comes from, how a
+// reduction runs, and the exit codes.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "input.hpp"
+#include "xreduce/request.hpp"
+
+namespace xreduce::cli {
+
+inline constexpr int kExitOk = 0, kExitDisagree = 1, kExitUsage = 2;
+
+struct DataArgs {
+  std::string input;
+  std::string dtype;
+  std::string n;  // decimal text: CLI11 would read 010 as octal and -1 as a huge count
+  std::uint64_t seed = 1;
+  std::size_t width = 1;
+  bool distributed = false;  // one array over the ranks of mpirun, each with its shard
+};
+
+struct RunArgs {
+  std::string backend;  // empty: XREDUCE_BACKEND, then the config file, then auto
+  std::vector<std::string> settings;  // --set KEY=VALUE
+  std::string op;
+  int block_size = 0, threads = 0, repeat = 1;
+  std::string accuracy;  // empty: the config's
+  bool json = false;
+};
+
+struct ValidateArgs {
+  std::string op;
+  std::vector<std::string> backends;
+  int block_size = 0, threads = 0;
+  std::string accuracy;  // empty: the config's
+  bool json = false;
+};
+
+//! --input, --dtype, --n, --seed, --width, --distributed.
+void add_data_options(CLI::App* cmd, DataArgs& d);
+//! --block-size, --threads, --accuracy: how a reduction runs, for run and validate.
+void add_how_options(CLI::App* cmd, int& block_size, int& threads, std::string& accuracy);
+
+//! The array the data options name (a whole one: `distributed` is the caller's to handle).
+Array load(const DataArgs& d);
+//! The request for a loaded array: records of d.width values when --width is given.
+Request request_for(const Array& a, const DataArgs& d, Op op, Memory memory);
+//! --set KEY=VALUE options as the call's settings.
+Settings settings_of(const std::vector<std::string>& pairs);
+//! --accuracy, or unset (the config's `accuracy`).
+std::optional<Accuracy> accuracy_of(const std::string& text);
+
+}  // namespace xreduce::cli

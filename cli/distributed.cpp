@@ -1,0 +1,293 @@
+#include "distributed.hpp"
+
+#include "output.hpp"
+
+#ifdef XREDUCE_CLI_HAVE_MPI
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "xreduce/detail/timing.hpp"
+#include "xreduce/mpi.hpp"
+#include "xreduce/registry.hpp"
+#include "xreduce/validate.hpp"
+
+namespace xreduce::cli {
+namespace {
+
+//! MPI for the length of one command, and this process's place in it.
+struct MpiSession {
+  MpiSession() {
+    MPI_Init(nullptr, nullptr);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  }
+  ~MpiSession() { MPI_Finalize(); }
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+  int rank = 0, ranks = 1;
+};
+
+//! Runs `step` on every rank; if it failed anywhere, every rank throws the lowest failing rank's
+//! error, so that none goes on to a collective the others never reach.
+void on_every_rank(const MpiSession& mpi, const std::function<void()>& step) {
+  int code = 0;
+  std::string message;
+  try {
+    step();
+  } catch (const Error& e) {
+    code = static_cast<int>(e.code());
+    message = e.what();
+  } catch (const CLI::ParseError& e) {
+    code = static_cast<int>(ErrorCode::invalid_argument);
+    message = e.what();
+  } catch (const std::exception& e) {
+    code = static_cast<int>(ErrorCode::internal);
+    message = e.what();
+  }
+  int failing = code != 0 ? mpi.rank : mpi.ranks;
+  MPI_Allreduce(MPI_IN_PLACE, &failing, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (failing == mpi.ranks) return;
+  char text[512] = {};
+  if (mpi.rank == failing) std::snprintf(text, sizeof text, "%s", message.c_str());
+  MPI_Bcast(&code, 1, MPI_INT, failing, MPI_COMM_WORLD);
+  MPI_Bcast(text, sizeof text, MPI_CHAR, failing, MPI_COMM_WORLD);
+  throw Error(static_cast<ErrorCode>(code), "rank " + std::to_string(failing) + ": " + text);
+}
+
+//! This rank's records of a whole of `records`: an even split, the first ranks one more.
+std::pair<std::size_t, std::size_t> slice(std::size_t records, const MpiSession& mpi) {
+  const std::size_t base = records / mpi.ranks, extra = records % mpi.ranks, r = mpi.rank;
+  const std::size_t first = r * base + std::min(r, extra);
+  return {first, first + base + (r < extra ? 1 : 0)};
+}
+
+struct Shard {
+  Array array;               //!< this rank's elements
+  std::size_t records = 0;   //!< in the whole array
+  std::string description;   //!< of the whole array
+  bool own_file = false;     //!< read from this rank's own file: the whole exists nowhere
+};
+
+Shard load_shard(const DataArgs& d, const MpiSession& mpi) {
+  const std::optional<DType> dtype = d.dtype.empty() ? std::nullopt : parse_dtype(d.dtype);
+  Shard s;
+  if (!d.input.empty() && d.input.find("{rank}") != std::string::npos) {
+    std::string path = d.input;
+    path.replace(path.find("{rank}"), 6, std::to_string(mpi.rank));
+    s.array = read_input(path, dtype);
+    if (s.array.count % d.width != 0)
+      throw CLI::ValidationError(path + ": " + std::to_string(s.array.count) + " elements are not a whole number of records of width " + std::to_string(d.width));
+    std::uint64_t mine = s.array.count / d.width, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    s.records = all;
+    s.description = d.input + " over " + std::to_string(mpi.ranks) + " ranks, one file each";
+    s.own_file = true;
+    return s;
+  }
+  Array whole;
+  std::size_t n = 0;
+  if (!d.input.empty()) {
+    whole = load(d);  // mapped: each rank touches its slice only
+    n = whole.count;
+  } else {
+    if (!dtype || d.n.empty()) throw CLI::ValidationError("give --input FILE, or --dtype T with --n N");
+    n = parse_count(d.n, "--n");
+  }
+  if (n % d.width != 0)
+    throw CLI::ValidationError("--width " + std::to_string(d.width) + ": " + std::to_string(n) + " elements are not a whole number of records");
+  s.records = n / d.width;
+  const auto [first, last] = slice(s.records, mpi);
+  if (!d.input.empty()) {
+    s.array = whole;
+    s.array.data = static_cast<const char*>(whole.data) + first * d.width * size_of(whole.dtype);
+    s.array.count = (last - first) * d.width;
+    s.description = whole.description;
+  } else {
+    s.array = generate(*dtype, (last - first) * d.width, d.seed, first * d.width);
+    s.description = "random " + std::string(to_string(*dtype)) + ", seed " + std::to_string(d.seed);
+  }
+  s.description += ", over " + std::to_string(mpi.ranks) + " ranks";
+  return s;
+}
+
+//! The whole array on rank 0 (an empty Array elsewhere): generated or mapped again, or gathered
+//! from the ranks' own files.
+Array whole_on_root(const DataArgs& d, const Shard& s, const MpiSession& mpi) {
+  if (!s.own_file) {
+    if (mpi.rank != 0) return {};
+    if (!d.input.empty()) return load(d);
+    return generate(*parse_dtype(d.dtype), s.records * d.width, d.seed);
+  }
+  const std::size_t item = size_of(s.array.dtype);
+  std::uint64_t mine = s.array.count;
+  std::vector<std::uint64_t> counts(mpi.ranks);
+  MPI_Gather(&mine, 1, MPI_UINT64_T, counts.data(), 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  constexpr std::size_t kPiece = std::size_t{1} << 30;  // MPI counts are int: bytes in pieces
+  if (mpi.rank != 0) {
+    const auto* p = static_cast<const char*>(s.array.data);
+    for (std::size_t at = 0; at < mine * item; at += kPiece)
+      MPI_Send(p + at, static_cast<int>(std::min(kPiece, mine * item - at)), MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+    return {};
+  }
+  std::uint64_t total = 0;
+  for (auto c : counts) total += c;
+  auto buffer = std::shared_ptr<char[]>(new char[total * item + 8]);
+  char* out = buffer.get();
+  std::copy_n(static_cast<const char*>(s.array.data), mine * item, out);
+  out += mine * item;
+  for (int r = 1; r < mpi.ranks; ++r)
+    for (std::size_t at = 0; at < counts[r] * item; at += kPiece) {
+      const int bytes = static_cast<int>(std::min(kPiece, counts[r] * item - at));
+      MPI_Recv(out, bytes, MPI_BYTE, r, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      out += bytes;
+    }
+  Array whole;
+  whole.dtype = s.array.dtype;
+  whole.count = total;
+  whole.data = buffer.get();
+  whole.owner = std::shared_ptr<const void>(buffer, buffer.get());
+  return whole;
+}
+
+Request shard_request(const Shard& s, const DataArgs& d, Op op) {
+  return request_for(s.array, d, op, Memory::automatic);
+}
+
+//! Rank 0 speaks; the others keep quiet, but leave with the same status.
+int quietly(const MpiSession& mpi, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const Error& e) {
+    if (mpi.rank == 0) std::cerr << "xreduce: error: " << e.what() << "\n";
+    return kExitUsage;
+  }
+}
+
+}  // namespace
+
+int run_distributed(Context& ctx, const RunArgs& args, const DataArgs& d) {
+  MpiSession mpi;
+  return quietly(mpi, [&] {
+    const Op op = *parse_op(args.op);
+    Shard s;
+    on_every_rank(mpi, [&] { s = load_shard(d, mpi); });
+    const Request q = shard_request(s, d, op);
+    Options o{.backend = args.backend, .block_size = args.block_size, .threads = args.threads,
+              .accuracy = accuracy_of(args.accuracy)};
+    o.settings = settings_of(args.settings);
+    std::vector<double> times;
+    Result r;
+    for (int k = 0; k < args.repeat; ++k) {
+      MPI_Barrier(MPI_COMM_WORLD);  // every rank starts together: the time is the slowest's
+      const auto t0 = std::chrono::steady_clock::now();
+      r = mpi::allreduce(MPI_COMM_WORLD, q, o, ctx);
+      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    if (mpi.rank != 0) return kExitOk;
+    const double t = detail::timing::median(times);
+    const std::size_t n = s.records * d.width;
+    const Accuracy accuracy = o.accuracy.value_or(ctx.config().accuracy);
+    if (args.json) {
+      nlohmann::json out{{"backend", r.backend}, {"ranks", mpi.ranks}, {"op", args.op}, {"dtype", to_string(q.dtype)},
+                         {"n", n}, {"width", d.width}, {"accuracy", to_string(accuracy)}, {"value", value_json(r)},
+                         {"seconds", t}};
+      if (r.index) out["index"] = *r.index;
+      std::cout << out.dump() << "\n";
+      return kExitOk;
+    }
+    std::printf("data     %s, n = %zu\n", s.description.c_str(), n);
+    std::printf("backend  %s on rank 0 (each rank chooses its own); combined by MPI over %d ranks\n", r.backend.c_str(), mpi.ranks);
+    std::printf("%-8s %s%s\n", args.op.c_str(), value_text(r).c_str(),
+                exact_sum(q.dtype, op, accuracy) ? "   (exact sum, rounded once)" : "");
+    if (r.index) std::printf("index    %llu\n", static_cast<unsigned long long>(*r.index));
+    std::printf("time     %s%s, %s GB/s\n", seconds_text(t).c_str(), args.repeat > 1 ? " (median)" : "",
+                gbps(n * size_of(q.dtype), t).c_str());
+    return kExitOk;
+  });
+}
+
+int validate_distributed(Context& ctx, const ValidateArgs& args, const DataArgs& d) {
+  MpiSession mpi;
+  return quietly(mpi, [&] {
+    const Op op = *parse_op(args.op);
+    Shard s;
+    on_every_rank(mpi, [&] { s = load_shard(d, mpi); });
+    const Request q = shard_request(s, d, op);
+    Array whole;
+    Request whole_q;
+    ValidationReport report;
+    on_every_rank(mpi, [&] {
+      whole = whole_on_root(d, s, mpi);
+      if (mpi.rank != 0) return;
+      whole_q = request_for(whole, d, op, Memory::host);
+      report.reference = exact_reference(whole_q);
+    });
+    // Rank 0's list of backends, or the ones asked for: every rank tries each in turn.
+    Options o{.backend = {}, .block_size = args.block_size, .threads = args.threads, .accuracy = accuracy_of(args.accuracy)};
+    const Accuracy accuracy = o.accuracy.value_or(ctx.config().accuracy);
+    std::string names;
+    if (mpi.rank == 0) {
+      for (const std::string& n : args.backends) names += n + "\n";
+      if (args.backends.empty())  // those that take the combination, as validate chooses on one process
+        for (const auto& e : ctx.registry().entries())
+          if (const Capabilities c = e.reducer->capabilities();
+              c.support(q.dtype, op) != Support::none && (d.width <= 1 || c.records()) &&
+              (!exact_sum(q.dtype, op, accuracy) || c.exact_sums(d.width > 1)))
+            names += std::string(e.reducer->name()) + "\n";
+    }
+    int length = static_cast<int>(names.size());
+    MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    names.resize(length);
+    MPI_Bcast(names.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
+    for (std::size_t at = 0; at < names.size();) {
+      const std::size_t end = names.find('\n', at);
+      ValidationRow row;
+      row.backend = names.substr(at, end - at);
+      at = end + 1;
+      o.backend = row.backend;
+      const Reducer* reducer = ctx.registry().find(row.backend);
+      row.exact = reducer && reducer->capabilities().support(q.dtype, op) == Support::exact;
+      try {
+        MPI_Barrier(MPI_COMM_WORLD);
+        const auto t0 = std::chrono::steady_clock::now();
+        row.result = mpi::allreduce(MPI_COMM_WORLD, q, o, ctx);
+        row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        row.ran = true;
+        if (mpi.rank == 0) row.agrees = agrees(whole_q, report.reference, *row.result, &row.error, accuracy);
+      } catch (const Error& e) {
+        row.failure = e.what();
+        row.failure_code = e.code();
+      }
+      report.rows.push_back(std::move(row));
+    }
+    int status = kExitOk;
+    if (mpi.rank == 0) status = print_validation(ctx, args, whole_q, s.description, report, accuracy, mpi.ranks);
+    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return status;
+  });
+}
+
+}  // namespace xreduce::cli
+
+#else  // built without MPI
+
+namespace xreduce::cli {
+
+namespace {
+[[noreturn]] void no_mpi() {
+  throw Error(ErrorCode::unavailable, "--distributed: this xreduce was built without MPI (install libopenmpi-dev and rebuild)");
+}
+}  // namespace
+
+int run_distributed(Context&, const RunArgs&, const DataArgs&) { no_mpi(); }
+int validate_distributed(Context&, const ValidateArgs&, const DataArgs&) { no_mpi(); }
+
+}  // namespace xreduce::cli
+
+#endif

@@ -1,0 +1,55 @@
+#pragma once
+//! Reductions of one array spread over the ranks of an MPI communicator (library xreduce_mpi,
+//! built when CMake finds MPI). Each rank reduces its own shard with its own dispatcher (any
+//! backend, CPU or GPU, or "auto"); the ranks' partials are then combined by one MPI collective,
+//! with a datatype and an operator of the library's own, under the semantics table:
+//!
+//! - The shards are the whole array in rank order: rank r's elements follow rank r-1's.
+//!   Any shard may be empty; an empty whole gives sum 0, prod 1, and Error(empty_input) for min,
+//!   max, argmin and argmax.
+//! - argmin/argmax: the index in the whole array, the lowest among equal extremes; the first NaN
+//!   wins. (The operator is declared non-commutative, so MPI combines in rank order, and each
+//!   rank's index moves past the records of the ranks before it: no scan of the counts needed.)
+//! - Integer sums and products wrap modulo 2^64, as on one rank.
+//! - Float sums with Accuracy::exact: the ranks send their exact partials (ExactSum, 576 bytes a
+//!   column), which add exactly: the exact sum rounded once, the same bits for any number of
+//!   ranks, any split and any mix of backends. Without it, each rank's partial is within its
+//!   backend's bound, 64 eps(T) sum|x| of its shard, rounded to T, and the partials add in double
+//!   in the order MPI chooses: within (64 + ranks) eps(T) sum|x|, and not the same bits from one
+//!   number of ranks (or one MPI algorithm) to another.
+//! - Float products: the ranks' partials multiply in double, in the order MPI chooses: within
+//!   (n + 64 + ranks) eps(T) |exact|.
+//! - Records (width > 1) reduce column by column, as on one rank.
+//!
+//! What crosses the wire is a 32-byte header and one partial a column: 8 bytes (sums, products),
+//! 24 (extremes) or 576 (exact sums): one collective of a few dozen bytes, whatever N is.
+//!
+//! Every rank of `comm` must call, with the same dtype, op, width and accuracy. Ranks whose
+//! partials have the same size but a different dtype or op get Error(invalid_argument) on every
+//! rank; a different width or accuracy changes the message's size, which MPI reports itself (by
+//! default, by ending the job). A failure on a rank (an unknown or unavailable backend, an
+//! unsupported combination) never leaves the others waiting: allreduce throws the same Error on
+//! every rank, naming the lowest failing rank and its reason. The partials cross the wire as
+//! bytes: the ranks must share one byte order (every platform the library builds for is
+//! little-endian).
+
+#include <mpi.h>
+
+#include <optional>
+
+#include "xreduce/context.hpp"
+#include "xreduce/request.hpp"
+
+namespace xreduce::mpi {
+
+//! The whole array's result, on every rank. `backend` names this rank's backend; `exact` holds the
+//! whole array's exact partials (Accuracy::exact float sums).
+Result allreduce(MPI_Comm comm, const Request& shard, const Options& options = {},
+                 Context& context = default_context());
+
+//! The same, with the result on `root` only (nullopt on the other ranks), by one MPI_Reduce. A
+//! failure on a rank throws there and on `root`; the other ranks return nullopt.
+std::optional<Result> reduce(MPI_Comm comm, const Request& shard, int root, const Options& options = {},
+                             Context& context = default_context());
+
+}  // namespace xreduce::mpi

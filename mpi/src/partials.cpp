@@ -1,0 +1,246 @@
+#include "partials.hpp"
+
+#include <bit>
+#include <cstdio>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "xreduce/exact.hpp"
+
+namespace xreduce::mpi::detail {
+namespace {
+
+template <class T>
+T load(const std::byte* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class T>
+void store(std::byte* p, const T& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+std::size_t slots_at(const Header& h) { return sizeof(Header) + (h.with_message ? sizeof(Message) : 0); }
+std::byte* slot(void* buffer, std::size_t c) {
+  const auto& h = *static_cast<const Header*>(buffer);
+  return static_cast<std::byte*>(buffer) + slots_at(h) + c * slot_bytes(static_cast<Kind>(h.kind));
+}
+const std::byte* slot(const void* buffer, std::size_t c) { return slot(const_cast<void*>(buffer), c); }
+Message& message_of(void* buffer) { return *reinterpret_cast<Message*>(static_cast<std::byte*>(buffer) + sizeof(Header)); }
+
+//! Which of two extremes wins: the first NaN, else the smaller (larger, for max) value, else the
+//! lower index. A total order, so the combine is associative and commutative.
+Extreme better(const Extreme& a, const Extreme& b, DType dtype, bool is_max) {
+  if (!b.has) return a;
+  if (!a.has) return b;
+  if (a.nan || b.nan) {
+    if (a.nan && b.nan) return a.index <= b.index ? a : b;
+    return a.nan ? a : b;
+  }
+  const auto pick = [&](auto va, auto vb) {
+    if (va != vb) return ((va < vb) != is_max) ? a : b;
+    return a.index <= b.index ? a : b;
+  };
+  if (is_floating(dtype)) return pick(std::bit_cast<double>(a.bits), std::bit_cast<double>(b.bits));
+  if (is_signed_integer(dtype)) return pick(static_cast<std::int64_t>(a.bits), static_cast<std::int64_t>(b.bits));
+  return pick(a.bits, b.bits);
+}
+
+}  // namespace
+
+Kind kind_of(DType dtype, Op op, Accuracy accuracy) {
+  if (op == Op::sum && is_floating(dtype)) return accuracy == Accuracy::exact ? Kind::exact_sum : Kind::float_sum;
+  if (op == Op::sum) return Kind::integer_sum;
+  if (op == Op::prod) return is_floating(dtype) ? Kind::float_prod : Kind::integer_prod;
+  return Kind::extreme;
+}
+
+std::size_t slot_bytes(Kind kind) {
+  switch (kind) {
+    case Kind::exact_sum: return sizeof(ExactSum);
+    case Kind::extreme: return sizeof(Extreme);
+    default: return 8;
+  }
+}
+
+Partials::Partials(DType dtype, Op op, std::size_t width, Accuracy accuracy, bool with_message) {
+  const Kind kind = kind_of(dtype, op, accuracy);
+  const std::size_t bytes = sizeof(Header) + (with_message ? sizeof(Message) : 0) + width * slot_bytes(kind);
+  words_.assign((bytes + 7) / 8, 0);
+  Header& h = header();
+  h = Header{};
+  h.kind = static_cast<std::uint8_t>(kind);
+  h.op = static_cast<std::uint8_t>(op);
+  h.dtype = static_cast<std::uint8_t>(dtype);
+  h.with_message = with_message ? 1 : 0;
+  h.columns = width;
+  for (std::size_t c = 0; c < width; ++c) {
+    if (kind == Kind::integer_prod) store(slot(data(), c), std::uint64_t{1});
+    if (kind == Kind::float_prod) store(slot(data(), c), 1.0);
+  }
+}
+
+void Partials::set_local(const Result& result) {
+  const Header& h = header();
+  const auto dtype = static_cast<DType>(h.dtype);
+  for (std::size_t c = 0; c < h.columns; ++c) {
+    const Scalar& v = result.values.empty() ? result.value : result.values.at(c);
+    std::byte* s = slot(data(), c);
+    switch (static_cast<Kind>(h.kind)) {
+      case Kind::integer_sum:
+      case Kind::integer_prod:
+        store(s, is_signed_integer(dtype) ? static_cast<std::uint64_t>(v.get<std::int64_t>()) : v.get<std::uint64_t>());
+        break;
+      case Kind::exact_sum: {
+        ExactSum e = result.exact.at(c);
+        e.normalize();  // so that up to 2^31 of them add word by word
+        store(s, e);
+        break;
+      }
+      case Kind::float_sum:
+      case Kind::float_prod: store(s, v.to_double()); break;
+      case Kind::extreme: {
+        Extreme x;
+        x.has = 1;
+        x.index = result.index.value_or(0);  // within this rank's shard: the combine adds the offsets
+        visit_dtype(dtype, [&](auto tag) {
+          using T = decltype(tag);
+          const T value = v.get<T>();
+          if constexpr (std::is_floating_point_v<T>) {
+            x.nan = std::isnan(value) ? 1 : 0;
+            x.bits = std::bit_cast<std::uint64_t>(static_cast<double>(value));
+          } else if constexpr (std::is_signed_v<T>) {
+            x.bits = static_cast<std::uint64_t>(static_cast<std::int64_t>(value));
+          } else {
+            x.bits = static_cast<std::uint64_t>(value);
+          }
+        });
+        store(s, x);
+        break;
+      }
+    }
+  }
+}
+
+void Partials::set_error(int rank, ErrorCode code, const std::string& message) {
+  Header& h = header();
+  h.error_code = static_cast<std::int32_t>(code);
+  h.error_rank = rank;
+  if (h.with_message) {
+    Message& m = message_of(data());
+    std::snprintf(m.text, sizeof m.text, "%s", message.c_str());
+  }
+}
+
+std::string Partials::message() const {
+  if (!header().with_message) return {};
+  const Message& m = message_of(const_cast<std::uint64_t*>(words_.data()));
+  return std::string(m.text, strnlen(m.text, sizeof m.text));
+}
+
+Result Partials::result(const std::string& reason) const {
+  const Header& h = header();
+  if (h.error_code != 0) {
+    const std::string why = !reason.empty() ? reason : h.with_message ? message() : std::string(to_string(static_cast<ErrorCode>(h.error_code)));
+    if (h.error_rank < 0)
+      throw Error(ErrorCode::invalid_argument, "the ranks' calls disagree: every rank must pass the same dtype, op, width and accuracy");
+    throw Error(static_cast<ErrorCode>(h.error_code), "rank " + std::to_string(h.error_rank) + ": " + why);
+  }
+  const auto dtype = static_cast<DType>(h.dtype);
+  const auto op = static_cast<Op>(h.op);
+  const auto kind = static_cast<Kind>(h.kind);
+  if (kind == Kind::extreme && h.count == 0)
+    throw Error(ErrorCode::empty_input, std::string(to_string(op)) + " of an empty array (every rank's shard is empty) has no value");
+  Result r;
+  for (std::size_t c = 0; c < h.columns; ++c) {
+    const std::byte* s = slot(static_cast<const void*>(words_.data()), c);
+    Scalar value;
+    switch (kind) {
+      case Kind::integer_sum:
+      case Kind::integer_prod: {
+        const auto bits = load<std::uint64_t>(s);
+        value = is_signed_integer(dtype) ? Scalar(static_cast<std::int64_t>(bits)) : Scalar(bits);
+        break;
+      }
+      case Kind::exact_sum: {
+        const auto e = load<ExactSum>(s);
+        value = dtype == DType::f32 ? Scalar(e.round<float>()) : Scalar(e.round<double>());
+        r.exact.push_back(e);
+        break;
+      }
+      case Kind::float_sum:
+      case Kind::float_prod: {
+        const auto d = load<double>(s);
+        value = dtype == DType::f32 ? Scalar(static_cast<float>(d)) : Scalar(d);
+        break;
+      }
+      case Kind::extreme: {
+        const auto x = load<Extreme>(s);
+        value = visit_dtype(dtype, [&](auto tag) {
+          using T = decltype(tag);
+          if constexpr (std::is_floating_point_v<T>) return Scalar(static_cast<T>(std::bit_cast<double>(x.bits)));
+          else return Scalar(static_cast<T>(x.bits));
+        });
+        if (returns_index(op)) r.index = x.index;
+        break;
+      }
+    }
+    if (h.columns > 1) r.values.push_back(value);
+    if (c == 0) r.value = value;
+  }
+  return r;
+}
+
+void Partials::combine(const void* in, void* inout, std::size_t bytes) {
+  const auto& a = *static_cast<const Header*>(in);
+  auto& b = *static_cast<Header*>(inout);
+  const bool agree = a.magic == Header::kMagic && b.magic == Header::kMagic && a.kind == b.kind && a.op == b.op &&
+                     a.dtype == b.dtype && a.columns == b.columns && a.with_message == b.with_message &&
+                     slots_at(a) + a.columns * slot_bytes(static_cast<Kind>(a.kind)) <= bytes;
+  if (!agree) {
+    b.error_code = static_cast<std::int32_t>(ErrorCode::invalid_argument);
+    b.error_rank = -1;
+    return;
+  }
+  // The error of the lowest failing rank, so that every rank reports the same one; a
+  // disagreement (rank -1) over any.
+  const bool a_disagrees = a.error_code != 0 && a.error_rank == -1;
+  const bool b_disagrees = b.error_code != 0 && b.error_rank == -1;
+  if (a.error_code != 0 && !b_disagrees && (b.error_code == 0 || a_disagrees || a.error_rank < b.error_rank)) {
+    b.error_code = a.error_code;
+    b.error_rank = a.error_rank;
+    if (a.with_message) message_of(inout) = message_of(const_cast<void*>(in));
+  }
+  const std::uint64_t left_count = a.count;
+  b.count += a.count;
+  const auto dtype = static_cast<DType>(b.dtype);
+  const auto op = static_cast<Op>(b.op);
+  for (std::size_t c = 0; c < b.columns; ++c) {
+    const std::byte* x = slot(in, c);
+    std::byte* y = slot(inout, c);
+    switch (static_cast<Kind>(b.kind)) {
+      case Kind::integer_sum: store(y, load<std::uint64_t>(y) + load<std::uint64_t>(x)); break;
+      case Kind::integer_prod: store(y, load<std::uint64_t>(y) * load<std::uint64_t>(x)); break;
+      case Kind::exact_sum: {
+        auto e = load<ExactSum>(y);
+        e += load<ExactSum>(x);
+        store(y, e);
+        break;
+      }
+      case Kind::float_sum: store(y, load<double>(y) + load<double>(x)); break;
+      case Kind::float_prod: store(y, load<double>(y) * load<double>(x)); break;
+      case Kind::extreme: {
+        // `in` holds the lower ranks (the operator is declared non-commutative, so MPI keeps rank
+        // order): the higher ranks' index moves past the lower ranks' records. No scan needed.
+        Extreme right = load<Extreme>(y);
+        right.index += left_count;
+        store(y, better(load<Extreme>(x), right, dtype, op == Op::max || op == Op::argmax));
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace xreduce::mpi::detail

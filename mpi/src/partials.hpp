@@ -1,0 +1,90 @@
+#pragma once
+// What the ranks send each other: a header and one partial per column, in a buffer of plain
+// bytes, and the one function that combines two such buffers (the MPI operator's body). No MPI
+// here: the format and the combine are tested on their own too.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "xreduce/error.hpp"
+#include "xreduce/request.hpp"
+
+namespace xreduce::mpi::detail {
+
+//! How a column's partials combine.
+enum class Kind : std::uint8_t {
+  integer_sum,   //!< uint64, added modulo 2^64 (signed sums are the same bits)
+  integer_prod,  //!< uint64, multiplied modulo 2^64
+  float_sum,     //!< double, added (Accuracy::standard)
+  exact_sum,     //!< ExactSum, added exactly (Accuracy::exact)
+  float_prod,    //!< double, multiplied
+  extreme,       //!< Extreme: min, max, argmin, argmax
+};
+Kind kind_of(DType dtype, Op op, Accuracy accuracy);
+//! Bytes of one column's partial of `kind`.
+std::size_t slot_bytes(Kind kind);
+
+//! A min/max/argmin/argmax partial. `bits` holds the value as a double (floats), an int64 or a
+//! uint64 (integers), by the header's dtype.
+struct Extreme {
+  //! Within the records the partial covers (a rank's shard, then ranks combined in order).
+  std::uint64_t index = 0;
+  std::uint64_t bits = 0;
+  std::uint8_t has = 0;     //!< 0: no element (an empty shard, or a failed rank): the identity
+  std::uint8_t nan = 0;
+  std::uint8_t pad[6] = {};
+};
+
+struct Header {
+  static constexpr std::uint32_t kMagic = 0x32647278;  // "xrd2"
+  std::uint32_t magic = kMagic;
+  std::uint8_t kind = 0, op = 0, dtype = 0, with_message = 0;
+  std::uint64_t columns = 0;
+  std::uint64_t count = 0;       //!< records, summed over the ranks
+  std::int32_t error_code = 0;   //!< 0, or the lowest failing rank's ErrorCode
+  std::int32_t error_rank = -1;  //!< that rank; -1 with an error: the ranks' calls disagree
+};
+static_assert(sizeof(Header) == 32, "the wire header is 32 bytes");
+
+//! The reason of the lowest failing rank, carried where no second message can fetch it (reduce).
+struct Message {
+  char text[224] = {};
+};
+
+//! A header, the failing rank's reason if asked for, and `columns` partials of one kind: what
+//! crosses the wire. A few dozen bytes for all but exact sums (576 bytes a column): the combine's
+//! latency is MPI's for that many bytes.
+class Partials {
+ public:
+  //! Identity partials (sum 0, prod 1, no extreme) for `width` columns of (dtype, op).
+  Partials(DType dtype, Op op, std::size_t width, Accuracy accuracy, bool with_message);
+
+  Header& header() { return *reinterpret_cast<Header*>(words_.data()); }
+  const Header& header() const { return *reinterpret_cast<const Header*>(words_.data()); }
+  void* data() { return words_.data(); }
+  std::size_t bytes() const { return words_.size() * sizeof(std::uint64_t); }
+
+  //! This rank's partials from its result (indices within its shard).
+  void set_local(const Result& result);
+  //! This rank failed: its partials stay the identity, the header carries why.
+  void set_error(int rank, ErrorCode code, const std::string& message);
+  //! The reason the buffer carries (with_message), else empty.
+  std::string message() const;
+
+  //! The whole array's result, after the combine. Throws the error the header carries (with
+  //! `reason`, if the caller has it, else the buffer's own), and Error(empty_input) for min, max,
+  //! argmin or argmax of an empty whole.
+  Result result(const std::string& reason = {}) const;
+
+  //! Combines `in` into `inout` (two buffers of `bytes`): the MPI operator, `in` holding lower
+  //! ranks than `inout` (declared non-commutative: MPI keeps rank order, which gives argmin and
+  //! argmax their offsets). Associative exactly but for float sums' and products' rounding.
+  static void combine(const void* in, void* inout, std::size_t bytes);
+
+ private:
+  std::vector<std::uint64_t> words_;  // 8-byte aligned: the header, then the slots
+};
+
+}  // namespace xreduce::mpi::detail

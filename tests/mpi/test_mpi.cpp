@@ -1,0 +1,253 @@
+// xreduce::mpi over however many ranks mpirun starts (ctest runs 1, 2, 3 and 4). Every rank draws
+// the whole array from one seed (rank 0's, printed, or XREDUCE_TEST_SEED), keeps its shard of a
+// random uneven split (some shards empty), and checks the distributed result against the whole
+// array reduced in this one process. Checks never stop a test early, so that every rank makes
+// the same collective calls.
+
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/exact_data.hpp"
+#include "support/test_data.hpp"
+#include "xreduce/mpi.hpp"
+#include "xreduce/registry.hpp"
+#include "xreduce/validate.hpp"
+#include "xreduce/xreduce.hpp"
+
+namespace xr = xreduce;
+using xr::test::run_seed;
+
+namespace {
+
+int rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int ranks() {
+  int n = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+//! The same seed on every rank: rank 0's.
+std::uint64_t shared_seed() {
+  static const std::uint64_t seed = [] {
+    std::uint64_t s = run_seed();
+    MPI_Bcast(&s, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    return s;
+  }();
+  return seed;
+}
+
+//! Where each rank's shard starts in [0, n], drawn alike on every rank: uneven, often empty.
+std::vector<std::size_t> split(std::size_t n, std::mt19937_64& rng) {
+  std::vector<std::size_t> cut(ranks() + 1, 0);
+  for (int r = 1; r < ranks(); ++r) cut[r] = rng() % 4 == 0 ? 0 : rng() % (n + 1);  // a quarter at 0: empty shards
+  cut[ranks()] = n;
+  std::sort(cut.begin(), cut.end());
+  return cut;
+}
+
+//! This rank's backend: the CPU backends in turn over the ranks, so that one result mixes them.
+std::string backend_of_rank() {
+  std::vector<std::string> names;
+  for (const char* n : {"sequential", "openmp", "tbb"})
+    if (xr::default_context().registry().find(n)) names.push_back(n);
+  return names[static_cast<std::size_t>(rank()) % names.size()];
+}
+
+template <class T>
+xr::Request shard_of(const std::vector<T>& whole, const std::vector<std::size_t>& cut, xr::Op op, std::size_t width = 1) {
+  const std::size_t first = cut[rank()], last = cut[rank() + 1];
+  return xr::Request{whole.data() + first * width, last - first, xr::dtype_of<T>(), op, xr::Memory::host, width};
+}
+
+//! The whole array's result on this process (sequential): what the ranks must agree with.
+xr::Result whole_result(const void* data, std::size_t count, xr::DType t, xr::Op op, std::size_t width,
+                        xr::Accuracy accuracy) {
+  return xr::default_context().reduce(xr::Request{data, count, t, op, xr::Memory::host, width},
+                                      xr::Options{.backend = "sequential", .accuracy = accuracy});
+}
+
+template <class T>
+void check_against_whole(const std::vector<T>& whole, std::size_t width, xr::Op op, const xr::Result& got) {
+  const std::size_t count = whole.size() / width;
+  const xr::Request q{whole.data(), count, xr::dtype_of<T>(), op, xr::Memory::host, width};
+  const xr::Reference ref = xr::exact_reference(q);
+  double error = 0;
+  // Float sums and products: the bounds xreduce/mpi.hpp states; everything else exactly.
+  if (std::is_floating_point_v<T> && (op == xr::Op::sum || op == xr::Op::prod)) {
+    const double eps = std::numeric_limits<T>::epsilon();
+    for (std::size_t c = 0; c < width; ++c) {
+      const xr::Reference& r = width > 1 ? ref.columns[c] : ref;
+      const xr::Scalar& v = width > 1 ? got.values[c] : got.value;
+      const double bound = op == xr::Op::sum ? (64 + ranks()) * eps * r.abs_sum
+                                             : (count + 64 + ranks()) * eps * r.abs_sum;
+      const double want = r.value.to_double(), have = v.to_double();
+      if (std::isnan(want) || std::isinf(want)) CHECK(xr::Scalar(have) == xr::Scalar(want));
+      else CHECK(std::fabs(have - want) <= bound);
+    }
+    return;
+  }
+  CHECK(xr::agrees(q, ref, got, &error));
+}
+
+}  // namespace
+
+TEST_CASE("every op and dtype over uneven and empty shards, each rank with its own backend") {
+  std::mt19937_64 rng(shared_seed());
+  INFO("seed " << shared_seed() << " (XREDUCE_TEST_SEED), " << ranks() << " ranks, this one rank " << rank());
+  for (xr::DType t : xr::all_dtypes)
+    for (xr::Op op : xr::all_ops)
+      for (auto pattern : {xr::test::Pattern::random, xr::test::Pattern::ties, xr::test::Pattern::nan}) {
+        if (pattern == xr::test::Pattern::nan && !xr::is_floating(t)) continue;
+        const std::size_t n = 1 + rng() % 20000;
+        const auto cut = split(n, rng);
+        xr::visit_dtype(t, [&](auto tag) {
+          using T = decltype(tag);
+          const std::vector<T> whole = xr::test::make_data<T>(pattern, op, n, rng);
+          INFO(xr::to_string(t) << " " << xr::to_string(op) << " " << std::string(xr::test::name(pattern)) << ", n = " << n);
+          const xr::Request shard = shard_of(whole, cut, op);
+          const xr::Options options{.backend = backend_of_rank()};
+          const xr::Result all = xr::mpi::allreduce(MPI_COMM_WORLD, shard, options);
+          check_against_whole(whole, 1, op, all);
+          const int root = ranks() - 1;
+          const auto one = xr::mpi::reduce(MPI_COMM_WORLD, shard, root, options);
+          CHECK(one.has_value() == (rank() == root));
+          if (one) check_against_whole(whole, 1, op, *one);
+          // The same bits as allreduce, but for float sums and products, whose rounding follows
+          // the order MPI combines in (exact sums have their own test).
+          if (one && !(xr::is_floating(t) && (op == xr::Op::sum || op == xr::Op::prod)))
+            CHECK((one->value == all.value && one->index == all.index));
+        });
+      }
+}
+
+TEST_CASE("exact sums: the same bits for any split, any number of ranks and any mix of backends") {
+  std::mt19937_64 rng(shared_seed() + 1);
+  INFO("seed " << shared_seed() << ", " << ranks() << " ranks");
+  for (xr::test::ExactShape shape : xr::test::all_exact_shapes) {
+    const std::size_t n = rng() % 30000;
+    const auto cut = split(n, rng);
+    auto check = [&](auto tag) {
+      using T = decltype(tag);
+      const std::vector<T> whole = xr::test::make_exact_data<T>(shape, n, rng);
+      INFO(std::string(xr::test::name(shape)) << ", " << (sizeof(T) == 4 ? "f32" : "f64") << ", n = " << n);
+      const xr::Result got = xr::mpi::allreduce(MPI_COMM_WORLD, shard_of(whole, cut, xr::Op::sum),
+                                                xr::Options{.backend = backend_of_rank(), .accuracy = xr::Accuracy::exact});
+      const xr::Result want = whole_result(whole.data(), n, xr::dtype_of<T>(), xr::Op::sum, 1, xr::Accuracy::exact);
+      CHECK(xr::test::same_bits(got.value.get<T>(), want.value.get<T>()));
+      REQUIRE(got.exact.size() == 1);
+      CHECK(got.exact[0].count() == static_cast<std::int64_t>(n));
+    };
+    check(float{});
+    check(double{});
+  }
+}
+
+TEST_CASE("argmin and argmax: the lowest global index among ties, the first NaN") {
+  std::mt19937_64 rng(shared_seed() + 2);
+  const std::size_t n = 1000 + rng() % 1000;
+  const auto cut = split(n, rng);
+  std::vector<double> whole(n, 1.0);  // every element ties
+  for (xr::Op op : {xr::Op::argmin, xr::Op::argmax}) {
+    xr::Result r = xr::mpi::allreduce(MPI_COMM_WORLD, shard_of(whole, cut, op));
+    CHECK(*r.index == 0);
+  }
+  const std::size_t first_nan = n / 3 + rng() % (n / 3);
+  whole[first_nan] = NAN;
+  whole[n - 1] = NAN;
+  whole[n / 2 + n / 3] = -5.0;
+  for (xr::Op op : {xr::Op::argmin, xr::Op::argmax}) {
+    xr::Result r = xr::mpi::allreduce(MPI_COMM_WORLD, shard_of(whole, cut, op));
+    CHECK(*r.index == first_nan);
+    CHECK(std::isnan(r.value.get<double>()));
+  }
+}
+
+TEST_CASE("an empty whole, and records column by column") {
+  std::mt19937_64 rng(shared_seed() + 3);
+  const std::vector<std::int32_t> none;
+  const std::vector<std::size_t> nothing(ranks() + 1, 0);
+  CHECK(xr::mpi::allreduce(MPI_COMM_WORLD, shard_of(none, nothing, xr::Op::sum)).value.get<std::int64_t>() == 0);
+  CHECK(xr::mpi::allreduce(MPI_COMM_WORLD, shard_of(none, nothing, xr::Op::prod)).value.get<std::int64_t>() == 1);
+  for (xr::Op op : {xr::Op::min, xr::Op::argmax}) {
+    bool thrown = false;
+    try {
+      xr::mpi::allreduce(MPI_COMM_WORLD, shard_of(none, nothing, op));
+    } catch (const xr::Error& e) {
+      thrown = e.code() == xr::ErrorCode::empty_input;
+    }
+    CHECK(thrown);  // on every rank
+  }
+  const std::size_t records = 1 + rng() % 5000, width = 3;
+  const auto cut = split(records, rng);
+  for (xr::Op op : {xr::Op::sum, xr::Op::min, xr::Op::max}) {
+    const std::vector<double> whole = xr::test::make_data<double>(xr::test::Pattern::random, op, records * width, rng);
+    const xr::Result r = xr::mpi::allreduce(MPI_COMM_WORLD, shard_of(whole, cut, op, width));
+    REQUIRE(r.values.size() == width);
+    check_against_whole(whole, width, op, r);
+  }
+}
+
+TEST_CASE("a failing rank: the same clear error on every rank, and no rank left waiting") {
+  const std::vector<float> whole(1000, 1.0f);
+  std::vector<std::size_t> cut(ranks() + 1);
+  for (int r = 0; r <= ranks(); ++r) cut[r] = 1000 * r / ranks();
+  const int failing = ranks() - 1;
+  for (const char* bad : {"no.such.backend", "hybrid"}) {
+    if (std::string(bad) == "hybrid" && xr::default_context().registry().get("hybrid").available()) continue;
+    const xr::Options options{.backend = rank() == failing ? bad : "sequential"};
+    std::string message;
+    xr::ErrorCode code = xr::ErrorCode::ok;
+    try {
+      xr::mpi::allreduce(MPI_COMM_WORLD, shard_of(whole, cut, xr::Op::sum), options);
+    } catch (const xr::Error& e) {
+      message = e.what();
+      code = e.code();
+    }
+    INFO(message);
+    CHECK(code == (std::string(bad) == "hybrid" ? xr::ErrorCode::unavailable : xr::ErrorCode::unknown_backend));
+    CHECK(message.find("rank " + std::to_string(failing) + ": ") == 0);
+    CHECK(message.find(bad) != std::string::npos);
+    // reduce: the failing rank and the root throw; the others return nothing.
+    bool thrown = false;
+    try {
+      xr::mpi::reduce(MPI_COMM_WORLD, shard_of(whole, cut, xr::Op::sum), 0, options);
+    } catch (const xr::Error&) {
+      thrown = true;
+    }
+    CHECK(thrown == (rank() == 0 || rank() == failing));
+  }
+  if (ranks() > 1) {  // ranks whose calls disagree
+    const std::vector<double> doubles(1000, 1.0);
+    bool thrown = false;
+    try {
+      if (rank() == 0) xr::mpi::allreduce(MPI_COMM_WORLD, shard_of(doubles, cut, xr::Op::sum));
+      else xr::mpi::allreduce(MPI_COMM_WORLD, shard_of(whole, cut, xr::Op::sum));
+    } catch (const xr::Error& e) {
+      thrown = e.code() == xr::ErrorCode::invalid_argument && std::string(e.what()).find("disagree") != std::string::npos;
+    }
+    CHECK(thrown);
+  }
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  if (rank() == 0) std::printf("mpi tests: %d ranks, seed %llu\n", ranks(), static_cast<unsigned long long>(shared_seed()));
+  else shared_seed();
+  doctest::Context context(argc, argv);
+  int status = context.run();
+  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);  // fails if any rank failed
+  MPI_Finalize();
+  return status;
+}
