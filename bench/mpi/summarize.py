@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Tables, plot and a scale model from xreduce_bench_mpi's runs: summarize.py RUNS.jsonl OUT_PREFIX.
+"""Tables, plot and a scale model from xreduce_bench_mpi's runs:
+summarize.py RUNS.jsonl OUT_PREFIX [MACHINE]   (MACHINE: how to name the host; default: this one's CPU)
 
 Writes OUT.json (every run), OUT.md and OUT.png. The model: a reduction of 2^40 f32 over 1024
 ranks, from the measured costs: each rank's local sum of 2^30 elements (the 1-rank run with the
@@ -25,7 +26,8 @@ def latency_of(run, prefix):
 
 def markdown(runs):
     lines = ["# xreduce::mpi against bare MPI_Allreduce", "",
-             "One host; each row one `mpirun`. Latency: median per call of barrier-started batches of 1,000.", "",
+             "One host; each row one `mpirun`. Latency: median per call of barrier-started batches of 1,000. "
+             "At 1 rank MPI has nothing to send, so that row's ratio measures nothing.", "",
              "## Latency, microseconds", "",
              "| ranks | MPI_Allreduce 8 B | MPI_Allreduce 608 B | xreduce f64 sum (40 B) | exact (608 B) | f32 argmax (56 B) | reduce to rank 0 (264 B) | "
              "local call alone | what the combine adds (sum - local) / bare 8 B |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -100,14 +102,23 @@ def plot(runs, path):
     fig.savefig(path, dpi=110)
 
 
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
 def main():
     runs = load(sys.argv[1])
     out = sys.argv[2]
+    machine = sys.argv[3] if len(sys.argv) > 3 else f"{cpu_model()}, {runs[0]['hardware_threads']} hardware threads"
     data = {"suite": "mpi", "date": datetime.date.today().isoformat(), "commit": runs[0]["commit"],
-            "machine": {"cpu": platform.processor() or platform.machine(), "threads": runs[0]["hardware_threads"]}, "runs": runs}
+            "machine": {"description": machine, "threads": runs[0]["hardware_threads"]}, "runs": runs}
     with open(out + ".json", "w") as f:
         json.dump(data, f, indent=1)
-    text = markdown(runs) + f"\n_Measured {data['date']} at commit {data['commit']}, {runs[0]['hardware_threads']} hardware threads._\n"
+    text = markdown(runs) + f"\n_Measured {data['date']} at commit {data['commit']} on {machine}; one host._\n"
     with open(out + ".md", "w") as f:
         f.write(text)
     plot(runs, out + ".png")
