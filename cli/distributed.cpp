@@ -156,7 +156,7 @@ Array whole_on_root(const DataArgs& d, const Shard& s, const MpiSession& mpi) {
 }
 
 Request shard_request(const Shard& s, const DataArgs& d, Op op) {
-  return request_for(s.array, d, op, Memory::automatic);
+  return request_for(s.array, d, op, Memory::host);  // read or made here: host memory
 }
 
 //! Rank 0 speaks; the others keep quiet, but leave with the same status.

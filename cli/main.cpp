@@ -133,7 +133,9 @@ int run(xr::Context& ctx, const RunArgs& args, const DataArgs& d) {
   if (d.distributed) return run_distributed(ctx, args, d);
   xr::cli::Array a = load(d);
   const xr::Op op = *xr::parse_op(args.op);
-  const xr::Request q = request_for(a, d, op, xr::Memory::automatic);
+  // Host memory, which the command read or made itself: said so, no module is asked where it
+  // lives, and a CPU reduction never starts the GPU's driver.
+  const xr::Request q = request_for(a, d, op, xr::Memory::host);
   xr::Options o{.backend = args.backend, .block_size = args.block_size, .threads = args.threads,
                 .accuracy = accuracy_of(args.accuracy)};
   o.settings = settings_of(args.settings);

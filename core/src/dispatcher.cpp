@@ -20,9 +20,11 @@ Dispatcher::Choice Dispatcher::choose(const Workload& w) const {
 
 Reducer& Dispatcher::pick(const Workload& w) const { return decide(w, nullptr); }
 
-// The reasons are built only when asked for: pick() runs on every "auto" call.
-std::optional<Engine> Dispatcher::engine_for(const Workload& w, EngineSet offered, std::string* why) const {
-  auto has = [&](Engine e) { return (offered & engine_bit(e)) != 0; };
+// The reasons are built only when asked for: pick() runs on every "auto" call. `has` is asked
+// about an engine only when the rules reach it, so that a CPU choice never asks the GPU backends
+// whether they can run (which starts the GPU's driver).
+template <class Has>
+std::optional<Engine> Dispatcher::engine_among(const Workload& w, Has&& has, std::string* why) const {
   auto chosen = [&](Engine e, auto&& reason) -> std::optional<Engine> {
     if (why) *why = describe(w) + reason();
     return e;
@@ -63,12 +65,15 @@ std::optional<Engine> Dispatcher::engine_for(const Workload& w, EngineSet offere
   return std::nullopt;
 }
 
+std::optional<Engine> Dispatcher::engine_for(const Workload& w, EngineSet offered, std::string* why) const {
+  return engine_among(w, [&](Engine e) { return (offered & engine_bit(e)) != 0; }, why);
+}
+
 Reducer& Dispatcher::decide(const Workload& w, std::string* why) const {
-  const std::vector<Registry::Candidate>& fit = registry_.candidates(w);
-  EngineSet offered = 0;
-  for (const auto& c : fit) offered |= engine_bit(c.engine);
-  if (const std::optional<Engine> engine = engine_for(w, offered, why))
+  const auto has = [&](Engine e) { return !registry_.candidates(w, e).empty(); };
+  if (const std::optional<Engine> engine = engine_among(w, has, why))
     if (Reducer* r = registry_.best(*engine, w)) return *r;
+  const std::vector<Registry::Candidate>& fit = registry_.candidates(w);  // the rules named none that can run
   if (!fit.empty()) {
     if (why) *why = describe(w) + ": the only kind of backend that can run";
     return *fit.front().reducer;

@@ -23,11 +23,14 @@ struct Registry::Impl {
   std::vector<Entry> entries;
   std::map<std::string, Reducer*, std::less<>> by_name;  // find() on every named call
   DispatchConfig preferences;  // the CPU-parallel backend to prefer by size (prefer())
-  // candidates(): [dtype][op][memory][records][exact], and one list for user code, filled on first use and read
-  // without a lock, since "auto" reads them on every call. add() clears them; lists it drops are
-  // kept until the registry goes, as a reader may still hold one.
+  // candidates(): [dtype][op][memory][records][exact], and one list for user code, each for every
+  // engine and for each engine alone (kEngines + 1), filled on first use and read without a lock,
+  // since "auto" reads them on every call. add() clears them; lists it drops are kept until the
+  // registry goes, as a reader may still hold one.
+  static constexpr std::size_t kEngines = 4;
   mutable std::mutex candidates_mutex;
-  mutable std::array<std::atomic<const std::vector<Candidate>*>, all_dtypes.size() * all_ops.size() * 3 * 2 * 2 + 1> candidates{};
+  mutable std::array<std::atomic<const std::vector<Candidate>*>,
+                     (all_dtypes.size() * all_ops.size() * 3 * 2 * 2 + 1) * (kEngines + 1)> candidates{};
   mutable std::vector<std::unique_ptr<const std::vector<Candidate>>> candidate_lists;
   std::atomic<std::uint64_t> generation{0};  // add()s so far: a list worked out before one is not stored
   std::vector<std::int32_t (*)(const void*)> locators;
@@ -148,19 +151,31 @@ bool Registry::fits(Reducer& r, const Workload& w) {
          (!w.exact || caps.exact_sums(w.records)) && r.available();
 }
 
-const std::vector<Registry::Candidate>& Registry::candidates(const Workload& w) const {
-  const std::size_t key =
-      w.user_code ? impl_->candidates.size() - 1
+const std::vector<Registry::Candidate>& Registry::candidates(const Workload& w) const { return candidates_of(w, std::nullopt); }
+
+const std::vector<Registry::Candidate>& Registry::candidates(const Workload& w, Engine engine) const {
+  return candidates_of(w, engine);
+}
+
+const std::vector<Registry::Candidate>& Registry::candidates_of(const Workload& w, std::optional<Engine> engine) const {
+  const std::size_t kinds = impl_->candidates.size() / (Impl::kEngines + 1);
+  const std::size_t kind =
+      w.user_code ? kinds - 1
                   : (((static_cast<std::size_t>(w.dtype) * all_ops.size() + static_cast<std::size_t>(w.op)) * 3 +
                       static_cast<std::size_t>(w.memory)) * 2 + (w.records ? 1 : 0)) * 2 + (w.exact ? 1 : 0);
+  const std::size_t key = kind * (Impl::kEngines + 1) + (engine ? static_cast<std::size_t>(*engine) : Impl::kEngines);
   std::atomic<const std::vector<Candidate>*>& slot = impl_->candidates.at(key);
   if (const auto* list = slot.load(std::memory_order_acquire)) return *list;
   // Worked out outside the lock: a backend's available() may ask the registry in turn (hybrid
   // asks whether its parts exist). Two threads may both work it out; the first stored is kept.
+  // Only the backends of `engine` are asked whether they can run: asking a GPU backend starts the
+  // GPU's driver, which a CPU reduction must not pay.
   const std::uint64_t generation = impl_->generation.load(std::memory_order_acquire);
   auto list = std::make_unique<std::vector<Candidate>>();
-  for (const Entry& e : impl_->entries)
-    if (fits(*e.reducer, w)) list->push_back({e.reducer, e.reducer->capabilities().engine()});
+  for (const Entry& e : impl_->entries) {
+    const Engine own = e.reducer->capabilities().engine();
+    if ((!engine || own == *engine) && fits(*e.reducer, w)) list->push_back({e.reducer, own});
+  }
   std::lock_guard lock(impl_->candidates_mutex);
   if (const auto* stored = slot.load(std::memory_order_acquire)) return *stored;
   if (generation == impl_->generation.load(std::memory_order_acquire)) slot.store(list.get(), std::memory_order_release);
@@ -169,7 +184,7 @@ const std::vector<Registry::Candidate>& Registry::candidates(const Workload& w) 
 }
 
 Reducer* Registry::best(Engine engine, const Workload& w) const {
-  const std::vector<Candidate>& fit = candidates(w);
+  const std::vector<Candidate>& fit = candidates(w, engine);
   if (engine == Engine::cpu_parallel)
     if (const std::string& preferred = impl_->preferences.parallel_backend_for(w.elements); !preferred.empty())
       for (const Candidate& c : fit)

@@ -215,3 +215,50 @@ TEST_CASE("plugins: a plugin of ABI version 1 is refused, saying so") {
   xr::Registry reg;
   CHECK_THROWS_WITH_AS(reg.load_plugin(XREDUCE_TEST_OLD_ABI_PLUGIN), doctest::Contains("built for plugin ABI version 1"), xr::Error);
 }
+
+namespace {
+
+// A GPU backend that counts how often it is asked whether it can run: on a real GPU module that
+// question starts the driver (hundreds of milliseconds), which a CPU choice must not pay.
+class CountingGpu final : public xr::Reducer {
+ public:
+  std::string_view name() const override { return "counting.gpu"; }
+  xr::Capabilities capabilities() const override {
+    xr::Capabilities c(xr::Engine::gpu);
+    c.set(xr::DType::f32, xr::Op::sum, xr::Support::exact);
+    return c.accept(xr::Memory::host).accept(xr::Memory::device);
+  }
+  xr::Availability available() const override {
+    ++asked;
+    return xr::Availability::yes();
+  }
+  mutable int asked = 0;
+
+ protected:
+  xr::Result do_reduce(const xr::Request&, const xr::Options&) override { return {xr::Scalar(7.0f), {}, {}}; }
+};
+
+}  // namespace
+
+TEST_CASE("selection: auto asks a GPU backend whether it can run only where the rules could choose it") {
+  xr::Config cfg;
+  cfg.dispatch.parallel_min_count = 1000;
+  cfg.dispatch.gpu_min_count_pageable = 1 << 20;
+  xr::Context ctx(xr::Context::Empty{}, cfg);
+  auto gpu = std::make_unique<CountingGpu>();
+  CountingGpu* counting = gpu.get();
+  ctx.registry().add(std::move(gpu), 10);
+  ctx.registry().add(std::make_unique<Fake>("serial", xr::Engine::cpu_serial), 5);
+  ctx.registry().add(std::make_unique<Fake>("parallel", xr::Engine::cpu_parallel), 5);
+  std::vector<float> v(1 << 20, 1.0f);
+  auto host = [&](std::size_t n) { return xr::Request{v.data(), n, xr::DType::f32, xr::Op::sum, xr::Memory::host}; };
+  CHECK(ctx.reduce(host(10)).backend == "serial");
+  CHECK(ctx.reduce(host(5000)).backend == "parallel");
+  CHECK(ctx.reduce(host(5000), {.backend = "parallel"}).backend == "parallel");
+  CHECK(counting->asked == 0);  // host data below the GPU threshold: never asked
+  CHECK(ctx.reduce(host(1 << 20)).backend == "counting.gpu");
+  CHECK(counting->asked > 0);
+  const int asked = counting->asked;
+  CHECK(ctx.reduce(xr::Request{v.data(), 64, xr::DType::f32, xr::Op::sum, xr::Memory::device}).backend == "counting.gpu");
+  CHECK(counting->asked >= asked);
+}

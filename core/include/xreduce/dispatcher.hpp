@@ -36,6 +36,8 @@ class Dispatcher {
 
  private:
   Reducer& decide(const Workload& workload, std::string* why) const;
+  template <class Has>
+  std::optional<Engine> engine_among(const Workload& workload, Has&& has, std::string* why) const;
   const Registry& registry_;
   DispatchConfig config_;
 };

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -93,6 +94,8 @@ class Registry {
     Engine engine;
   };
   const std::vector<Candidate>& candidates(const Workload& workload) const;
+  //! The same, among the backends of `engine` only: the others are not asked whether they can run.
+  const std::vector<Candidate>& candidates(const Workload& workload, Engine engine) const;
   //! The backend of `engine` to run `workload`: among those that fit, the preferred CPU-parallel
   //! backend for that many elements (DispatchConfig::parallel_backend_for, from prefer()), else
   //! the highest priority. nullptr if none fits.
@@ -118,6 +121,7 @@ class Registry {
   const xreduce_memory_v1* memory_service() const;
 
  private:
+  const std::vector<Candidate>& candidates_of(const Workload& workload, std::optional<Engine> engine) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::vector<PluginReport> reports_;
