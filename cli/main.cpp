@@ -103,6 +103,7 @@ int list(xr::Context& ctx, bool as_json) {
                   c.exact_sums(true) ? "  exact sums (records too)" : c.exact_sums() ? "  exact sums" : "");
     }
     print_settings(ctx);
+    print_dispatch(ctx);
     return kExitOk;
   }
   json out = json::array();

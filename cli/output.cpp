@@ -104,6 +104,27 @@ void print_unavailable(const std::vector<xr::ValidationRow>& rows) {
 }
 
 
+void print_dispatch(const Context& ctx) {
+  const Config& c = ctx.config();
+  const DispatchConfig& d = c.dispatch;
+  std::printf("\nthresholds of auto ([dispatch]; \"default\": %s):\n",
+              c.dispatch_defaults.empty() ? "the library's built-in values" : c.dispatch_defaults.c_str());
+  const auto count = [](std::uint64_t n) { return n == 0 ? std::string("0 (never)") : std::to_string(n); };
+  const std::pair<const char*, std::string> rows[] = {
+      {"parallel_min_count", count(d.parallel_min_count)},
+      {"parallel_backend", d.parallel_backend.empty() ? "(by priority)" : d.parallel_backend},
+      {"parallel_large_min_count", count(d.parallel_large_min_count)},
+      {"parallel_backend_large", d.parallel_backend_large.empty() ? "-" : d.parallel_backend_large},
+      {"gpu_min_count_pinned", count(d.gpu_min_count_pinned)},
+      {"gpu_min_count_pageable", count(d.gpu_min_count_pageable)},
+      {"cpu_gpu_min_count_pinned", count(d.cpu_gpu_min_count_pinned)},
+      {"cpu_gpu_min_count_pageable", count(d.cpu_gpu_min_count_pageable)}};
+  for (const auto& [key, value] : rows) {
+    const auto from = c.dispatch_origins.find(std::string_view(key));
+    std::printf("  %-27s %-12s %s\n", key, value.c_str(), from == c.dispatch_origins.end() ? "default" : from->second.c_str());
+  }
+}
+
 int print_validation(Context& ctx, const ValidateArgs& args, const Request& q, const std::string& description,
                      const ValidationReport& report, Accuracy accuracy, int ranks) {
   const std::size_t n = q.count * q.width;

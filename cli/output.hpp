@@ -30,6 +30,9 @@ std::string machine_line();
 int name_width(const Registry& registry);
 //! Every backend: engine, priority, available or why not; then plugins that did not load.
 void print_backends(Context& ctx);
+//! The thresholds `auto` uses, each with where it came from: the config file's line, or the
+//! defaults (and whose calibration those are).
+void print_dispatch(const Context& ctx);
 //! One line per reason for the rows of backends that could not run here (`list` names each).
 void print_unavailable(const std::vector<ValidationRow>& rows);
 //! Prints a validation, as text or (args.json) JSON, and returns the command's exit code. `ranks`:

@@ -157,11 +157,14 @@ int run_calibrate(const SuiteArgs& args) {
 
 int run_crossover(const SuiteArgs& args) {
   // Calibrate first, then measure through a context that uses the calibration: the regret is
-  // that of `auto` after `xreduce calibrate`, as a user would have it.
-  const Calibrated cal = calibrate_timed(xr::default_context(), args.quick);
-  xr::Config config = xr::default_context().config();
-  cal.calibration.apply_to(config);
+  // that of `auto` after `xreduce calibrate`, as a user would have it. Uncalibrated: `auto` as a
+  // new user first runs it, on the default thresholds (DispatchConfig::defaults_for).
+  const Calibrated cal = args.uncalibrated ? Calibrated{} : calibrate_timed(xr::default_context(), args.quick);
+  xr::Config config = args.uncalibrated ? xr::Config::from_string("", "(the defaults)") : xr::default_context().config();
+  if (!args.uncalibrated) cal.calibration.apply_to(config);
   config.backend = "auto";
+  const std::string when = args.uncalibrated ? "uncalibrated: the default thresholds (" + config.dispatch_defaults + ")"
+                                             : "after calibration (" + fmt("%.1f", cal.seconds) + " s)";
   xr::Context ctx(config);
 
   const int hi = args.max_log2 ? args.max_log2 : (args.quick ? 12 : 30), lo = args.min_log2;
@@ -188,8 +191,7 @@ int run_crossover(const SuiteArgs& args) {
   std::string md = "# Crossover: every backend, f32 sum, N = 2^" + std::to_string(lo) + " to 2^" + std::to_string(hi) +
                    "\n\nTime per call through `Context::reduce` (the backend named, or `auto`), median of " +
                    std::to_string(args.repeat) + " samples or more (30 where a sample is under 2 ms), taken in three rounds over "
-                   "the backends, each backend's back to back after 20 ms of warm-up calls; after calibration (" +
-                   fmt("%.1f", cal.seconds) + " s). Regret = time(auto) / time(fastest exact backend). Choice regret = "
+                   "the backends, each backend's back to back after 20 ms of warm-up calls; " + when + ". Regret = time(auto) / time(fastest exact backend). Choice regret = "
                    "time(the backend auto picks, named) / time(fastest): what the choice costs, apart from the "
                    "difference between two measurements of one backend.\n";
   std::map<std::string, double> worst_regret, worst_choice;
@@ -266,8 +268,9 @@ int run_crossover(const SuiteArgs& args) {
   for (const auto& [name, r] : worst_choice) md += " " + name + " " + fmt("%.2f", r) + ";";
   md += "\n";
   std::fputs(md.c_str(), stdout);
-  write_results(args.out_dir, "crossover",
-                {{"dtype", "f32"}, {"op", "sum"}, {"repeat", args.repeat}, {"calibration_seconds", cal.seconds},
+  write_results(args.out_dir, args.uncalibrated ? "crossover-uncalibrated" : "crossover",
+                {{"dtype", "f32"}, {"op", "sum"}, {"repeat", args.repeat}, {"uncalibrated", args.uncalibrated},
+                 {"defaults", config.dispatch_defaults}, {"calibration_seconds", cal.seconds},
                  {"calibration", dispatch_json(cal.calibration)}, {"worst_regret", worst_regret},
                  {"worst_choice_regret", worst_choice}, {"rows", rows}},
                 md);
@@ -333,6 +336,8 @@ int main(int argc, char** argv) {
   app.add_option("--repeat", args.repeat, "Samples per point, at least 10 (the median is reported)")->capture_default_str();
   app.add_flag("--quick", args.quick, "Small sizes only: a smoke run");
   app.add_option("--config", args.config, "calibrate: also write the thresholds into this config file");
+  app.add_flag("--uncalibrated", args.uncalibrated,
+               "crossover: auto on the default thresholds, as before `xreduce calibrate` (writes crossover-uncalibrated.*)");
   CLI11_PARSE(app, argc, argv);
   args.repeat = std::max(args.repeat, 10);
   const bool gpu_suite = suite == "progression" || suite == "transfer" || suite == "gpu-reduce";

@@ -29,6 +29,7 @@ struct SuiteArgs {
   int repeat = 10;         //!< samples per point (the median is reported); at least 10
   bool quick = false;      //!< smoke run: small sizes, few points (tests)
   std::string config;      //!< calibrate: config file to write
+  bool uncalibrated = false;  //!< crossover: auto with the default thresholds, not calibration's
 };
 
 //! The machine, for every result file: CPU, threads, GPU and driver when there is one.

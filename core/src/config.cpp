@@ -1,9 +1,11 @@
 #include "xreduce/config.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <toml++/toml.h>
 
 #include "xreduce/error.hpp"
@@ -63,6 +65,15 @@ void read_settings(const std::string& origin, const std::string& table_name, con
   }
 }
 
+//! A Config whose thresholds are this machine's defaults (DispatchConfig::defaults_for).
+Config with_default_dispatch() {
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  Config c;
+  c.dispatch = DispatchConfig::defaults_for(threads);
+  c.dispatch_defaults = DispatchConfig::defaults_source(threads);
+  return c;
+}
+
 }  // namespace
 
 Config Config::from_string(std::string_view text, const std::string& origin) {
@@ -72,7 +83,7 @@ Config Config::from_string(std::string_view text, const std::string& origin) {
   } catch (const toml::parse_error& e) {
     throw Error(ErrorCode::config, where(origin, e.source()) + ": " + std::string(e.description()));
   }
-  Config c;
+  Config c = with_default_dispatch();
   const std::filesystem::path base = std::filesystem::path(origin).parent_path();
   for (auto&& [key, node] : root) {
     const std::string k(key.str());
@@ -101,6 +112,8 @@ Config Config::from_string(std::string_view text, const std::string& origin) {
       for (auto&& [dkey, dnode] : *t) {
         const std::string dk(dkey.str());
         const std::string key = "dispatch." + dk;
+        // Under today's name: the old hybrid_min_count_* keys are cpu_gpu_min_count_* (below).
+        c.dispatch_origins[dk.starts_with("hybrid_min_count_") ? "cpu_gpu_" + dk.substr(7) : dk] = where(origin, dnode.source());
         if (dk == "parallel_min_count") c.dispatch.parallel_min_count = expect_count(origin, key, dnode);
         else if (dk == "parallel_backend") c.dispatch.parallel_backend = expect<std::string>(origin, key, dnode, "a backend name");
         else if (dk == "parallel_large_min_count") c.dispatch.parallel_large_min_count = expect_count(origin, key, dnode);
@@ -166,7 +179,7 @@ std::filesystem::path Config::user_file(const Environment& env) {
 }
 
 Config Config::load(const Environment& env) {
-  Config c;
+  Config c = with_default_dispatch();
   if (auto named = env("XREDUCE_CONFIG"); named && !named->empty()) {
     if (!std::filesystem::exists(*named))
       throw Error(ErrorCode::config, "XREDUCE_CONFIG names " + *named + ", which does not exist");

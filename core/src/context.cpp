@@ -35,9 +35,12 @@ const std::vector<std::string>& Context::notes() const { return impl_->notes; }
 void Context::configure_backends() {
   // Backends the dispatch config names must exist: a misspelt name would otherwise be passed
   // over in silence, and auto would run another backend than the one the file asks for.
+  // The defaults name backends too (openmp, tbb), which a build may leave out: only a file's names
+  // must exist; a default that does not is passed over for the highest priority.
   const DispatchConfig& d = impl_->config.dispatch;
-  for (const std::string* name : {&d.parallel_backend, &d.parallel_backend_large})
-    if (!name->empty() && !impl_->registry.find(*name)) {
+  const auto& from_file = impl_->config.dispatch_origins;
+  for (const auto& [key, name] : {std::pair{"parallel_backend", &d.parallel_backend}, std::pair{"parallel_backend_large", &d.parallel_backend_large}})
+    if (!name->empty() && from_file.contains(std::string_view(key)) && !impl_->registry.find(*name)) {
       std::string valid;
       for (const auto& n : impl_->registry.names()) valid += (valid.empty() ? "" : ", ") + n;
       throw Error(ErrorCode::config, "config: [dispatch] names backend '" + *name +

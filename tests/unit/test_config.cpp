@@ -1,8 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "xreduce/xreduce.hpp"
 #include "xreduce/registry.hpp"
@@ -45,7 +47,37 @@ TEST_CASE("config: defaults with no file and no environment") {
   CHECK(c.backend == "auto");
   CHECK(c.backend_source == "default");
   CHECK(c.plugin_path.empty());
-  CHECK(c.dispatch.parallel_min_count == xr::DispatchConfig{}.parallel_min_count);
+  // The thresholds calibration measured on the machines measured, by this machine's threads.
+  const xr::DispatchConfig defaults = xr::DispatchConfig::defaults_for(std::max(1u, std::thread::hardware_concurrency()));
+  CHECK(c.dispatch.parallel_min_count == defaults.parallel_min_count);
+  CHECK(c.dispatch.parallel_backend == defaults.parallel_backend);
+  CHECK(c.dispatch_origins.empty());
+  CHECK(c.dispatch_defaults.find("calibrated on") != std::string::npos);
+}
+
+TEST_CASE("config: default thresholds are data from committed calibrations, a file's keys override them") {
+  // The rows: 2 threads (AMD EPYC) and 16 (the H200 machine's host); a machine takes the row of the
+  // most threads not above its own.
+  const xr::DispatchConfig two = xr::DispatchConfig::defaults_for(2), sixteen = xr::DispatchConfig::defaults_for(16);
+  CHECK(two.parallel_min_count == 65536);
+  CHECK(two.parallel_backend == "openmp");
+  CHECK(two.parallel_large_min_count == 0);
+  CHECK(sixteen.parallel_min_count == 131072);
+  CHECK(sixteen.parallel_backend_large == "tbb");
+  CHECK(sixteen.parallel_large_min_count == (std::uint64_t{1} << 25));
+  CHECK(xr::DispatchConfig::defaults_for(8).parallel_min_count == two.parallel_min_count);
+  CHECK(xr::DispatchConfig::defaults_for(128).parallel_min_count == sixteen.parallel_min_count);
+  CHECK(xr::DispatchConfig::defaults_source(16).find("nvidia-h200/calibrate.md") != std::string::npos);
+  for (unsigned threads : {1u, 2u, 16u, 64u}) {  // both calibrations kept host data off the GPU
+    const xr::DispatchConfig d = xr::DispatchConfig::defaults_for(threads);
+    CHECK(d.gpu_min_count_pinned + d.gpu_min_count_pageable + d.cpu_gpu_min_count_pinned + d.cpu_gpu_min_count_pageable == 0);
+  }
+  const xr::Config c = xr::Config::from_string("[dispatch]\nparallel_backend = \"tbb\"\nhybrid_min_count_pinned = 9\n", "t.toml");
+  CHECK(c.dispatch.parallel_backend == "tbb");
+  CHECK(c.dispatch_origins.at("parallel_backend").rfind("t.toml:2:", 0) == 0);  // the file and line
+  CHECK(c.dispatch_origins.count("cpu_gpu_min_count_pinned") == 1);  // under its new name
+  CHECK(c.dispatch_origins.count("parallel_min_count") == 0);        // the default stays
+  CHECK(c.dispatch.parallel_min_count == xr::DispatchConfig::defaults_for(std::max(1u, std::thread::hardware_concurrency())).parallel_min_count);
 }
 
 TEST_CASE("config: file < environment < Options") {

@@ -45,6 +45,14 @@ struct DispatchConfig {
   std::uint64_t cpu_gpu_min_count_pinned = 0;
   //! The same for pageable host data.
   std::uint64_t cpu_gpu_min_count_pageable = 0;
+
+  //! What `auto` starts from on a machine of `hardware_threads` before `xreduce calibrate` has run
+  //! (Config::load and the config files start from it): the thresholds calibration measured on
+  //! the machines this project measures, a row per machine, kept as data in
+  //! core/src/dispatch_defaults.cpp. (A DispatchConfig made in code keeps the values above.)
+  static DispatchConfig defaults_for(unsigned hardware_threads);
+  //! Where those defaults come from, in words.
+  static std::string defaults_source(unsigned hardware_threads);
 };
 
 struct Config {
@@ -63,6 +71,10 @@ struct Config {
   //! be, with where they are now. The command prints them; the library never does.
   std::vector<std::string> notes;
   std::string backend_source = "default";  //!< where `backend` came from, for messages
+  //! Where each [dispatch] key a file set came from ("file:line"); the others hold the defaults
+  //! (DispatchConfig::defaults_for, `dispatch_defaults` says whose).
+  std::map<std::string, std::string, std::less<>> dispatch_origins;
+  std::string dispatch_defaults;  //!< where the defaults came from; empty for a Config made in code
 
   //! Parses a TOML file. Throws Error(config) naming the file, line and column.
   static Config from_file(const std::filesystem::path& file);

@@ -1,0 +1,54 @@
+// The thresholds `auto` starts from before `xreduce calibrate` has run: what calibration measured
+// on the machines this project measures, as data. A machine takes the row of the most hardware
+// threads not above its own. Both calibrations so far found the host data's GPU thresholds at 0
+// (the CPU read host memory faster than the GPU could be fed), so no row sends host data to the GPU.
+
+#include <array>
+#include <string>
+#include <string_view>
+
+#include "xreduce/config.hpp"
+
+namespace xreduce {
+namespace {
+
+struct Row {
+  unsigned threads;  // this row applies from this many hardware threads on
+  std::uint64_t parallel_min_count;
+  std::string_view parallel_backend;
+  std::uint64_t parallel_large_min_count;
+  std::string_view parallel_backend_large;
+  std::string_view measured;  // where, and the committed result it comes from
+};
+
+constexpr std::array<Row, 2> kRows{{
+    {1, std::uint64_t{1} << 16, "openmp", 0, "",
+     "calibrated on 2 threads (AMD EPYC): bench/results/amd-epyc-2-threads/calibrate.md"},
+    {16, std::uint64_t{1} << 17, "openmp", std::uint64_t{1} << 25, "tbb",
+     "calibrated on 16 threads (Intel Xeon, the H200 machine's host): bench/results/nvidia-h200/calibrate.md"},
+}};
+
+const Row& row_for(unsigned hardware_threads) {
+  const Row* chosen = &kRows.front();
+  for (const Row& r : kRows)
+    if (r.threads <= hardware_threads) chosen = &r;
+  return *chosen;
+}
+
+}  // namespace
+
+DispatchConfig DispatchConfig::defaults_for(unsigned hardware_threads) {
+  const Row& r = row_for(hardware_threads);
+  DispatchConfig d;
+  d.parallel_min_count = r.parallel_min_count;
+  d.parallel_backend = r.parallel_backend;
+  d.parallel_large_min_count = r.parallel_large_min_count;
+  d.parallel_backend_large = r.parallel_backend_large;
+  return d;
+}
+
+std::string DispatchConfig::defaults_source(unsigned hardware_threads) {
+  return "default for " + std::to_string(hardware_threads) + " hardware threads, " + std::string(row_for(hardware_threads).measured);
+}
+
+}  // namespace xreduce
