@@ -144,7 +144,7 @@ def main(path_in, path_out):
     elif suite == "transfer":
         fig, ax = plt.subplots(figsize=(10, 6))
         transfer(data, ax)
-    elif suite == "crossover":
+    elif suite in ("crossover", "crossover-uncalibrated"):
         count = len({r["residency"] for r in data["rows"]})
         fig, axes = plt.subplots(1, count, figsize=(7 * count, 6), squeeze=False)
         crossover(data, list(axes[0]))
