@@ -83,9 +83,7 @@ Shard load_shard(const DataArgs& d, const MpiSession& mpi) {
     s.array = read_input(path, dtype);
     if (s.array.count % d.width != 0)
       throw CLI::ValidationError(path + ": " + std::to_string(s.array.count) + " elements are not a whole number of records of width " + std::to_string(d.width));
-    std::uint64_t mine = s.array.count / d.width, all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    s.records = all;
+    s.records = s.array.count / d.width;  // this rank's: the whole's count follows (count_records)
     s.description = d.input + " over " + std::to_string(mpi.ranks) + " ranks, one file each";
     s.own_file = true;
     return s;
@@ -113,6 +111,18 @@ Shard load_shard(const DataArgs& d, const MpiSession& mpi) {
     s.description = "random " + std::string(to_string(*dtype)) + ", seed " + std::to_string(d.seed);
   }
   s.description += ", over " + std::to_string(mpi.ranks) + " ranks";
+  return s;
+}
+
+//! Loads this rank's shard on every rank (a failure anywhere stops every rank alike), then, for
+//! shards from the ranks' own files, adds up the whole's records: a collective none may miss.
+Shard load_shards(const DataArgs& d, const MpiSession& mpi) {
+  Shard s;
+  on_every_rank(mpi, [&] { s = load_shard(d, mpi); });
+  if (s.own_file) {
+    std::uint64_t mine = s.records;
+    MPI_Allreduce(&mine, &s.records, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  }
   return s;
 }
 
@@ -175,8 +185,7 @@ int run_distributed(Context& ctx, const RunArgs& args, const DataArgs& d) {
   MpiSession mpi;
   return quietly(mpi, [&] {
     const Op op = *parse_op(args.op);
-    Shard s;
-    on_every_rank(mpi, [&] { s = load_shard(d, mpi); });
+    const Shard s = load_shards(d, mpi);
     const Request q = shard_request(s, d, op);
     Options o{.backend = args.backend, .block_size = args.block_size, .threads = args.threads,
               .accuracy = accuracy_of(args.accuracy)};
@@ -216,8 +225,7 @@ int validate_distributed(Context& ctx, const ValidateArgs& args, const DataArgs&
   MpiSession mpi;
   return quietly(mpi, [&] {
     const Op op = *parse_op(args.op);
-    Shard s;
-    on_every_rank(mpi, [&] { s = load_shard(d, mpi); });
+    const Shard s = load_shards(d, mpi);
     const Request q = shard_request(s, d, op);
     Array whole;
     Request whole_q;

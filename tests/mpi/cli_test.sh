@@ -35,6 +35,16 @@ for ranks in 1 2 3 4; do
     fail "$ranks ranks: validate of a file each failed"
   run validate --distributed --op sum --dtype f32 --n 54321 --accuracy exact >/dev/null ||
     fail "$ranks ranks: validate --accuracy exact failed"
+  # One rank's file missing: every rank stops, one message names that rank; no hang.
+  if [ "$ranks" -gt 1 ]; then
+    rm "$work/shard1.u32"
+    set +e
+    message=$(run run --distributed --op sum --dtype u32 --input "$work/shard{rank}.u32" 2>&1 >/dev/null)
+    status=$?
+    set -e
+    [ "$status" = 2 ] || fail "$ranks ranks, rank 1's file missing: exit $status"
+    grep -q 'xreduce: error: rank 1: .*shard1.u32' <<<"$message" || fail "$ranks ranks, rank 1's file missing: $message"
+  fi
   # A rank that cannot run: one message (rank 0's), naming the rank and the reason; no hang.
   set +e
   message=$(run run --distributed --op sum --dtype f32 --input "$work/missing{rank}.u32" 2>&1 >/dev/null)
