@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -78,14 +79,21 @@ int name_width(const xr::Registry& registry) {
 void print_backends(xr::Context& ctx) {
   const int w = name_width(ctx.registry());
   std::printf("  %-*s %-13s %-9s %s\n", w, "backend", "engine", "priority", "availability");
+  double asking_gpu = 0;  // the first GPU backend asked starts the driver: say what that cost
   for (const auto& e : ctx.registry().entries()) {
+    const xr::Engine engine = e.reducer->capabilities().engine();
+    const auto t0 = std::chrono::steady_clock::now();
     xr::Availability a = e.reducer->available();
-    std::printf("  %-*s %-13s %-9d %s\n", w, std::string(e.reducer->name()).c_str(),
-                std::string(to_string(e.reducer->capabilities().engine())).c_str(), e.priority,
-                a ? "available" : ("unavailable: " + a.reason).c_str());
+    if (engine == xr::Engine::gpu || engine == xr::Engine::cpu_gpu)
+      asking_gpu += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("  %-*s %-13s %-9d %s\n", w, std::string(e.reducer->name()).c_str(), std::string(to_string(engine)).c_str(),
+                e.priority, a ? "available" : ("unavailable: " + a.reason).c_str());
   }
   for (const auto& r : ctx.registry().plugin_reports())
     if (!r.loaded) std::printf("  plugin not loaded: %s\n", r.message.c_str());
+  if (asking_gpu > 0.005)
+    std::printf("  (asking whether the GPU backends can run started the GPU's driver: %s, once per process; a CPU "
+                "reduction never does)\n", seconds_text(asking_gpu).c_str());
 }
 
 void print_unavailable(const std::vector<xr::ValidationRow>& rows) {
