@@ -10,8 +10,6 @@
 #include <functional>
 #include <iostream>
 
-#include <nlohmann/json.hpp>
-
 #include "xreduce/detail/timing.hpp"
 #include "xreduce/mpi.hpp"
 #include "xreduce/registry.hpp"
@@ -199,24 +197,11 @@ int run_distributed(Context& ctx, const RunArgs& args, const DataArgs& d) {
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     if (mpi.rank != 0) return kExitOk;
-    const double t = detail::timing::median(times);
-    const std::size_t n = s.records * d.width;
-    const Accuracy accuracy = o.accuracy.value_or(ctx.config().accuracy);
-    if (args.json) {
-      nlohmann::json out{{"backend", r.backend}, {"ranks", mpi.ranks}, {"op", args.op}, {"dtype", to_string(q.dtype)},
-                         {"n", n}, {"width", d.width}, {"accuracy", to_string(accuracy)}, {"value", value_json(r)},
-                         {"seconds", t}};
-      if (r.index) out["index"] = *r.index;
-      std::cout << out.dump() << "\n";
-      return kExitOk;
-    }
-    std::printf("data     %s, n = %zu\n", s.description.c_str(), n);
-    std::printf("backend  %s on rank 0 (each rank chooses its own); combined by MPI over %d ranks\n", r.backend.c_str(), mpi.ranks);
-    std::printf("%-8s %s%s\n", args.op.c_str(), value_text(r).c_str(),
-                exact_sum(q.dtype, op, accuracy) ? "   (exact sum, rounded once)" : "");
-    if (r.index) std::printf("index    %llu\n", static_cast<unsigned long long>(*r.index));
-    std::printf("time     %s%s, %s GB/s\n", seconds_text(t).c_str(), args.repeat > 1 ? " (median)" : "",
-                gbps(n * size_of(q.dtype), t).c_str());
+    Request whole = q;  // the whole array's shape, for the report
+    whole.count = s.records;
+    print_run(args, whole, s.description,
+              r.backend + " on rank 0 (each rank chooses its own); combined by MPI over " + std::to_string(mpi.ranks) + " ranks",
+              r, detail::timing::median(times), o.accuracy.value_or(ctx.config().accuracy), mpi.ranks);
     return kExitOk;
   });
 }

@@ -149,22 +149,7 @@ int run(xr::Context& ctx, const RunArgs& args, const DataArgs& d) {
     r = ctx.reduce(q, o);
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  const double t = median(times);
-  if (args.json) {
-    json out{{"backend", r.backend}, {"op", args.op}, {"dtype", to_string(a.dtype)}, {"n", a.count},
-             {"width", d.width}, {"accuracy", to_string(accuracy)}, {"value", value_json(r)}, {"seconds", t}};
-    if (r.index) out["index"] = *r.index;
-    std::cout << out.dump() << "\n";
-    return kExitOk;
-  }
-  std::printf("data     %s, n = %zu%s\n", a.description.c_str(), a.count,
-              d.width > 1 ? (", " + std::to_string(q.count) + " records of width " + std::to_string(d.width)).c_str() : "");
-  std::printf("backend  %s (%s)\n", r.backend.c_str(), choice.reason.c_str());
-  std::printf("%-8s %s%s\n", args.op.c_str(), value_text(r).c_str(),
-              xr::exact_sum(a.dtype, op, accuracy) ? "   (exact sum, rounded once)" : "");
-  if (r.index) std::printf("index    %llu\n", static_cast<unsigned long long>(*r.index));
-  std::printf("time     %s%s, %s GB/s\n", seconds_text(t).c_str(), args.repeat > 1 ? " (median)" : "",
-              gbps(a.count * xr::size_of(a.dtype), t).c_str());
+  print_run(args, q, a.description, r.backend + " (" + choice.reason + ")", r, median(times), accuracy);
   return kExitOk;
 }
 

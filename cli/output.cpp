@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <thread>
 
@@ -131,6 +132,27 @@ void print_dispatch(const Context& ctx) {
     const auto from = c.dispatch_origins.find(std::string_view(key));
     std::printf("  %-27s %-12s %s\n", key, value.c_str(), from == c.dispatch_origins.end() ? "default" : from->second.c_str());
   }
+}
+
+void print_run(const RunArgs& args, const Request& q, const std::string& description, const std::string& backend_line,
+               const Result& r, double seconds, Accuracy accuracy, int ranks) {
+  const std::size_t n = q.count * q.width;
+  if (args.json) {
+    json out{{"backend", r.backend}, {"op", args.op}, {"dtype", to_string(q.dtype)}, {"n", n},
+             {"width", q.width}, {"accuracy", to_string(accuracy)}, {"value", value_json(r)}, {"seconds", seconds}};
+    if (r.index) out["index"] = *r.index;
+    if (ranks > 0) out["ranks"] = ranks;
+    std::cout << out.dump() << "\n";
+    return;
+  }
+  std::printf("data     %s, n = %zu%s\n", description.c_str(), n,
+              q.width > 1 ? (", " + std::to_string(q.count) + " records of width " + std::to_string(q.width)).c_str() : "");
+  std::printf("backend  %s\n", backend_line.c_str());
+  std::printf("%-8s %s%s\n", args.op.c_str(), value_text(r).c_str(),
+              exact_sum(q.dtype, q.op, accuracy) ? "   (exact sum, rounded once)" : "");
+  if (r.index) std::printf("index    %llu\n", static_cast<unsigned long long>(*r.index));
+  std::printf("time     %s%s, %s GB/s\n", seconds_text(seconds).c_str(), args.repeat > 1 ? " (median)" : "",
+              gbps(n * size_of(q.dtype), seconds).c_str());
 }
 
 int print_validation(Context& ctx, const ValidateArgs& args, const Request& q, const std::string& description,

@@ -35,6 +35,10 @@ void print_backends(Context& ctx);
 void print_dispatch(const Context& ctx);
 //! One line per reason for the rows of backends that could not run here (`list` names each).
 void print_unavailable(const std::vector<ValidationRow>& rows);
+//! Prints one run's result, as text or (args.json) JSON: `q` the whole array's request,
+//! `backend_line` what follows "backend", `seconds` the median time; `ranks`: as for validations.
+void print_run(const RunArgs& args, const Request& q, const std::string& description, const std::string& backend_line,
+               const Result& r, double seconds, Accuracy accuracy, int ranks = 0);
 //! Prints a validation, as text or (args.json) JSON, and returns the command's exit code. `ranks`:
 //! the number of MPI ranks the array was spread over (0: one process).
 int print_validation(Context& ctx, const ValidateArgs& args, const Request& q, const std::string& description,
