@@ -2,7 +2,7 @@
 //
 //   mpirun -n P xreduce_bench_mpi [--log2n 30] [--threads T] [--backend NAME] [--out FILE.jsonl]
 //
-// Latency: a bare MPI_Allreduce of 8 bytes and of as many bytes as xreduce's partials, against
+// Latency: a bare MPI_Allreduce of 8 bytes and of 608 (an exact sum's partials, the largest), against
 // xreduce::mpi::allreduce of one element a rank (its combine, with the local call's overhead).
 // Throughput: one f32 sum of 2^log2n elements over the ranks, each on T threads. Rank 0 prints a
 // summary and appends one JSON line to FILE (bench/mpi/summarize.py makes the tables and the model).

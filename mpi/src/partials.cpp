@@ -155,7 +155,7 @@ Result Partials::result(const std::string& reason) const {
     throw Error(ErrorCode::empty_input, std::string(to_string(op)) + " of an empty array (every rank's shard is empty) has no value");
   Result r;
   for (std::size_t c = 0; c < h.columns; ++c) {
-    const std::byte* s = slot(static_cast<const void*>(words_.data()), c);
+    const std::byte* s = slot(words_.data(), c);
     Scalar value;
     switch (kind) {
       case Kind::integer_sum:
