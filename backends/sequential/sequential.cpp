@@ -11,7 +11,8 @@ namespace xreduce::backends {
 namespace {
 
 class SequentialReducer final : public backend::HostChunkReducer {
-  static constexpr Capabilities kCaps = Capabilities(Engine::cpu_serial).set_all(Support::exact).accept_records().accept_exact_sums();
+  static constexpr Capabilities kCaps = Capabilities(Engine::cpu_serial).set_all(Support::exact)
+      .accept_records().accept_exact_sums().accept_segments(/*exact_sums=*/true);
 
  public:
   SequentialReducer() : HostChunkReducer(kCaps.engine()) {}

@@ -17,7 +17,8 @@ namespace xreduce::backends {
 namespace {
 
 class TbbReducer final : public backend::HostChunkReducer {
-  static constexpr Capabilities kCaps = Capabilities(Engine::cpu_parallel).set_all(Support::exact).accept_records().accept_exact_sums();
+  static constexpr Capabilities kCaps = Capabilities(Engine::cpu_parallel).set_all(Support::exact)
+      .accept_records().accept_exact_sums().accept_segments(/*exact_sums=*/true);
 
  public:
   TbbReducer() : HostChunkReducer(kCaps.engine()) {}

@@ -6,7 +6,7 @@ namespace xreduce {
 namespace {
 
 std::string describe(const Workload& w) {
-  return std::to_string(w.elements) + (w.records ? " elements in records" : " elements") + " in " +
+  return std::to_string(w.elements) + (w.records ? " elements in records" : w.segmented ? " elements in segments" : " elements") + " in " +
          std::string(to_string(w.memory)) + " memory";
 }
 

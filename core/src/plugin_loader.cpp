@@ -19,10 +19,13 @@ class PluginReducer final : public Reducer {
     for (DType t : all_dtypes)
       for (Op op : all_ops) caps_.set(t, op, static_cast<Support>(b.support[static_cast<int>(t)][static_cast<int>(op)]));
     caps_.set_memory_mask(b.memory_mask & ~(XREDUCE_MEMORY_MASK_RECORDS | XREDUCE_MEMORY_MASK_EXACT_SUMS |
-                                            XREDUCE_MEMORY_MASK_EXACT_RECORDS));
+                                            XREDUCE_MEMORY_MASK_EXACT_RECORDS | XREDUCE_MEMORY_MASK_SEGMENTS |
+                                            XREDUCE_MEMORY_MASK_EXACT_SEGMENTS));
     caps_.accept_records((b.memory_mask & XREDUCE_MEMORY_MASK_RECORDS) != 0);
     if (b.memory_mask & XREDUCE_MEMORY_MASK_EXACT_SUMS)
       caps_.accept_exact_sums((b.memory_mask & XREDUCE_MEMORY_MASK_EXACT_RECORDS) != 0);
+    if (b.memory_mask & XREDUCE_MEMORY_MASK_SEGMENTS)
+      caps_.accept_segments((b.memory_mask & XREDUCE_MEMORY_MASK_EXACT_SEGMENTS) != 0);
     if (b.settings_info) settings_ = settings_info_from_text(b.settings_info);
   }
   std::vector<SettingInfo> settings() const override { return settings_; }
@@ -47,7 +50,8 @@ class PluginReducer final : public Reducer {
       throw Error(ErrorCode::unsupported, "backend '" + name_ + "': the plugin ABI carries widths below 2^32");
     std::vector<unsigned char> values(q.width > 1 ? 8 * q.width : 0);
     const Accuracy accuracy = o.accuracy.value_or(Accuracy::standard);
-    std::vector<ExactSum> exact(exact_sum(q.dtype, q.op, accuracy) ? q.width : 0);
+    const bool segmented = q.segments.segmented();
+    std::vector<ExactSum> exact(exact_sum(q.dtype, q.op, accuracy) && !segmented ? q.width : 0);
     xreduce_request_v2 cq{q.data,
                           q.count,
                           static_cast<std::int32_t>(q.dtype),
@@ -55,7 +59,12 @@ class PluginReducer final : public Reducer {
                           static_cast<std::int32_t>(q.memory),
                           static_cast<std::uint32_t>(q.width),
                           values.empty() ? nullptr : values.data(),
-                          exact.empty() ? nullptr : exact.data()};
+                          exact.empty() ? nullptr : exact.data(),
+                          segmented ? 1 : 0,
+                          q.segments.count,
+                          q.segments.offsets,
+                          q.out,
+                          q.out_index};
     const std::string settings = o.settings.empty() ? std::string() : o.settings.to_text();
     xreduce_options_v2 co{o.block_size, o.threads, static_cast<std::int32_t>(accuracy),
                           o.settings.empty() ? nullptr : settings.c_str()};
@@ -125,7 +134,8 @@ void check_plugin_table(const std::filesystem::path& library, const xreduce_plug
     const std::uint32_t known_memory = (1u << static_cast<unsigned>(Memory::automatic)) |
                                        (1u << static_cast<unsigned>(Memory::host)) |
                                        (1u << static_cast<unsigned>(Memory::device)) | XREDUCE_MEMORY_MASK_RECORDS |
-                                       XREDUCE_MEMORY_MASK_EXACT_SUMS | XREDUCE_MEMORY_MASK_EXACT_RECORDS;
+                                       XREDUCE_MEMORY_MASK_EXACT_SUMS | XREDUCE_MEMORY_MASK_EXACT_RECORDS |
+                                       XREDUCE_MEMORY_MASK_SEGMENTS | XREDUCE_MEMORY_MASK_EXACT_SEGMENTS;
     if (b.memory_mask & ~known_memory)
       refuse(library, which + " claims memory spaces (mask " + std::to_string(b.memory_mask) + ") that do not exist");
   }

@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "aligned_input.hpp"
 #include "xreduce/error.hpp"
@@ -30,9 +31,56 @@ Result empty_result(const Request& q, std::string_view backend) {
   return r;
 }
 
+//! The checks of a segmented request that need no look at its offsets (the backend checks those,
+//! where they are, as it reads them).
+void check_segments(const Request& q, const Capabilities& caps, const std::string& backend, bool exact) {
+  if (!q.segments.segmented()) return;
+  if (!caps.segments()) throw Error(ErrorCode::unsupported, "backend '" + backend + "' does not reduce segments");
+  if (exact && !caps.exact_segments())
+    throw Error(ErrorCode::unsupported, "backend '" + backend + "' does not do exact sums of segments (accuracy 'exact')");
+  if (!q.segments.offsets && q.count % q.segments.count != 0)
+    throw Error(ErrorCode::invalid_argument, std::to_string(q.segments.count) + " equal rows do not divide " +
+                                                 std::to_string(q.count) + " elements");
+  if (q.out && returns_index(q.op) && !q.out_index)
+    throw Error(ErrorCode::invalid_argument, std::string(to_string(q.op)) + " of segments into `out` needs `out_index` too");
+}
+
+//! A segmented request without Request::out gets its results in host arrays the core owns, and
+//! back as Result::values and Result::indices.
+Result reduce_segments(Reducer& self, const Request& q, const Options& options,
+                       Result (*run)(Reducer&, const Request&, const Options&)) {
+  if (q.out) {
+    Result r = run(self, q, options);
+    r.values.clear();
+    r.indices.clear();
+    return r;
+  }
+  const std::size_t n = q.segments.count;
+  const DType out_type = result_dtype(q.dtype, q.op);
+  std::vector<std::uint64_t> words(n);  // packed values of out_type: 8 bytes hold two 4-byte ones
+  std::vector<std::uint64_t> indices(returns_index(q.op) ? n : 0);
+  Request with_out = q;
+  with_out.out = words.data();
+  with_out.out_index = indices.empty() ? nullptr : indices.data();
+  Result r = run(self, with_out, options);
+  r.values.clear();
+  r.values.reserve(n);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(words.data());
+  for (std::size_t s = 0; s < n; ++s) r.values.push_back(Scalar::from_bytes(out_type, bytes + s * size_of(out_type)));
+  r.indices = std::move(indices);
+  if (n > 0) {
+    r.value = r.values.front();
+    if (returns_index(q.op)) r.index = r.indices.front();
+  }
+  return r;
+}
+
 void check_width(const Request& q, const Capabilities& caps, const std::string& backend) {
   if (q.width == 0) throw Error(ErrorCode::invalid_argument, "request has width 0: records need at least one value");
   if (q.width == 1) return;
+  if (q.segments.segmented())
+    throw Error(ErrorCode::invalid_argument, "a request is either records (width " + std::to_string(q.width) +
+                                                 ") or segmented, not both");
   if (returns_index(q.op))
     throw Error(ErrorCode::unsupported, std::string(to_string(q.op)) + " of records (width " + std::to_string(q.width) +
                                             ") is not defined: records reduce column by column with sum, prod, min or max");
@@ -78,9 +126,23 @@ Result Reducer::reduce(const Request& q, const Options& options) {
   if (!caps.accepts(q.memory))
     throw Error(ErrorCode::unsupported, "backend '" + backend + "' does not read " +
                                             std::string(to_string(q.memory)) + " memory");
+  check_segments(q, caps, backend, exact);
   if (!options.settings.empty()) options.settings.check_keys(settings(), "backend '" + backend + "'");
   if (Availability a = available(); !a)
     throw Error(ErrorCode::unavailable, "backend '" + backend + "' is unavailable: " + a.reason);
+  const bool host_data = q.memory == Memory::host || (q.memory == Memory::automatic && caps.engine() != Engine::gpu);
+  std::unique_ptr<std::uint64_t[]> aligned_copy;
+  if (q.segments.segmented()) {
+    // Even with no elements: the segments still each get a result. The backend reads Request::out
+    // (and rounds exact sums itself: a partial per segment would be 576 bytes each).
+    const Request aligned = host_data && q.count > 0 ? detail::with_aligned_data(q, aligned_copy) : q;
+    Result r = reduce_segments(*this, aligned, options, [](Reducer& self, const Request& w, const Options& o) {
+      return self.do_reduce(w, o);
+    });
+    r.exact.clear();
+    r.backend = backend;
+    return r;
+  }
   if (q.count == 0) {
     Result r = empty_result(q, backend);
     if (exact) r.exact.assign(q.width, ExactSum{});
@@ -88,8 +150,6 @@ Result Reducer::reduce(const Request& q, const Options& options) {
   }
 
   // Misaligned host data is copied to aligned memory; device data is the device module's business.
-  const bool host_data = q.memory == Memory::host || (q.memory == Memory::automatic && caps.engine() != Engine::gpu);
-  std::unique_ptr<std::uint64_t[]> aligned_copy;
   Result r = do_reduce(host_data ? detail::with_aligned_data(q, aligned_copy) : q, options);
   if (exact) round_exact(q, r, backend);
   const DType expected = result_dtype(q.dtype, q.op);

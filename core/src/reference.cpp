@@ -73,6 +73,39 @@ Reference reference_of(const T* x, std::size_t n, Op op) {
   return r;
 }
 
+//! The reference of every segment: of its elements, or for an empty one the identity (and
+//! no_index) that the backends give.
+template <class T>
+Reference segments_reference(const Request& q) {
+  const Segments& seg = q.segments;
+  if (!seg.offsets && q.count % seg.count != 0)
+    throw Error(ErrorCode::invalid_argument, "reference: equal rows do not divide the elements");
+  const std::uint64_t row = seg.offsets ? 0 : q.count / seg.count;
+  auto begin = [&](std::size_t s) { return seg.offsets ? seg.offsets[s] : s * row; };
+  if (begin(seg.count) > q.count) throw Error(ErrorCode::invalid_argument, "reference: offsets past the data");
+  const T* x = static_cast<const T*>(q.data);
+  Reference r;
+  r.segments.reserve(seg.count);
+  for (std::size_t s = 0; s < seg.count; ++s) {
+    const std::uint64_t b = begin(s), e = begin(s + 1);
+    if (e < b) throw Error(ErrorCode::invalid_argument, "reference: decreasing offsets");
+    if (e > b || q.op == Op::sum || q.op == Op::prod) {
+      r.segments.push_back(reference_of(x + b, e - b, q.op));
+      continue;
+    }
+    Reference empty;
+    const bool want_max = q.op == Op::max || q.op == Op::argmax;
+    if constexpr (std::is_floating_point_v<T>)
+      empty.value = Scalar(want_max ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity());
+    else empty.value = Scalar(want_max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max());
+    if (returns_index(q.op)) empty.index = no_index;
+    r.segments.push_back(empty);
+  }
+  if (!r.segments.empty()) r.value = r.segments.front().value;
+  r.count = q.count;
+  return r;
+}
+
 }  // namespace
 
 Reference exact_reference(const Request& request) {
@@ -83,6 +116,7 @@ Reference exact_reference(const Request& request) {
   return visit_dtype(q.dtype, [&](auto tag) {
     using T = decltype(tag);
     const T* x = static_cast<const T*>(q.data);
+    if (q.segments.segmented()) return segments_reference<T>(q);
     if (q.width == 1) return reference_of(x, q.count, q.op);
     Reference r;  // records: each column gathered and referenced on its own
     std::vector<T> column(q.count);
@@ -97,9 +131,10 @@ Reference exact_reference(const Request& request) {
 }
 
 double tolerance(const Request& q, const Reference& ref, Accuracy accuracy) {
-  if (!ref.columns.empty()) {
+  if (!ref.columns.empty() || !ref.segments.empty()) {
     double widest = 0;
     for (const Reference& c : ref.columns) widest = std::max(widest, tolerance(q, c, accuracy));
+    for (const Reference& c : ref.segments) widest = std::max(widest, tolerance(q, c, accuracy));
     return widest;
   }
   if (!is_floating(q.dtype) || exact_sum(q.dtype, q.op, accuracy)) return 0;
@@ -110,6 +145,22 @@ double tolerance(const Request& q, const Reference& ref, Accuracy accuracy) {
 }
 
 bool agrees(const Request& q, const Reference& ref, const Result& result, double* error, Accuracy accuracy) {
+  if (q.segments.segmented()) {  // every segment within its own tolerance, with its own index
+    const std::size_t n = ref.segments.size();
+    bool all = result.values.size() == n && (!returns_index(q.op) || result.indices.size() == n);
+    double worst = all ? 0 : std::numeric_limits<double>::infinity();
+    Request one = q;
+    one.segments = {};
+    for (std::size_t s = 0; all && s < n; ++s) {
+      double e = 0;
+      std::optional<std::uint64_t> index;
+      if (returns_index(q.op)) index = result.indices[s];
+      all = agrees(one, ref.segments[s], Result{result.values[s], index, {}}, &e, accuracy);
+      worst = std::max(worst, e);
+    }
+    if (error) *error = worst;
+    return all;
+  }
   if (!ref.columns.empty()) {  // records: every column within its own tolerance
     bool all = result.values.size() == ref.columns.size();
     double worst = all ? 0 : std::numeric_limits<double>::infinity();

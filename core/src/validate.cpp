@@ -30,7 +30,8 @@ ValidationReport validate(Context& context, const Request& request, const Option
   if (backends.empty()) {
     for (const auto& e : context.registry().entries())
       if (Capabilities c = e.reducer->capabilities(); c.support(q.dtype, q.op) != Support::none &&
-                                                     (q.width <= 1 || c.records()) && (!exact || c.exact_sums(q.width > 1)))
+                                                     (q.width <= 1 || c.records()) && (!exact || c.exact_sums(q.width > 1)) &&
+                                                     (!q.segments.segmented() || (c.segments() && (!exact || c.exact_segments()))))
         chosen.push_back(e.reducer);
   } else {
     for (const auto& name : backends) chosen.push_back(&context.registry().get(name));

@@ -36,6 +36,13 @@ extern "C" {
  * existed, which reads no `exact`, never receives one. */
 #define XREDUCE_MEMORY_MASK_EXACT_SUMS (1u << 30)
 #define XREDUCE_MEMORY_MASK_EXACT_RECORDS (1u << 29)
+/* In a backend's memory_mask: the backend reduces segmented requests (the fields of the request
+ * from `segmented` on); with EXACT_SEGMENTS, exact sums of them too. The core sends segmented
+ * requests only to backends that set it, so a plugin built before segments existed never
+ * receives one. A plugin that sets it needs a core that knows segments: an older core's request
+ * ends before those fields. */
+#define XREDUCE_MEMORY_MASK_SEGMENTS (1u << 28)
+#define XREDUCE_MEMORY_MASK_EXACT_SEGMENTS (1u << 27)
 
 /* dtype, op, memory and error codes take the numeric values of the C++ enums in
  * xreduce/types.hpp and xreduce/error.hpp. */
@@ -53,6 +60,16 @@ typedef struct xreduce_request_v2 {
    * one) partials of 576 bytes each, zeroed, in the layout of xreduce/exact.hpp (72 little-endian
    * int64 words), for the backend to fill; the core rounds them, and ignores `result->value`. */
   void* exact;
+  /* Segmented requests (xreduce::Segments), for backends with XREDUCE_MEMORY_MASK_SEGMENTS:
+   * `segmented` 1, then `segment_count` segments, equal rows when `segment_offsets` is NULL.
+   * The backend writes one result per segment to `out` (packed values of result->dtype) and,
+   * for argmin/argmax, indices to `out_index`; both always set, in host memory or in the data's
+   * device memory. Exact segmented sums are rounded by the backend (`exact` is NULL). */
+  int32_t segmented;
+  uint64_t segment_count;
+  const uint64_t* segment_offsets;
+  void* out;
+  uint64_t* out_index;
 } xreduce_request_v2;
 
 typedef struct xreduce_options_v2 {

@@ -94,7 +94,9 @@ class Exporter {
           b.support[static_cast<int>(t)][static_cast<int>(op)] = static_cast<std::uint8_t>(caps.support(t, op));
       b.memory_mask = caps.memory_mask() | (caps.records() ? XREDUCE_MEMORY_MASK_RECORDS : 0u) |
                       (caps.exact_sums() ? XREDUCE_MEMORY_MASK_EXACT_SUMS : 0u) |
-                      (caps.exact_sums(true) ? XREDUCE_MEMORY_MASK_EXACT_RECORDS : 0u);
+                      (caps.exact_sums(true) ? XREDUCE_MEMORY_MASK_EXACT_RECORDS : 0u) |
+                      (caps.segments() ? XREDUCE_MEMORY_MASK_SEGMENTS : 0u) |
+                      (caps.exact_segments() ? XREDUCE_MEMORY_MASK_EXACT_SEGMENTS : 0u);
       b.self = e.reducer.get();
       b.available = &available;
       b.reduce = &reduce;
@@ -145,6 +147,12 @@ class Exporter {
     return guarded(message, size, [&] {
       Request request{q->data, static_cast<std::size_t>(q->count), static_cast<DType>(q->dtype),
                       static_cast<Op>(q->op), static_cast<Memory>(q->memory), q->width > 1 ? q->width : 1u};
+      // Only a backend that declared segments gets one (and only then are these fields there).
+      if (static_cast<Reducer*>(self)->capabilities().segments() && q->segmented) {
+        request.segments = Segments{static_cast<std::size_t>(q->segment_count), q->segment_offsets};
+        request.out = q->out;
+        request.out_index = q->out_index;
+      }
       Options options;
       options.block_size = o->block_size;
       options.threads = o->threads;
@@ -157,7 +165,7 @@ class Exporter {
       r->index = result.index.value_or(0);
       for (std::size_t j = 0; request.width > 1 && j < result.values.size() && j < request.width; ++j)
         std::memcpy(static_cast<unsigned char*>(q->values) + 8 * j, result.values[j].bytes(), 8);
-      if (q->exact) {
+      if (q->exact && !request.segments.segmented()) {
         if (result.exact.size() != request.width)
           throw Error(ErrorCode::internal, "backend '" + std::string(static_cast<Reducer*>(self)->name()) +
                                                "' returned no exact partials for an exact sum");

@@ -61,6 +61,14 @@ class Capabilities {
     return *this;
   }
 
+  //! Reduces segmented requests (Request::segments) for every op it supports; exact sums of them
+  //! too (Accuracy::exact) if `exact_sums`.
+  constexpr Capabilities& accept_segments(bool exact_sums = false) {
+    segments_ = true;
+    exact_segments_ = exact_sums;
+    return *this;
+  }
+
   constexpr Engine engine() const { return engine_; }
   constexpr Support support(DType t, Op op) const {
     return table_[static_cast<int>(t)][static_cast<int>(op)];
@@ -70,6 +78,8 @@ class Capabilities {
   constexpr bool records() const { return records_; }
   //! Whether it sums floats exactly (Accuracy::exact), of records (width > 1) if `records`.
   constexpr bool exact_sums(bool records = false) const { return exact_sums_ && (!records || exact_records_); }
+  constexpr bool segments() const { return segments_; }
+  constexpr bool exact_segments() const { return segments_ && exact_segments_; }
   constexpr std::uint32_t memory_mask() const { return memory_mask_; }
   constexpr Capabilities& set_memory_mask(std::uint32_t mask) {
     memory_mask_ = mask;
@@ -84,6 +94,8 @@ class Capabilities {
   bool records_ = false;
   bool exact_sums_ = false;
   bool exact_records_ = false;
+  bool segments_ = false;
+  bool exact_segments_ = false;
 };
 
 //! Whether a backend can run on this machine now, and if not, why.
@@ -103,6 +115,10 @@ struct ReducerAccess;
 //! request once for every backend (null data, unsupported combinations, availability), answers
 //! empty input, copies misaligned data to aligned memory, and names the backend in the result.
 //! So `do_reduce` may assume count > 0, aligned non-null data and a supported combination.
+//! Segmented requests (Request::segments) reach it even with count 0 (each segment still has a
+//! result), always with Request::out (and out_index for argmin/argmax) set; their offsets are
+//! the backend's to check as it reads them (they may be device memory): Error(invalid_argument)
+//! for decreasing offsets or ones past Request::count.
 class Reducer {
  public:
   virtual ~Reducer() = default;

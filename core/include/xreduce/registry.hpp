@@ -29,6 +29,7 @@ struct Workload {
   bool user_code = false;
   //! An exact sum of floats (Accuracy::exact): only backends that do them fit.
   bool exact = false;
+  bool segmented = false;  //!< Request::segments: one result per segment
 
   //! The workload of a request whose memory is resolved (Context::locate).
   static Workload of(const Request& request, bool pinned = false, Accuracy accuracy = Accuracy::standard) {
@@ -39,7 +40,8 @@ struct Workload {
             pinned,
             request.width > 1,
             false,
-            exact_sum(request.dtype, request.op, accuracy)};
+            exact_sum(request.dtype, request.op, accuracy),
+            request.segments.segmented()};
   }
 };
 

@@ -14,6 +14,25 @@
 
 namespace xreduce {
 
+//! The index an empty segment's argmin/argmax reports: it has no element.
+inline constexpr std::uint64_t no_index = ~std::uint64_t{0};
+
+//! A request cut into consecutive segments, each reduced on its own (numpy's `sum(axis=1)` of a
+//! matrix, the rows of a CSR matrix, a batch of sequences). Either equal rows, or offsets.
+struct Segments {
+  //! How many segments; zero (with no offsets) means the request is not segmented.
+  std::size_t count = 0;
+  //! Null: `count` equal rows of Request::count / count elements (count must divide it).
+  //! Else `count + 1` non-decreasing offsets, at most Request::count, in the data's memory
+  //! space: segment s is [offsets[s], offsets[s + 1]); elements outside [offsets[0],
+  //! offsets[count]) are not read.
+  const std::uint64_t* offsets = nullptr;
+
+  static constexpr Segments rows(std::size_t r) { return {r, nullptr}; }
+  static constexpr Segments at(const std::uint64_t* offsets, std::size_t count) { return {count, offsets}; }
+  constexpr bool segmented() const { return count > 0 || offsets != nullptr; }
+};
+
 //! A type-erased reduction: `count` elements of `dtype` at `data`, combined by `op`.
 //! With `width` k > 1 the data are `count` records of k consecutive values each (row-major,
 //! count * k elements), reduced column by column to k results: sum, prod, min and max only.
@@ -24,6 +43,16 @@ struct Request {
   Op op = Op::sum;
   Memory memory = Memory::automatic;
   std::size_t width = 1;
+  //! Segmented: one result per segment (width 1 only). Empty segments give sum 0, prod 1, the
+  //! op's identity for min and max (+inf / -inf for floats, the type's max / lowest for
+  //! integers), and for argmin/argmax that identity with index `no_index`.
+  Segments segments = {};
+  //! Segmented only, optional: where the results go, `segments.count` packed values of
+  //! result_dtype(dtype, op) in `out`, and for argmin/argmax as many indices, each relative to
+  //! its segment's start, in `out_index`; host memory, or device memory like the data (GPU
+  //! backends). Null: the results come back in Result::values and Result::indices.
+  void* out = nullptr;
+  std::uint64_t* out_index = nullptr;
 };
 
 //! How to run it. Empty or zero fields mean "not set here": the environment, then the config
@@ -46,7 +75,10 @@ struct Result {
   Scalar value;                         //!< of type result_dtype(request.dtype, request.op)
   std::optional<std::uint64_t> index;  //!< argmin/argmax only: lowest index of the extreme
   std::string backend;                  //!< the backend that ran (never "auto")
-  std::vector<Scalar> values = {};      //!< width > 1: the k column results (`value` is the first); else empty
+  //! width > 1: the k column results (`value` is the first). Segmented without Request::out: one
+  //! per segment (`value` and `index` are then the first segment's, if any). Else empty.
+  std::vector<Scalar> values = {};
+  std::vector<std::uint64_t> indices = {};  //!< segmented argmin/argmax without Request::out_index
   //! Accuracy::exact sums of floats: the exact partial of each column (one for width 1), which
   //! `value`/`values` round. A backend returns these; Reducer::reduce rounds them. For combining
   //! with other parts of one sum (threads, GPUs, MPI ranks): add them, then ExactSum::round.

@@ -18,10 +18,14 @@ struct Reference {
   double abs_sum = 0;  //!< sum of |x| (floating sums) or |exact| (products): scales the tolerance
   std::size_t count = 0;
   std::vector<Reference> columns;  //!< records (width > 1): one per column; `value` is the first
+  //! Segmented requests: one per segment (index relative to its start; an empty one's is the
+  //! op's identity and no_index); `value` is the first.
+  std::vector<Reference> segments;
 };
 
-//! Computes the reference on the CPU; `request.data` must be host memory. Throws Error(empty_input)
-//! for min/max/argmin/argmax of nothing.
+//! Computes the reference on the CPU; `request.data` (and its offsets) must be host memory.
+//! Throws Error(empty_input) for min/max/argmin/argmax of nothing (but not of an empty segment),
+//! Error(invalid_argument) for bad segment offsets.
 Reference exact_reference(const Request& request);
 
 //! The largest error a backend that does a combination exactly may make:
@@ -33,7 +37,8 @@ double tolerance(const Request& request, const Reference& reference, Accuracy ac
 //! Whether a result agrees with the reference within tolerance(); NaN agrees with NaN, an
 //! infinity only with the same infinity, and argmin/argmax need the same index. `error` gets the
 //! absolute difference (0 when agreeing exactly, inf on a NaN/infinity mismatch). Exact sums
-//! (Accuracy::exact) agree only with the reference's very bits (any NaN with a NaN).
+//! (Accuracy::exact) agree only with the reference's very bits (any NaN with a NaN). Segmented:
+//! every segment must agree (Result::values and indices); `error` is the worst.
 bool agrees(const Request& request, const Reference& reference, const Result& result, double* error = nullptr,
             Accuracy accuracy = Accuracy::standard);
 

@@ -8,6 +8,8 @@
 #include <limits>
 #include <vector>
 
+#include "chunk_runner.hpp"
+#include "host_segments.hpp"
 #include "xreduce/detail/cpu_kernels.hpp"
 #include "xreduce/error.hpp"
 
@@ -17,9 +19,6 @@ namespace {
 using namespace xreduce::detail;  // the blocked kernels (xreduce/detail/cpu_kernels.hpp)
 
 constexpr std::size_t kChunk = kChunkElements;
-
-//! Runs body(c) for every chunk c in [0, chunks), in any order and on any threads.
-using ChunkRunner = std::function<void(std::size_t chunks, const std::function<void(std::size_t)>& body)>;
 
 std::size_t chunk_count(std::size_t n) { return (n + kChunk - 1) / kChunk; }
 std::size_t chunk_length(std::size_t n, std::size_t c) { return std::min(kChunk, n - c * kChunk); }
@@ -136,8 +135,7 @@ std::vector<Column> record_partials(const Request& q, const ChunkRunner* runner,
     for (std::size_t r = first; r < last; ++r, row += k)
       for (std::size_t j = 0; j < k; ++j) cols[j].add(row[j]);
   };
-  if (runner) (*runner)(chunks, body);
-  else for (std::size_t c = 0; c < chunks; ++c) body(c);
+  run_each(runner, chunks, body);
   return partial;
 }
 
@@ -223,6 +221,7 @@ Result reduce_records(const Request& q, const ChunkRunner* runner) {
 }
 
 Result reduce_on_host(const Request& request, const ChunkRunner* runner, Accuracy accuracy) {
+  if (request.segments.segmented()) return reduce_host_segments(request, runner, accuracy);
   if (exact_sum(request.dtype, request.op, accuracy)) {
     if (request.dtype == DType::f32)
       return request.width > 1 ? exact_record_sums<float>(request, runner)

@@ -7,7 +7,7 @@
 //!
 //!   class MyPool final : public xreduce::backend::HostChunkReducer {
 //!     static constexpr xreduce::Capabilities kCaps = xreduce::Capabilities(xreduce::Engine::cpu_parallel)
-//!         .set_all(xreduce::Support::exact).accept_records().accept_exact_sums();
+//!         .set_all(xreduce::Support::exact).accept_records().accept_exact_sums().accept_segments(true);
 //!    public:
 //!     MyPool() : HostChunkReducer(kCaps.engine()) {}
 //!     std::string_view name() const override { return "mypool"; }
@@ -30,8 +30,9 @@ namespace xreduce::backend {
 inline constexpr std::size_t kChunkElements = std::size_t{1} << 16;
 
 //! Reduces host data through `scheduler`'s run_chunks with options.threads threads (0: all);
-//! with no scheduler, in one pass in the calling thread. Plain requests and records (width > 1),
-//! exact sums too (options.accuracy; a backend using it may accept_exact_sums()); the request
+//! with no scheduler, in one pass in the calling thread. Plain requests, records (width > 1) and
+//! segments, exact sums too (options.accuracy; a backend using it may accept_records(),
+//! accept_exact_sums() and accept_segments(true)); the request
 //! must have passed Reducer::reduce's checks (count > 0, aligned host data).
 Result reduce_host_chunks(const Request& request, Reducer* scheduler, const Options& options);
 

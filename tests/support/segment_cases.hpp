@@ -1,0 +1,166 @@
+#pragma once
+// One test body for segmented requests (Request::segments), run over every backend that reduces
+// segments, wherever its data lives: the host conformance suite places the arrays in host
+// memory, the GPU suite in device memory (a Placement each).
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/test_data.hpp"
+#include "xreduce/reducer.hpp"
+#include "xreduce/validate.hpp"
+
+namespace xreduce::test {
+
+//! A cut of n elements into segments: equal rows, or offsets.
+struct SegmentShape {
+  std::string name;
+  std::size_t n = 0;
+  std::size_t rows = 0;                  //!< > 0: equal rows
+  std::vector<std::uint64_t> offsets;    //!< else these (count + 1 of them)
+  std::size_t count() const { return rows ? rows : offsets.size() - 1; }
+};
+
+//! Every shape class: one segment, rows short and long (crossing the CPU's 2^16-element tiles),
+//! many short segments, power-law lengths, empty segments (leading, trailing, runs of them),
+//! offsets that skip elements at both ends, no segments at all, rows of nothing.
+inline std::vector<SegmentShape> segment_shapes(std::mt19937_64& rng, bool few) {
+  std::vector<SegmentShape> v;
+  auto offsets_of = [](const std::vector<std::uint64_t>& lengths, std::uint64_t first) {
+    std::vector<std::uint64_t> off{first};
+    for (std::uint64_t len : lengths) off.push_back(off.back() + len);
+    return off;
+  };
+  v.push_back({"one segment", 3 * 65536 + 5, 1, {}});
+  v.push_back({"1000 rows of 7", 7000, 1000, {}});
+  v.push_back({"3 rows of 200003", 3 * 200003, 3, {}});
+  if (!few) v.push_back({"16 rows of 65536", 16 * 65536, 16, {}});
+  {
+    std::vector<std::uint64_t> len(few ? 3000 : 30000);
+    for (auto& l : len) l = 1 + rng() % 32;
+    auto off = offsets_of(len, 0);
+    v.push_back({"many segments of 1..32", off.back(), 0, off});
+  }
+  {
+    std::vector<std::uint64_t> len(few ? 300 : 2000);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    for (auto& l : len) l = static_cast<std::uint64_t>(std::min(300000.0, std::pow(1.0 - u(rng), -1.0 / 0.8)));  // Pareto, alpha 0.8
+    auto off = offsets_of(len, 0);
+    v.push_back({"power-law lengths", off.back(), 0, off});
+  }
+  {
+    std::vector<std::uint64_t> len(2000);
+    for (auto& l : len) l = rng() % 3 == 0 ? 0 : rng() % 200;
+    len.front() = 0;
+    len.back() = 0;
+    for (std::size_t i = 500; i < 520; ++i) len[i] = 0;
+    auto off = offsets_of(len, 17);  // elements 0..16 and the last 23 belong to no segment
+    v.push_back({"empty segments, unread ends", off.back() + 23, 0, off});
+  }
+  {
+    std::vector<std::uint64_t> len{0, 150000, 0, 0, 1, 70000, 0};
+    auto off = offsets_of(len, 3);
+    v.push_back({"empty segments between long ones", off.back(), 0, off});
+  }
+  {
+    // More pieces in one place than the GPU's thread mode lists (2048 a tile): its group mode.
+    std::vector<std::uint64_t> len(6000, 0);
+    for (std::size_t i = 3000; i < len.size(); ++i) len[i] = rng() % 3;
+    auto off = offsets_of(len, 5);
+    v.push_back({"thousands of empty and tiny segments", off.back(), 0, off});
+  }
+  v.push_back({"no segments", 10, 0, {4}});
+  v.push_back({"5 rows of nothing", 0, 5, {}});
+  return v;
+}
+
+//! Where a suite puts a test's arrays: `put` copies host bytes there (its pointer stays valid
+//! until the Placement goes), `fetch` copies bytes back.
+struct Placement {
+  Memory memory = Memory::host;
+  virtual ~Placement() = default;
+  virtual void* put(const void* host, std::size_t bytes) = 0;
+  virtual void fetch(void* host, const void* where, std::size_t bytes) = 0;
+};
+
+struct HostPlacement final : Placement {
+  std::vector<std::unique_ptr<std::uint64_t[]>> blocks;
+  void* put(const void* host, std::size_t bytes) override {
+    blocks.emplace_back(new std::uint64_t[bytes / 8 + 1]);
+    if (bytes) std::memcpy(blocks.back().get(), host, bytes);
+    return blocks.back().get();
+  }
+  void fetch(void* host, const void* where, std::size_t bytes) override {
+    if (bytes) std::memcpy(host, where, bytes);
+  }
+};
+
+//! Reduces `shape` of fresh data with `r` from `place`, results both returned and written to
+//! Request::out, each checked segment by segment against the exact reference.
+template <class T>
+void check_segments(Reducer& r, Placement& place, Op op, const SegmentShape& shape, Pattern pattern,
+                    std::mt19937_64& rng, Accuracy accuracy = Accuracy::standard) {
+  const std::vector<T> data = make_data<T>(pattern, op, shape.n, rng);
+  Request host{data.data(), shape.n, dtype_of<T>(), op, Memory::host};
+  host.segments = shape.rows ? Segments::rows(shape.rows) : Segments::at(shape.offsets.data(), shape.count());
+  const Reference ref = exact_reference(host);
+  Options options;
+  options.accuracy = accuracy;
+
+  Request q = host;
+  q.memory = place.memory;
+  q.data = place.put(data.data(), data.size() * sizeof(T));
+  if (!shape.rows) q.segments.offsets = static_cast<const std::uint64_t*>(place.put(shape.offsets.data(), shape.offsets.size() * 8));
+  INFO("seed " << run_seed() << " (replay with XREDUCE_TEST_SEED), backend " << r.name() << ", " << to_string(op) << " of "
+               << to_string(dtype_of<T>()) << ", " << shape.name << ", " << name(pattern) << " data");
+
+  const Result returned = r.reduce(q, options);
+  double error = 0;
+  CHECK(returned.values.size() == shape.count());
+  CHECK(agrees(host, ref, returned, &error, accuracy));
+
+  const DType out_type = result_dtype(q.dtype, op);
+  const std::size_t n = shape.count();
+  std::vector<unsigned char> zeros(n * size_of(out_type) + 8, 0);
+  q.out = place.put(zeros.data(), zeros.size());
+  if (returns_index(op)) q.out_index = static_cast<std::uint64_t*>(place.put(zeros.data(), n * 8 + 8));
+  const Result written = r.reduce(q, options);
+  CHECK(written.values.empty());
+  std::vector<unsigned char> bytes(n * size_of(out_type) + 8);
+  place.fetch(bytes.data(), q.out, n * size_of(out_type));
+  Result fetched;
+  for (std::size_t s = 0; s < n; ++s) fetched.values.push_back(Scalar::from_bytes(out_type, bytes.data() + s * size_of(out_type)));
+  if (returns_index(op)) {
+    fetched.indices.resize(n);
+    place.fetch(fetched.indices.data(), q.out_index, n * 8);
+  }
+  CHECK(agrees(host, ref, fetched, &error, accuracy));
+}
+
+//! Every op and shape, and exact sums, for element type T on `r`.
+template <class T>
+void check_segments_for_type(Reducer& r, Placement& place, bool few) {
+  std::mt19937_64 rng(run_seed() ^ (0x5e6ull + static_cast<std::uint64_t>(dtype_of<T>())));
+  const std::vector<SegmentShape> shapes = segment_shapes(rng, few);
+  const Capabilities caps = r.capabilities();
+  int turn = 0;
+  for (Op op : all_ops) {
+    if (caps.support(dtype_of<T>(), op) != Support::exact) continue;
+    for (const SegmentShape& shape : shapes) {
+      const Pattern patterns[] = {Pattern::random, Pattern::ties, std::is_floating_point_v<T> ? Pattern::nan : Pattern::negative};
+      check_segments<T>(r, place, op, shape, patterns[turn++ % 3], rng);
+    }
+  }
+  if constexpr (std::is_floating_point_v<T>)
+    if (caps.exact_segments())
+      for (const SegmentShape& shape : shapes) check_segments<T>(r, place, Op::sum, shape, Pattern::random, rng, Accuracy::exact);
+}
+
+}  // namespace xreduce::test
