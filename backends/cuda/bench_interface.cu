@@ -2,6 +2,7 @@
 
 #include "bench_api/bench_interface.hpp"
 
+#include "kernels/segmented.cuh"
 #include "techniques.hpp"
 #include "xreduce/error.hpp"
 
@@ -47,6 +48,17 @@ void Kernels::enqueue_records(const void* data, std::size_t count, std::size_t w
 }
 Result Kernels::collect_records(DType dtype, Op op, std::size_t width) {
   return cuda::collect_records(dtype, op, width, *impl_->lease);
+}
+
+void Kernels::enqueue_segments(std::string_view backend, const void* data, std::size_t count, DType dtype, Op op,
+                               const Segments& segments, void* out, std::uint64_t* out_index) {
+  const SegmentBounds b{segments.offsets, segments.offsets || segments.count == 0 ? 0 : count / segments.count,
+                        segments.count, count};
+  unsigned long long* bad = nullptr;
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    enqueue_segments_typed<T>(technique_of(backend), static_cast<const T*>(data), b, op, out, out_index, *impl_->lease, &bad);
+  });
 }
 
 void Kernels::enqueue_exact(std::string_view backend, const void* data, std::size_t count, DType dtype, int block) {

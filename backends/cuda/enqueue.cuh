@@ -13,6 +13,7 @@
 #include "kernels/single_pass.cuh"
 #include "kernels/unroll_full.cuh"
 #include "kernels/unroll_warp.cuh"
+#include "segments.cuh"
 #include "techniques.hpp"
 #include "xreduce/error.hpp"
 
@@ -59,4 +60,6 @@ void enqueue_records_typed(const T* x, std::size_t count, std::size_t width, Op 
 
 #define XREDUCE_INSTANTIATE_ENQUEUE(T)                                                               \
   template void xreduce::cuda::enqueue_typed<T>(Technique, const T*, std::size_t, Op, int, Workspace&); \
-  template void xreduce::cuda::enqueue_records_typed<T>(const T*, std::size_t, std::size_t, Op, void*, Workspace&);
+  template void xreduce::cuda::enqueue_records_typed<T>(const T*, std::size_t, std::size_t, Op, void*, Workspace&); \
+  template void xreduce::cuda::enqueue_segments_typed<T>(Technique, const T*, const SegmentBounds&, Op, void*,      \
+                                                         std::uint64_t*, Workspace&, unsigned long long**);

@@ -74,6 +74,7 @@ class CudaReducer final : public Reducer {
     for (Op op : {Op::sum, Op::prod, Op::min, Op::max}) c.set(op, Support::exact);
     if (info_.arg_ops) c.set(Op::argmin, Support::exact).set(Op::argmax, Support::exact);
     if (info_.exact) c.accept_exact_sums(/*records=*/false);
+    if (info_.segments) c.accept_segments(/*exact_sums=*/false);
     return c.accept(Memory::host).accept(Memory::device).accept_records(info_.records);
   }
   Availability available() const override {
@@ -101,9 +102,11 @@ class CudaReducer final : public Reducer {
     }
     Location where = locate_pointer(q.data);
     if (q.memory == Memory::host) where.memory = Memory::host;
+    if (q.memory == Memory::device && !q.data) where.memory = Memory::device;  // segments of nothing
     if (q.memory == Memory::device && where.memory != Memory::device)
       throw Error(ErrorCode::invalid_argument, "'" + std::string(info_.name) + "': the request says device memory, but " +
                                                    "CUDA does not know the pointer as device memory");
+    if (q.segments.segmented()) return reduce_segmented(q, where);
     const Streaming stream_settings = o.settings.empty() ? streaming_ : streaming(o.settings, streaming_);
     if (exact && where.memory == Memory::host) {
       Result r;
@@ -135,6 +138,19 @@ class CudaReducer final : public Reducer {
   }
 
  private:
+  //! A segmented request: its offsets must be where its data are (the kernels read both); its
+  //! results may go to either memory.
+  Result reduce_segmented(const Request& q, const Location& where) const {
+    const bool on_device = where.memory == Memory::device;
+    if (q.segments.offsets && (locate_pointer(q.segments.offsets).memory == Memory::device) != on_device)
+      throw Error(ErrorCode::invalid_argument, "'" + std::string(info_.name) + "': the segment offsets must be in the data's memory (" +
+                                                   std::string(to_string(where.memory)) + ")");
+    const bool out_on_device = locate_pointer(q.out).memory == Memory::device;
+    if (q.out_index && (locate_pointer(q.out_index).memory == Memory::device) != out_on_device)
+      throw Error(ErrorCode::invalid_argument, "'" + std::string(info_.name) + "': out and out_index must be in the same memory");
+    return reduce_segments(info_.technique, q, on_device, out_on_device, where.device);
+  }
+
   //! `base` with the streaming settings of `s` over it.
   static Streaming streaming(const Settings& s, Streaming base) {
     base.chunk_bytes = static_cast<std::size_t>(s.integer("chunk_bytes", 4096, std::int64_t{1} << 48).value_or(

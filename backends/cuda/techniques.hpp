@@ -36,14 +36,17 @@ struct TechniqueInfo {
   //! Sums f32/f64 exactly (Accuracy::exact; single values), with kernels/exact_sum.cuh in this
   //! technique's form: one launch (single_pass) or two (shuffle). Takes Options::block_size.
   bool exact = false;
+  //! Reduces segmented requests (Request::segments): its own tiled kernels (shuffle) or
+  //! cub::DeviceSegmentedReduce (cub).
+  bool segments = false;
 };
 
 // The dispatcher prefers the fastest; the seed kernels rank by how far along the progression
 // they are, below the library anchors.
 inline constexpr std::array<TechniqueInfo, 12> techniques{{
     {Technique::single_pass, "cuda.single_pass", 300, true, false, false, true},
-    {Technique::shuffle, "cuda.shuffle", 290, true, false, true, true},
-    {Technique::cub, "cub", 280, true, false},
+    {Technique::shuffle, "cuda.shuffle", 290, true, false, true, true, true},
+    {Technique::cub, "cub", 280, true, false, false, false, true},
     {Technique::thrust, "thrust", 250, false, false},
     {Technique::cascaded, "cuda.cascaded", 170, false, true},
     {Technique::unroll_full, "cuda.unroll_full", 160, false, true},
@@ -103,6 +106,13 @@ ExactSum exact_sum_of_device(Technique t, const void* data, std::size_t n, DType
 ExactSum exact_sum_of_host(Technique t, const void* data, std::size_t n, DType dtype, int block, int device, bool pinned,
                            const Streaming& streaming);
 
+//! Reduces a segmented request (Request::segments, Request::out set) with technique t (shuffle's
+//! tiles, or cub) on `device`: data and offsets in device memory, or in host memory (copied in
+//! first); out and out_index in device memory if `out_on_device`, else host. Throws
+//! Error(invalid_argument) for bad offsets (checked on the device as they are read).
+Result reduce_segments(Technique t, const Request& q, bool data_on_device, bool out_on_device, int device);
+
+struct SegmentBounds;
 //! Applies M to each of the six element types (explicit instantiations).
 #define XREDUCE_FOR_EACH_ELEMENT_TYPE(M) \
   M(float) M(double) M(std::int32_t) M(std::int64_t) M(std::uint32_t) M(std::uint64_t)
@@ -112,6 +122,11 @@ template <class T>
 void enqueue_typed(Technique t, const T* data, std::size_t count, Op op, int block, Workspace& ws);
 template <class T>
 void enqueue_records_typed(const T* data, std::size_t count, std::size_t width, Op op, void* out, Workspace& ws);
+//! Enqueues a segmented reduction of device data into device `out`; *bad gets the device word
+//! that holds the first bad offset's position (~0 when all are good) once the stream is done.
+template <class T>
+void enqueue_segments_typed(Technique t, const T* data, const SegmentBounds& bounds, Op op, void* out,
+                            std::uint64_t* out_index, Workspace& ws, unsigned long long** bad);
 template <class T>
 void enqueue_cub(const T* data, std::size_t count, Op op, Workspace& ws);
 template <class T>

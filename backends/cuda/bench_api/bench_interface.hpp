@@ -41,6 +41,11 @@ class Kernels {
   //! Records: cuda.shuffle's column-by-column reduction of `count` records of `width` values.
   void enqueue_records(const void* data, std::size_t count, std::size_t width, DType dtype, Op op);
   Result collect_records(DType dtype, Op op, std::size_t width);
+  //! Segmented (Request::segments, offsets in device memory): one result per segment into device
+  //! `out` (and `out_index`), by cuda.shuffle's tiled kernels or cub; the offsets' check is
+  //! enqueued but not read (the benchmarks pass good ones).
+  void enqueue_segments(std::string_view backend, const void* data, std::size_t count, DType dtype, Op op,
+                        const Segments& segments, void* out, std::uint64_t* out_index = nullptr);
   //! Exact sums (Accuracy::exact) of at most 2^30 f32/f64 elements, by `backend`'s exact form
   //! (cuda.single_pass, cuda.shuffle); collect_exact waits and returns the partial.
   void enqueue_exact(std::string_view backend, const void* data, std::size_t count, DType dtype, int block = 256);

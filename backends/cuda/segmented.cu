@@ -1,0 +1,76 @@
+// Segmented requests on the GPU: the arrays put where the kernels can read them, the launches
+// (segments.cuh), the results brought to where the caller wants them, and the offsets' check.
+
+#include <cstring>
+#include <string>
+
+#include "kernels/segmented.cuh"
+#include "techniques.hpp"
+
+namespace xreduce::cuda {
+namespace {
+
+std::size_t round16(std::size_t bytes) { return (bytes + 15) / 16 * 16; }
+
+//! The message for the first bad offset the kernels found (`offsets` on the device).
+std::string bad_offsets(std::uint64_t first_bad, const std::uint64_t* offsets, const Request& q) {
+  std::uint64_t pair[2] = {};
+  const std::uint64_t s = first_bad, count = q.segments.count;
+  XREDUCE_CUDA(cudaMemcpy(pair, offsets + s, (s < count ? 2 : 1) * sizeof(std::uint64_t), cudaMemcpyDeviceToHost));
+  if (s == count)
+    return "segment offsets end at " + std::to_string(pair[0]) + ", past the " + std::to_string(q.count) + " elements";
+  return "segment offsets decrease: offsets[" + std::to_string(s) + "] = " + std::to_string(pair[0]) + " > offsets[" +
+         std::to_string(s + 1) + "] = " + std::to_string(pair[1]);
+}
+
+}  // namespace
+
+Result reduce_segments(Technique t, const Request& q, bool data_on_device, bool out_on_device, int device) {
+  WorkspaceLease ws(device);
+  const std::size_t count = q.segments.count;
+  const std::size_t data_bytes = q.count * size_of(q.dtype);
+  const std::size_t offset_bytes = q.segments.offsets ? (count + 1) * sizeof(std::uint64_t) : 0;
+  const void* data = q.data;
+  const std::uint64_t* offsets = q.segments.offsets;
+  // Host input, and device input misaligned to its element size, go through the staging buffer.
+  const bool misaligned = data && reinterpret_cast<std::uintptr_t>(data) % size_of(q.dtype) != 0;
+  if (!data_on_device || misaligned) {
+    auto* staging = static_cast<unsigned char*>(ws->staging.reserve(round16(data_bytes) + offset_bytes + 16, "segmented input"));
+    if (data_bytes)
+      XREDUCE_CUDA(cudaMemcpyAsync(staging, data, data_bytes, data_on_device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice,
+                                   ws->stream));
+    data = staging;
+    if (!data_on_device && offsets) {
+      auto* copied = reinterpret_cast<std::uint64_t*>(staging + round16(data_bytes));
+      XREDUCE_CUDA(cudaMemcpyAsync(copied, offsets, offset_bytes, cudaMemcpyHostToDevice, ws->stream));
+      offsets = copied;
+    }
+  }
+  const std::size_t out_bytes = count * size_of(result_dtype(q.dtype, q.op));
+  const std::size_t index_bytes = returns_index(q.op) ? count * sizeof(std::uint64_t) : 0;
+  void* out = q.out;
+  std::uint64_t* out_index = q.out_index;
+  if (!out_on_device) {  // the kernels write to the device; the results cross after
+    auto* results = static_cast<unsigned char*>(ws->columns.reserve(round16(out_bytes) + index_bytes + 16, "segment results"));
+    out = results;
+    out_index = index_bytes ? reinterpret_cast<std::uint64_t*>(results + round16(out_bytes)) : nullptr;
+  }
+  const SegmentBounds bounds{offsets, offsets || count == 0 ? 0 : q.count / count, count, q.count};
+  unsigned long long* bad = nullptr;
+  visit_dtype(q.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    enqueue_segments_typed<T>(t, static_cast<const T*>(data), bounds, q.op, out, out_index, *ws, &bad);
+  });
+  XREDUCE_CUDA(cudaMemcpyAsync(ws->host_result, bad, sizeof *bad, cudaMemcpyDeviceToHost, ws->stream));
+  if (!out_on_device) {
+    if (out_bytes) XREDUCE_CUDA(cudaMemcpyAsync(q.out, out, out_bytes, cudaMemcpyDeviceToHost, ws->stream));
+    if (index_bytes) XREDUCE_CUDA(cudaMemcpyAsync(q.out_index, out_index, index_bytes, cudaMemcpyDeviceToHost, ws->stream));
+  }
+  XREDUCE_CUDA(cudaStreamSynchronize(ws->stream));
+  std::uint64_t first_bad = 0;
+  std::memcpy(&first_bad, ws->host_result, sizeof first_bad);
+  if (first_bad != ~std::uint64_t{0}) throw Error(ErrorCode::invalid_argument, bad_offsets(first_bad, offsets, q));
+  return Result{};
+}
+
+}  // namespace xreduce::cuda

@@ -1,0 +1,80 @@
+// Segmented requests on the GPU backends, from device memory and from host memory: the shared
+// body of support/segment_cases.hpp, and the offsets' check done on the device.
+
+#include <cuda_runtime.h>
+#include <doctest/doctest.h>
+
+#include "support/segment_cases.hpp"
+#include "xreduce/xreduce.hpp"
+#include "xreduce/registry.hpp"
+
+namespace xr = xreduce;
+
+namespace {
+
+struct DevicePlacement final : xr::test::Placement {
+  std::vector<void*> blocks;
+  DevicePlacement() { memory = xr::Memory::device; }
+  ~DevicePlacement() override {
+    for (void* p : blocks) cudaFree(p);
+  }
+  void* put(const void* host, std::size_t bytes) override {
+    void* p = nullptr;
+    REQUIRE(cudaMalloc(&p, bytes + 16) == cudaSuccess);
+    blocks.push_back(p);
+    if (bytes) REQUIRE(cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice) == cudaSuccess);
+    return p;
+  }
+  void fetch(void* host, const void* where, std::size_t bytes) override {
+    if (bytes) REQUIRE(cudaMemcpy(host, where, bytes, cudaMemcpyDeviceToHost) == cudaSuccess);
+  }
+};
+
+std::vector<xr::Reducer*> segment_backends() {
+  std::vector<xr::Reducer*> v;
+  for (const auto& e : xr::default_context().registry().entries())
+    if (e.reducer->capabilities().engine() == xr::Engine::gpu && e.reducer->capabilities().segments() && e.reducer->available())
+      v.push_back(e.reducer);
+  if (v.empty()) MESSAGE("no GPU backend that reduces segments can run here: skipped");
+  return v;
+}
+
+bool few() {
+  const char* q = std::getenv("XREDUCE_TEST_QUICK");
+  return q != nullptr && *q != '\0' && *q != '0';
+}
+
+template <class T>
+void gpu_segments_for_type() {
+  for (xr::Reducer* r : segment_backends()) {
+    DevicePlacement device;
+    xr::test::check_segments_for_type<T>(*r, device, few());
+    xr::test::HostPlacement host;  // host data: copied in whole
+    xr::test::check_segments_for_type<T>(*r, host, true);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("GPU segments, f32") { gpu_segments_for_type<float>(); }
+TEST_CASE("GPU segments, f64") { gpu_segments_for_type<double>(); }
+TEST_CASE("GPU segments, i32") { gpu_segments_for_type<std::int32_t>(); }
+TEST_CASE("GPU segments, i64") { gpu_segments_for_type<std::int64_t>(); }
+TEST_CASE("GPU segments, u32") { gpu_segments_for_type<std::uint32_t>(); }
+TEST_CASE("GPU segments, u64") { gpu_segments_for_type<std::uint64_t>(); }
+
+TEST_CASE("GPU segments: bad offsets are reported, not read past the data") {
+  std::vector<float> x(100, 1.0f);
+  const std::vector<std::uint64_t> decreasing{0, 50, 40, 100}, past_end{0, 50, 1u << 30};
+  for (xr::Reducer* r : segment_backends()) {
+    INFO("backend " << r->name());
+    DevicePlacement d;
+    xr::Request q{d.put(x.data(), 400), x.size(), xr::DType::f32, xr::Op::sum, xr::Memory::device};
+    q.segments = xr::Segments::at(static_cast<const std::uint64_t*>(d.put(decreasing.data(), 32)), 3);
+    CHECK_THROWS_WITH_AS(r->reduce(q), doctest::Contains("offsets[1] = 50 > offsets[2] = 40"), xr::Error);
+    q.segments = xr::Segments::at(static_cast<const std::uint64_t*>(d.put(past_end.data(), 24)), 2);
+    CHECK_THROWS_WITH_AS(r->reduce(q), doctest::Contains("past the 100 elements"), xr::Error);
+    q.segments = xr::Segments::at(past_end.data(), 2);  // host offsets with device data
+    CHECK_THROWS_WITH_AS(r->reduce(q), doctest::Contains("the data's memory"), xr::Error);
+  }
+}
