@@ -134,6 +134,23 @@ def exact(data, axes):
         ax.legend(fontsize=7)
 
 
+def segments(data, axes):
+    host = [r for r in data["host_rows"] if "fraction_of_flat" in r]
+    labels = [f'{r["backend"]}\n{r["shape"]}' for r in host]
+    axes[0].bar(range(len(host)), [100 * r["fraction_of_flat"] for r in host])
+    axes[0].set_xticks(range(len(host)), labels, fontsize=7, rotation=30, ha="right")
+    axes[0].axhline(80, color="black", linestyle=":", label="80%")
+    axes[0].set_ylabel("% of the same backend's flat sum (host data)")
+    device = [r for r in data["device_rows"] if "fraction_of_probe" in r]
+    axes[1].bar(range(len(device)), [100 * r["fraction_of_probe"] for r in device])
+    axes[1].set_xticks(range(len(device)), [f'{r["segments"]}\n{r["backend"]}' for r in device], fontsize=6, rotation=30, ha="right")
+    axes[1].axhline(90, color="black", linestyle=":", label="90%")
+    axes[1].set_ylabel("% of the read probe (device data)")
+    for ax in axes:
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=7)
+
+
 def main(path_in, path_out):
     with open(path_in) as f:
         data = json.load(f)
@@ -154,6 +171,9 @@ def main(path_in, path_out):
     elif suite == "exact":
         fig, axes = plt.subplots(1, 2, figsize=(14, 5))
         exact(data, axes)
+    elif suite == "segments":
+        fig, axes = plt.subplots(1, 2, figsize=(16, 6))
+        segments(data, axes)
     else:
         print(f"plot_suites.py: nothing to plot for suite '{suite}'")
         return

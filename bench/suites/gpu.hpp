@@ -44,5 +44,9 @@ int run_transfer(const SuiteArgs& args, const TransferCpu& cpu);
 int run_exact_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md);
 //! The `exact` suite (exact.cpp).
 int run_exact(const SuiteArgs& args);
+//! The device-resident half of the `segments` suite (gpu_segments.cu), as run_exact_gpu.
+int run_segments_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md);
+//! The `segments` suite (segments.cpp).
+int run_segments(const SuiteArgs& args);
 
 }  // namespace xreduce::bench

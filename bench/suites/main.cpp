@@ -2,7 +2,7 @@
 //
 //   xreduce_bench SUITE [--out DIR] [--max-log2 L] [--repeat R] [--quick]
 //
-// Suites: progression, gpu-reduce, transfer (GPU), crossover, calibrate, cpu, exact. Each prints an estimate of its
+// Suites: progression, gpu-reduce, transfer (GPU), crossover, calibrate, cpu, exact, segments. Each prints an estimate of its
 // time, a progress line, and a markdown table, and writes SUITE.json (every raw timing) and
 // SUITE.md under DIR (default $XDG_DATA_HOME/xreduce/bench/<machine>/, outside the source tree).
 // bench/plot_suites.py draws the PNGs.
@@ -321,7 +321,8 @@ int main(int argc, char** argv) {
       {"crossover", "every backend from 2^0 to 2^30 elements, host and device data: auto's choice and regret"},
       {"calibrate", "what `xreduce calibrate` measures, and how long it takes"},
       {"cpu", "the CPU backends on all threads and one, with their relative error"},
-      {"exact", "exact sums against plain ones, f32 and f64, every backend with both, host and device data"}};
+      {"exact", "exact sums against plain ones, f32 and f64, every backend with both, host and device data"},
+      {"segments", "per-segment sums: CPU rows against flat sums, device data against cub::DeviceSegmentedReduce and the read probe"}};
   std::string help = "Suite:";
   for (const auto& [name, what] : suites) help += "\n  " + name + ": " + what;
   app.add_option("suite", suite, help)->required()->check(CLI::IsMember([&] {
@@ -347,6 +348,7 @@ int main(int argc, char** argv) {
   try {
     if (suite == "cpu") return run_cpu(args);
     if (suite == "exact") return run_exact(args);
+    if (suite == "segments") return run_segments(args);
     if (suite == "calibrate") return run_calibrate(args);
     if (suite == "crossover") return run_crossover(args);
     if (suite == "progression") return run_progression(args);
