@@ -1,5 +1,8 @@
 #include "args.hpp"
 
+#include <memory>
+#include <vector>
+
 #include "xreduce/config.hpp"
 
 namespace xreduce::cli {
@@ -25,6 +28,17 @@ void add_data_options(CLI::App* cmd, DataArgs& d) {
                   "(sum, prod, min, max); the element count must be a multiple of K")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 32));
+  auto* rows = cmd->add_option("--rows", d.rows,
+                                "Cut the array into R equal rows (R must divide the element count) and reduce each: "
+                                "one result per row, as numpy's x.reshape(R, -1).sum(axis=1)")
+                   ->check(CLI::PositiveNumber);
+  auto* offsets = cmd->add_option("--offsets", d.offsets,
+                                  "Reduce each segment [o[s], o[s+1]) of the array, o read from FILE: a .npy of S + 1 "
+                                  "non-decreasing, non-negative integers (a CSR matrix's row pointers); one result per "
+                                  "segment, and an empty segment gives the op's identity (argmin/argmax: no index)")
+                      ->check(CLI::ExistingFile);
+  rows->excludes(offsets);
+  cmd->get_option("--width")->excludes(rows)->excludes(offsets);
   cmd->add_flag("--distributed", d.distributed,
                 "Under mpirun: one array over the ranks. Each rank generates its slice of --n (the same array as one "
                 "process gets), or takes its slice of --input FILE, or reads its own --input FILE with {rank}; rank "
@@ -42,7 +56,43 @@ void add_how_options(CLI::App* cmd, int& block_size, int& threads, std::string& 
       ->check(CLI::IsMember({"standard", "exact"}));
 }
 
-Request request_for(const Array& a, const DataArgs& d, Op op, Memory memory) {
+Array load_offsets(const DataArgs& d) {
+  if (d.offsets.empty()) return {};
+  const Array raw = read_input(d.offsets, std::nullopt);
+  if (is_floating(raw.dtype))
+    throw CLI::ValidationError("--offsets " + d.offsets + ": offsets are integers, not " + std::string(to_string(raw.dtype)));
+  if (raw.count == 0) throw CLI::ValidationError("--offsets " + d.offsets + ": no offsets (S segments take S + 1)");
+  auto values = std::make_shared<std::vector<std::uint64_t>>(raw.count);
+  visit_dtype(raw.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = static_cast<const T*>(raw.data);
+    for (std::size_t i = 0; i < raw.count; ++i) {
+      if constexpr (std::is_signed_v<T>)
+        if (in[i] < 0)
+          throw CLI::ValidationError("--offsets " + d.offsets + ": offset " + std::to_string(i) + " is negative (" +
+                                     std::to_string(in[i]) + ")");
+      (*values)[i] = static_cast<std::uint64_t>(in[i]);
+    }
+  });
+  return Array{DType::u64, raw.count, values->data(), values, raw.description};
+}
+
+Request request_for(const Array& a, const DataArgs& d, Op op, Memory memory, const Array& offsets) {
+  if ((d.rows || !d.offsets.empty()) && d.distributed)
+    throw CLI::ValidationError("--rows and --offsets reduce one process's array: not with --distributed");
+  if (d.rows) {
+    if (a.count % d.rows != 0)
+      throw CLI::ValidationError("--rows " + std::to_string(d.rows) + ": " + std::to_string(a.count) +
+                                 " elements do not make equal rows");
+    Request q{a.data, a.count, a.dtype, op, memory};
+    q.segments = Segments::rows(d.rows);
+    return q;
+  }
+  if (!d.offsets.empty()) {
+    Request q{a.data, a.count, a.dtype, op, memory};
+    q.segments = Segments::at(static_cast<const std::uint64_t*>(offsets.data), offsets.count - 1);
+    return q;
+  }
   if (d.width > 1 && returns_index(op))
     throw CLI::ValidationError("--width: " + std::string(to_string(op)) + " has no column-by-column form; use sum, prod, min or max");
   if (a.count % d.width != 0)

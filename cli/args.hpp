@@ -22,6 +22,8 @@ struct DataArgs {
   std::string n;  // decimal text: CLI11 would read 010 as octal and -1 as a huge count
   std::uint64_t seed = 1;
   std::size_t width = 1;
+  std::size_t rows = 0;     // --rows R: R equal segments
+  std::string offsets;      // --offsets FILE: segments at these offsets
   bool distributed = false;  // one array over the ranks of mpirun, each with its shard
 };
 
@@ -42,15 +44,18 @@ struct ValidateArgs {
   bool json = false;
 };
 
-//! --input, --dtype, --n, --seed, --width, --distributed.
+//! --input, --dtype, --n, --seed, --width, --rows, --offsets, --distributed.
 void add_data_options(CLI::App* cmd, DataArgs& d);
 //! --block-size, --threads, --accuracy: how a reduction runs, for run and validate.
 void add_how_options(CLI::App* cmd, int& block_size, int& threads, std::string& accuracy);
 
 //! The array the data options name (a whole one: `distributed` is the caller's to handle).
 Array load(const DataArgs& d);
-//! The request for a loaded array: records of d.width values when --width is given.
-Request request_for(const Array& a, const DataArgs& d, Op op, Memory memory);
+//! The offsets of --offsets (a .npy file of non-negative integers), as u64; empty without it.
+Array load_offsets(const DataArgs& d);
+//! The request for a loaded array: records of d.width values when --width is given; segments
+//! with --rows, or at `offsets` (load_offsets) with --offsets.
+Request request_for(const Array& a, const DataArgs& d, Op op, Memory memory, const Array& offsets = {});
 //! --set KEY=VALUE options as the call's settings.
 Settings settings_of(const std::vector<std::string>& pairs);
 //! --accuracy, or unset (the config's `accuracy`).

@@ -99,8 +99,9 @@ int list(xr::Context& ctx, bool as_json) {
           std::putchar(s == xr::Support::exact ? 'E' : s == xr::Support::inexact ? 'i' : '.');
         }
       }
-      std::printf("  memory:%s%s%s\n", c.accepts(xr::Memory::host) ? " host" : "", c.accepts(xr::Memory::device) ? " device" : "",
-                  c.exact_sums(true) ? "  exact sums (records too)" : c.exact_sums() ? "  exact sums" : "");
+      std::printf("  memory:%s%s%s%s\n", c.accepts(xr::Memory::host) ? " host" : "", c.accepts(xr::Memory::device) ? " device" : "",
+                  c.exact_sums(true) ? "  exact sums (records too)" : c.exact_sums() ? "  exact sums" : "",
+                  c.exact_segments() ? "  segments (exact sums too)" : c.segments() ? "  segments" : "");
     }
     print_settings(ctx);
     print_dispatch(ctx);
@@ -122,6 +123,7 @@ int list(xr::Context& ctx, bool as_json) {
                    {"origin", e.origin}, {"available", a.ok}, {"reason", a.reason}, {"support", support},
                    {"host_memory", c.accepts(xr::Memory::host)}, {"device_memory", c.accepts(xr::Memory::device)}, {"records", c.records()},
                    {"exact_sums", c.exact_sums()}, {"exact_record_sums", c.exact_sums(true)},
+                   {"segments", c.segments()}, {"exact_segment_sums", c.exact_segments()},
                    {"settings", settings}});
   }
   std::cout << out.dump(2) << "\n";
@@ -133,10 +135,11 @@ int list(xr::Context& ctx, bool as_json) {
 int run(xr::Context& ctx, const RunArgs& args, const DataArgs& d) {
   if (d.distributed) return run_distributed(ctx, args, d);
   xr::cli::Array a = load(d);
+  const xr::cli::Array offsets = load_offsets(d);
   const xr::Op op = *xr::parse_op(args.op);
   // Host memory, which the command read or made itself: said so, no module is asked where it
   // lives, and a CPU reduction never starts the GPU's driver.
-  const xr::Request q = request_for(a, d, op, xr::Memory::host);
+  const xr::Request q = request_for(a, d, op, xr::Memory::host, offsets);
   xr::Options o{.backend = args.backend, .block_size = args.block_size, .threads = args.threads,
                 .accuracy = accuracy_of(args.accuracy)};
   o.settings = settings_of(args.settings);
@@ -158,7 +161,8 @@ int run(xr::Context& ctx, const RunArgs& args, const DataArgs& d) {
 int validate(xr::Context& ctx, const ValidateArgs& args, const DataArgs& d) {
   if (d.distributed) return validate_distributed(ctx, args, d);
   xr::cli::Array a = load(d);
-  const xr::Request q = request_for(a, d, *xr::parse_op(args.op), xr::Memory::host);
+  const xr::cli::Array offsets = load_offsets(d);
+  const xr::Request q = request_for(a, d, *xr::parse_op(args.op), xr::Memory::host, offsets);
   xr::Options o{.backend = {}, .block_size = args.block_size, .threads = args.threads,
                 .accuracy = accuracy_of(args.accuracy)};
   const xr::Accuracy accuracy = o.accuracy.value_or(ctx.config().accuracy);

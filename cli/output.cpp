@@ -26,18 +26,40 @@ json value_json(const xr::Scalar& s) {
   });
 }
 
-//! A result's value: one number, or the list of column results of records.
-json value_json(const xr::Result& r) {
-  if (r.values.empty()) return value_json(r.value);
+//! A result's value: one number, or the list of column results of records, or of segments.
+json value_json(const xr::Result& r, bool segmented) {
+  if (r.values.empty() && !segmented) return value_json(r.value);
   json list = json::array();
   for (const xr::Scalar& v : r.values) list.push_back(value_json(v));
   return list;
 }
 
-std::string value_text(const xr::Result& r) {
-  if (r.values.empty()) return r.value.to_string();
+//! Segments' indices, no_index as null (an empty segment has none).
+json indices_json(const xr::Result& r) {
+  json list = json::array();
+  for (std::uint64_t i : r.indices) list.push_back(i == xr::no_index ? json(nullptr) : json(i));
+  return list;
+}
+
+//! The value, or a list of them; a long list (segments) as its first eight and last two, with
+//! `indices` (argmin/argmax of segments) beside each value.
+std::string value_text(const xr::Result& r, bool segmented) {
+  if (r.values.empty() && !segmented) return r.value.to_string();
+  auto item = [&](std::size_t k) {
+    std::string text = r.values[k].to_string();
+    if (k < r.indices.size()) text += r.indices[k] == xr::no_index ? " @none" : " @" + std::to_string(r.indices[k]);
+    return text;
+  };
+  const std::size_t n = r.values.size();
   std::string text = "[";
-  for (const xr::Scalar& v : r.values) text += (text.size() > 1 ? ", " : "") + v.to_string();
+  for (std::size_t k = 0; k < n; ++k) {
+    if (n > 12 && k == 8) {
+      text += ", ... (" + std::to_string(n - 10) + " more)";
+      k = n - 3;
+      continue;
+    }
+    text += (k ? ", " : "") + item(k);
+  }
   return text + "]";
 }
 
@@ -134,25 +156,48 @@ void print_dispatch(const Context& ctx) {
   }
 }
 
+//! ", 100 records of width 3", ", 1000 rows of 64", ", 5 segments", or nothing.
+std::string shape_text(const Request& q) {
+  if (q.width > 1) return ", " + std::to_string(q.count) + " records of width " + std::to_string(q.width);
+  if (!q.segments.segmented()) return "";
+  if (q.segments.offsets) return ", " + std::to_string(q.segments.count) + " segments";
+  return ", " + std::to_string(q.segments.count) + " rows of " + std::to_string(q.count / q.segments.count);
+}
+
 void print_run(const RunArgs& args, const Request& q, const std::string& description, const std::string& backend_line,
                const Result& r, double seconds, Accuracy accuracy, int ranks) {
   const std::size_t n = q.count * q.width;
   if (args.json) {
+    const bool segmented = q.segments.segmented();
     json out{{"backend", r.backend}, {"op", args.op}, {"dtype", to_string(q.dtype)}, {"n", n},
-             {"width", q.width}, {"accuracy", to_string(accuracy)}, {"value", value_json(r)}, {"seconds", seconds}};
-    if (r.index) out["index"] = *r.index;
+             {"width", q.width}, {"accuracy", to_string(accuracy)}, {"value", value_json(r, segmented)}, {"seconds", seconds}};
+    if (segmented) {
+      out["segments"] = q.segments.count;
+      if (returns_index(q.op)) out["index"] = indices_json(r);
+    } else if (r.index) {
+      out["index"] = *r.index;
+    }
     if (ranks > 0) out["ranks"] = ranks;
     std::cout << out.dump() << "\n";
     return;
   }
-  std::printf("data     %s, n = %zu%s\n", description.c_str(), n,
-              q.width > 1 ? (", " + std::to_string(q.count) + " records of width " + std::to_string(q.width)).c_str() : "");
+  std::printf("data     %s, n = %zu%s\n", description.c_str(), n, shape_text(q).c_str());
   std::printf("backend  %s\n", backend_line.c_str());
-  std::printf("%-8s %s%s\n", args.op.c_str(), value_text(r).c_str(),
+  std::printf("%-8s %s%s\n", args.op.c_str(), value_text(r, q.segments.segmented()).c_str(),
               exact_sum(q.dtype, q.op, accuracy) ? "   (exact sum, rounded once)" : "");
-  if (r.index) std::printf("index    %llu\n", static_cast<unsigned long long>(*r.index));
+  if (r.index && !q.segments.segmented()) std::printf("index    %llu\n", static_cast<unsigned long long>(*r.index));
   std::printf("time     %s%s, %s GB/s\n", seconds_text(seconds).c_str(), args.repeat > 1 ? " (median)" : "",
               gbps(n * size_of(q.dtype), seconds).c_str());
+}
+
+//! The reference's columns (records) or segments as a Result's values and indices.
+Result reference_parts(const Reference& ref, const Request& q) {
+  Result parts;
+  for (const auto& c : q.segments.segmented() ? ref.segments : ref.columns) {
+    parts.values.push_back(c.value);
+    if (c.index) parts.indices.push_back(*c.index);
+  }
+  return parts;
 }
 
 int print_validation(Context& ctx, const ValidateArgs& args, const Request& q, const std::string& description,
@@ -164,8 +209,9 @@ int print_validation(Context& ctx, const ValidateArgs& args, const Request& q, c
     for (const auto& row : report.rows) {
       json j{{"backend", row.backend}, {"exact", row.exact}, {"agrees", row.agrees}};
       if (row.ran) {
-        j["value"] = value_json(*row.result);
-        if (row.result->index) j["index"] = *row.result->index;
+        j["value"] = value_json(*row.result, q.segments.segmented());
+        if (q.segments.segmented() && returns_index(q.op)) j["index"] = indices_json(*row.result);
+        else if (row.result->index) j["index"] = *row.result->index;
         j["deviation"] = std::isfinite(row.error) ? json(row.error) : json("inf");
         j["seconds"] = row.seconds;
       } else {
@@ -174,28 +220,23 @@ int print_validation(Context& ctx, const ValidateArgs& args, const Request& q, c
       }
       rows.push_back(j);
     }
-    json reference = value_json(report.reference.value);
-    if (!report.reference.columns.empty()) {
-      reference = json::array();
-      for (const auto& c : report.reference.columns) reference.push_back(value_json(c.value));
-    }
+    const Result parts = reference_parts(report.reference, q);
+    json reference = q.segments.segmented() || q.width > 1 ? value_json(parts, true) : value_json(report.reference.value);
     json out{{"op", args.op}, {"dtype", to_string(q.dtype)}, {"n", n}, {"width", q.width},
              {"accuracy", to_string(accuracy)}, {"tolerance", tol},
              {"reference", reference}, {"results", rows}, {"ok", report.ok()}};
-    if (report.reference.index) out["reference_index"] = *report.reference.index;
+    if (q.segments.segmented() && returns_index(q.op)) out["reference_index"] = indices_json(parts);
+    else if (report.reference.index) out["reference_index"] = *report.reference.index;
     if (ranks > 0) out["ranks"] = ranks;
     std::cout << out.dump(2) << "\n";
     return report.ok() ? kExitOk : kExitDisagree;
   }
-  std::printf("data       %s, n = %zu\n", description.c_str(), n);
-  std::string reference = report.reference.value.to_string();
-  if (!report.reference.columns.empty()) {
-    Result columns;
-    for (const auto& c : report.reference.columns) columns.values.push_back(c.value);
-    reference = value_text(columns);
-  }
+  std::printf("data       %s, n = %zu%s\n", description.c_str(), n, shape_text(q).c_str());
+  const bool several = q.segments.segmented() || q.width > 1;
+  const std::string reference = several ? value_text(reference_parts(report.reference, q), true) : report.reference.value.to_string();
   std::printf("reference  %s of %s = %s", args.op.c_str(), std::string(to_string(q.dtype)).c_str(), reference.c_str());
-  if (report.reference.index) std::printf(" at index %llu", static_cast<unsigned long long>(*report.reference.index));
+  if (report.reference.index && !several)
+    std::printf(" at index %llu", static_cast<unsigned long long>(*report.reference.index));
   if (exact_sum(q.dtype, q.op, accuracy)) std::printf("   (accuracy exact: the same bits, or disagree)\n\n");
   else std::printf("   (tolerance %.3g)\n\n", tol);
   const int w = name_width(ctx.registry());
@@ -205,8 +246,8 @@ int print_validation(Context& ctx, const ValidateArgs& args, const Request& q, c
       if (row.failure_code != ErrorCode::unavailable) std::printf("  %-*s %s\n", w, row.backend.c_str(), row.failure.c_str());
       continue;
     }
-    std::string value = value_text(*row.result);
-    if (row.result->index) value += " @" + std::to_string(*row.result->index);
+    std::string value = value_text(*row.result, q.segments.segmented());
+    if (row.result->index && !q.segments.segmented()) value += " @" + std::to_string(*row.result->index);
     char err[32];
     std::snprintf(err, sizeof err, "%.3g", row.error);
     std::string verdict = row.agrees ? "agrees" : row.exact ? "DISAGREES" : "disagrees (declares itself inexact)";

@@ -17,10 +17,10 @@ namespace xreduce::cli {
 
 //! A value for JSON: numbers as numbers, NaN and infinities as "nan", "inf", "-inf".
 nlohmann::json value_json(const Scalar& s);
-//! A result's value: one number, or the list of column results of records.
-nlohmann::json value_json(const Result& r);
-//! The same as text: exact, with records in brackets.
-std::string value_text(const Result& r);
+//! A result's value: one number, or the list of column results of records or of segments.
+nlohmann::json value_json(const Result& r, bool segmented = false);
+//! The same as text: exact, lists in brackets (of segments, the first eight and the last two).
+std::string value_text(const Result& r, bool segmented = false);
 //! Decimal GB/s of `bytes` in `seconds`; "-" for no time.
 std::string gbps(std::size_t bytes, double seconds);
 std::string seconds_text(double s);

@@ -273,3 +273,40 @@ TEST_CASE("cli: calibrate measures and writes the config file it is given") {
   CHECK(xreduce("list", "XREDUCE_CONFIG=cli-calibrated.toml").code == 0);  // and it reads back
   CHECK(xreduce("calibrate --max-count 10").code == 2);                    // below the smallest size
 }
+
+TEST_CASE("cli: --rows and --offsets reduce each segment; validate checks every one") {
+  // Offsets as a .npy of int64 (what numpy gives), with an empty segment and a tail left out.
+  const std::vector<std::int64_t> offsets{0, 40, 40, 250, 900};
+  {
+    std::string h = "{'descr': '<i8', 'fortran_order': False, 'shape': (" + std::to_string(offsets.size()) + ",), }";
+    h += std::string(64 - (10 + h.size() + 1) % 64, ' ') + "\n";
+    std::ofstream out("cli-offsets.npy", std::ios::binary);
+    out.write("\x93NUMPY\x01\x00", 8);
+    out.put(static_cast<char>(h.size() & 0xff));
+    out.put(static_cast<char>(h.size() >> 8));
+    out << h;
+    out.write(reinterpret_cast<const char*>(offsets.data()), static_cast<std::streamsize>(offsets.size() * 8));
+  }
+  Run rows = xreduce("run --op sum --dtype i64 --n 1000 --rows 10 --json");
+  REQUIRE(rows.code == 0);
+  auto j = nlohmann::json::parse(rows.out);
+  CHECK(j["segments"] == 10);
+  CHECK(j["value"].size() == 10);
+  Run arg = xreduce("run --op argmax --dtype f32 --n 1000 --offsets cli-offsets.npy --json");
+  REQUIRE(arg.code == 0);
+  j = nlohmann::json::parse(arg.out);
+  REQUIRE(j["index"].size() == 4);
+  CHECK(j["index"][1].is_null());  // the empty segment has no index
+  CHECK(j["value"][1] == "-inf");
+  for (const char* op : {"sum", "min", "argmin"}) {
+    Run v = xreduce(std::string("validate --op ") + op + " --dtype f64 --n 1000 --offsets cli-offsets.npy --json");
+    INFO(op << ": " << v.out);
+    CHECK(v.code == 0);
+    CHECK(nlohmann::json::parse(v.out)["reference"].size() == 4);
+  }
+  CHECK(xreduce("validate --op sum --dtype f32 --n 1000 --rows 8").code == 0);
+  CHECK(xreduce("run --op sum --dtype f32 --n 1000 --rows 7").code == 2);             // not equal rows
+  CHECK(xreduce("run --op sum --dtype f32 --n 100 --offsets cli-offsets.npy").code == 2);  // offsets past the data
+  CHECK(xreduce("run --op sum --dtype f32 --n 1000 --rows 10 --width 2").code == 2);
+  CHECK(xreduce("run --op sum --dtype f32 --n 1000 --rows 10 --offsets cli-offsets.npy").code == 2);
+}

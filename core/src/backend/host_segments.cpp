@@ -62,6 +62,10 @@ void check_offsets(const Request& q, const ChunkRunner* runner) {
                                                  "] = " + std::to_string(off[s + 1]));
 }
 
+//! Pieces up to this long take a plain loop: the blocked kernels' sixteen lanes and their tree
+//! took more time than the loads of a row of 16 (9 against 22.8 GB/s flat on one core).
+constexpr std::size_t kShortPiece = 32;
+
 //! What an op does with segments. Each provides acc (a piece's partial), piece(x, a, b) over
 //! elements [a, b), a Fold that combines pieces in index order, write(q, s, acc, begin) and
 //! write_empty(q, s).
@@ -70,13 +74,10 @@ struct FoldSegments {  // sums and products
   using acc = typename P::acc;
   using Out = std::conditional_t<std::is_floating_point_v<T>, T, std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
   static acc piece(const T* x, std::uint64_t a, std::uint64_t b) {
-    if (b - a <= kShort) return short_piece(x + a, b - a);
+    if (b - a <= kShortPiece) return short_piece(x + a, b - a);
     // One leaf is what reduce_pairwise would return for it (the same bits), without its stack.
     return b - a <= kBlock ? reduce_leaf<P>(x + a, b - a) : reduce_pairwise<P>(x + a, b - a);
   }
-  //! Up to kShort elements in four interleaved lanes: a leaf's sixteen lanes and their tree
-  //! took more time than the loads of a row of 16 (9 against 22.8 GB/s flat on one core).
-  static constexpr std::size_t kShort = 32;
   static acc short_piece(const T* x, std::size_t n) {
     using L = typename P::leaf;
     L lane[4] = {P::template identity<L>(), P::template identity<L>(), P::template identity<L>(), P::template identity<L>()};
@@ -112,7 +113,12 @@ struct InOrder {
 template <class T, bool kMax>
 struct ExtremeSegments {
   using acc = Extreme<T>;
-  static acc piece(const T* x, std::uint64_t a, std::uint64_t b) { return extreme<kMax>(x + a, b - a); }
+  static acc piece(const T* x, std::uint64_t a, std::uint64_t b) {
+    if (b - a > kShortPiece) return extreme<kMax>(x + a, b - a);
+    acc e{x[a], is_nan(x[a])};  // short: a plain loop, not sixteen lanes to set up and fold
+    for (std::uint64_t i = a + 1; i < b; ++i) e = combine_extremes<kMax>(e, acc{x[i], is_nan(x[i])});
+    return e;
+  }
   using Fold = InOrder<acc, &combine_extremes<kMax, T>>;
   static void write(const Request& q, std::size_t s, acc v, std::uint64_t) {
     static_cast<T*>(q.out)[s] = v.nan ? std::numeric_limits<T>::quiet_NaN() : v.value;
@@ -123,7 +129,12 @@ struct ExtremeSegments {
 template <class T, bool kMax>
 struct ArgSegments {
   using acc = ArgExtreme<T>;
-  static acc piece(const T* x, std::uint64_t a, std::uint64_t b) { return arg_extreme<kMax>(x + a, b - a, a); }
+  static acc piece(const T* x, std::uint64_t a, std::uint64_t b) {
+    if (b - a > kShortPiece) return arg_extreme<kMax>(x + a, b - a, a);
+    acc best{x[a], a};
+    for (std::uint64_t i = a + 1; i < b; ++i) best = combine_args<kMax>(best, acc{x[i], i});
+    return best;
+  }
   using Fold = InOrder<acc, &combine_args<kMax, T>>;
   static void write(const Request& q, std::size_t s, acc v, std::uint64_t begin) {
     static_cast<T*>(q.out)[s] = v.value;
