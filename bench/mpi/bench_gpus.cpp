@@ -1,0 +1,143 @@
+// Several GPUs, one rank each: an f32 sum of 2^log2n device-resident elements a rank, combined by
+// xreduce::nccl (and by xreduce::mpi, the same shards), against one GPU reducing its 2^log2n alone
+// in the same run; and the combine's latency against a bare ncclAllReduce of 8 bytes.
+//
+//   mpirun -n 2 xreduce_bench_gpus [--log2n 30] [--out DIR]     (DIR/multi-gpu.{json,md})
+//
+// Every sample starts at a barrier and is timed on rank 0; the median of 11 batches.
+
+#include <cuda_runtime.h>
+#include <mpi.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "xreduce/mpi.hpp"
+#include "xreduce/nccl.hpp"
+#include "xreduce/xreduce.hpp"
+
+namespace xr = xreduce;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+int rank_ = 0, ranks_ = 1;
+
+template <class F>
+double timed(F&& call, int batch, int samples = 11, int warm = 5) {
+  for (int k = 0; k < warm; ++k) call();
+  std::vector<double> t;
+  for (int s = 0; s < samples; ++s) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto t0 = Clock::now();
+    for (int k = 0; k < batch; ++k) call();
+    t.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / batch);
+  }
+  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+  return t[t.size() / 2];
+}
+
+void check(cudaError_t s, const char* what) {
+  if (s != cudaSuccess) {
+    std::fprintf(stderr, "rank %d: %s: %s\n", rank_, what, cudaGetErrorString(s));
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks_);
+  int log2n = 30;
+  std::string out_dir = ".";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--log2n") log2n = std::atoi(argv[i + 1]);
+    else if (a == "--out") out_dir = argv[i + 1];
+  }
+  int gpus = 0;
+  cudaGetDeviceCount(&gpus);
+  if (gpus < ranks_) {
+    if (rank_ == 0) std::fprintf(stderr, "xreduce_bench_gpus: %d GPU(s) for %d ranks\n", gpus, ranks_);
+    MPI_Finalize();
+    return 2;
+  }
+  check(cudaSetDevice(rank_), "cudaSetDevice");
+  ncclUniqueId id;
+  if (rank_ == 0) ncclGetUniqueId(&id);
+  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+  ncclComm_t comm;
+  if (ncclCommInitRank(&comm, ranks_, id, rank_) != ncclSuccess) MPI_Abort(MPI_COMM_WORLD, 2);
+
+  // 2^log2n f32 a rank, uniform in [0, 1), the same on every rank (a chunk copied over and over).
+  const std::size_t n = std::size_t{1} << log2n, chunk = std::min<std::size_t>(n, std::size_t{1} << 24);
+  std::vector<float> host(chunk);
+  for (std::size_t i = 0; i < chunk; ++i) host[i] = static_cast<float>((i * 2654435761u) % 1000003) / 1000003.0f;
+  float* data = nullptr;
+  check(cudaMalloc(&data, n * sizeof(float)), "cudaMalloc");
+  for (std::size_t at = 0; at < n; at += chunk)
+    check(cudaMemcpy(data + at, host.data(), chunk * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy");
+  const xr::Request shard{data, n, xr::DType::f32, xr::Op::sum, xr::Memory::device};
+  const xr::Request one{data, 1, xr::DType::f32, xr::Op::sum, xr::Memory::device};
+  std::string backend;
+
+  // One GPU alone: rank 0 reduces its shard while the others wait at the barrier.
+  const double t_one = timed([&] {
+    if (rank_ == 0) backend = xr::reduce(shard).backend;
+  }, 10);
+  const double t_nccl = timed([&] { xr::nccl::allreduce(comm, shard); }, 10);
+  const double t_mpi = timed([&] { xr::mpi::allreduce(MPI_COMM_WORLD, shard); }, 10);
+  const xr::Result total = xr::nccl::allreduce(comm, shard);
+  // The combine: one element a rank through xreduce::nccl, against a bare 8-byte ncclAllReduce.
+  double* word = nullptr;
+  check(cudaMalloc(&word, 8), "cudaMalloc");
+  cudaStream_t stream;
+  check(cudaStreamCreate(&stream), "cudaStreamCreate");
+  const double t_bare = timed([&] {
+    ncclAllReduce(word, word, 1, ncclFloat64, ncclSum, comm, stream);
+    cudaStreamSynchronize(stream);
+  }, 200);
+  const double t_one_element = timed([&] { xr::nccl::allreduce(comm, one); }, 200);
+  const double t_local_one = timed([&] { xr::reduce(one); }, 200);
+
+  if (rank_ == 0) {
+    const double bytes = static_cast<double>(n) * sizeof(float);
+    char md[2048];
+    std::snprintf(md, sizeof md,
+                  "# Several GPUs, one rank each: f32 sum of device-resident shards\n\n"
+                  "%d ranks, 2^%d f32 a rank, backend %s on each; result %s.\n\n"
+                  "| what | time | GB/s | against one GPU |\n|---|---:|---:|---:|\n"
+                  "| one GPU, 2^%d alone | %.1f us | %.0f | 1.00 |\n"
+                  "| xreduce::nccl::allreduce, %d x 2^%d | %.1f us | %.0f | %.2fx the throughput |\n"
+                  "| xreduce::mpi::allreduce, %d x 2^%d | %.1f us | %.0f | %.2fx the throughput |\n\n"
+                  "Combine of one element a rank: xreduce::nccl %.1f us (the local call alone %.1f us), "
+                  "a bare ncclAllReduce of 8 bytes %.1f us.\n",
+                  ranks_, log2n, backend.c_str(), total.value.to_string().c_str(), log2n, t_one * 1e6, bytes / t_one / 1e9,
+                  ranks_, log2n, t_nccl * 1e6, ranks_ * bytes / t_nccl / 1e9, ranks_ * t_one / t_nccl,
+                  ranks_, log2n, t_mpi * 1e6, ranks_ * bytes / t_mpi / 1e9, ranks_ * t_one / t_mpi,
+                  t_one_element * 1e6, t_local_one * 1e6, t_bare * 1e6);
+    std::fputs(md, stdout);
+    std::ofstream(out_dir + "/multi-gpu.md") << md;
+    nlohmann::json j{{"ranks", ranks_}, {"log2n", log2n}, {"backend", backend}, {"one_gpu_s", t_one},
+                     {"nccl_s", t_nccl}, {"mpi_s", t_mpi}, {"nccl_speedup", ranks_ * t_one / t_nccl},
+                     {"mpi_speedup", ranks_ * t_one / t_mpi}, {"combine_one_element_s", t_one_element},
+                     {"local_one_element_s", t_local_one}, {"bare_nccl_allreduce_8_bytes_s", t_bare},
+                     {"value", total.value.to_string()}};
+    std::ofstream(out_dir + "/multi-gpu.json") << j.dump(1) << "\n";
+  }
+  cudaFree(word);
+  cudaFree(data);
+  ncclCommDestroy(comm);
+  MPI_Finalize();
+  return 0;
+}

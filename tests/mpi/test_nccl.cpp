@@ -1,0 +1,153 @@
+// xreduce::nccl on device-resident shards, one rank per GPU (mpirun -n 2 on a machine with two
+// GPUs; it skips, saying so, where there are fewer GPUs than ranks). Every rank draws the whole
+// array from one seed (rank 0's, printed, or XREDUCE_TEST_SEED), copies its shard of a random
+// uneven split (some shards empty) to its GPU, and checks the result against the whole array's
+// exact reference; and against MPI's combine of the same shards. Checks never stop a test
+// early, so that every rank makes the same collective calls.
+
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <cuda_runtime.h>
+#include <doctest/doctest.h>
+#include <mpi.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/test_data.hpp"
+#include "xreduce/mpi.hpp"
+#include "xreduce/nccl.hpp"
+#include "xreduce/validate.hpp"
+#include "xreduce/xreduce.hpp"
+
+namespace xr = xreduce;
+using xr::test::run_seed;
+
+namespace {
+
+int rank_ = 0, ranks_ = 1;
+ncclComm_t comm_ = nullptr;
+
+std::uint64_t shared_seed() {
+  static const std::uint64_t seed = [] {
+    std::uint64_t s = run_seed();
+    MPI_Bcast(&s, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    return s;
+  }();
+  return seed;
+}
+
+std::vector<std::size_t> split(std::size_t n, std::mt19937_64& rng) {
+  std::vector<std::size_t> cut(ranks_ + 1, 0);
+  for (int r = 1; r < ranks_; ++r) cut[r] = rng() % 4 == 0 ? 0 : rng() % (n + 1);
+  cut[ranks_] = n;
+  std::sort(cut.begin(), cut.end());
+  return cut;
+}
+
+//! This rank's shard of `whole` on its GPU, for as long as it lives.
+template <class T>
+struct DeviceShard {
+  T* data = nullptr;
+  std::size_t count = 0;
+  DeviceShard(const std::vector<T>& whole, std::size_t from, std::size_t to) : count(to - from) {
+    REQUIRE(cudaMalloc(&data, count * sizeof(T) + 16) == cudaSuccess);
+    if (count) REQUIRE(cudaMemcpy(data, whole.data() + from, count * sizeof(T), cudaMemcpyHostToDevice) == cudaSuccess);
+  }
+  ~DeviceShard() { cudaFree(data); }
+};
+
+template <class T>
+void check_op(xr::Op op, std::size_t n, xr::Accuracy accuracy, xr::test::Pattern pattern) {
+  std::mt19937_64 rng(shared_seed() + n * 7 + static_cast<int>(op));
+  const std::vector<T> whole = xr::test::make_data<T>(pattern, op, n, rng);
+  const auto cut = split(n, rng);
+  DeviceShard<T> shard(whole, cut[rank_], cut[rank_ + 1]);
+  xr::Request q{shard.data, shard.count, xr::dtype_of<T>(), op, xr::Memory::device};
+  xr::Options o;
+  o.accuracy = accuracy;
+  INFO("seed " << shared_seed() << " (XREDUCE_TEST_SEED), rank " << rank_ << " of " << ranks_ << ", "
+               << to_string(op) << " of " << n << " " << to_string(xr::dtype_of<T>()) << ", shard " << shard.count);
+  const xr::Request host{whole.data(), n, xr::dtype_of<T>(), op, xr::Memory::host};
+  if (n == 0 && op != xr::Op::sum && op != xr::Op::prod) {
+    CHECK_THROWS_AS(xr::nccl::allreduce(comm_, q, o), xr::Error);
+    return;
+  }
+  const xr::Reference ref = xr::exact_reference(host);
+  const xr::Result r = xr::nccl::allreduce(comm_, q, o);
+  double error = 0;
+  // Float sums add the ranks' rounded partials: a rank's bound, plus one eps a rank.
+  CHECK(xr::agrees(host, ref, r, &error, accuracy));
+  const xr::Result via_mpi = xr::mpi::allreduce(MPI_COMM_WORLD, q, o);
+  if (accuracy == xr::Accuracy::exact || !xr::is_floating(q.dtype)) CHECK(via_mpi.value == r.value);
+  CHECK(via_mpi.index == r.index);
+}
+
+}  // namespace
+
+TEST_CASE("nccl: every op, f32 and i64, uneven and empty shards, against the whole array's reference") {
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{1000}, std::size_t{3} << 20})
+    for (xr::Op op : xr::all_ops) {
+      check_op<float>(op, n, xr::Accuracy::standard, op == xr::Op::argmax ? xr::test::Pattern::ties : xr::test::Pattern::random);
+      check_op<std::int64_t>(op, n, xr::Accuracy::standard, xr::test::Pattern::random);
+    }
+  check_op<float>(xr::Op::argmin, 100000, xr::Accuracy::standard, xr::test::Pattern::nan);
+}
+
+TEST_CASE("nccl: exact sums are the same bits as one process's") {
+  for (std::size_t n : {std::size_t{17}, std::size_t{1} << 22}) {
+    check_op<float>(xr::Op::sum, n, xr::Accuracy::exact, xr::test::Pattern::random);
+    check_op<double>(xr::Op::sum, n, xr::Accuracy::exact, xr::test::Pattern::random);
+  }
+}
+
+TEST_CASE("nccl: a rank that fails makes every rank throw, naming it") {
+  std::vector<float> x(1000, 1.0f);
+  DeviceShard<float> shard(x, 0, x.size());
+  xr::Request q{shard.data, shard.count, xr::DType::f32, xr::Op::sum, xr::Memory::device};
+  xr::Options o;
+  if (rank_ == ranks_ - 1) o.backend = "no.such.backend";
+  try {
+    xr::nccl::allreduce(comm_, q, o);
+    CHECK_MESSAGE(false, "allreduce returned although a rank failed");
+  } catch (const xr::Error& e) {
+    CHECK(std::string(e.what()).find("rank " + std::to_string(ranks_ - 1)) != std::string::npos);
+    CHECK(std::string(e.what()).find("no.such.backend") != std::string::npos);
+  }
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks_);
+  int gpus = 0;
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess) gpus = 0;
+  int fewest = gpus;
+  MPI_Allreduce(&gpus, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (fewest < ranks_) {
+    if (rank_ == 0) std::printf("nccl tests skipped: %d GPU(s) for %d ranks (one GPU a rank)\n", fewest, ranks_);
+    MPI_Finalize();
+    return 0;
+  }
+  cudaSetDevice(rank_);
+  ncclUniqueId id;
+  if (rank_ == 0) ncclGetUniqueId(&id);
+  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (ncclCommInitRank(&comm_, ranks_, id, rank_) != ncclSuccess) {
+    std::fprintf(stderr, "rank %d: ncclCommInitRank failed\n", rank_);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  if (rank_ == 0) std::printf("nccl tests: %d ranks, one GPU each, seed %llu\n", ranks_, static_cast<unsigned long long>(shared_seed()));
+  else shared_seed();
+  doctest::Context context(argc, argv);
+  int failed = context.run();
+  int any = 0;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  ncclCommDestroy(comm_);
+  MPI_Finalize();
+  return any;
+}
