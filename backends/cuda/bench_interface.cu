@@ -11,7 +11,7 @@ namespace {
 
 Technique technique_of(std::string_view backend) {
   for (const TechniqueInfo& info : techniques)
-    if (info.name == backend) return info.technique;
+    if (info.name == backend && !info.multi_gpu) return info.technique;
   throw Error(ErrorCode::unknown_backend, "the CUDA module has no backend '" + std::string(backend) + "'");
 }
 
@@ -23,7 +23,7 @@ std::vector<std::string> backend_names() {
                       Technique::sequential, Technique::first_add, Technique::unroll_warp, Technique::unroll_full,
                       Technique::cascaded, Technique::shuffle, Technique::single_pass, Technique::cub, Technique::thrust})
     for (const TechniqueInfo& info : techniques)
-      if (info.technique == t) names.emplace_back(info.name);
+      if (info.technique == t && !info.multi_gpu) names.emplace_back(info.name);
   return names;
 }
 

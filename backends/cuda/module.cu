@@ -42,6 +42,16 @@ const Availability& gpu_availability() {
   return a;
 }
 
+//! GPUs visible to this process (0 without a usable one).
+int gpu_count() {
+  static const int count = [] {
+    int n = 0;
+    if (!gpu_availability() || cudaGetDeviceCount(&n) != cudaSuccess) return 0;
+    return n;
+  }();
+  return count;
+}
+
 //! The memory space and device of a pointer; host (and the current device) if CUDA does not know it.
 struct Location {
   Memory memory = Memory::host;
@@ -75,10 +85,13 @@ class CudaReducer final : public Reducer {
     if (info_.arg_ops) c.set(Op::argmin, Support::exact).set(Op::argmax, Support::exact);
     if (info_.exact) c.accept_exact_sums(/*records=*/false);
     if (info_.segments) c.accept_segments(/*exact_sums=*/false);
+    if (info_.multi_gpu) return c.accept(Memory::host).accept_records(info_.records);
     return c.accept(Memory::host).accept(Memory::device).accept_records(info_.records);
   }
   Availability available() const override {
     if (!gpu_availability()) return gpu_availability();
+    if (info_.multi_gpu && gpu_count() < 2)
+      return Availability::no("one GPU here (cuda.shuffle streams host data to it)");
     return Availability::yes();
   }
   std::vector<SettingInfo> settings() const override {
@@ -108,6 +121,9 @@ class CudaReducer final : public Reducer {
                                                    "CUDA does not know the pointer as device memory");
     if (q.segments.segmented()) return reduce_segmented(q, where);
     const Streaming stream_settings = o.settings.empty() ? streaming_ : streaming(o.settings, streaming_);
+    if (info_.multi_gpu)
+      return reduce_host_on_gpus(info_.technique, q.data, q.count, q.width, q.dtype, q.op, exact, block, gpu_count(),
+                                 where.pinned, stream_settings);
     if (exact && where.memory == Memory::host) {
       Result r;
       r.exact = {exact_sum_of_host(info_.technique, q.data, q.count, q.dtype, block, where.device, where.pinned, stream_settings)};

@@ -39,13 +39,19 @@ struct TechniqueInfo {
   //! Reduces segmented requests (Request::segments): its own tiled kernels (shuffle) or
   //! cub::DeviceSegmentedReduce (cub).
   bool segments = false;
+  //! Host data over every visible GPU at once (reduce_host_on_gpus), with this technique on each;
+  //! host memory only, and available with two GPUs or more.
+  bool multi_gpu = false;
 };
 
 // The dispatcher prefers the fastest; the seed kernels rank by how far along the progression
 // they are, below the library anchors.
-inline constexpr std::array<TechniqueInfo, 12> techniques{{
+// cuda.multi_gpu ranks below the single-GPU ones: `auto` does not split host data over GPUs
+// unless configured to (name it, or make it the config's backend).
+inline constexpr std::array<TechniqueInfo, 13> techniques{{
     {Technique::single_pass, "cuda.single_pass", 300, true, false, false, true},
     {Technique::shuffle, "cuda.shuffle", 290, true, false, true, true, true},
+    {Technique::shuffle, "cuda.multi_gpu", 105, true, false, true, true, false, true},
     {Technique::cub, "cub", 280, true, false, false, false, true},
     {Technique::thrust, "thrust", 250, false, false},
     {Technique::cascaded, "cuda.cascaded", 170, false, true},
@@ -92,6 +98,12 @@ struct Streaming {
 //! With width > 1, `count` records of `width` values, chunked between records.
 Result reduce_host(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype, Op op, int block,
                    int device, bool pinned, const Streaming& streaming);
+
+//! Reduces `count` records of host memory over GPUs 0 to devices - 1 at once: one contiguous part
+//! each, streamed to its GPU as reduce_host streams, by its own host thread; the parts' results
+//! folded in order. `exact`: Accuracy::exact sums of single f32/f64 values (Result::exact).
+Result reduce_host_on_gpus(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype, Op op,
+                           bool exact, int block, int devices, bool pinned, const Streaming& streaming);
 
 //! Exact sums (Accuracy::exact) of f32/f64: enqueues the sum of n <= exact_launch_elements()
 //! elements at device pointer `data` with technique t's form and `block` threads a block, and,
