@@ -1,15 +1,17 @@
 #pragma once
 // Segmented reductions (Request::segments), balanced whatever the segments' lengths. The
-// elements are cut into tiles of 16 KB, one block each, and a block reduces the pieces of
-// segments in its tile: each thread reads its own contiguous items (16-byte loads, issued before
-// anything else, so they overlap the offsets' lookups), folds the runs between piece starts,
-// finishes the pieces it holds whole, and hands a run that continues from a neighbour to the
-// thread where that piece starts, through shared memory and a warp-level segmented fold. So a
-// million rows of 16, rows of 256 and a few rows of 2^24 all read at the same pace: the work of
-// a tile does not depend on how it is cut. A segment that runs past its tile leaves a partial
-// there (its tail) and one in each later tile it covers (carries); a short second kernel
-// combines them, a warp per tail. Offsets are checked as they are read: a bad one is reported
-// after the launch, and every read is kept inside the data whatever the offsets say.
+// elements are cut into tiles of 32 KB, one block each, staged in shared memory with coalesced
+// loads (issued before anything else, so they overlap the offsets' lookups), and a block reduces
+// the pieces of segments in its tile: each thread folds its own contiguous items into runs
+// between piece starts, finishes the pieces it holds whole, and hands a run that continues from
+// a neighbour to the thread where that piece starts, through shared memory and a warp-level
+// segmented fold. So short and long segments, power-law or empty, are all read alike: the work
+// of a tile does not depend on how it is cut (but its bookkeeping costs more instructions than
+// the reading: rows_kernel takes equal rows, when there are enough to fill the GPU, at the
+// memory's pace). A segment that runs past its tile leaves a partial there (its tail) and one in
+// each later tile it covers (carries); a short second kernel combines them, a warp per tail.
+// Offsets are checked as they are read: a bad one is reported after the launch, and every read
+// is kept inside the data whatever the offsets say.
 
 #include "vector_loads.cuh"
 
