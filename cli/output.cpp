@@ -53,7 +53,7 @@ std::string value_text(const xr::Result& r, bool segmented) {
   const std::size_t n = r.values.size();
   std::string text = "[";
   for (std::size_t k = 0; k < n; ++k) {
-    if (n > 12 && k == 8) {
+    if (segmented && n > 12 && k == 8) {
       text += ", ... (" + std::to_string(n - 10) + " more)";
       k = n - 3;
       continue;
