@@ -128,8 +128,8 @@ void check_segments(Reducer& r, Placement& place, Op op, const SegmentShape& sha
 
   const DType out_type = result_dtype(q.dtype, op);
   const std::size_t n = shape.count();
-  std::vector<unsigned char> zeros(n * size_of(out_type) + 8, 0);
-  q.out = place.put(zeros.data(), zeros.size());
+  const std::vector<std::uint64_t> zeros(n + 1, 0);  // room for the results and for the indices
+  q.out = place.put(zeros.data(), n * size_of(out_type) + 8);
   if (returns_index(op)) q.out_index = static_cast<std::uint64_t*>(place.put(zeros.data(), n * 8 + 8));
   const Result written = r.reduce(q, options);
   CHECK(written.values.empty());
