@@ -13,23 +13,6 @@
 namespace xreduce::cuda {
 namespace {
 
-//! The policy as CUB wants it: any mix of element and accumulator in, accumulator out.
-template <class F>
-struct MixedOp {
-  F f;
-  template <class A, class B>
-  __device__ typename F::acc_t operator()(const A& a, const B& b) const {
-    return f(static_cast<typename F::acc_t>(a), static_cast<typename F::acc_t>(b));
-  }
-};
-
-template <class F>
-struct LiftAt {
-  const typename F::In* x;
-  F f;
-  __device__ typename F::acc_t operator()(index_t i) const { return f.lift(x[i], i); }
-};
-
 template <class It, class Op, class A>
 void cub_reduce(It in, std::size_t n, Op op, A init, Workspace& ws) {
   std::size_t bytes = 0;

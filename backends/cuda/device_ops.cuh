@@ -153,6 +153,25 @@ struct Accumulator<SumOp<double>> {
   __device__ double value(const SumOp<double>&) const { return isfinite(s) ? s + c : s; }
 };
 
+//! The policy as CUB wants it: any mix of element and accumulator in, accumulator out.
+template <class F>
+struct MixedOp {
+  F f;
+  template <class A, class B>
+  __device__ typename F::acc_t operator()(const A& a, const B& b) const {
+    return f(static_cast<typename F::acc_t>(a), static_cast<typename F::acc_t>(b));
+  }
+};
+
+//! Element i lifted with its index (argmin/argmax through CUB: made on the fly from a counting
+//! iterator).
+template <class F>
+struct LiftAt {
+  const typename F::In* x;
+  F f;
+  __device__ typename F::acc_t operator()(index_t i) const { return f.lift(x[i], i); }
+};
+
 //! Calls fn with the policy object of (T, op): from the run-time op to the compile-time policy.
 template <class T, class Fn>
 decltype(auto) visit_op(Op op, Fn&& fn) {

@@ -104,21 +104,6 @@ struct SegmentEnd {
   }
 };
 
-template <class F>
-struct SegmentMixedOp {  // CUB's operator: element and accumulator mixed in, accumulator out
-  F f;
-  template <class A, class B>
-  __device__ typename F::acc_t operator()(const A& a, const B& c) const {
-    return f(static_cast<typename F::acc_t>(a), static_cast<typename F::acc_t>(c));
-  }
-};
-template <class F>
-struct SegmentLiftAt {
-  const typename F::In* x;
-  F f;
-  __device__ typename F::acc_t operator()(index_t i) const { return f.lift(x[i], i); }
-};
-
 //! argmin/argmax through CUB: pairs with global indices, then each made relative to its segment.
 template <class F, class Out>
 __global__ void finish_arg_segments_kernel(SegmentBounds b, const typename F::acc_t* pairs, F f, Out* out,
@@ -148,11 +133,11 @@ void cub_segments(const typename F::In* x, const SegmentBounds& b, F f, Out* out
   };
   if constexpr (is_arg_op<F>) {
     A* pairs = carve<A>(cursor, b.count);
-    run(thrust::make_transform_iterator(thrust::counting_iterator<index_t>(0), SegmentLiftAt<F>{x, f}), pairs, f);
+    run(thrust::make_transform_iterator(thrust::counting_iterator<index_t>(0), LiftAt<F>{x, f}), pairs, f);
     finish_arg_segments_kernel<<<static_cast<unsigned>(ceil_div(b.count, 256)), 256, 0, ws.stream>>>(b, pairs, f, out, out_index);
     XREDUCE_CUDA(cudaGetLastError());
   } else {
-    run(x, out, SegmentMixedOp<F>{f});
+    run(x, out, MixedOp<F>{f});
   }
 }
 

@@ -11,7 +11,6 @@
 #include <nccl.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -20,29 +19,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include "barrier_timing.hpp"
 #include "xreduce/mpi.hpp"
 #include "xreduce/nccl.hpp"
 #include "xreduce/xreduce.hpp"
 
 namespace xr = xreduce;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
 int rank_ = 0, ranks_ = 1;
 
+//! The benchmark's timing: barrier-started batches (barrier_timing.hpp), warm-up calls first.
 template <class F>
 double timed(F&& call, int batch, int samples = 11, int warm = 5) {
-  for (int k = 0; k < warm; ++k) call();
-  std::vector<double> t;
-  for (int s = 0; s < samples; ++s) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const auto t0 = Clock::now();
-    for (int k = 0; k < batch; ++k) call();
-    t.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / batch);
-  }
-  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
-  return t[t.size() / 2];
+  return xreduce::bench::barrier_timed(std::forward<F>(call), batch, samples, warm);
 }
 
 void check(cudaError_t s, const char* what) {

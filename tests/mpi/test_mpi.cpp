@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "support/exact_data.hpp"
+#include "support/mpi_shards.hpp"
 #include "support/test_data.hpp"
 #include "xreduce/mpi.hpp"
 #include "xreduce/registry.hpp"
@@ -23,7 +24,7 @@
 #include "xreduce/xreduce.hpp"
 
 namespace xr = xreduce;
-using xr::test::run_seed;
+using xr::test::run_seed, xr::test::shared_seed, xr::test::split;
 
 namespace {
 
@@ -36,25 +37,6 @@ int ranks() {
   int n = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   return n;
-}
-
-//! The same seed on every rank: rank 0's.
-std::uint64_t shared_seed() {
-  static const std::uint64_t seed = [] {
-    std::uint64_t s = run_seed();
-    MPI_Bcast(&s, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    return s;
-  }();
-  return seed;
-}
-
-//! Where each rank's shard starts in [0, n], drawn alike on every rank: uneven, often empty.
-std::vector<std::size_t> split(std::size_t n, std::mt19937_64& rng) {
-  std::vector<std::size_t> cut(ranks() + 1, 0);
-  for (int r = 1; r < ranks(); ++r) cut[r] = rng() % 4 == 0 ? 0 : rng() % (n + 1);  // a quarter at 0: empty shards
-  cut[ranks()] = n;
-  std::sort(cut.begin(), cut.end());
-  return cut;
 }
 
 //! This rank's backend: the CPU backends in turn over the ranks, so that one result mixes them.

@@ -18,36 +18,19 @@
 #include <string>
 #include <vector>
 
-#include "support/test_data.hpp"
+#include "support/mpi_shards.hpp"
 #include "xreduce/mpi.hpp"
 #include "xreduce/nccl.hpp"
 #include "xreduce/validate.hpp"
 #include "xreduce/xreduce.hpp"
 
 namespace xr = xreduce;
-using xr::test::run_seed;
+using xr::test::shared_seed, xr::test::split;
 
 namespace {
 
 int rank_ = 0, ranks_ = 1;
 ncclComm_t comm_ = nullptr;
-
-std::uint64_t shared_seed() {
-  static const std::uint64_t seed = [] {
-    std::uint64_t s = run_seed();
-    MPI_Bcast(&s, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    return s;
-  }();
-  return seed;
-}
-
-std::vector<std::size_t> split(std::size_t n, std::mt19937_64& rng) {
-  std::vector<std::size_t> cut(ranks_ + 1, 0);
-  for (int r = 1; r < ranks_; ++r) cut[r] = rng() % 4 == 0 ? 0 : rng() % (n + 1);
-  cut[ranks_] = n;
-  std::sort(cut.begin(), cut.end());
-  return cut;
-}
 
 //! This rank's shard of `whole` on its GPU, for as long as it lives.
 template <class T>
