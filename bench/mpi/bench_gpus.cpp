@@ -25,16 +25,11 @@
 #include "xreduce/xreduce.hpp"
 
 namespace xr = xreduce;
+using xreduce::bench::barrier_timed;
 
 namespace {
 
 int rank_ = 0, ranks_ = 1;
-
-//! The benchmark's timing: barrier-started batches (barrier_timing.hpp), warm-up calls first.
-template <class F>
-double timed(F&& call, int batch, int samples = 11, int warm = 5) {
-  return xreduce::bench::barrier_timed(std::forward<F>(call), batch, samples, warm);
-}
 
 void check(cudaError_t s, const char* what) {
   if (s != cudaSuccess) {
@@ -83,23 +78,23 @@ int main(int argc, char** argv) {
   std::string backend;
 
   // One GPU alone: rank 0 reduces its shard while the others wait at the barrier.
-  const double t_one = timed([&] {
+  const double t_one = barrier_timed([&] {
     if (rank_ == 0) backend = xr::reduce(shard).backend;
-  }, 10);
-  const double t_nccl = timed([&] { xr::nccl::allreduce(comm, shard); }, 10);
-  const double t_mpi = timed([&] { xr::mpi::allreduce(MPI_COMM_WORLD, shard); }, 10);
+  }, 10, 11, 5);
+  const double t_nccl = barrier_timed([&] { xr::nccl::allreduce(comm, shard); }, 10, 11, 5);
+  const double t_mpi = barrier_timed([&] { xr::mpi::allreduce(MPI_COMM_WORLD, shard); }, 10, 11, 5);
   const xr::Result total = xr::nccl::allreduce(comm, shard);
   // The combine: one element a rank through xreduce::nccl, against a bare 8-byte ncclAllReduce.
   double* word = nullptr;
   check(cudaMalloc(&word, 8), "cudaMalloc");
   cudaStream_t stream;
   check(cudaStreamCreate(&stream), "cudaStreamCreate");
-  const double t_bare = timed([&] {
+  const double t_bare = barrier_timed([&] {
     ncclAllReduce(word, word, 1, ncclFloat64, ncclSum, comm, stream);
     cudaStreamSynchronize(stream);
-  }, 200);
-  const double t_one_element = timed([&] { xr::nccl::allreduce(comm, one); }, 200);
-  const double t_local_one = timed([&] { xr::reduce(one); }, 200);
+  }, 200, 11, 5);
+  const double t_one_element = barrier_timed([&] { xr::nccl::allreduce(comm, one); }, 200, 11, 5);
+  const double t_local_one = barrier_timed([&] { xr::reduce(one); }, 200, 11, 5);
 
   if (rank_ == 0) {
     const double bytes = static_cast<double>(n) * sizeof(float);

@@ -27,16 +27,11 @@
 #include "xreduce/xreduce.hpp"
 
 namespace xr = xreduce;
+using xreduce::bench::barrier_timed;
 
 namespace {
 
 int rank_ = 0, ranks_ = 1;
-
-//! The benchmark's timing: barrier-started batches (barrier_timing.hpp), warm-up calls first.
-template <class F>
-double timed(F&& call, int batch, int samples = 11, int warm = 20) {
-  return xreduce::bench::barrier_timed(std::forward<F>(call), batch, samples, warm);
-}
 
 std::string arg(int argc, char** argv, const char* name, const char* fallback) {
   for (int i = 1; i + 1 < argc; ++i)
@@ -63,10 +58,10 @@ int main(int argc, char** argv) {
 
   // Bare MPI: 8 bytes, and the 608 bytes an exact sum's partials take (a 32-byte header, an ExactSum).
   double x = 1, y = 0;
-  row("MPI_Allreduce, one double (MPI_SUM)", 8, timed([&] { MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }, 1000));
+  row("MPI_Allreduce, one double (MPI_SUM)", 8, barrier_timed([&] { MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }, 1000));
   std::vector<std::int64_t> words(76, 1), sums(76);
   row("MPI_Allreduce, 76 int64 (MPI_SUM)", 608,
-      timed([&] { MPI_Allreduce(words.data(), sums.data(), 76, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD); }, 1000));
+      barrier_timed([&] { MPI_Allreduce(words.data(), sums.data(), 76, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD); }, 1000));
 
   // xreduce: one element a rank, so that the local reduction costs next to nothing.
   const double one = 1.0 + rank_;
@@ -76,16 +71,16 @@ int main(int argc, char** argv) {
   const xr::Request argmax{&onef, 1, xr::DType::f32, xr::Op::argmax, xr::Memory::host};
   const xr::Options seq{.backend = "sequential"};
   const xr::Options seq_exact{.backend = "sequential", .accuracy = xr::Accuracy::exact};
-  row("local reduce alone (sequential, 1 element, no MPI)", 0, timed([&] { ctx.reduce(sum, seq); }, 1000));
+  row("local reduce alone (sequential, 1 element, no MPI)", 0, barrier_timed([&] { ctx.reduce(sum, seq); }, 1000));
   // The bytes on the wire: a 32-byte header and a partial (8, an ExactSum's 576, an extreme's 24);
   // reduce also carries a failure's reason (224).
-  row("xreduce::mpi::allreduce, f64 sum, 1 element a rank", 40, timed([&] { xr::mpi::allreduce(MPI_COMM_WORLD, sum, seq); }, 1000));
+  row("xreduce::mpi::allreduce, f64 sum, 1 element a rank", 40, barrier_timed([&] { xr::mpi::allreduce(MPI_COMM_WORLD, sum, seq); }, 1000));
   row("xreduce::mpi::allreduce, f64 sum exact, 1 element a rank", 608,
-      timed([&] { xr::mpi::allreduce(MPI_COMM_WORLD, sum, seq_exact); }, 1000));
+      barrier_timed([&] { xr::mpi::allreduce(MPI_COMM_WORLD, sum, seq_exact); }, 1000));
   row("xreduce::mpi::allreduce, f32 argmax, 1 element a rank", 56,
-      timed([&] { xr::mpi::allreduce(MPI_COMM_WORLD, argmax, seq); }, 1000));
+      barrier_timed([&] { xr::mpi::allreduce(MPI_COMM_WORLD, argmax, seq); }, 1000));
   row("xreduce::mpi::reduce to rank 0, f64 sum, 1 element a rank", 264,
-      timed([&] { xr::mpi::reduce(MPI_COMM_WORLD, sum, 0, seq); }, 1000));
+      barrier_timed([&] { xr::mpi::reduce(MPI_COMM_WORLD, sum, 0, seq); }, 1000));
 
   // Throughput: 2^log2n f32 over the ranks, each rank's share filled by its own threads' pages.
   const std::size_t n = std::size_t{1} << log2n;
@@ -97,8 +92,8 @@ int main(int argc, char** argv) {
   const xr::Request shard{data.data(), mine, xr::DType::f32, xr::Op::sum, xr::Memory::host};
   const xr::Options options{.backend = backend, .threads = threads};
   xr::Result r;
-  const double seconds = timed([&] { r = xr::mpi::allreduce(MPI_COMM_WORLD, shard, options); }, 1, 11, 3);
-  const double local = timed([&] { ctx.reduce(shard, options); }, 1, 11, 3);
+  const double seconds = barrier_timed([&] { r = xr::mpi::allreduce(MPI_COMM_WORLD, shard, options); }, 1, 11, 3);
+  const double local = barrier_timed([&] { ctx.reduce(shard, options); }, 1, 11, 3);
   if (rank_ == 0) {
     std::printf("f32 sum of 2^%d over %d ranks: %.3f ms (%.1f GB/s), the local part alone %.3f ms; rank 0 ran %s\n", log2n,
                 ranks_, seconds * 1e3, 4.0 * n / seconds / 1e9, local * 1e3, r.backend.c_str());

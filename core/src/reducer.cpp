@@ -47,10 +47,10 @@ void check_segments(const Request& q, const Capabilities& caps, const std::strin
 
 //! A segmented request without Request::out gets its results in host arrays the core owns, and
 //! back as Result::values and Result::indices.
-Result reduce_segments(Reducer& self, const Request& q, const Options& options,
-                       Result (*run)(Reducer&, const Request&, const Options&)) {
+template <class Run>
+Result reduce_segments(const Request& q, Run&& run) {
   if (q.out) {
-    Result r = run(self, q, options);
+    Result r = run(q);
     r.values.clear();
     r.indices.clear();
     return r;
@@ -62,7 +62,7 @@ Result reduce_segments(Reducer& self, const Request& q, const Options& options,
   Request with_out = q;
   with_out.out = words.data();
   with_out.out_index = indices.empty() ? nullptr : indices.data();
-  Result r = run(self, with_out, options);
+  Result r = run(with_out);
   r.values.clear();
   r.values.reserve(n);
   const auto* bytes = reinterpret_cast<const unsigned char*>(words.data());
@@ -136,9 +136,7 @@ Result Reducer::reduce(const Request& q, const Options& options) {
     // Even with no elements: the segments still each get a result. The backend reads Request::out
     // (and rounds exact sums itself: a partial per segment would be 576 bytes each).
     const Request aligned = host_data && q.count > 0 ? detail::with_aligned_data(q, aligned_copy) : q;
-    Result r = reduce_segments(*this, aligned, options, [](Reducer& self, const Request& w, const Options& o) {
-      return self.do_reduce(w, o);
-    });
+    Result r = reduce_segments(aligned, [&](const Request& w) { return do_reduce(w, options); });
     r.exact.clear();
     r.backend = backend;
     return r;
