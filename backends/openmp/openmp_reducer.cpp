@@ -13,7 +13,7 @@ namespace {
 
 class OpenMpReducer final : public backend::HostChunkReducer {
   static constexpr Capabilities kCaps = Capabilities(Engine::cpu_parallel).set_all(Support::exact)
-      .accept_records().accept_exact_sums().accept_segments(/*exact_sums=*/true);
+      .accept_records().accept_exact_sums().accept_segments(/*exact_sums=*/true).accept_ops(/*segments=*/true);
 
  public:
   OpenMpReducer() : HostChunkReducer(kCaps.engine()) {}

@@ -12,7 +12,7 @@ namespace {
 
 class SequentialReducer final : public backend::HostChunkReducer {
   static constexpr Capabilities kCaps = Capabilities(Engine::cpu_serial).set_all(Support::exact)
-      .accept_records().accept_exact_sums().accept_segments(/*exact_sums=*/true);
+      .accept_records().accept_exact_sums().accept_segments(/*exact_sums=*/true).accept_ops(/*segments=*/true);
 
  public:
   SequentialReducer() : HostChunkReducer(kCaps.engine()) {}

@@ -45,6 +45,15 @@ void check_segments(const Request& q, const Capabilities& caps, const std::strin
     throw Error(ErrorCode::invalid_argument, std::string(to_string(q.op)) + " of segments into `out` needs `out_index` too");
 }
 
+//! `n` packed values of type t.
+std::vector<Scalar> unpack(DType t, const std::vector<std::uint64_t>& words, std::size_t n) {
+  std::vector<Scalar> values;
+  values.reserve(n);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(words.data());
+  for (std::size_t s = 0; s < n; ++s) values.push_back(Scalar::from_bytes(t, bytes + s * size_of(t)));
+  return values;
+}
+
 //! A segmented request without Request::out gets its results in host arrays the core owns, and
 //! back as Result::values and Result::indices.
 template <class Run>
@@ -63,15 +72,93 @@ Result reduce_segments(const Request& q, Run&& run) {
   with_out.out = words.data();
   with_out.out_index = indices.empty() ? nullptr : indices.data();
   Result r = run(with_out);
-  r.values.clear();
-  r.values.reserve(n);
-  const auto* bytes = reinterpret_cast<const unsigned char*>(words.data());
-  for (std::size_t s = 0; s < n; ++s) r.values.push_back(Scalar::from_bytes(out_type, bytes + s * size_of(out_type)));
+  r.values = unpack(out_type, words, n);
   r.indices = std::move(indices);
   if (n > 0) {
     r.value = r.values.front();
     if (returns_index(q.op)) r.index = r.indices.front();
   }
+  return r;
+}
+
+//! The checks of a request with several ops (Request::ops).
+void check_ops(const Request& q, const Capabilities& caps, const std::string& backend, Accuracy accuracy) {
+  const bool segmented = q.segments.segmented();
+  if (q.width > 1)
+    throw Error(ErrorCode::invalid_argument, "several ops in one pass are for single values, not records (width " +
+                                                 std::to_string(q.width) + ")");
+  if (q.out || q.out_index)
+    throw Error(ErrorCode::invalid_argument, "a request with several ops writes to `ops_out`, not `out`");
+  if (q.ops_out && !segmented)
+    throw Error(ErrorCode::invalid_argument, "`ops_out` is for segmented requests: the results of one array come back in Result::stats");
+  if (!caps.ops(segmented))
+    throw Error(ErrorCode::unsupported, "backend '" + backend + "' does not compute several ops in one pass" +
+                                            (segmented && caps.ops() ? " of segments" : ""));
+  if (accuracy == Accuracy::exact && is_floating(q.dtype) && (q.ops.contains(Stat::sum) || q.ops.contains(Stat::sum_of_squares)))
+    throw Error(ErrorCode::unsupported, "accuracy 'exact' is for one op at a time: ask for the exact sum alone");
+  for (Stat s : all_stats) {
+    if (!q.ops.contains(s) || !q.ops_out) continue;
+    if (!q.ops_out->values[static_cast<int>(s)] || (returns_index(s) && !q.ops_out->indices[static_cast<int>(s)]))
+      throw Error(ErrorCode::invalid_argument, "`ops_out` has no place for the " + std::string(to_string(s)) +
+                                                   (returns_index(s) ? " values and indices" : " values"));
+  }
+}
+
+//! Runs a request with several ops: the backend writes each stat's results to Request::ops_out,
+//! the caller's or host arrays the core owns, which come back as Result::stats.
+template <class Run>
+Result reduce_ops(const Request& q, Run&& run) {
+  if (q.ops_out) {
+    Result r = run(q);
+    r.stats.clear();
+    return r;
+  }
+  const std::size_t n = q.segments.segmented() ? q.segments.count : 1;
+  std::vector<std::uint64_t> words[all_stats.size()], indices[all_stats.size()];
+  StatsOut out;
+  for (Stat s : all_stats) {
+    if (!q.ops.contains(s)) continue;
+    const int k = static_cast<int>(s);
+    words[k].assign(n, 0);
+    out.values[k] = words[k].data();
+    if (returns_index(s)) {
+      indices[k].assign(n, 0);
+      out.indices[k] = indices[k].data();
+    }
+  }
+  Request with_out = q;
+  with_out.ops_out = &out;
+  Result r = run(with_out);
+  r.stats.clear();
+  for (Stat s : all_stats) {
+    if (!q.ops.contains(s)) continue;
+    const int k = static_cast<int>(s);
+    StatResult one{s, {}, std::nullopt, unpack(result_dtype(q.dtype, s), words[k], n), std::move(indices[k])};
+    if (n > 0) {
+      one.value = one.values.front();
+      if (returns_index(s)) one.index = one.indices.front();
+    }
+    if (!q.segments.segmented()) {
+      one.values.clear();
+      one.indices.clear();
+    }
+    r.stats.push_back(std::move(one));
+  }
+  r.value = r.stats.front().value;
+  r.index = r.stats.front().index;
+  return r;
+}
+
+//! Several ops of an empty array (not segmented): sums of nothing are 0, the rest have no value.
+Result empty_ops_result(const Request& q, std::string_view backend) {
+  if (q.ops.needs_elements())
+    throw Error(ErrorCode::empty_input, "min, max, argmin and argmax of an empty array have no value");
+  Result r;
+  r.backend = std::string(backend);
+  for (Stat s : all_stats)
+    if (q.ops.contains(s))
+      r.stats.push_back({s, visit_dtype(result_dtype(q.dtype, s), [](auto tag) { return Scalar(decltype(tag){0}); }), std::nullopt});
+  r.value = r.stats.front().value;
   return r;
 }
 
@@ -113,12 +200,14 @@ Result Reducer::reduce(const Request& q, const Options& options) {
 
   const std::string backend(name());
   Capabilities caps = capabilities();
+  const bool several = !q.ops.empty();
   check_width(q, caps, backend);
-  if (caps.support(q.dtype, q.op) == Support::none)
+  if (several) check_ops(q, caps, backend, options.accuracy.value_or(Accuracy::standard));
+  else if (caps.support(q.dtype, q.op) == Support::none)
     throw Error(ErrorCode::unsupported, "backend '" + backend + "' does not support " + combination(q));
   const Accuracy accuracy = options.accuracy.value_or(Accuracy::standard);
-  const bool exact = exact_sum(q.dtype, q.op, accuracy);
-  if (accuracy == Accuracy::exact && q.op == Op::prod && is_floating(q.dtype))
+  const bool exact = !several && exact_sum(q.dtype, q.op, accuracy);
+  if (!several && accuracy == Accuracy::exact && q.op == Op::prod && is_floating(q.dtype))
     throw Error(ErrorCode::unsupported, "accuracy 'exact' is for sums: no backend rounds a " + combination(q) + " once");
   if (exact && !caps.exact_sums(q.width > 1))
     throw Error(ErrorCode::unsupported, "backend '" + backend + "' does not do exact " + combination(q) +
@@ -132,6 +221,13 @@ Result Reducer::reduce(const Request& q, const Options& options) {
     throw Error(ErrorCode::unavailable, "backend '" + backend + "' is unavailable: " + a.reason);
   const bool host_data = q.memory == Memory::host || (q.memory == Memory::automatic && caps.engine() != Engine::gpu);
   std::unique_ptr<std::uint64_t[]> aligned_copy;
+  if (several) {
+    if (q.count == 0 && !q.segments.segmented()) return empty_ops_result(q, backend);
+    const Request aligned = host_data && q.count > 0 ? detail::with_aligned_data(q, aligned_copy) : q;
+    Result r = reduce_ops(aligned, [&](const Request& w) { return do_reduce(w, options); });
+    r.backend = backend;
+    return r;
+  }
   if (q.segments.segmented()) {
     // Even with no elements: the segments still each get a result. The backend reads Request::out
     // (and rounds exact sums itself: a partial per segment would be 576 bytes each).

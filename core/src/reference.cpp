@@ -73,10 +73,37 @@ Reference reference_of(const T* x, std::size_t n, Op op) {
   return r;
 }
 
-//! The reference of every segment: of its elements, or for an empty one the identity (and
-//! no_index) that the backends give.
+//! The sum of squares: of floats the exactly rounded sum of the exact squares (each square is
+//! a double and its fma remainder), of integers modulo 2^64.
 template <class T>
-Reference segments_reference(const Request& q) {
+Reference squares_reference(const T* x, std::size_t n) {
+  Reference r;
+  r.count = n;
+  if constexpr (std::is_floating_point_v<T>) {
+    ExactSum s;
+    double plain = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double v = x[i], square = v * v;
+      s.add(square);
+      s.add(std::fma(v, v, -square));
+      plain += square;
+    }
+    r.value = Scalar(s.round<T>());
+    r.abs_sum = plain;
+    r.slack = static_cast<double>(n) * std::numeric_limits<T>::denorm_min();
+  } else {
+    std::uint64_t s = 0;
+    for (std::size_t i = 0; i < n; ++i) s += static_cast<std::uint64_t>(x[i]) * static_cast<std::uint64_t>(x[i]);
+    if constexpr (std::is_signed_v<T>) r.value = Scalar(static_cast<std::int64_t>(s));
+    else r.value = Scalar(s);
+  }
+  return r;
+}
+
+//! The reference of every segment: of its elements (`one`), or for an empty one the identity
+//! (and no_index) that the backends give.
+template <class T, class One>
+Reference segments_reference(const Request& q, One&& one) {
   const Segments& seg = q.segments;
   if (!seg.offsets && q.count % seg.count != 0)
     throw Error(ErrorCode::invalid_argument, "reference: equal rows do not divide the elements");
@@ -90,7 +117,7 @@ Reference segments_reference(const Request& q) {
     const std::uint64_t b = begin(s), e = begin(s + 1);
     if (e < b) throw Error(ErrorCode::invalid_argument, "reference: decreasing offsets");
     if (e > b || q.op == Op::sum || q.op == Op::prod) {
-      r.segments.push_back(reference_of(x + b, e - b, q.op));
+      r.segments.push_back(one(x + b, e - b));
       continue;
     }
     Reference empty;
@@ -108,6 +135,15 @@ Reference segments_reference(const Request& q) {
 
 }  // namespace
 
+//! One stat of a request with several ops, as a request of its op alone.
+static Request alone(const Request& q, Stat s) {
+  Request one = q;
+  one.ops = {};
+  one.ops_out = nullptr;
+  one.op = op_of(s);
+  return one;
+}
+
 Reference exact_reference(const Request& request) {
   if (request.count > 0 && request.data == nullptr) throw Error(ErrorCode::invalid_argument, "reference: null data");
   if (request.width == 0) throw Error(ErrorCode::invalid_argument, "reference: width 0");
@@ -116,7 +152,24 @@ Reference exact_reference(const Request& request) {
   return visit_dtype(q.dtype, [&](auto tag) {
     using T = decltype(tag);
     const T* x = static_cast<const T*>(q.data);
-    if (q.segments.segmented()) return segments_reference<T>(q);
+    if (!q.ops.empty()) {  // each stat as its op alone
+      Reference r;
+      for (Stat s : all_stats) {
+        if (!q.ops.contains(s)) continue;
+        Request alone = q;
+        alone.ops = {};
+        alone.op = op_of(s);
+        const bool squares = s == Stat::sum_of_squares;
+        auto one = [&](const T* p, std::size_t n) { return squares ? squares_reference(p, n) : reference_of(p, n, alone.op); };
+        r.stats.push_back(q.segments.segmented() ? segments_reference<T>(alone, one) : one(x, q.count));
+      }
+      r.value = r.stats.front().value;
+      r.index = r.stats.front().index;
+      r.count = q.count;
+      return r;
+    }
+    if (q.segments.segmented())
+      return segments_reference<T>(q, [&](const T* p, std::size_t n) { return reference_of(p, n, q.op); });
     if (q.width == 1) return reference_of(x, q.count, q.op);
     Reference r;  // records: each column gathered and referenced on its own
     std::vector<T> column(q.count);
@@ -131,20 +184,40 @@ Reference exact_reference(const Request& request) {
 }
 
 double tolerance(const Request& q, const Reference& ref, Accuracy accuracy) {
-  if (!ref.columns.empty() || !ref.segments.empty()) {
+  if (!ref.columns.empty() || !ref.segments.empty() || !ref.stats.empty()) {
     double widest = 0;
     for (const Reference& c : ref.columns) widest = std::max(widest, tolerance(q, c, accuracy));
     for (const Reference& c : ref.segments) widest = std::max(widest, tolerance(q, c, accuracy));
+    std::size_t k = 0;
+    for (Stat s : all_stats)
+      if (q.ops.contains(s) && k < ref.stats.size()) widest = std::max(widest, tolerance(alone(q, s), ref.stats[k++], accuracy));
     return widest;
   }
   if (!is_floating(q.dtype) || exact_sum(q.dtype, q.op, accuracy)) return 0;
   const double eps = q.dtype == DType::f32 ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
-  if (q.op == Op::sum) return 64 * eps * ref.abs_sum;
+  if (q.op == Op::sum) return 64 * eps * ref.abs_sum + ref.slack;
   if (q.op == Op::prod) return (static_cast<double>(ref.count) + 64) * eps * ref.abs_sum;
   return 0;
 }
 
 bool agrees(const Request& q, const Reference& ref, const Result& result, double* error, Accuracy accuracy) {
+  if (!q.ops.empty()) {  // every stat against its own reference, as that op alone
+    bool all = result.stats.size() == q.ops.size() && ref.stats.size() == q.ops.size();
+    double worst = all ? 0 : std::numeric_limits<double>::infinity();
+    std::size_t k = 0;
+    for (Stat s : all_stats) {
+      if (!all || !q.ops.contains(s)) continue;
+      const StatResult& got = result.stats[k];
+      Result one{got.value, got.index, {}};
+      one.values = got.values;
+      one.indices = got.indices;
+      double e = 0;
+      all = got.stat == s && agrees(alone(q, s), ref.stats[k++], one, &e, accuracy);
+      worst = std::max(worst, e);
+    }
+    if (error) *error = worst;
+    return all;
+  }
   if (q.segments.segmented()) {  // every segment within its own tolerance, with its own index
     const std::size_t n = ref.segments.size();
     bool all = result.values.size() == n && (!returns_index(q.op) || result.indices.size() == n);

@@ -23,14 +23,14 @@ struct Registry::Impl {
   std::vector<Entry> entries;
   std::map<std::string, Reducer*, std::less<>> by_name;  // find() on every named call
   DispatchConfig preferences;  // the CPU-parallel backend to prefer by size (prefer())
-  // candidates(): [dtype][op][memory][records][exact][segmented], and one list for user code, each for every
+  // candidates(): [dtype][op][memory][records][exact][segmented][ops], and one list for user code, each for every
   // engine and for each engine alone (kEngines + 1), filled on first use and read without a lock,
   // since "auto" reads them on every call. add() clears them; lists it drops are kept until the
   // registry goes, as a reader may still hold one.
   static constexpr std::size_t kEngines = 4;
   mutable std::mutex candidates_mutex;
   mutable std::array<std::atomic<const std::vector<Candidate>*>,
-                     (all_dtypes.size() * all_ops.size() * 3 * 2 * 2 * 2 + 1) * (kEngines + 1)> candidates{};
+                     (all_dtypes.size() * all_ops.size() * 3 * 2 * 2 * 2 * 2 + 1) * (kEngines + 1)> candidates{};
   mutable std::vector<std::unique_ptr<const std::vector<Candidate>>> candidate_lists;
   std::atomic<std::uint64_t> generation{0};  // add()s so far: a list worked out before one is not stored
   std::vector<std::int32_t (*)(const void*)> locators;
@@ -149,6 +149,7 @@ bool Registry::fits(Reducer& r, const Workload& w) {
   const Capabilities caps = r.capabilities();
   return caps.support(w.dtype, w.op) == Support::exact && caps.accepts(w.memory) && (!w.records || caps.records()) &&
          (!w.exact || caps.exact_sums(w.records)) && (!w.segmented || (caps.segments() && (!w.exact || caps.exact_segments()))) &&
+         (!w.ops || caps.ops(w.segmented)) &&
          r.available();
 }
 
@@ -162,9 +163,9 @@ const std::vector<Registry::Candidate>& Registry::candidates_of(const Workload& 
   const std::size_t kinds = impl_->candidates.size() / (Impl::kEngines + 1);
   const std::size_t kind =
       w.user_code ? kinds - 1
-                  : ((((static_cast<std::size_t>(w.dtype) * all_ops.size() + static_cast<std::size_t>(w.op)) * 3 +
+                  : (((((static_cast<std::size_t>(w.dtype) * all_ops.size() + static_cast<std::size_t>(w.op)) * 3 +
                       static_cast<std::size_t>(w.memory)) * 2 + (w.records ? 1 : 0)) * 2 + (w.exact ? 1 : 0)) * 2 +
-                    (w.segmented ? 1 : 0);
+                    (w.segmented ? 1 : 0)) * 2 + (w.ops ? 1 : 0);
   const std::size_t key = kind * (Impl::kEngines + 1) + (engine ? static_cast<std::size_t>(*engine) : Impl::kEngines);
   std::atomic<const std::vector<Candidate>*>& slot = impl_->candidates.at(key);
   if (const auto* list = slot.load(std::memory_order_acquire)) return *list;

@@ -69,6 +69,14 @@ class Capabilities {
     return *this;
   }
 
+  //! Computes several ops in one read (Request::ops), for every dtype: flat requests, and
+  //! segmented ones too if `segments` (and accept_segments()).
+  constexpr Capabilities& accept_ops(bool segments = false) {
+    ops_ = true;
+    segmented_ops_ = segments;
+    return *this;
+  }
+
   constexpr Engine engine() const { return engine_; }
   constexpr Support support(DType t, Op op) const {
     return table_[static_cast<int>(t)][static_cast<int>(op)];
@@ -80,6 +88,8 @@ class Capabilities {
   constexpr bool exact_sums(bool records = false) const { return exact_sums_ && (!records || exact_records_); }
   constexpr bool segments() const { return segments_; }
   constexpr bool exact_segments() const { return segments_ && exact_segments_; }
+  //! Whether it does several ops in one read, of segments if `segmented`.
+  constexpr bool ops(bool segmented = false) const { return ops_ && (!segmented || (segments_ && segmented_ops_)); }
   constexpr std::uint32_t memory_mask() const { return memory_mask_; }
   constexpr Capabilities& set_memory_mask(std::uint32_t mask) {
     memory_mask_ = mask;
@@ -96,6 +106,8 @@ class Capabilities {
   bool exact_records_ = false;
   bool segments_ = false;
   bool exact_segments_ = false;
+  bool ops_ = false;
+  bool segmented_ops_ = false;
 };
 
 //! Whether a backend can run on this machine now, and if not, why.
@@ -118,7 +130,9 @@ struct ReducerAccess;
 //! Segmented requests (Request::segments) reach it even with count 0 (each segment still has a
 //! result), always with Request::out (and out_index for argmin/argmax) set; their offsets are
 //! the backend's to check as it reads them (they may be device memory): Error(invalid_argument)
-//! for decreasing offsets or ones past Request::count.
+//! for decreasing offsets or ones past Request::count. Requests with several ops
+//! (Request::ops) always come with Request::ops_out set, for every requested stat (host memory
+//! for flat ones), and reach it with count 0 only if segmented; the backend writes there.
 class Reducer {
  public:
   virtual ~Reducer() = default;

@@ -30,18 +30,21 @@ struct Workload {
   //! An exact sum of floats (Accuracy::exact): only backends that do them fit.
   bool exact = false;
   bool segmented = false;  //!< Request::segments: one result per segment
+  bool ops = false;        //!< Request::ops: several ops in one pass (`op` is then sum)
 
   //! The workload of a request whose memory is resolved (Context::locate).
   static Workload of(const Request& request, bool pinned = false, Accuracy accuracy = Accuracy::standard) {
+    const bool several = !request.ops.empty();
     return {request.dtype,
-            request.op,
+            several ? Op::sum : request.op,
             static_cast<std::uint64_t>(request.count) * request.width,
             request.memory == Memory::automatic ? Memory::host : request.memory,
             pinned,
             request.width > 1,
             false,
-            exact_sum(request.dtype, request.op, accuracy),
-            request.segments.segmented()};
+            !several && exact_sum(request.dtype, request.op, accuracy),
+            request.segments.segmented(),
+            several};
   }
 };
 

@@ -2,6 +2,7 @@
 //! Vocabulary of the library: element types, operations, memory spaces and how they combine.
 
 #include <array>
+#include <initializer_list>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -83,6 +84,58 @@ constexpr std::optional<Accuracy> parse_accuracy(std::string_view s) {
 constexpr bool exact_sum(DType t, Op op, Accuracy accuracy) {
   return accuracy == Accuracy::exact && op == Op::sum && is_floating(t);
 }
+
+//! What one pass can compute together (Request::ops): five of the ops, and the sum of squares
+//! (for norms and variances; like a sum, of integers it wraps modulo 2^64).
+enum class Stat : std::uint8_t { sum, min, max, argmin, argmax, sum_of_squares };
+inline constexpr std::array<Stat, 6> all_stats{Stat::sum, Stat::min, Stat::max, Stat::argmin, Stat::argmax, Stat::sum_of_squares};
+inline constexpr std::array<std::string_view, 6> stat_names{"sum", "min", "max", "argmin", "argmax", "sumsq"};
+constexpr std::string_view to_string(Stat s) { return stat_names[static_cast<int>(s)]; }
+constexpr std::optional<Stat> parse_stat(std::string_view s) {
+  for (Stat t : all_stats)
+    if (to_string(t) == s) return t;
+  return std::nullopt;
+}
+constexpr bool returns_index(Stat s) { return s == Stat::argmin || s == Stat::argmax; }
+//! The op a stat is alone (the sum of squares is a sum, of the squares).
+constexpr Op op_of(Stat s) {
+  constexpr Op ops[] = {Op::sum, Op::min, Op::max, Op::argmin, Op::argmax, Op::sum};
+  return ops[static_cast<int>(s)];
+}
+constexpr DType result_dtype(DType in, Stat s) { return result_dtype(in, op_of(s)); }
+
+//! A set of stats, in the order of all_stats whatever order they were named in.
+class Stats {
+ public:
+  constexpr Stats() = default;
+  constexpr Stats(std::initializer_list<Stat> stats) {
+    for (Stat s : stats) add(s);
+  }
+  static constexpr Stats from_bits(std::uint32_t bits) {
+    Stats s;
+    s.bits_ = bits & ((1u << all_stats.size()) - 1);
+    return s;
+  }
+  constexpr Stats& add(Stat s) {
+    bits_ |= 1u << static_cast<unsigned>(s);
+    return *this;
+  }
+  constexpr bool contains(Stat s) const { return (bits_ >> static_cast<unsigned>(s)) & 1u; }
+  constexpr bool empty() const { return bits_ == 0; }
+  constexpr std::size_t size() const {
+    std::size_t n = 0;  // no std::popcount: the CUDA sources that include this are C++17
+    for (std::uint32_t b = bits_; b != 0; b &= b - 1) ++n;
+    return n;
+  }
+  constexpr std::uint32_t bits() const { return bits_; }
+  //! Any of min, max, argmin, argmax: the stats an empty array has no value for.
+  constexpr bool needs_elements() const { return (bits_ & 0b11110u) != 0; }
+  friend constexpr bool operator==(Stats a, Stats b) { return a.bits_ == b.bits_; }
+  friend constexpr bool operator!=(Stats a, Stats b) { return a.bits_ != b.bits_; }
+
+ private:
+  std::uint32_t bits_ = 0;
+};
 
 //! The DType of a C++ element type; only the six supported types compile.
 template <class T>

@@ -222,6 +222,7 @@ Result reduce_records(const Request& q, const ChunkRunner* runner) {
 
 Result reduce_on_host(const Request& request, const ChunkRunner* runner, Accuracy accuracy) {
   if (request.segments.segmented()) return reduce_host_segments(request, runner, accuracy);
+  if (!request.ops.empty()) return reduce_host_stats(request, runner);
   if (exact_sum(request.dtype, request.op, accuracy)) {
     if (request.dtype == DType::f32)
       return request.width > 1 ? exact_record_sums<float>(request, runner)

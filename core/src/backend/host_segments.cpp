@@ -83,8 +83,8 @@ struct FoldSegments {  // sums and products
     L lane[4] = {P::template identity<L>(), P::template identity<L>(), P::template identity<L>(), P::template identity<L>()};
     std::size_t i = 0;
     for (; i + 4 <= n; i += 4)
-      for (std::size_t j = 0; j < 4; ++j) lane[j] = P::combine(lane[j], static_cast<L>(x[i + j]));
-    for (std::size_t j = 0; i < n; ++i, ++j) lane[j] = P::combine(lane[j], static_cast<L>(x[i]));
+      for (std::size_t j = 0; j < 4; ++j) lane[j] = P::combine(lane[j], P::template lift<L>(x[i + j]));
+    for (std::size_t j = 0; i < n; ++i, ++j) lane[j] = P::combine(lane[j], P::template lift<L>(x[i]));
     return static_cast<acc>(P::combine(P::combine(lane[0], lane[1]), P::combine(lane[2], lane[3])));
   }
   using Fold = PairwiseStack<P>;
@@ -163,15 +163,89 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
   static void write_empty(const Request& q, std::size_t s) { write(q, s, ExactSum{}, 0); }
 };
 
-template <class Seg, class T>
-void reduce_tiles(const Request& q, const Bounds& b, const ChunkRunner* runner) {
+//! Several ops in one read (Request::ops): each tile's piece of a segment is read from memory
+//! once, by the first stat's kernel; the others run over it in the cache. Each stat is the op's
+//! own Seg, so it gives the same bits as that op alone, and writes to its own Request::ops_out.
+template <class T>
+class StatsSegments {
+ public:
+  using Sum = FoldSegments<T, SumPolicy<T>>;
+  using Squares = FoldSegments<T, SquaresPolicy<T>>;
+  using Min = ExtremeSegments<T, false>;
+  using Max = ExtremeSegments<T, true>;
+  using ArgMin = ArgSegments<T, false>;
+  using ArgMax = ArgSegments<T, true>;
+  struct acc {
+    typename Sum::acc sum{};
+    typename Min::acc min{};
+    typename Max::acc max{};
+    typename ArgMin::acc argmin{};
+    typename ArgMax::acc argmax{};
+    typename Squares::acc squares{};
+  };
+
+  explicit StatsSegments(const Request& q) : ops_(q.ops) {
+    for (Stat s : all_stats) {
+      out_[static_cast<int>(s)] = q;
+      out_[static_cast<int>(s)].out = q.ops_out->values[static_cast<int>(s)];
+      out_[static_cast<int>(s)].out_index = q.ops_out->indices[static_cast<int>(s)];
+    }
+  }
+
+  acc piece(const T* x, std::uint64_t a, std::uint64_t b) const {
+    acc r;
+    if (ops_.contains(Stat::sum)) r.sum = Sum::piece(x, a, b);
+    if (ops_.contains(Stat::min)) r.min = Min::piece(x, a, b);
+    if (ops_.contains(Stat::max)) r.max = Max::piece(x, a, b);
+    if (ops_.contains(Stat::argmin)) r.argmin = ArgMin::piece(x, a, b);
+    if (ops_.contains(Stat::argmax)) r.argmax = ArgMax::piece(x, a, b);
+    if (ops_.contains(Stat::sum_of_squares)) r.squares = Squares::piece(x, a, b);
+    return r;
+  }
+  struct Fold {  // every stat's fold; those not asked for fold their zeros
+    typename Sum::Fold sum;
+    typename Min::Fold min;
+    typename Max::Fold max;
+    typename ArgMin::Fold argmin;
+    typename ArgMax::Fold argmax;
+    typename Squares::Fold squares;
+    void push(const acc& v) {
+      sum.push(v.sum), min.push(v.min), max.push(v.max), argmin.push(v.argmin), argmax.push(v.argmax), squares.push(v.squares);
+    }
+    acc result() const { return {sum.result(), min.result(), max.result(), argmin.result(), argmax.result(), squares.result()}; }
+  };
+  void write(const Request&, std::size_t s, const acc& v, std::uint64_t begin) const {
+    if (ops_.contains(Stat::sum)) Sum::write(of(Stat::sum), s, v.sum, begin);
+    if (ops_.contains(Stat::min)) Min::write(of(Stat::min), s, v.min, begin);
+    if (ops_.contains(Stat::max)) Max::write(of(Stat::max), s, v.max, begin);
+    if (ops_.contains(Stat::argmin)) ArgMin::write(of(Stat::argmin), s, v.argmin, begin);
+    if (ops_.contains(Stat::argmax)) ArgMax::write(of(Stat::argmax), s, v.argmax, begin);
+    if (ops_.contains(Stat::sum_of_squares)) Squares::write(of(Stat::sum_of_squares), s, v.squares, begin);
+  }
+  void write_empty(const Request&, std::size_t s) const {
+    if (ops_.contains(Stat::sum)) Sum::write_empty(of(Stat::sum), s);
+    if (ops_.contains(Stat::min)) Min::write_empty(of(Stat::min), s);
+    if (ops_.contains(Stat::max)) Max::write_empty(of(Stat::max), s);
+    if (ops_.contains(Stat::argmin)) ArgMin::write_empty(of(Stat::argmin), s);
+    if (ops_.contains(Stat::argmax)) ArgMax::write_empty(of(Stat::argmax), s);
+    if (ops_.contains(Stat::sum_of_squares)) Squares::write_empty(of(Stat::sum_of_squares), s);
+  }
+
+ private:
+  const Request& of(Stat s) const { return out_[static_cast<int>(s)]; }
+  Stats ops_;
+  Request out_[all_stats.size()];  // the request with `out` and `out_index` of each stat
+};
+
+template <class T, class Seg>
+void reduce_tiles(const Request& q, const Bounds& b, const ChunkRunner* runner, const Seg& seg = {}) {
   const T* x = static_cast<const T*>(q.data);
   const std::size_t count = b.count;
   const std::uint64_t first = b.begin(0), end = b.begin(count);
   const std::size_t tiles = static_cast<std::size_t>((end - first + kTile - 1) / kTile);
   if (tiles == 0) {  // every segment is empty
     run_each(runner, (count + kTile - 1) / kTile, [&](std::size_t c) {
-      for (std::size_t s = c * kTile, last = std::min(count, s + kTile); s < last; ++s) Seg::write_empty(q, s);
+      for (std::size_t s = c * kTile, last = std::min(count, s + kTile); s < last; ++s) seg.write_empty(q, s);
     });
     return;
   }
@@ -182,18 +256,18 @@ void reduce_tiles(const Request& q, const Bounds& b, const ChunkRunner* runner) 
     const std::uint64_t lo = first + t * kTile, hi = std::min(end, lo + kTile);
     const std::size_t own = b.first_from(lo), own_end = t + 1 < tiles ? b.first_from(hi) : count;
     if (own > 0 && b.begin(own) > lo) {  // the segment before the first it owns runs into this tile
-      carry[t] = Seg::piece(x, lo, std::min<std::uint64_t>(b.begin(own), hi));
+      carry[t] = seg.piece(x, lo, std::min<std::uint64_t>(b.begin(own), hi));
       carried[t] = own - 1;
     }
     for (std::size_t s = own; s < own_end; ++s) {
       const std::uint64_t bs = b.begin(s), es = b.begin(s + 1);
       if (es > hi) {  // only the last it owns can run on
-        tail[t] = Seg::piece(x, bs, hi);
+        tail[t] = seg.piece(x, bs, hi);
         tail_of[t] = s;
       } else if (es == bs) {
-        Seg::write_empty(q, s);
+        seg.write_empty(q, s);
       } else {
-        Seg::write(q, s, Seg::piece(x, bs, es), bs);
+        seg.write(q, s, seg.piece(x, bs, es), bs);
       }
     }
   });
@@ -204,27 +278,38 @@ void reduce_tiles(const Request& q, const Bounds& b, const ChunkRunner* runner) 
       typename Seg::Fold fold;
       fold.push(tail[t]);
       for (std::size_t u = t + 1; u < tiles && carried[u] == s; ++u) fold.push(carry[u]);
-      Seg::write(q, s, fold.result(), b.begin(s));
+      seg.write(q, s, fold.result(), b.begin(s));
     }
   });
 }
 
 }  // namespace
 
+Result reduce_host_stats(const Request& q, const ChunkRunner* runner) {
+  // One array is one segment of it all: its tiles' partials fold in order, as the flat sum's do.
+  const Bounds whole{nullptr, q.count, 1};
+  visit_dtype(q.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    reduce_tiles<T>(q, whole, runner, StatsSegments<T>(q));
+  });
+  return Result{};  // the values are in q.ops_out; Reducer::reduce fills the rest
+}
+
 Result reduce_host_segments(const Request& q, const ChunkRunner* runner, Accuracy accuracy) {
   if (q.segments.offsets) check_offsets(q, runner);
   const Bounds b{q.segments.offsets, q.segments.offsets ? 0 : q.count / q.segments.count, q.segments.count};
   visit_dtype(q.dtype, [&](auto tag) {
     using T = decltype(tag);
+    if (!q.ops.empty()) return reduce_tiles<T>(q, b, runner, StatsSegments<T>(q));
     if constexpr (std::is_floating_point_v<T>)
-      if (exact_sum(q.dtype, q.op, accuracy)) return reduce_tiles<ExactSegments<T>, T>(q, b, runner);
+      if (exact_sum(q.dtype, q.op, accuracy)) return reduce_tiles<T, ExactSegments<T>>(q, b, runner);
     switch (q.op) {
-      case Op::sum: return reduce_tiles<FoldSegments<T, SumPolicy<T>>, T>(q, b, runner);
-      case Op::prod: return reduce_tiles<FoldSegments<T, ProdPolicy<T>>, T>(q, b, runner);
-      case Op::min: return reduce_tiles<ExtremeSegments<T, false>, T>(q, b, runner);
-      case Op::max: return reduce_tiles<ExtremeSegments<T, true>, T>(q, b, runner);
-      case Op::argmin: return reduce_tiles<ArgSegments<T, false>, T>(q, b, runner);
-      case Op::argmax: return reduce_tiles<ArgSegments<T, true>, T>(q, b, runner);
+      case Op::sum: return reduce_tiles<T, FoldSegments<T, SumPolicy<T>>>(q, b, runner);
+      case Op::prod: return reduce_tiles<T, FoldSegments<T, ProdPolicy<T>>>(q, b, runner);
+      case Op::min: return reduce_tiles<T, ExtremeSegments<T, false>>(q, b, runner);
+      case Op::max: return reduce_tiles<T, ExtremeSegments<T, true>>(q, b, runner);
+      case Op::argmin: return reduce_tiles<T, ArgSegments<T, false>>(q, b, runner);
+      case Op::argmax: return reduce_tiles<T, ArgSegments<T, true>>(q, b, runner);
     }
   });
   return Result{};  // the values are in q.out; Reducer::reduce fills the rest

@@ -7,7 +7,7 @@
 //!
 //!   class MyPool final : public xreduce::backend::HostChunkReducer {
 //!     static constexpr xreduce::Capabilities kCaps = xreduce::Capabilities(xreduce::Engine::cpu_parallel)
-//!         .set_all(xreduce::Support::exact).accept_records().accept_exact_sums().accept_segments(true);
+//!         .set_all(xreduce::Support::exact).accept_records().accept_exact_sums().accept_segments(true).accept_ops(true);
 //!    public:
 //!     MyPool() : HostChunkReducer(kCaps.engine()) {}
 //!     std::string_view name() const override { return "mypool"; }
@@ -31,8 +31,8 @@ inline constexpr std::size_t kChunkElements = std::size_t{1} << 16;
 
 //! Reduces host data through `scheduler`'s run_chunks with options.threads threads (0: all);
 //! with no scheduler, in one pass in the calling thread. Plain requests, records (width > 1) and
-//! segments, exact sums too (options.accuracy; a backend using it may accept_records(),
-//! accept_exact_sums() and accept_segments(true)); the request
+//! segments, several ops in one pass, exact sums too (options.accuracy; a backend using it may accept_records(),
+//! accept_exact_sums(), accept_segments(true) and accept_ops(true)); the request
 //! must have passed Reducer::reduce's checks (count > 0, aligned host data).
 Result reduce_host_chunks(const Request& request, Reducer* scheduler, const Options& options);
 

@@ -32,7 +32,7 @@ template <class T>
 using wide_t = std::conditional_t<std::is_floating_point_v<T>, double, std::uint64_t>;
 
 //! An accumulation policy: `leaf` is the type lanes accumulate in within one leaf, `acc` the type
-//! leaves are combined in; `combine` works on both.
+//! leaves are combined in; `combine` works on both, and `lift` makes an element a leaf value.
 template <class T>
 struct SumPolicy {
   using acc = wide_t<T>;
@@ -42,6 +42,23 @@ struct SumPolicy {
   static constexpr acc identity() { return acc(0); }
   template <class A>
   static A combine(A a, A b) { return a + b; }
+  template <class L>
+  static L lift(T x) { return static_cast<L>(x); }
+};
+
+//! Sums of squares (for norms and variances): squared in the accumulation type (exact for f32
+//! in double; integers modulo 2^64, like their sums), never in float lanes.
+template <class T>
+struct SquaresPolicy {
+  using acc = wide_t<T>;
+  using leaf = acc;
+  template <class A>
+  static constexpr A identity() { return A(0); }
+  static constexpr acc identity() { return acc(0); }
+  template <class A>
+  static A combine(A a, A b) { return a + b; }
+  template <class L>
+  static L lift(T x) { return static_cast<L>(x) * static_cast<L>(x); }
 };
 
 template <class T>
@@ -53,6 +70,8 @@ struct ProdPolicy {
   static constexpr acc identity() { return acc(1); }
   template <class A>
   static A combine(A a, A b) { return a * b; }
+  template <class L>
+  static L lift(T x) { return static_cast<L>(x); }
 };
 
 //! One leaf: n <= kBlock elements into kLanes accumulators, combined pairwise.
@@ -63,8 +82,8 @@ typename P::acc reduce_leaf(const T* x, std::size_t n) {
   for (std::size_t j = 0; j < kLanes; ++j) lane[j] = P::template identity<L>();
   std::size_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
-    for (std::size_t j = 0; j < kLanes; ++j) lane[j] = P::combine(lane[j], static_cast<L>(x[i + j]));
-  for (std::size_t j = 0; i < n; ++i, ++j) lane[j] = P::combine(lane[j], static_cast<L>(x[i]));
+    for (std::size_t j = 0; j < kLanes; ++j) lane[j] = P::combine(lane[j], P::template lift<L>(x[i + j]));
+  for (std::size_t j = 0; i < n; ++i, ++j) lane[j] = P::combine(lane[j], P::template lift<L>(x[i]));
   for (std::size_t w = kLanes / 2; w > 0; w /= 2)
     for (std::size_t j = 0; j < w; ++j) lane[j] = P::combine(lane[j], lane[j + w]);
   return static_cast<typename P::acc>(lane[0]);
