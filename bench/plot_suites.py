@@ -151,6 +151,21 @@ def segments(data, axes):
         ax.legend(fontsize=7)
 
 
+def stats(data, axes):
+    host = [r for r in data["host_rows"] if "over_sum" in r]
+    axes[0].bar(range(len(host)), [r["over_sum"] for r in host])
+    axes[0].set_xticks(range(len(host)), [f'{r["backend"]}\n{r["what"]}' for r in host], fontsize=7, rotation=30, ha="right")
+    axes[0].set_ylabel("time / the same backend's plain sum (host data)")
+    device = [r for r in data["device_rows"] if "over_sum" in r and r["what"] != "read probe"]
+    axes[1].bar(range(len(device)), [r["over_sum"] for r in device])
+    axes[1].set_xticks(range(len(device)), [r["what"] for r in device], fontsize=7, rotation=30, ha="right")
+    axes[1].set_ylabel("time / plain sum (device data)")
+    for ax in axes:
+        ax.axhline(1.2, color="black", linestyle=":", label="1.2x")
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=7)
+
+
 def main(path_in, path_out):
     with open(path_in) as f:
         data = json.load(f)
@@ -174,6 +189,9 @@ def main(path_in, path_out):
     elif suite == "segments":
         fig, axes = plt.subplots(1, 2, figsize=(16, 6))
         segments(data, axes)
+    elif suite == "stats":
+        fig, axes = plt.subplots(1, 2, figsize=(14, 6))
+        stats(data, axes)
     else:
         print(f"plot_suites.py: nothing to plot for suite '{suite}'")
         return

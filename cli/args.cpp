@@ -1,6 +1,7 @@
 #include "args.hpp"
 
 #include <memory>
+#include <sstream>
 #include <vector>
 
 #include "xreduce/config.hpp"
@@ -46,6 +47,29 @@ void add_data_options(CLI::App* cmd, DataArgs& d) {
   input->excludes(n);
 }
 
+void add_op_options(CLI::App* cmd, std::string& op, std::string& ops) {
+  auto* one = cmd->add_option("--op", op, "Operation: sum prod min max argmin argmax")
+                  ->check(CLI::IsMember({"sum", "prod", "min", "max", "argmin", "argmax"}));
+  auto* several = cmd->add_option("--ops", ops,
+                                  "Several operations in one read of the data, comma-separated: any of sum min max "
+                                  "argmin argmax sumsq (the sum of squares, for norms and variances); instead of --op");
+  one->excludes(several);
+}
+
+std::pair<Op, Stats> ops_of(const std::string& op, const std::string& ops) {
+  if (op.empty() && ops.empty()) throw CLI::ValidationError("give --op OP, or --ops LIST for several in one pass");
+  if (!op.empty()) return {*parse_op(op), Stats{}};
+  Stats stats;
+  std::stringstream list(ops);
+  for (std::string name; std::getline(list, name, ',');) {
+    const std::optional<Stat> s = parse_stat(name);
+    if (!s) throw CLI::ValidationError("--ops " + ops + ": '" + name + "' is none of sum min max argmin argmax sumsq");
+    stats.add(*s);
+  }
+  if (stats.empty()) throw CLI::ValidationError("--ops: name at least one of sum min max argmin argmax sumsq");
+  return {Op::sum, stats};
+}
+
 void add_how_options(CLI::App* cmd, int& block_size, int& threads, std::string& accuracy) {
   cmd->add_option("--block-size", block_size, "GPU threads per block: 128, 256, 512, 1024 (0: default)")
       ->check(CLI::IsMember({0, 128, 256, 512, 1024}));
@@ -77,28 +101,35 @@ Array load_offsets(const DataArgs& d) {
   return Array{DType::u64, raw.count, values->data(), values, raw.description};
 }
 
-Request request_for(const Array& a, const DataArgs& d, Op op, Memory memory, const Array& offsets) {
+Request request_for(const Array& a, const DataArgs& d, Op op, Memory memory, const Array& offsets, Stats ops) {
   if ((d.rows || !d.offsets.empty()) && d.distributed)
     throw CLI::ValidationError("--rows and --offsets reduce one process's array: not with --distributed");
+  if (!ops.empty() && d.distributed) throw CLI::ValidationError("--ops reduces one process's array: not with --distributed");
   if (d.rows) {
     if (a.count % d.rows != 0)
       throw CLI::ValidationError("--rows " + std::to_string(d.rows) + ": " + std::to_string(a.count) +
                                  " elements do not make equal rows");
     Request q{a.data, a.count, a.dtype, op, memory};
     q.segments = Segments::rows(d.rows);
+    q.ops = ops;
     return q;
   }
   if (!d.offsets.empty()) {
     Request q{a.data, a.count, a.dtype, op, memory};
     q.segments = Segments::at(static_cast<const std::uint64_t*>(offsets.data), offsets.count - 1);
+    q.ops = ops;
     return q;
   }
+  if (d.width > 1 && !ops.empty())
+    throw CLI::ValidationError("--width: several ops in one pass are for single values, not records");
   if (d.width > 1 && returns_index(op))
     throw CLI::ValidationError("--width: " + std::string(to_string(op)) + " has no column-by-column form; use sum, prod, min or max");
   if (a.count % d.width != 0)
     throw CLI::ValidationError("--width " + std::to_string(d.width) + ": " + std::to_string(a.count) +
                                " elements are not a whole number of records");
-  return Request{a.data, a.count / d.width, a.dtype, op, memory, d.width};
+  Request q{a.data, a.count / d.width, a.dtype, op, memory, d.width};
+  q.ops = ops;
+  return q;
 }
 
 Array load(const DataArgs& d) {

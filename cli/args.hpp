@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -31,6 +32,7 @@ struct RunArgs {
   std::string backend;  // empty: XREDUCE_BACKEND, then the config file, then auto
   std::vector<std::string> settings;  // --set KEY=VALUE
   std::string op;
+  std::string ops;  // --ops LIST: several ops in one pass (then `op` is empty)
   int block_size = 0, threads = 0, repeat = 1;
   std::string accuracy;  // empty: the config's
   bool json = false;
@@ -38,6 +40,7 @@ struct RunArgs {
 
 struct ValidateArgs {
   std::string op;
+  std::string ops;  // as RunArgs::ops
   std::vector<std::string> backends;
   int block_size = 0, threads = 0;
   std::string accuracy;  // empty: the config's
@@ -46,6 +49,11 @@ struct ValidateArgs {
 
 //! --input, --dtype, --n, --seed, --width, --rows, --offsets, --distributed.
 void add_data_options(CLI::App* cmd, DataArgs& d);
+//! --op OP or --ops LIST (exactly one), for run and validate.
+void add_op_options(CLI::App* cmd, std::string& op, std::string& ops);
+//! The op of --op (sum when --ops is given instead) and the stats of --ops (empty without it);
+//! a usage error for neither, or for a name --ops does not know.
+std::pair<Op, Stats> ops_of(const std::string& op, const std::string& ops);
 //! --block-size, --threads, --accuracy: how a reduction runs, for run and validate.
 void add_how_options(CLI::App* cmd, int& block_size, int& threads, std::string& accuracy);
 
@@ -54,8 +62,8 @@ Array load(const DataArgs& d);
 //! The offsets of --offsets (a .npy file of non-negative integers), as u64; empty without it.
 Array load_offsets(const DataArgs& d);
 //! The request for a loaded array: records of d.width values when --width is given; segments
-//! with --rows, or at `offsets` (load_offsets) with --offsets.
-Request request_for(const Array& a, const DataArgs& d, Op op, Memory memory, const Array& offsets = {});
+//! with --rows, or at `offsets` (load_offsets) with --offsets; several ops in one pass with `ops`.
+Request request_for(const Array& a, const DataArgs& d, Op op, Memory memory, const Array& offsets = {}, Stats ops = {});
 //! --set KEY=VALUE options as the call's settings.
 Settings settings_of(const std::vector<std::string>& pairs);
 //! --accuracy, or unset (the config's `accuracy`).

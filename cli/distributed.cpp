@@ -182,7 +182,8 @@ int quietly(const MpiSession& mpi, const std::function<int()>& body) {
 int run_distributed(Context& ctx, const RunArgs& args, const DataArgs& d) {
   MpiSession mpi;
   return quietly(mpi, [&] {
-    const Op op = *parse_op(args.op);
+    const auto [op, ops] = ops_of(args.op, args.ops);
+    if (!ops.empty()) throw CLI::ValidationError("--ops reduces one process's array: not with --distributed");
     const Shard s = load_shards(d, mpi);
     const Request q = shard_request(s, d, op);
     Options o{.backend = args.backend, .block_size = args.block_size, .threads = args.threads,
@@ -209,7 +210,8 @@ int run_distributed(Context& ctx, const RunArgs& args, const DataArgs& d) {
 int validate_distributed(Context& ctx, const ValidateArgs& args, const DataArgs& d) {
   MpiSession mpi;
   return quietly(mpi, [&] {
-    const Op op = *parse_op(args.op);
+    const auto [op, ops] = ops_of(args.op, args.ops);
+    if (!ops.empty()) throw CLI::ValidationError("--ops reduces one process's array: not with --distributed");
     const Shard s = load_shards(d, mpi);
     const Request q = shard_request(s, d, op);
     Array whole;

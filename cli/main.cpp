@@ -99,9 +99,10 @@ int list(xr::Context& ctx, bool as_json) {
           std::putchar(s == xr::Support::exact ? 'E' : s == xr::Support::inexact ? 'i' : '.');
         }
       }
-      std::printf("  memory:%s%s%s%s\n", c.accepts(xr::Memory::host) ? " host" : "", c.accepts(xr::Memory::device) ? " device" : "",
+      std::printf("  memory:%s%s%s%s%s\n", c.accepts(xr::Memory::host) ? " host" : "", c.accepts(xr::Memory::device) ? " device" : "",
                   c.exact_sums(true) ? "  exact sums (records too)" : c.exact_sums() ? "  exact sums" : "",
-                  c.exact_segments() ? "  segments (exact sums too)" : c.segments() ? "  segments" : "");
+                  c.exact_segments() ? "  segments (exact sums too)" : c.segments() ? "  segments" : "",
+                  c.ops(true) ? "  several ops (of segments too)" : c.ops() ? "  several ops" : "");
     }
     print_settings(ctx);
     print_dispatch(ctx);
@@ -124,6 +125,7 @@ int list(xr::Context& ctx, bool as_json) {
                    {"host_memory", c.accepts(xr::Memory::host)}, {"device_memory", c.accepts(xr::Memory::device)}, {"records", c.records()},
                    {"exact_sums", c.exact_sums()}, {"exact_record_sums", c.exact_sums(true)},
                    {"segments", c.segments()}, {"exact_segment_sums", c.exact_segments()},
+                   {"several_ops", c.ops()}, {"several_ops_of_segments", c.ops(true)},
                    {"settings", settings}});
   }
   std::cout << out.dump(2) << "\n";
@@ -136,10 +138,10 @@ int run(xr::Context& ctx, const RunArgs& args, const DataArgs& d) {
   if (d.distributed) return run_distributed(ctx, args, d);
   xr::cli::Array a = load(d);
   const xr::cli::Array offsets = load_offsets(d);
-  const xr::Op op = *xr::parse_op(args.op);
+  const auto [op, ops] = ops_of(args.op, args.ops);
   // Host memory, which the command read or made itself: said so, no module is asked where it
   // lives, and a CPU reduction never starts the GPU's driver.
-  const xr::Request q = request_for(a, d, op, xr::Memory::host, offsets);
+  const xr::Request q = request_for(a, d, op, xr::Memory::host, offsets, ops);
   xr::Options o{.backend = args.backend, .block_size = args.block_size, .threads = args.threads,
                 .accuracy = accuracy_of(args.accuracy)};
   o.settings = settings_of(args.settings);
@@ -162,7 +164,8 @@ int validate(xr::Context& ctx, const ValidateArgs& args, const DataArgs& d) {
   if (d.distributed) return validate_distributed(ctx, args, d);
   xr::cli::Array a = load(d);
   const xr::cli::Array offsets = load_offsets(d);
-  const xr::Request q = request_for(a, d, *xr::parse_op(args.op), xr::Memory::host, offsets);
+  const auto [op, ops] = ops_of(args.op, args.ops);
+  const xr::Request q = request_for(a, d, op, xr::Memory::host, offsets, ops);
   xr::Options o{.backend = {}, .block_size = args.block_size, .threads = args.threads,
                 .accuracy = accuracy_of(args.accuracy)};
   const xr::Accuracy accuracy = o.accuracy.value_or(ctx.config().accuracy);
@@ -233,7 +236,6 @@ int main(int argc, char** argv) {
                "xreduce"};
   app.set_version_flag("--version", XREDUCE_VERSION_STRING);
   app.require_subcommand(0, 1);
-  const std::vector<std::string> ops{"sum", "prod", "min", "max", "argmin", "argmax"};
 
   bool list_json = false;
   auto* list_cmd = app.add_subcommand("list", "Backends, their capabilities, and whether they can run here");
@@ -244,21 +246,21 @@ int main(int argc, char** argv) {
   auto* run_cmd = app.add_subcommand("run", "One reduction, timed (the reduction alone, not loading or generating)");
   run_cmd->add_option("--backend", run_args.backend,
                       "A backend name (see `xreduce list`) or auto; default: XREDUCE_BACKEND, else the config file, else auto");
-  run_cmd->add_option("--op", run_args.op, "Operation")->required()->check(CLI::IsMember(ops));
+  add_op_options(run_cmd, run_args.op, run_args.ops);
   add_data_options(run_cmd, run_data);
   add_how_options(run_cmd, run_args.block_size, run_args.threads, run_args.accuracy);
   run_cmd->add_option("--set", run_args.settings, "KEY=VALUE: a setting of the backend that runs (`xreduce list` shows each backend's); repeatable");
   run_cmd->add_option("--repeat", run_args.repeat, "Run this many times and report the median time")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  run_cmd->add_flag("--json", run_args.json, "Print one JSON document: backend, op, dtype, n, width, accuracy, value (a list of K with --width K), index, seconds");
+  run_cmd->add_flag("--json", run_args.json, "Print one JSON document: backend, op, dtype, n, width, accuracy, value (a list of K with --width K), index, seconds; with --ops, stats: each op's value (and index)");
 
   ValidateArgs val_args;
   DataArgs val_data;
   auto* val_cmd = app.add_subcommand("validate",
                                      "Every capable backend on the same data against an exact reference; exit 1 if a "
                                      "backend that promises exactness disagrees");
-  val_cmd->add_option("--op", val_args.op, "Operation")->required()->check(CLI::IsMember(ops));
+  add_op_options(val_cmd, val_args.op, val_args.ops);
   add_data_options(val_cmd, val_data);
   val_cmd->add_option("--backends", val_args.backends, "Only these backends (comma-separated)")->delimiter(',');
   add_how_options(val_cmd, val_args.block_size, val_args.threads, val_args.accuracy);

@@ -156,6 +156,64 @@ void print_dispatch(const Context& ctx) {
   }
 }
 
+//! One stat of a result with several ops, in the one-op form that value_json and value_text take.
+Result stat_part(const StatResult& s) {
+  Result r{s.value, s.index, {}};
+  r.values = s.values;
+  r.indices = s.indices;
+  return r;
+}
+
+//! Each stat's value (a list for segments) and, for argmin/argmax, index: {"sum": {"value": ...}, ...}.
+json stats_json(const Result& r, bool segmented) {
+  json out = json::object();
+  for (const StatResult& s : r.stats) {
+    const Result part = stat_part(s);
+    json one{{"value", value_json(part, segmented)}};
+    if (returns_index(s.stat)) one["index"] = segmented ? indices_json(part) : json(*s.index);
+    out[std::string(to_string(s.stat))] = one;
+  }
+  return out;
+}
+
+//! "sum=1.5 max=3 argmax=3@7", or a stat a line for segments (`indent` before each but the first).
+std::string stats_text(const Result& r, bool segmented, const std::string& indent = " ") {
+  std::string text;
+  for (const StatResult& s : r.stats) {
+    if (!text.empty()) text += segmented ? "\n" + indent : " ";
+    const Result part = stat_part(s);
+    text += std::string(to_string(s.stat)) + (segmented ? " " : "=") + value_text(part, segmented);
+    if (!segmented && s.index) text += "@" + std::to_string(*s.index);
+  }
+  return text;
+}
+
+//! The reference of a request with several ops, as a Result's stats.
+Result reference_stats(const Reference& ref, const Request& q) {
+  Result r;
+  std::size_t k = 0;
+  for (Stat s : all_stats) {
+    if (!q.ops.contains(s) || k >= ref.stats.size()) continue;
+    const Reference& one = ref.stats[k++];
+    StatResult part{s, one.value, one.index};
+    for (const Reference& seg : one.segments) {
+      part.values.push_back(seg.value);
+      if (seg.index) part.indices.push_back(*seg.index);
+    }
+    r.stats.push_back(std::move(part));
+  }
+  return r;
+}
+
+//! What --op or --ops asked for, as the output names it.
+std::string what_text(const std::string& op, const Request& q) {
+  if (q.ops.empty()) return op;
+  std::string text;
+  for (Stat s : all_stats)
+    if (q.ops.contains(s)) text += (text.empty() ? "" : ",") + std::string(to_string(s));
+  return text;
+}
+
 //! ", 100 records of width 3", ", 1000 rows of 64", ", 5 segments", or nothing.
 std::string shape_text(const Request& q) {
   if (q.width > 1) return ", " + std::to_string(q.count) + " records of width " + std::to_string(q.width);
@@ -169,9 +227,13 @@ void print_run(const RunArgs& args, const Request& q, const std::string& descrip
   const std::size_t n = q.count * q.width;
   if (args.json) {
     const bool segmented = q.segments.segmented();
-    json out{{"backend", r.backend}, {"op", args.op}, {"dtype", to_string(q.dtype)}, {"n", n},
+    json out{{"backend", r.backend}, {"op", what_text(args.op, q)}, {"dtype", to_string(q.dtype)}, {"n", n},
              {"width", q.width}, {"accuracy", to_string(accuracy)}, {"value", value_json(r, segmented)}, {"seconds", seconds}};
-    if (segmented) {
+    if (!q.ops.empty()) {
+      out.erase("value");
+      out["stats"] = stats_json(r, segmented);
+      if (segmented) out["segments"] = q.segments.count;
+    } else if (segmented) {
       out["segments"] = q.segments.count;
       if (returns_index(q.op)) out["index"] = indices_json(r);
     } else if (r.index) {
@@ -183,9 +245,16 @@ void print_run(const RunArgs& args, const Request& q, const std::string& descrip
   }
   std::printf("data     %s, n = %zu%s\n", description.c_str(), n, shape_text(q).c_str());
   std::printf("backend  %s\n", backend_line.c_str());
-  std::printf("%-8s %s%s\n", args.op.c_str(), value_text(r, q.segments.segmented()).c_str(),
-              exact_sum(q.dtype, q.op, accuracy) ? "   (exact sum, rounded once)" : "");
-  if (r.index && !q.segments.segmented()) std::printf("index    %llu\n", static_cast<unsigned long long>(*r.index));
+  if (!q.ops.empty()) {  // a stat a line
+    for (const StatResult& st : r.stats) {
+      std::printf("%-8s %s\n", std::string(to_string(st.stat)).c_str(), value_text(stat_part(st), q.segments.segmented()).c_str());
+      if (st.index && !q.segments.segmented()) std::printf("index    %llu\n", static_cast<unsigned long long>(*st.index));
+    }
+  } else {
+    std::printf("%-8s %s%s\n", args.op.c_str(), value_text(r, q.segments.segmented()).c_str(),
+                exact_sum(q.dtype, q.op, accuracy) ? "   (exact sum, rounded once)" : "");
+    if (r.index && !q.segments.segmented()) std::printf("index    %llu\n", static_cast<unsigned long long>(*r.index));
+  }
   std::printf("time     %s%s, %s GB/s\n", seconds_text(seconds).c_str(), args.repeat > 1 ? " (median)" : "",
               gbps(n * size_of(q.dtype), seconds).c_str());
 }
@@ -208,7 +277,11 @@ int print_validation(Context& ctx, const ValidateArgs& args, const Request& q, c
     json rows = json::array();
     for (const auto& row : report.rows) {
       json j{{"backend", row.backend}, {"exact", row.exact}, {"agrees", row.agrees}};
-      if (row.ran) {
+      if (row.ran && !q.ops.empty()) {
+        j["stats"] = stats_json(*row.result, q.segments.segmented());
+        j["deviation"] = std::isfinite(row.error) ? json(row.error) : json("inf");
+        j["seconds"] = row.seconds;
+      } else if (row.ran) {
         j["value"] = value_json(*row.result, q.segments.segmented());
         if (q.segments.segmented() && returns_index(q.op)) j["index"] = indices_json(*row.result);
         else if (row.result->index) j["index"] = *row.result->index;
@@ -222,7 +295,8 @@ int print_validation(Context& ctx, const ValidateArgs& args, const Request& q, c
     }
     const Result parts = reference_parts(report.reference, q);
     json reference = q.segments.segmented() || q.width > 1 ? value_json(parts, true) : value_json(report.reference.value);
-    json out{{"op", args.op}, {"dtype", to_string(q.dtype)}, {"n", n}, {"width", q.width},
+    if (!q.ops.empty()) reference = stats_json(reference_stats(report.reference, q), q.segments.segmented());
+    json out{{"op", what_text(args.op, q)}, {"dtype", to_string(q.dtype)}, {"n", n}, {"width", q.width},
              {"accuracy", to_string(accuracy)}, {"tolerance", tol},
              {"reference", reference}, {"results", rows}, {"ok", report.ok()}};
     if (q.segments.segmented() && returns_index(q.op)) out["reference_index"] = indices_json(parts);
@@ -233,6 +307,27 @@ int print_validation(Context& ctx, const ValidateArgs& args, const Request& q, c
   }
   std::printf("data       %s, n = %zu%s\n", description.c_str(), n, shape_text(q).c_str());
   const bool several = q.segments.segmented() || q.width > 1;
+  if (!q.ops.empty()) {
+    std::printf("reference  of %s: %s   (tolerance %.3g)\n\n", std::string(to_string(q.dtype)).c_str(),
+                stats_text(reference_stats(report.reference, q), q.segments.segmented(), "           ").c_str(), tol);
+    const int w = name_width(ctx.registry());
+    std::printf("  %-*s %-12s %-10s %s\n", w, "backend", "|error|", "time", "verdict (every op, every segment)");
+    for (const auto& row : report.rows) {
+      if (!row.ran) {
+        if (row.failure_code != ErrorCode::unavailable) std::printf("  %-*s %s\n", w, row.backend.c_str(), row.failure.c_str());
+        continue;
+      }
+      char err[32];
+      std::snprintf(err, sizeof err, "%.3g", row.error);
+      std::printf("  %-*s %-12s %-10s %s\n", w, row.backend.c_str(), err, seconds_text(row.seconds).c_str(),
+                  row.agrees ? "agrees" : row.exact ? "DISAGREES" : "disagrees (declares itself inexact)");
+      if (!q.segments.segmented()) std::printf("  %-*s %s\n", w, "", stats_text(*row.result, false).c_str());
+    }
+    print_unavailable(report.rows);
+    std::printf("\n%s\n", report.ok() ? "every backend that promises exactness agrees"
+                                      : "a backend that promises exactness disagrees or failed");
+    return report.ok() ? kExitOk : kExitDisagree;
+  }
   const std::string reference = several ? value_text(reference_parts(report.reference, q), true) : report.reference.value.to_string();
   std::printf("reference  %s of %s = %s", args.op.c_str(), std::string(to_string(q.dtype)).c_str(), reference.c_str());
   if (report.reference.index && !several)

@@ -7,9 +7,9 @@
 #
 #   scripts/gpu-check.sh [BUILD_DIR] [OUT_DIR]      (defaults: build/release, bench/results/<gpu>)
 #
-# XREDUCE_CHECK_SUITES picks the benchmarks (default: gpu-reduce host progression exact segments),
+# XREDUCE_CHECK_SUITES picks the benchmarks (default: gpu-reduce host progression exact segments stats),
 # XREDUCE_SANITIZERS the sanitizer tools (default: memcheck racecheck synccheck) and
-# XREDUCE_SANITIZE the programs under them (default: conformance records exact segments custom), so that a run
+# XREDUCE_SANITIZE the programs under them (default: conformance records exact segments stats custom), so that a run
 # within the device tool's 10 minutes can check what a change touched. Under racecheck the
 # conformance suite takes over 5 minutes (its 16-threads case alone over 2, all backends).
 #
@@ -53,13 +53,13 @@ step conformance "$build/bin/xreduce_conformance"
 step gpu-tests "$build/bin/xreduce_gpu_tests"
 step gpu-custom-tests "$build/bin/xreduce_gpu_custom_tests"
 step example-gpu "$build/bin/xreduce_example_farthest_point_gpu"
-for suite in ${XREDUCE_CHECK_SUITES:-gpu-reduce host progression exact segments}; do
+for suite in ${XREDUCE_CHECK_SUITES:-gpu-reduce host progression exact segments stats}; do
   case $suite in
     gpu-reduce)
       step benchmark "$build/bin/xreduce_bench" gpu-reduce --out "$out" ${XREDUCE_BENCH_ARGS:-}
       step plot python3 bench/plot_gpu.py "$out/gpu-reduce.json" "$out/gpu-reduce.png" ;;
     host) step benchmark-host "$build/bin/xreduce_bench_gpu_host" --out "$out" ${XREDUCE_BENCH_HOST_ARGS:-} ;;
-    progression|exact|segments)
+    progression|exact|segments|stats)
       step "$suite" "$build/bin/xreduce_bench" "$suite" --out "$out"
       [ -f "$out/$suite.json" ] && step "plot-$suite" python3 bench/plot_suites.py "$out/$suite.json" "$out/$suite.png" ;;
   esac
@@ -69,10 +69,11 @@ for tool in ${XREDUCE_SANITIZERS:-memcheck racecheck synccheck}; do
     timeout "${XREDUCE_SANITIZER_TIMEOUT:-1200}" env XREDUCE_TEST_QUICK=1 \
       compute-sanitizer --tool "$tool" --error-exitcode 99 "$@"
   }
-  for what in ${XREDUCE_SANITIZE:-conformance records exact segments custom}; do
+  for what in ${XREDUCE_SANITIZE:-conformance records exact segments stats custom}; do
     case $what in
       conformance) step "sanitizer-$tool" sanitize "$build/bin/xreduce_conformance" ;;
       records|exact|segments) step "sanitizer-$tool-$what" sanitize "$build/bin/xreduce_gpu_tests" -tc="*$what*" ;;
+      stats) step "sanitizer-$tool-stats" sanitize "$build/bin/xreduce_gpu_tests" -tc="*several ops*" ;;
       custom) step "sanitizer-$tool-custom" sanitize "$build/bin/xreduce_gpu_custom_tests" ;;
     esac
   done
@@ -83,4 +84,5 @@ grep -E "test cases:|ERROR SUMMARY|skipping|FAILED" "$log" | sort | uniq -c | he
 [ -f "$out/progression.md" ] && cat "$out/progression.md"
 [ -f "$out/exact.md" ] && cat "$out/exact.md"
 [ -f "$out/segments.md" ] && cat "$out/segments.md"
+[ -f "$out/stats.md" ] && cat "$out/stats.md"
 exit $status

@@ -50,10 +50,29 @@ Result Kernels::collect_records(DType dtype, Op op, std::size_t width) {
   return cuda::collect_records(dtype, op, width, *impl_->lease);
 }
 
+void Kernels::enqueue_stats(const void* data, std::size_t count, DType dtype) {
+  cuda::enqueue_stats(data, count, dtype, *impl_->lease);
+}
+void Kernels::collect_stats(DType dtype, Stats ops, const StatsOut& out) { cuda::collect_stats(dtype, ops, out, *impl_->lease); }
+
+namespace {
+SegmentBounds bounds_of(const Segments& segments, std::size_t count) {
+  return {segments.offsets, segments.offsets || segments.count == 0 ? 0 : count / segments.count, segments.count, count};
+}
+}  // namespace
+
+void Kernels::enqueue_segment_stats(const void* data, std::size_t count, DType dtype, Stats ops, const Segments& segments,
+                                    const StatsOut& out) {
+  unsigned long long* bad = nullptr;
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    enqueue_segment_stats_typed<T>(static_cast<const T*>(data), bounds_of(segments, count), ops, out, *impl_->lease, &bad);
+  });
+}
+
 void Kernels::enqueue_segments(std::string_view backend, const void* data, std::size_t count, DType dtype, Op op,
                                const Segments& segments, void* out, std::uint64_t* out_index) {
-  const SegmentBounds b{segments.offsets, segments.offsets || segments.count == 0 ? 0 : count / segments.count,
-                        segments.count, count};
+  const SegmentBounds b = bounds_of(segments, count);
   unsigned long long* bad = nullptr;
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);

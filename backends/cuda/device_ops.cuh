@@ -106,6 +106,41 @@ struct ArgOp {
   }
 };
 
+//! Several ops in one pass (Request::ops): the sum, the sum of squares, and the minimum and the
+//! maximum with their indices, of every element, whatever subset was asked for (the subset only
+//! decides what is written: one kernel per element type, not one per subset). The extremes are
+//! argmin/argmax pairs, so min and max follow the same NaN rule (a NaN is the result).
+template <class T>
+struct StatsAcc {
+  wide_t<T> sum, squares;
+  ArgPair<T> lo, hi;
+};
+
+template <class T>
+struct StatsOp {
+  using In = T;
+  using acc_t = StatsAcc<T>;
+  //! Not an op of its own: `sum` only so that code asking F::op of any policy compiles; the
+  //! paths that take this policy never branch on it.
+  static constexpr Op op = Op::sum;
+  using Sum = SumOp<T>;
+  using Lo = ArgOp<T, false>;
+  using Hi = ArgOp<T, true>;
+  __host__ __device__ acc_t identity() const { return {0, 0, Lo{}.identity(), Hi{}.identity()}; }
+  __host__ __device__ acc_t lift(T x, index_t i) const {
+    const wide_t<T> w = static_cast<wide_t<T>>(x);
+    return {w, w * w, {x, i}, {x, i}};
+  }
+  __host__ __device__ acc_t operator()(const acc_t& a, const acc_t& b) const {
+    return {a.sum + b.sum, a.squares + b.squares, Lo{}(a.lo, b.lo), Hi{}(a.hi, b.hi)};
+  }
+};
+
+template <class F>
+inline constexpr bool is_stats_op = false;
+template <class T>
+inline constexpr bool is_stats_op<StatsOp<T>> = true;
+
 //! The same operation over partial results (later passes of a multi-pass reduction).
 template <class F>
 struct PartialOp {
@@ -151,6 +186,22 @@ struct Accumulator<SumOp<double>> {
   }
   // Once s is infinite or NaN the compensation is inf - inf: the plain sum is the answer.
   __device__ double value(const SumOp<double>&) const { return isfinite(s) ? s + c : s; }
+};
+
+//! A thread's running stats: f64 sums and sums of squares compensated, as SumOp<double>'s are.
+template <class T>
+struct Accumulator<StatsOp<T>> {
+  Accumulator<SumOp<T>> sum, squares;
+  ArgPair<T> lo, hi;
+  __device__ void init(const StatsOp<T>&) {
+    sum.init(SumOp<T>{}), squares.init(SumOp<T>{});
+    lo = typename StatsOp<T>::Lo{}.identity(), hi = typename StatsOp<T>::Hi{}.identity();
+  }
+  __device__ void add(const StatsOp<T>&, const StatsAcc<T>& x) {
+    sum.add(SumOp<T>{}, x.sum), squares.add(SumOp<T>{}, x.squares);
+    lo = typename StatsOp<T>::Lo{}(lo, x.lo), hi = typename StatsOp<T>::Hi{}(hi, x.hi);
+  }
+  __device__ StatsAcc<T> value(const StatsOp<T>&) const { return {sum.value(SumOp<T>{}), squares.value(SumOp<T>{}), lo, hi}; }
 };
 
 //! The policy as CUB wants it: any mix of element and accumulator in, accumulator out.
@@ -205,11 +256,19 @@ Result result_of(const typename F::acc_t& a) {
   }
 }
 
-//! Warp shuffle of any acc_t: a value-index pair field by field (its padding need not cross).
+template <class A>
+inline constexpr bool is_stats_acc = false;
+template <class T>
+inline constexpr bool is_stats_acc<StatsAcc<T>> = true;
+
+//! Warp shuffle of any acc_t: a value-index pair or the stats field by field (their padding
+//! need not cross).
 template <class A>
 __device__ inline A shfl_down(A v, int offset) {
   if constexpr (std::is_arithmetic_v<A>) {
     return xreduce::detail::gpu::shfl_down(v, offset);
+  } else if constexpr (is_stats_acc<A>) {
+    return {shfl_down(v.sum, offset), shfl_down(v.squares, offset), shfl_down(v.lo, offset), shfl_down(v.hi, offset)};
   } else {
     A r;
     r.value = xreduce::detail::gpu::shfl_down(v.value, offset);

@@ -56,10 +56,18 @@ void enqueue_records_typed(const T* x, std::size_t count, std::size_t width, Op 
   });
 }
 
+template <class T>
+void enqueue_stats_typed(const T* x, std::size_t n, Workspace& ws) {
+  Shuffle::run(x, n, StatsOp<T>{}, VectorPolicy::block, ws);
+}
+
 }  // namespace xreduce::cuda
 
 #define XREDUCE_INSTANTIATE_ENQUEUE(T)                                                               \
   template void xreduce::cuda::enqueue_typed<T>(Technique, const T*, std::size_t, Op, int, Workspace&); \
   template void xreduce::cuda::enqueue_records_typed<T>(const T*, std::size_t, std::size_t, Op, void*, Workspace&); \
+  template void xreduce::cuda::enqueue_stats_typed<T>(const T*, std::size_t, Workspace&);                            \
   template void xreduce::cuda::enqueue_segments_typed<T>(Technique, const T*, const SegmentBounds&, Op, void*,      \
-                                                         std::uint64_t*, Workspace&, unsigned long long**);
+                                                         std::uint64_t*, Workspace&, unsigned long long**);   \
+  template void xreduce::cuda::enqueue_segment_stats_typed<T>(const T*, const SegmentBounds&, Stats, const StatsOut&, \
+                                                              Workspace&, unsigned long long**);

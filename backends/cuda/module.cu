@@ -85,6 +85,7 @@ class CudaReducer final : public Reducer {
     if (info_.arg_ops) c.set(Op::argmin, Support::exact).set(Op::argmax, Support::exact);
     if (info_.exact) c.accept_exact_sums(/*records=*/false);
     if (info_.segments) c.accept_segments(/*exact_sums=*/false);
+    if (info_.ops) c.accept_ops(/*segments=*/info_.segments);
     if (info_.multi_gpu) return c.accept(Memory::host).accept_records(info_.records);
     return c.accept(Memory::host).accept(Memory::device).accept_records(info_.records);
   }
@@ -105,7 +106,7 @@ class CudaReducer final : public Reducer {
 
  protected:
   Result do_reduce(const Request& q, const Options& o) override {
-    const bool exact = exact_sum(q.dtype, q.op, o.accuracy.value_or(Accuracy::standard));
+    const bool exact = q.ops.empty() && exact_sum(q.dtype, q.op, o.accuracy.value_or(Accuracy::standard));
     int block = kDefaultBlockSize;
     if ((info_.block_size || exact) && o.block_size != 0) {
       if (o.block_size != 128 && o.block_size != 256 && o.block_size != 512 && o.block_size != 1024)
@@ -129,6 +130,10 @@ class CudaReducer final : public Reducer {
       r.exact = {exact_sum_of_host(info_.technique, q.data, q.count, q.dtype, block, where.device, where.pinned, stream_settings)};
       return r;
     }
+    if (where.memory == Memory::host && !q.ops.empty()) {
+      reduce_host_stats(q.data, q.count, q.dtype, q.ops, *q.ops_out, where.device, where.pinned, stream_settings);
+      return Result{};
+    }
     if (where.memory == Memory::host)
       return reduce_host(info_.technique, q.data, q.count, q.width, q.dtype, q.op, block, where.device, where.pinned,
                          stream_settings);
@@ -144,6 +149,11 @@ class CudaReducer final : public Reducer {
       Result r;
       r.exact = {exact_sum_of_device(info_.technique, data, q.count, q.dtype, block, *ws)};
       return r;
+    }
+    if (!q.ops.empty()) {
+      enqueue_stats(data, q.count, q.dtype, *ws);
+      collect_stats(q.dtype, q.ops, *q.ops_out, *ws);
+      return Result{};  // the results are in q.ops_out; Reducer::reduce fills the rest
     }
     if (q.width > 1) {
       enqueue_records(data, q.count, q.width, q.dtype, q.op, *ws);
@@ -161,9 +171,14 @@ class CudaReducer final : public Reducer {
     if (q.segments.offsets && (locate_pointer(q.segments.offsets).memory == Memory::device) != on_device)
       throw Error(ErrorCode::invalid_argument, "'" + std::string(info_.name) + "': the segment offsets must be in the data's memory (" +
                                                    std::string(to_string(where.memory)) + ")");
-    const bool out_on_device = locate_pointer(q.out).memory == Memory::device;
-    if (q.out_index && (locate_pointer(q.out_index).memory == Memory::device) != out_on_device)
-      throw Error(ErrorCode::invalid_argument, "'" + std::string(info_.name) + "': out and out_index must be in the same memory");
+    // Every result array in one memory: one op's out and out_index, or each asked stat's.
+    std::vector<const void*> outputs{q.out, q.out_index};
+    for (Stat s : all_stats)
+      if (q.ops.contains(s)) outputs.insert(outputs.end(), {q.ops_out->values[static_cast<int>(s)], q.ops_out->indices[static_cast<int>(s)]});
+    const bool out_on_device = locate_pointer(q.ops.empty() ? q.out : outputs[2]).memory == Memory::device;
+    for (const void* p : outputs)
+      if (p && (locate_pointer(p).memory == Memory::device) != out_on_device)
+        throw Error(ErrorCode::invalid_argument, "'" + std::string(info_.name) + "': the results must all go to one memory");
     return reduce_segments(info_.technique, q, on_device, out_on_device, where.device);
   }
 

@@ -46,25 +46,48 @@ Result reduce_segments(Technique t, const Request& q, bool data_on_device, bool 
       offsets = copied;
     }
   }
-  const std::size_t out_bytes = count * size_of(result_dtype(q.dtype, q.op));
-  const std::size_t index_bytes = returns_index(q.op) ? count * sizeof(std::uint64_t) : 0;
-  void* out = q.out;
-  std::uint64_t* out_index = q.out_index;
-  if (!out_on_device) {  // the kernels write to the device; the results cross after
-    auto* results = static_cast<unsigned char*>(ws->columns.reserve(round16(out_bytes) + index_bytes + 16, "segment results"));
-    out = results;
-    out_index = index_bytes ? reinterpret_cast<std::uint64_t*>(results + round16(out_bytes)) : nullptr;
+  // Where the results go: one op's `out` and `out_index`, or each asked stat's pair (Request::ops).
+  // Results meant for the host are written to the device first, and cross after.
+  StatsOut wanted, written;
+  std::size_t value_bytes[all_stats.size()] = {}, index_bytes[all_stats.size()] = {};
+  auto want = [&](int k, void* values, std::uint64_t* indices, DType type, bool index) {
+    wanted.values[k] = values, wanted.indices[k] = indices;
+    value_bytes[k] = count * size_of(type);
+    index_bytes[k] = index ? count * sizeof(std::uint64_t) : 0;
+  };
+  if (q.ops.empty()) want(0, q.out, q.out_index, result_dtype(q.dtype, q.op), returns_index(q.op));
+  for (Stat s : all_stats)
+    if (q.ops.contains(s))
+      want(static_cast<int>(s), q.ops_out->values[static_cast<int>(s)], q.ops_out->indices[static_cast<int>(s)],
+           result_dtype(q.dtype, s), returns_index(s));
+  if (out_on_device) {
+    written = wanted;
+  } else {
+    std::size_t total = 16;
+    for (std::size_t k = 0; k < all_stats.size(); ++k) total += round16(value_bytes[k]) + round16(index_bytes[k]);
+    auto* cursor = static_cast<unsigned char*>(ws->columns.reserve(total, "segment results"));
+    for (std::size_t k = 0; k < all_stats.size(); ++k) {
+      if (value_bytes[k] == 0 && !wanted.values[k]) continue;
+      written.values[k] = cursor;
+      cursor += round16(value_bytes[k]);
+      if (wanted.indices[k]) written.indices[k] = reinterpret_cast<std::uint64_t*>(cursor);
+      cursor += round16(index_bytes[k]);
+    }
   }
   const SegmentBounds bounds{offsets, offsets || count == 0 ? 0 : q.count / count, count, q.count};
   unsigned long long* bad = nullptr;
   visit_dtype(q.dtype, [&](auto tag) {
     using T = decltype(tag);
-    enqueue_segments_typed<T>(t, static_cast<const T*>(data), bounds, q.op, out, out_index, *ws, &bad);
+    if (q.ops.empty())
+      enqueue_segments_typed<T>(t, static_cast<const T*>(data), bounds, q.op, written.values[0], written.indices[0], *ws, &bad);
+    else enqueue_segment_stats_typed<T>(static_cast<const T*>(data), bounds, q.ops, written, *ws, &bad);
   });
   XREDUCE_CUDA(cudaMemcpyAsync(ws->host_result, bad, sizeof *bad, cudaMemcpyDeviceToHost, ws->stream));
-  if (!out_on_device) {
-    if (out_bytes) XREDUCE_CUDA(cudaMemcpyAsync(q.out, out, out_bytes, cudaMemcpyDeviceToHost, ws->stream));
-    if (index_bytes) XREDUCE_CUDA(cudaMemcpyAsync(q.out_index, out_index, index_bytes, cudaMemcpyDeviceToHost, ws->stream));
+  for (std::size_t k = 0; !out_on_device && k < all_stats.size(); ++k) {
+    if (value_bytes[k])
+      XREDUCE_CUDA(cudaMemcpyAsync(wanted.values[k], written.values[k], value_bytes[k], cudaMemcpyDeviceToHost, ws->stream));
+    if (index_bytes[k])
+      XREDUCE_CUDA(cudaMemcpyAsync(wanted.indices[k], written.indices[k], index_bytes[k], cudaMemcpyDeviceToHost, ws->stream));
   }
   XREDUCE_CUDA(cudaStreamSynchronize(ws->stream));
   std::uint64_t first_bad = 0;

@@ -1,6 +1,7 @@
 #pragma once
 // enqueue_segments_typed<T>: a segmented request's launches for one element type, with
-// cuda.shuffle's tiled kernels (kernels/segmented.cuh) or cub::DeviceSegmentedReduce. Included by
+// cuda.shuffle's tiled kernels (kernels/segmented.cuh) or cub::DeviceSegmentedReduce; and
+// enqueue_segment_stats_typed<T>, several ops of each segment with the tiled kernels. Included by
 // the per-type translation units enqueue_<dtype>.cu, which instantiate it.
 
 #include <cub/device/device_segmented_reduce.cuh>
@@ -36,10 +37,9 @@ void check_offsets(const SegmentBounds& b, const SegmentTiles<A>& t, Workspace& 
   XREDUCE_CUDA(cudaGetLastError());
 }
 
-template <class F, class Out>
+template <class P = SegmentPolicy, class F, class Out>
 void shuffle_segments(const typename F::In* x, const SegmentBounds& b, F f, Out* out, std::uint64_t* out_index,
                       Workspace& ws, unsigned long long** bad) {
-  using P = SegmentPolicy;
   using A = typename F::acc_t;
   SegmentTiles<A> t{};
   t.tile = P::tile_bytes / sizeof(typename F::In);
@@ -139,6 +139,43 @@ void cub_segments(const typename F::In* x, const SegmentBounds& b, F f, Out* out
   } else {
     run(x, out, MixedOp<F>{f});
   }
+}
+
+//! Several ops of each segment (Request::ops): StatsOp, and where each asked stat goes.
+template <class T>
+struct SegmentStatsOp : StatsOp<T> {
+  Stats ops;
+  void* values[all_stats.size()];
+  std::uint64_t* indices[all_stats.size()];
+};
+
+//! Segment s's stats, each asked one to its own array (found by argument-dependent lookup from
+//! the kernels, over the one-op write_segment: `out` and `out_index` are not used).
+template <class T, class Out>
+__device__ inline void write_segment(const SegmentStatsOp<T>& f, const StatsAcc<T>& a, std::uint64_t s, std::uint64_t start,
+                                     Out*, std::uint64_t*) {
+  using Sum = std::conditional_t<std::is_floating_point_v<T>, T, std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
+  auto put = [&](Stat k, auto value) {
+    if (f.ops.contains(k)) static_cast<decltype(value)*>(f.values[static_cast<int>(k)])[s] = value;
+  };
+  put(Stat::sum, static_cast<Sum>(a.sum));
+  put(Stat::sum_of_squares, static_cast<Sum>(a.squares));
+  put(Stat::min, a.lo.value);
+  put(Stat::max, a.hi.value);
+  put(Stat::argmin, a.lo.value);
+  put(Stat::argmax, a.hi.value);
+  auto relative = [&](index_t i) { return i == ~index_t{0} ? i : i - start; };  // an empty segment: no_index
+  if (f.ops.contains(Stat::argmin)) f.indices[static_cast<int>(Stat::argmin)][s] = relative(a.lo.index);
+  if (f.ops.contains(Stat::argmax)) f.indices[static_cast<int>(Stat::argmax)][s] = relative(a.hi.index);
+}
+
+template <class T>
+void enqueue_segment_stats_typed(const T* x, const SegmentBounds& b, Stats ops, const StatsOut& out, Workspace& ws,
+                                 unsigned long long** bad) {
+  SegmentStatsOp<T> f{};
+  f.ops = ops;
+  for (std::size_t k = 0; k < all_stats.size(); ++k) f.values[k] = out.values[k], f.indices[k] = out.indices[k];
+  shuffle_segments<StatsSegmentPolicy>(x, b, f, static_cast<unsigned char*>(nullptr), nullptr, ws, bad);
 }
 
 template <class T>

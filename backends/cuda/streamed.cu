@@ -139,7 +139,34 @@ ExactSum streamed_exact(Technique t, const T* x, std::size_t n, int block, int d
   return total;
 }
 
+template <class T>
+void streamed_stats(const T* x, std::size_t n, Stats ops, const StatsOut& out, int device, bool pinned, const Streaming& s) {
+  using A = StatsAcc<T>;
+  const StatsOp<T> f;
+  A total = f.identity();
+  auto launch = [&](Workspace& w, const void* chunk, std::size_t len) {
+    enqueue_stats(chunk, len, dtype_of<T>(), w);
+    XREDUCE_CUDA(cudaMemcpyAsync(w.host_result, w.result, sizeof(A), cudaMemcpyDeviceToHost, w.stream));
+  };
+  auto fold = [&](Workspace& w, std::size_t first) {
+    A a;
+    std::memcpy(&a, w.host_result, sizeof a);
+    a.lo.index += first, a.hi.index += first;
+    total = f(total, a);
+  };
+  stream_chunks(x, n, 1, records_per_chunk<T>(1, s), device, pinned, s, launch, fold);
+  write_stats(dtype_of<T>(), ops, &total, out);
+}
+
 }  // namespace
+
+void reduce_host_stats(const void* data, std::size_t count, DType dtype, Stats ops, const StatsOut& out, int device,
+                       bool pinned, const Streaming& streaming) {
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    streamed_stats(static_cast<const T*>(data), count, ops, out, device, pinned, streaming);
+  });
+}
 
 ExactSum exact_sum_of_host(Technique t, const void* data, std::size_t n, DType dtype, int block, int device, bool pinned,
                            const Streaming& streaming) {

@@ -42,6 +42,8 @@ struct TechniqueInfo {
   //! Host data over every visible GPU at once (reduce_host_on_gpus), with this technique on each;
   //! host memory only, and available with two GPUs or more.
   bool multi_gpu = false;
+  //! Several ops in one pass (Request::ops), with StatsOp through this technique's kernel.
+  bool ops = false;
 };
 
 // The dispatcher prefers the fastest; the seed kernels rank by how far along the progression
@@ -50,7 +52,7 @@ struct TechniqueInfo {
 // unless configured to (name it, or make it the config's backend).
 inline constexpr std::array<TechniqueInfo, 13> techniques{{
     {Technique::single_pass, "cuda.single_pass", 300, true, false, false, true},
-    {Technique::shuffle, "cuda.shuffle", 290, true, false, true, true, true},
+    {Technique::shuffle, "cuda.shuffle", 290, true, false, true, true, true, false, true},
     {Technique::shuffle, "cuda.multi_gpu", 105, true, false, true, true, false, true},
     {Technique::cub, "cub", 280, true, false, false, false, true},
     {Technique::thrust, "thrust", 250, false, false},
@@ -124,6 +126,18 @@ ExactSum exact_sum_of_host(Technique t, const void* data, std::size_t n, DType d
 //! Error(invalid_argument) for bad offsets (checked on the device as they are read).
 Result reduce_segments(Technique t, const Request& q, bool data_on_device, bool out_on_device, int device);
 
+//! Several ops in one pass (Request::ops) of `count` elements at device pointer `data` (aligned
+//! to the element size), with cuda.shuffle's kernel over StatsOp: leaves the StatsAcc in
+//! ws.result. collect_stats copies it back (waits) and writes the `ops` asked for to `out`'s
+//! first slots (host memory).
+void enqueue_stats(const void* data, std::size_t count, DType dtype, Workspace& ws);
+void collect_stats(DType dtype, Stats ops, const StatsOut& out, Workspace& ws);
+//! Writes the `ops` of a StatsAcc of `dtype` (its bytes at `acc`) to `out`'s first slots (host).
+void write_stats(DType dtype, Stats ops, const void* acc, const StatsOut& out);
+//! The same of `count` elements of host memory, streamed as reduce_host streams.
+void reduce_host_stats(const void* data, std::size_t count, DType dtype, Stats ops, const StatsOut& out, int device,
+                       bool pinned, const Streaming& streaming);
+
 struct SegmentBounds;
 //! Applies M to each of the six element types (explicit instantiations).
 #define XREDUCE_FOR_EACH_ELEMENT_TYPE(M) \
@@ -139,6 +153,13 @@ void enqueue_records_typed(const T* data, std::size_t count, std::size_t width, 
 template <class T>
 void enqueue_segments_typed(Technique t, const T* data, const SegmentBounds& bounds, Op op, void* out,
                             std::uint64_t* out_index, Workspace& ws, unsigned long long** bad);
+template <class T>
+void enqueue_stats_typed(const T* data, std::size_t count, Workspace& ws);
+//! Enqueues several ops of each segment of device data into device arrays `out` (as
+//! enqueue_segments_typed, with cuda.shuffle's tiles).
+template <class T>
+void enqueue_segment_stats_typed(const T* data, const SegmentBounds& bounds, Stats ops, const StatsOut& out, Workspace& ws,
+                                 unsigned long long** bad);
 template <class T>
 void enqueue_cub(const T* data, std::size_t count, Op op, Workspace& ws);
 template <class T>

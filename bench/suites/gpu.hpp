@@ -48,5 +48,9 @@ int run_exact(const SuiteArgs& args);
 int run_segments_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md);
 //! The `segments` suite (segments.cpp).
 int run_segments(const SuiteArgs& args);
+//! The device-resident half of the `stats` suite (gpu_stats.cu), as run_exact_gpu.
+int run_stats_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md);
+//! The `stats` suite (stats.cpp).
+int run_stats(const SuiteArgs& args);
 
 }  // namespace xreduce::bench

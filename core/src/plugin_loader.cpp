@@ -20,12 +20,14 @@ class PluginReducer final : public Reducer {
       for (Op op : all_ops) caps_.set(t, op, static_cast<Support>(b.support[static_cast<int>(t)][static_cast<int>(op)]));
     caps_.set_memory_mask(b.memory_mask & ~(XREDUCE_MEMORY_MASK_RECORDS | XREDUCE_MEMORY_MASK_EXACT_SUMS |
                                             XREDUCE_MEMORY_MASK_EXACT_RECORDS | XREDUCE_MEMORY_MASK_SEGMENTS |
-                                            XREDUCE_MEMORY_MASK_EXACT_SEGMENTS));
+                                            XREDUCE_MEMORY_MASK_EXACT_SEGMENTS | XREDUCE_MEMORY_MASK_OPS |
+                                            XREDUCE_MEMORY_MASK_SEGMENTED_OPS));
     caps_.accept_records((b.memory_mask & XREDUCE_MEMORY_MASK_RECORDS) != 0);
     if (b.memory_mask & XREDUCE_MEMORY_MASK_EXACT_SUMS)
       caps_.accept_exact_sums((b.memory_mask & XREDUCE_MEMORY_MASK_EXACT_RECORDS) != 0);
     if (b.memory_mask & XREDUCE_MEMORY_MASK_SEGMENTS)
       caps_.accept_segments((b.memory_mask & XREDUCE_MEMORY_MASK_EXACT_SEGMENTS) != 0);
+    if (b.memory_mask & XREDUCE_MEMORY_MASK_OPS) caps_.accept_ops((b.memory_mask & XREDUCE_MEMORY_MASK_SEGMENTED_OPS) != 0);
     if (b.settings_info) settings_ = settings_info_from_text(b.settings_info);
   }
   std::vector<SettingInfo> settings() const override { return settings_; }
@@ -64,7 +66,12 @@ class PluginReducer final : public Reducer {
                           q.segments.count,
                           q.segments.offsets,
                           q.out,
-                          q.out_index};
+                          q.out_index,
+                          q.ops.bits(),
+                          {},
+                          {}};
+    for (std::size_t k = 0; q.ops_out && k < all_stats.size(); ++k)
+      cq.ops_values[k] = q.ops_out->values[k], cq.ops_indices[k] = q.ops_out->indices[k];
     const std::string settings = o.settings.empty() ? std::string() : o.settings.to_text();
     xreduce_options_v2 co{o.block_size, o.threads, static_cast<std::int32_t>(accuracy),
                           o.settings.empty() ? nullptr : settings.c_str()};
@@ -135,7 +142,8 @@ void check_plugin_table(const std::filesystem::path& library, const xreduce_plug
                                        (1u << static_cast<unsigned>(Memory::host)) |
                                        (1u << static_cast<unsigned>(Memory::device)) | XREDUCE_MEMORY_MASK_RECORDS |
                                        XREDUCE_MEMORY_MASK_EXACT_SUMS | XREDUCE_MEMORY_MASK_EXACT_RECORDS |
-                                       XREDUCE_MEMORY_MASK_SEGMENTS | XREDUCE_MEMORY_MASK_EXACT_SEGMENTS;
+                                       XREDUCE_MEMORY_MASK_SEGMENTS | XREDUCE_MEMORY_MASK_EXACT_SEGMENTS |
+                                       XREDUCE_MEMORY_MASK_OPS | XREDUCE_MEMORY_MASK_SEGMENTED_OPS;
     if (b.memory_mask & ~known_memory)
       refuse(library, which + " claims memory spaces (mask " + std::to_string(b.memory_mask) + ") that do not exist");
   }

@@ -25,11 +25,12 @@ ValidationReport validate(Context& context, const Request& request, const Option
   Options given = options;
   if (!given.accuracy) given.accuracy = context.config().accuracy;
   const Accuracy accuracy = *given.accuracy;
-  const bool exact = exact_sum(q.dtype, q.op, accuracy);
+  const bool several = !q.ops.empty();
+  const bool exact = !several && exact_sum(q.dtype, q.op, accuracy);
   std::vector<Reducer*> chosen;
   if (backends.empty()) {
     for (const auto& e : context.registry().entries())
-      if (Capabilities c = e.reducer->capabilities(); c.support(q.dtype, q.op) != Support::none &&
+      if (Capabilities c = e.reducer->capabilities(); (several ? c.ops(q.segments.segmented()) : c.support(q.dtype, q.op) != Support::none) &&
                                                      (q.width <= 1 || c.records()) && (!exact || c.exact_sums(q.width > 1)) &&
                                                      (!q.segments.segmented() || (c.segments() && (!exact || c.exact_segments()))))
         chosen.push_back(e.reducer);
@@ -39,7 +40,7 @@ ValidationReport validate(Context& context, const Request& request, const Option
   for (Reducer* r : chosen) {
     ValidationRow row;
     row.backend = std::string(r->name());
-    row.exact = r->capabilities().support(q.dtype, q.op) == Support::exact;
+    row.exact = r->capabilities().support(q.dtype, several ? Op::sum : q.op) == Support::exact;
     try {
       auto start = std::chrono::steady_clock::now();
       Options mine = given;  // each backend gets the call's settings it reads

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 #include <doctest/doctest.h>
 
+#include "gpu/device_placement.hpp"
 #include "support/segment_cases.hpp"
 #include "xreduce/xreduce.hpp"
 #include "xreduce/registry.hpp"
@@ -11,24 +12,6 @@
 namespace xr = xreduce;
 
 namespace {
-
-struct DevicePlacement final : xr::test::Placement {
-  std::vector<void*> blocks;
-  DevicePlacement() { memory = xr::Memory::device; }
-  ~DevicePlacement() override {
-    for (void* p : blocks) cudaFree(p);
-  }
-  void* put(const void* host, std::size_t bytes) override {
-    void* p = nullptr;
-    REQUIRE(cudaMalloc(&p, bytes + 16) == cudaSuccess);
-    blocks.push_back(p);
-    if (bytes) REQUIRE(cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice) == cudaSuccess);
-    return p;
-  }
-  void fetch(void* host, const void* where, std::size_t bytes) override {
-    if (bytes) REQUIRE(cudaMemcpy(host, where, bytes, cudaMemcpyDeviceToHost) == cudaSuccess);
-  }
-};
 
 std::vector<xr::Reducer*> segment_backends() {
   std::vector<xr::Reducer*> v;
@@ -39,16 +22,11 @@ std::vector<xr::Reducer*> segment_backends() {
   return v;
 }
 
-bool few() {
-  const char* q = std::getenv("XREDUCE_TEST_QUICK");
-  return q != nullptr && *q != '\0' && *q != '0';
-}
-
 template <class T>
 void gpu_segments_for_type() {
   for (xr::Reducer* r : segment_backends()) {
-    DevicePlacement device;
-    xr::test::check_segments_for_type<T>(*r, device, few());
+    xr::test::DevicePlacement device;
+    xr::test::check_segments_for_type<T>(*r, device, xr::test::few());
     xr::test::HostPlacement host;  // host data: copied in whole
     xr::test::check_segments_for_type<T>(*r, host, true);
   }
@@ -68,7 +46,7 @@ TEST_CASE("GPU segments: bad offsets are reported, not read past the data") {
   const std::vector<std::uint64_t> decreasing{0, 50, 40, 100}, past_end{0, 50, 1u << 30};
   for (xr::Reducer* r : segment_backends()) {
     INFO("backend " << r->name());
-    DevicePlacement d;
+    xr::test::DevicePlacement d;
     xr::Request q{d.put(x.data(), 400), x.size(), xr::DType::f32, xr::Op::sum, xr::Memory::device};
     q.segments = xr::Segments::at(static_cast<const std::uint64_t*>(d.put(decreasing.data(), 32)), 3);
     CHECK_THROWS_WITH_AS(r->reduce(q), doctest::Contains("offsets[1] = 50 > offsets[2] = 40"), xr::Error);

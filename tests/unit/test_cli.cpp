@@ -310,3 +310,31 @@ TEST_CASE("cli: --rows and --offsets reduce each segment; validate checks every 
   CHECK(xreduce("run --op sum --dtype f32 --n 1000 --rows 10 --width 2").code == 2);
   CHECK(xreduce("run --op sum --dtype f32 --n 1000 --rows 10 --offsets cli-offsets.npy").code == 2);
 }
+
+TEST_CASE("cli: --ops computes several ops in one pass; validate checks each") {
+  Run flat = xreduce("run --ops sum,min,argmax,sumsq --dtype f64 --n 5000 --json");
+  REQUIRE(flat.code == 0);
+  auto j = nlohmann::json::parse(flat.out);
+  CHECK(j["op"] == "sum,min,argmax,sumsq");
+  REQUIRE(j["stats"].size() == 4);
+  CHECK(j["stats"]["argmax"].contains("index"));
+  CHECK(!j["stats"]["sum"].contains("index"));
+  CHECK(j["stats"]["sumsq"]["value"].get<double>() > 0);
+  Run rows = xreduce("run --ops max,sum --dtype i32 --n 1000 --rows 10 --json");
+  REQUIRE(rows.code == 0);
+  j = nlohmann::json::parse(rows.out);
+  CHECK(j["segments"] == 10);
+  CHECK(j["stats"]["max"]["value"].size() == 10);
+  for (const char* shape : {"", " --rows 8"}) {
+    Run v = xreduce(std::string("validate --ops sum,min,max,argmin,argmax,sumsq --dtype f32 --n 4096 --json") + shape);
+    INFO(v.out);
+    CHECK(v.code == 0);
+    CHECK(nlohmann::json::parse(v.out)["reference"].size() == 6);
+  }
+  CHECK(xreduce("validate --ops sum,argmin --dtype u64 --n 1000").code == 0);
+  CHECK(xreduce("run --ops sum,median --dtype f32 --n 10").code == 2);             // no such op
+  CHECK(xreduce("run --ops sum --op max --dtype f32 --n 10").code == 2);           // one or the other
+  CHECK(xreduce("run --dtype f32 --n 10").code == 2);                              // neither
+  CHECK(xreduce("run --ops sum,max --dtype f32 --n 100 --width 2").code == 2);     // not of records
+  CHECK(xreduce("run --ops sum,max --dtype f32 --n 100 --accuracy exact").code == 2);  // exact is one op at a time
+}

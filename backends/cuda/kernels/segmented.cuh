@@ -30,6 +30,14 @@ struct SegmentPolicy {
   static constexpr int max_pieces = 2048;
 };
 
+//! Several ops of each segment (StatsOp's 48-byte accumulator): half the tile, so that the tile,
+//! its piece list and a StatsAcc a thread fit in a block's 48 KB of shared memory, and room for
+//! the accumulator's registers.
+struct StatsSegmentPolicy : SegmentPolicy {
+  static constexpr int tile_bytes = 16384;
+  static constexpr int min_blocks = 2;
+};
+
 //! Where segment s begins, kept inside [0, n] (offsets are not trusted until checked).
 struct SegmentBounds {
   const std::uint64_t* offsets;  //!< device; null: equal rows of row_length

@@ -43,6 +43,11 @@ extern "C" {
  * ends before those fields. */
 #define XREDUCE_MEMORY_MASK_SEGMENTS (1u << 28)
 #define XREDUCE_MEMORY_MASK_EXACT_SEGMENTS (1u << 27)
+/* In a backend's memory_mask: the backend computes several ops in one pass (the fields of the
+ * request from `ops` on); with SEGMENTED_OPS, of segmented requests too. The core sends such
+ * requests only to backends that set it; a plugin that sets it needs a core that knows them. */
+#define XREDUCE_MEMORY_MASK_OPS (1u << 26)
+#define XREDUCE_MEMORY_MASK_SEGMENTED_OPS (1u << 25)
 
 /* dtype, op, memory and error codes take the numeric values of the C++ enums in
  * xreduce/types.hpp and xreduce/error.hpp. */
@@ -70,6 +75,13 @@ typedef struct xreduce_request_v2 {
   const uint64_t* segment_offsets;
   void* out;
   uint64_t* out_index;
+  /* Several ops in one pass (xreduce::Stats: bit 1 << xreduce::Stat each), for backends with
+   * XREDUCE_MEMORY_MASK_OPS, else 0: `op` is then not used, and the backend writes each asked
+   * stat's results to ops_values[stat] (packed values of its result type) and, for argmin and
+   * argmax, ops_indices[stat]: one per segment, or one (in host memory) for a flat request. */
+  uint32_t ops;
+  void* ops_values[6];
+  uint64_t* ops_indices[6];
 } xreduce_request_v2;
 
 typedef struct xreduce_options_v2 {

@@ -96,7 +96,8 @@ class Exporter {
                       (caps.exact_sums() ? XREDUCE_MEMORY_MASK_EXACT_SUMS : 0u) |
                       (caps.exact_sums(true) ? XREDUCE_MEMORY_MASK_EXACT_RECORDS : 0u) |
                       (caps.segments() ? XREDUCE_MEMORY_MASK_SEGMENTS : 0u) |
-                      (caps.exact_segments() ? XREDUCE_MEMORY_MASK_EXACT_SEGMENTS : 0u);
+                      (caps.exact_segments() ? XREDUCE_MEMORY_MASK_EXACT_SEGMENTS : 0u) |
+                      (caps.ops() ? XREDUCE_MEMORY_MASK_OPS : 0u) | (caps.ops(true) ? XREDUCE_MEMORY_MASK_SEGMENTED_OPS : 0u);
       b.self = e.reducer.get();
       b.available = &available;
       b.reduce = &reduce;
@@ -152,6 +153,13 @@ class Exporter {
         request.segments = Segments{static_cast<std::size_t>(q->segment_count), q->segment_offsets};
         request.out = q->out;
         request.out_index = q->out_index;
+      }
+      // Only a backend that declared several ops gets them (and only then are these fields there).
+      StatsOut ops_out;
+      if (static_cast<Reducer*>(self)->capabilities().ops() && q->ops) {
+        request.ops = Stats::from_bits(q->ops);
+        for (std::size_t k = 0; k < all_stats.size(); ++k) ops_out.values[k] = q->ops_values[k], ops_out.indices[k] = q->ops_indices[k];
+        request.ops_out = &ops_out;
       }
       Options options;
       options.block_size = o->block_size;

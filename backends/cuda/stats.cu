@@ -1,0 +1,56 @@
+// Several ops in one pass (Request::ops) of device data: the launch (enqueue_<dtype>.cu holds
+// the kernels), and the one StatsAcc turned into the results of the ops asked for.
+
+#include <cstring>
+#include <limits>
+
+#include "device_ops.cuh"
+#include "techniques.hpp"
+
+namespace xreduce::cuda {
+namespace {
+
+//! The C++ type of result_dtype(T, sum): sums and sums of squares of integers widen to 64 bits.
+template <class T>
+using sum_out_t = std::conditional_t<std::is_floating_point_v<T>, T, std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
+
+template <class T>
+void write_typed(Stats ops, const StatsAcc<T>& a, const StatsOut& out) {
+  auto put = [&](Stat s, auto value) {
+    if (ops.contains(s)) std::memcpy(out.values[static_cast<int>(s)], &value, sizeof value);
+  };
+  put(Stat::sum, static_cast<sum_out_t<T>>(a.sum));
+  put(Stat::sum_of_squares, static_cast<sum_out_t<T>>(a.squares));
+  put(Stat::min, a.lo.value);
+  put(Stat::max, a.hi.value);
+  put(Stat::argmin, a.lo.value);
+  put(Stat::argmax, a.hi.value);
+  if (ops.contains(Stat::argmin)) out.indices[static_cast<int>(Stat::argmin)][0] = a.lo.index;
+  if (ops.contains(Stat::argmax)) out.indices[static_cast<int>(Stat::argmax)][0] = a.hi.index;
+}
+
+}  // namespace
+
+void enqueue_stats(const void* data, std::size_t count, DType dtype, Workspace& ws) {
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    enqueue_stats_typed(static_cast<const T*>(data), count, ws);
+  });
+}
+
+void write_stats(DType dtype, Stats ops, const void* acc, const StatsOut& out) {
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    StatsAcc<T> a;
+    std::memcpy(&a, acc, sizeof a);
+    write_typed(ops, a, out);
+  });
+}
+
+void collect_stats(DType dtype, Stats ops, const StatsOut& out, Workspace& ws) {
+  XREDUCE_CUDA(cudaMemcpyAsync(ws.host_result, ws.result, 64, cudaMemcpyDeviceToHost, ws.stream));
+  XREDUCE_CUDA(cudaStreamSynchronize(ws.stream));
+  write_stats(dtype, ops, ws.host_result, out);
+}
+
+}  // namespace xreduce::cuda

@@ -1,0 +1,60 @@
+// Several ops in one pass (Request::ops) on the GPU backends that do them, from device memory
+// and from host memory (streamed, or copied in whole for segments): the shared body of
+// support/stats_cases.hpp.
+
+#include <doctest/doctest.h>
+
+#include "gpu/device_placement.hpp"
+#include "support/stats_cases.hpp"
+#include "xreduce/registry.hpp"
+#include "xreduce/xreduce.hpp"
+
+namespace xr = xreduce;
+
+namespace {
+
+std::vector<xr::Reducer*> stats_backends() {
+  std::vector<xr::Reducer*> v;
+  for (const auto& e : xr::default_context().registry().entries())
+    if (e.reducer->capabilities().engine() == xr::Engine::gpu && e.reducer->capabilities().ops() && e.reducer->available())
+      v.push_back(e.reducer);
+  if (v.empty()) MESSAGE("no GPU backend that does several ops in one pass can run here: skipped");
+  return v;
+}
+
+template <class T>
+void gpu_stats_for_type() {
+  for (xr::Reducer* r : stats_backends()) {
+    xr::test::DevicePlacement device;
+    xr::test::check_stats_for_type<T>(*r, device, xr::test::few());
+    xr::test::HostPlacement host;
+    xr::test::check_stats_for_type<T>(*r, host, true);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("GPU several ops in one pass, f32") { gpu_stats_for_type<float>(); }
+TEST_CASE("GPU several ops in one pass, f64") { gpu_stats_for_type<double>(); }
+TEST_CASE("GPU several ops in one pass, i32") { gpu_stats_for_type<std::int32_t>(); }
+TEST_CASE("GPU several ops in one pass, i64") { gpu_stats_for_type<std::int64_t>(); }
+TEST_CASE("GPU several ops in one pass, u32") { gpu_stats_for_type<std::uint32_t>(); }
+TEST_CASE("GPU several ops in one pass, u64") { gpu_stats_for_type<std::uint64_t>(); }
+
+TEST_CASE("GPU several ops of segments: the results go to one memory") {
+  std::vector<float> x(100, 1.0f);
+  for (xr::Reducer* r : stats_backends()) {
+    if (!r->capabilities().ops(true)) continue;
+    INFO("backend " << r->name());
+    xr::test::DevicePlacement d;
+    xr::Request q{d.put(x.data(), 400), x.size(), xr::DType::f32, xr::Op::sum, xr::Memory::device};
+    q.segments = xr::Segments::rows(4);
+    q.ops = {xr::Stat::sum, xr::Stat::max};
+    float host_max[4];
+    xr::StatsOut out;
+    out.values[static_cast<int>(xr::Stat::sum)] = d.put(x.data(), 16);
+    out.values[static_cast<int>(xr::Stat::max)] = host_max;
+    q.ops_out = &out;
+    CHECK_THROWS_WITH_AS(r->reduce(q), doctest::Contains("one memory"), xr::Error);
+  }
+}
