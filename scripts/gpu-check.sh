@@ -7,7 +7,7 @@
 #
 #   scripts/gpu-check.sh [BUILD_DIR] [OUT_DIR]      (defaults: build/release, bench/results/<gpu>)
 #
-# XREDUCE_CHECK_SUITES picks the benchmarks (default: gpu-reduce host progression exact segments stats),
+# XREDUCE_CHECK_SUITES picks the benchmarks (default: gpu-reduce host progression exact segments stats; empty: none),
 # XREDUCE_SANITIZERS the sanitizer tools (default: memcheck racecheck synccheck) and
 # XREDUCE_SANITIZE the programs under them (default: conformance records exact segments stats custom), so that a run
 # within the device tool's 10 minutes can check what a change touched. Under racecheck the
@@ -53,11 +53,11 @@ step conformance "$build/bin/xreduce_conformance"
 step gpu-tests "$build/bin/xreduce_gpu_tests"
 step gpu-custom-tests "$build/bin/xreduce_gpu_custom_tests"
 step example-gpu "$build/bin/xreduce_example_farthest_point_gpu"
-for suite in ${XREDUCE_CHECK_SUITES:-gpu-reduce host progression exact segments stats}; do
+for suite in ${XREDUCE_CHECK_SUITES-gpu-reduce host progression exact segments stats}; do
   case $suite in
     gpu-reduce)
       step benchmark "$build/bin/xreduce_bench" gpu-reduce --out "$out" ${XREDUCE_BENCH_ARGS:-}
-      step plot python3 bench/plot_gpu.py "$out/gpu-reduce.json" "$out/gpu-reduce.png" ;;
+      [ -f "$out/gpu-reduce.json" ] && step plot python3 bench/plot_gpu.py "$out/gpu-reduce.json" "$out/gpu-reduce.png" ;;
     host) step benchmark-host "$build/bin/xreduce_bench_gpu_host" --out "$out" ${XREDUCE_BENCH_HOST_ARGS:-} ;;
     progression|exact|segments|stats)
       step "$suite" "$build/bin/xreduce_bench" "$suite" --out "$out"

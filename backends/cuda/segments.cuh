@@ -149,6 +149,15 @@ struct SegmentStatsOp : StatsOp<T> {
   std::uint64_t* indices[all_stats.size()];
 };
 
+//! Its accumulator is StatsOp's, with the vector path of kernels/vector_loads.cuh.
+template <class T>
+struct Accumulator<SegmentStatsOp<T>> : Accumulator<StatsOp<T>> {};
+template <class T>
+__device__ inline void add_vector(Accumulator<SegmentStatsOp<T>>& acc, const SegmentStatsOp<T>& f, const Vec<T>& r,
+                                  std::size_t first) {
+  add_vector(static_cast<Accumulator<StatsOp<T>>&>(acc), static_cast<const StatsOp<T>&>(f), r, first);
+}
+
 //! Segment s's stats, each asked one to its own array (found by argument-dependent lookup from
 //! the kernels, over the one-op write_segment: `out` and `out_index` are not used).
 template <class T, class Out>

@@ -55,6 +55,66 @@ __device__ inline void add_vector(Accumulator<F>& acc, const F& f, const Vec<In>
   }
 }
 
+//! The first element of a vector equal to v, and its index, by selects (an indexed register
+//! array would go to local memory).
+template <class T>
+__device__ inline ArgPair<T> first_equal(const Vec<T>& r, T v, std::size_t first) {
+  constexpr int kVec = vector_width<T>();
+  ArgPair<T> p{r.e[kVec - 1], first + kVec - 1};
+#pragma unroll
+  for (int j = kVec - 2; j >= 0; --j)
+    if (r.e[j] == v) p = {r.e[j], first + j};
+  return p;
+}
+
+//! Several ops (StatsOp), per loaded vector: its sum and sum of squares (grouped in float for
+//! f32, as SumOp groups), and its extremes compared once with the running ones; an extreme's
+//! index is worked out only when a vector holds a new one. Per element, the general path (a
+//! StatsAcc lifted and combined) cost twice the loads' time on an H200. The callers' loops bring
+//! an accumulator its vectors in increasing index order, so a strict comparison keeps the first
+//! of equal extremes; the lone elements before and after the vectors take the general path,
+//! which breaks ties by index. So does a vector holding a NaN (its sum is NaN), which follows
+//! the NaN rule there.
+template <class T>
+__device__ inline void add_vector(Accumulator<StatsOp<T>>& acc, const StatsOp<T>& f, const Vec<T>& r, std::size_t first) {
+  constexpr int kVec = vector_width<T>();
+  if constexpr (std::is_same_v<T, float>) {
+    float sum = r.e[0], squares = r.e[0] * r.e[0];
+#pragma unroll
+    for (int j = 1; j < kVec; ++j) sum += r.e[j], squares = fmaf(r.e[j], r.e[j], squares);
+    if (sum != sum) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) acc.add(f, f.lift(r.e[j], first + j));
+      return;
+    }
+    acc.sum.add(SumOp<T>{}, static_cast<double>(sum));
+    acc.squares.add(SumOp<T>{}, static_cast<double>(squares));
+  } else {
+    if constexpr (std::is_floating_point_v<T>) {
+      T sum = r.e[0];
+#pragma unroll
+      for (int j = 1; j < kVec; ++j) sum += r.e[j];
+      if (sum != sum) {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) acc.add(f, f.lift(r.e[j], first + j));
+        return;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      const wide_t<T> w = static_cast<wide_t<T>>(r.e[j]);
+      acc.sum.add(SumOp<T>{}, w);
+      acc.squares.add(SumOp<T>{}, w * w);
+    }
+  }
+  T lo = r.e[0], hi = r.e[0];
+#pragma unroll
+  for (int j = 1; j < kVec; ++j) lo = r.e[j] < lo ? r.e[j] : lo, hi = hi < r.e[j] ? r.e[j] : hi;
+  constexpr index_t none = ~index_t{0};  // the identity's index: an equal element still replaces it
+  if (lo < acc.lo.value || (lo == acc.lo.value && acc.lo.index == none)) acc.lo = first_equal(r, lo, first);
+  if (acc.hi.value < hi || (hi == acc.hi.value && acc.hi.index == none)) acc.hi = first_equal(r, hi, first);
+}
+
 //! This thread's partial over x[0..n): `head` elements one by one, then 16-byte vectors in tiles
 //! of block * unroll vectors (a block reads a tile as `unroll` contiguous, coalesced rows, each
 //! thread holding `unroll` loads in flight; tiles go round the blocks), then the leftover
