@@ -3,6 +3,7 @@
 #include "xreduce/reducer.hpp"
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -45,12 +46,20 @@ void check_segments(const Request& q, const Capabilities& caps, const std::strin
     throw Error(ErrorCode::invalid_argument, std::string(to_string(q.op)) + " of segments into `out` needs `out_index` too");
 }
 
-//! `n` packed values of type t.
+//! `n` packed values of type t. Typed once, not per value: a million segments' results took
+//! 17 ns each through Scalar::from_bytes, six times the reduction of their rows of 16.
 std::vector<Scalar> unpack(DType t, const std::vector<std::uint64_t>& words, std::size_t n) {
   std::vector<Scalar> values;
   values.reserve(n);
-  const auto* bytes = reinterpret_cast<const unsigned char*>(words.data());
-  for (std::size_t s = 0; s < n; ++s) values.push_back(Scalar::from_bytes(t, bytes + s * size_of(t)));
+  visit_dtype(t, [&](auto tag) {
+    using T = decltype(tag);
+    const auto* bytes = reinterpret_cast<const unsigned char*>(words.data());
+    for (std::size_t s = 0; s < n; ++s) {
+      T v;
+      std::memcpy(&v, bytes + s * sizeof(T), sizeof v);
+      values.emplace_back(v);
+    }
+  });
   return values;
 }
 

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <span>
 #include <type_traits>
@@ -141,31 +142,56 @@ struct Extreme {
   bool nan;
 };
 
+//! 16 bytes of T as one vector (GCC's and Clang's vector extensions: SSE2 on x86-64, NEON on
+//! Arm), for the kernels the compilers do not vectorise on their own. A specialisation per type:
+//! GCC drops the attribute on a dependent type.
+template <class T>
+struct Vector16;
+#define XREDUCE_VECTOR16(T) \
+  template <>               \
+  struct Vector16<T> {      \
+    typedef T type __attribute__((vector_size(16))); \
+  };
+XREDUCE_VECTOR16(float)
+XREDUCE_VECTOR16(double)
+XREDUCE_VECTOR16(std::int32_t)
+XREDUCE_VECTOR16(std::int64_t)
+XREDUCE_VECTOR16(std::uint32_t)
+XREDUCE_VECTOR16(std::uint64_t)
+#undef XREDUCE_VECTOR16
+
 template <bool kMax, class T>
 Extreme<T> extreme(const T* x, std::size_t n) {
-  // `v < m ? v : m` is one minps/maxps per vector; NaN is tracked apart so that it cannot be lost.
-  T m[kLanes];
-  unsigned char nan[kLanes] = {};
-  for (std::size_t j = 0; j < kLanes; ++j) m[j] = x[0];
+  // Vectors of `v < m ? v : m` (one minps/maxps) and of `v != v`, the NaN flags, tracked apart
+  // so that a NaN cannot be lost. Written as plain lanes, neither GCC nor Clang vectorised the
+  // select without -ffast-math: min and max ran at 40% of the sum's speed on one core.
+  using V = typename Vector16<T>::type;
+  using Mask = decltype(V{} < V{});
+  constexpr std::size_t kWidth = 16 / sizeof(T), kVectors = kLanes / kWidth;
+  V m[kVectors];
+  Mask nan[kVectors] = {};
+  for (std::size_t k = 0; k < kVectors; ++k) m[k] = V{} + x[0];
   std::size_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
-    for (std::size_t j = 0; j < kLanes; ++j) {
-      T v = x[i + j];
-      nan[j] |= is_nan(v);
-      if constexpr (kMax) m[j] = m[j] < v ? v : m[j];
-      else m[j] = v < m[j] ? v : m[j];
+    for (std::size_t k = 0; k < kVectors; ++k) {
+      V v;
+      std::memcpy(&v, x + i + k * kWidth, sizeof v);
+      nan[k] |= v != v;
+      if constexpr (kMax) m[k] = m[k] < v ? v : m[k];
+      else m[k] = v < m[k] ? v : m[k];
+    }
+  Extreme<T> r{m[0][0], false};
+  for (std::size_t k = 0; k < kVectors; ++k)
+    for (std::size_t j = 0; j < kWidth; ++j) {
+      r.nan |= nan[k][j] != 0;
+      if constexpr (kMax) r.value = r.value < m[k][j] ? m[k][j] : r.value;
+      else r.value = m[k][j] < r.value ? m[k][j] : r.value;
     }
   for (; i < n; ++i) {
-    T v = x[i];
-    nan[0] |= is_nan(v);
-    if constexpr (kMax) m[0] = m[0] < v ? v : m[0];
-    else m[0] = v < m[0] ? v : m[0];
-  }
-  Extreme<T> r{m[0], nan[0] != 0};
-  for (std::size_t j = 1; j < kLanes; ++j) {
-    r.nan |= nan[j] != 0;
-    if constexpr (kMax) r.value = r.value < m[j] ? m[j] : r.value;
-    else r.value = m[j] < r.value ? m[j] : r.value;
+    const T v = x[i];
+    r.nan |= is_nan(v);
+    if constexpr (kMax) r.value = r.value < v ? v : r.value;
+    else r.value = v < r.value ? v : r.value;
   }
   return r;
 }
@@ -204,6 +230,9 @@ ArgExtreme<T> arg_extreme(const T* x, std::size_t n, std::uint64_t base) {
     std::size_t len = n - start < kArgBlock ? n - start : kArgBlock;
     const T* b = x + start;
     Extreme<T> e = extreme<kMax>(b, len);
+    // The scan for the index only where the block holds a new extreme: a later block's equal
+    // one loses to the earlier index anyway. (Scanning every block cost as much as the search.)
+    if (start > 0 && !e.nan && !(kMax ? best.value < e.value : e.value < best.value)) continue;
     std::size_t k = 0;
     if (e.nan) {
       while (!is_nan(b[k])) ++k;
