@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # The device tool carries at most 64 MiB, and each benchmark program holds the kernels (about
 # 18 MB): by default, what scripts/gpu-check.sh runs (xreduce_bench for its GPU suites, the host
-# benchmark); name others after the build folder (scripts/device-bundle.sh build/release xreduce xreduce_bench).
+# benchmark); name others after the build folder (scripts/device-bundle.sh build/release xreduce xreduce_bench),
+# or pack them (XREDUCE_BUNDLE_PACK=1, below).
 build=${1:-build/release}
 shift || true
 programs=("$@")
@@ -23,4 +24,11 @@ for lib in libtbb.so.12 libtomlplusplus.so.3 libgomp.so.1 libmpfr.so.6 libgmp.so
   if [ -n "$path" ]; then cp -L "$path" .device-build/lib/; else echo "device-bundle: $lib not found here" >&2; fi
 done
 strip --strip-unneeded .device-build/bin/* .device-build/lib/* 2>/dev/null || true
+# XREDUCE_BUNDLE_PACK=1: one xz archive instead (the kernels compress about sevenfold, so the CUDA
+# module and both benchmark programs fit together); scripts/device-unpack.sh restores bin/ and lib/
+# on the device, with Python alone.
+if [ "${XREDUCE_BUNDLE_PACK:-0}" = 1 ]; then
+  tar -C .device-build -cf - bin lib | xz -T2 -5 > .device-build/bundle.tar.xz
+  rm -rf .device-build/bin .device-build/lib
+fi
 du -sh .device-build
