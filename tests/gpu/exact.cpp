@@ -61,7 +61,7 @@ TEST_CASE("gpu exact sums: device and pinned data, every shape and block size, M
     for (std::size_t n : {std::size_t{1}, std::size_t{33}, std::size_t{4097}, std::size_t{(1 << 20) + 7}, std::size_t{3 << 21}})
       for (ExactShape shape : xr::test::all_exact_shapes) {
         if (quick && n > 5000) continue;
-        INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), data " << name(shape));
+        INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), data " << std::string(name(shape)));
         check_on_gpu(*r, xr::test::make_exact_data<float>(shape, n, rng), rng() % 2 ? 4 : 0, rng);
         check_on_gpu(*r, xr::test::make_exact_data<double>(shape, n, rng), rng() % 2 ? 8 : 1, rng);
       }

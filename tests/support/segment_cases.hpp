@@ -40,6 +40,8 @@ inline std::vector<SegmentShape> segment_shapes(std::mt19937_64& rng, bool few) 
   };
   v.push_back({"one segment", 3 * 65536 + 5, 1, {}});
   v.push_back({"1000 rows of 7", 7000, 1000, {}});
+  // Short rows over several tiles, one of them cut by each tile's edge (the CPU's rows loop).
+  if (!few) v.push_back({"30000 rows of 11", 330000, 30000, {}});
   v.push_back({"3 rows of 200003", 3 * 200003, 3, {}});
   if (!few) v.push_back({"16 rows of 65536", 16 * 65536, 16, {}});
   {
@@ -119,7 +121,7 @@ void check_segments(Reducer& r, Placement& place, Op op, const SegmentShape& sha
   q.data = place.put(data.data(), data.size() * sizeof(T));
   if (!shape.rows) q.segments.offsets = static_cast<const std::uint64_t*>(place.put(shape.offsets.data(), shape.offsets.size() * 8));
   INFO("seed " << run_seed() << " (replay with XREDUCE_TEST_SEED), backend " << r.name() << ", " << to_string(op) << " of "
-               << to_string(dtype_of<T>()) << ", " << shape.name << ", " << name(pattern) << " data");
+               << to_string(dtype_of<T>()) << ", " << shape.name << ", " << std::string(name(pattern)) << " data");
 
   const Result returned = r.reduce(q, options);
   double error = 0;

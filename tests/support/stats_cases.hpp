@@ -47,7 +47,7 @@ void check_stats(Reducer& r, Placement& place, Stats ops, std::size_t n, const S
   if (shape && !shape->rows)
     q.segments.offsets = static_cast<const std::uint64_t*>(place.put(shape->offsets.data(), shape->offsets.size() * 8));
   INFO("seed " << run_seed() << " (replay with XREDUCE_TEST_SEED), backend " << r.name() << ", " << describe(ops) << " of "
-               << n << " " << to_string(dtype_of<T>()) << ", " << (shape ? shape->name : "flat") << ", " << test::name(pattern)
+               << n << " " << to_string(dtype_of<T>()) << ", " << (shape ? shape->name : "flat") << ", " << std::string(test::name(pattern))
                << " data");
 
   const Result returned = r.reduce(q);

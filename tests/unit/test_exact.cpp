@@ -44,7 +44,7 @@ void check_combination(ExactShape shape, std::size_t n, std::mt19937_64& rng) {
   const T expected = xr::test::mpfr_sum(x.data(), n);
   xr::ExactSum whole;
   whole.add(x.data(), x.size());
-  INFO("seed " << xr::test::run_seed() << ", " << name(shape) << ", n = " << n);
+  INFO("seed " << xr::test::run_seed() << ", " << std::string(name(shape)) << ", n = " << n);
   CHECK(xr::test::same_bits(whole.round<T>(), expected));
   CHECK(whole.count() == static_cast<std::int64_t>(n));
   // Every vector width of the fast path this processor has, not only its widest.
