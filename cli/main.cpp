@@ -269,7 +269,7 @@ int main(int argc, char** argv) {
   CalibrateArgs cal_args;
   auto* cal_cmd = app.add_subcommand("calibrate",
                                      "Measure where this machine's backends pay (CPU-parallel, GPU for pageable and "
-                                     "pinned host data, hybrid split) and write the thresholds to the config file");
+                                     "pinned host data, hybrid split, what a segment costs) and write the thresholds to the config file");
   cal_cmd->add_option("--config", cal_args.config,
                       "Config file to update (default: XREDUCE_CONFIG, else ~/.config/xreduce/config.toml)");
   cal_cmd->add_option("--max-count", cal_args.max_count, "Largest f32 array measured")

@@ -149,7 +149,8 @@ void print_dispatch(const Context& ctx) {
       {"gpu_min_count_pinned", count(d.gpu_min_count_pinned)},
       {"gpu_min_count_pageable", count(d.gpu_min_count_pageable)},
       {"cpu_gpu_min_count_pinned", count(d.cpu_gpu_min_count_pinned)},
-      {"cpu_gpu_min_count_pageable", count(d.cpu_gpu_min_count_pageable)}};
+      {"cpu_gpu_min_count_pageable", count(d.cpu_gpu_min_count_pageable)},
+      {"segment_cost", std::to_string(d.segment_cost)}};
   for (const auto& [key, value] : rows) {
     const auto from = c.dispatch_origins.find(std::string_view(key));
     std::printf("  %-27s %-12s %s\n", key, value.c_str(), from == c.dispatch_origins.end() ? "default" : from->second.c_str());

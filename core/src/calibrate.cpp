@@ -214,6 +214,24 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
     gpu_wins_pageable.push_back(t_gpu_pageable[i] < cpu);
     gpu_wins_pinned.push_back(t_gpu_pinned[i] < cpu);
   }
+  // What a segment costs, in elements: the single-thread backend on 2^16 elements in the cache,
+  // flat and as rows of 8 (short rows, where the rows' own cost shows; Dispatcher weighs
+  // segmented requests by it).
+  {
+    constexpr std::size_t kElements = std::size_t{1} << 16, kRow = 8;
+    if (max_n >= kElements) {
+      std::vector<float> rows_out(kElements / kRow);
+      Request rows = on_pageable(kElements);
+      rows.segments = Segments::rows(kElements / kRow);
+      rows.out = rows_out.data();
+      const double flat = median_time(serial, on_pageable(kElements), {}, options.repeat);
+      const double segmented = median_time(serial, rows, {}, options.repeat);
+      cal.dispatch.segment_cost = static_cast<std::uint64_t>(std::llround(std::max(0.0, kRow * (segmented / flat - 1))));
+      cal.log.push_back("segments: " + std::to_string(kElements) + " elements flat " + seconds(flat) + ", as rows of " +
+                        std::to_string(kRow) + " " + seconds(segmented) + ": segment_cost " +
+                        std::to_string(cal.dispatch.segment_cost));
+    }
+  }
   const std::uint64_t parallel_from = minimax_threshold(sizes, t_serial, t_parallel);
   cal.dispatch.parallel_min_count = parallel_from;  // 0: never
   cal.dispatch.gpu_min_count_pageable = threshold(sizes, gpu_wins_pageable);
@@ -296,7 +314,8 @@ std::vector<std::pair<std::string, std::string>> Calibration::keys() const {
       {"dispatch.gpu_min_count_pinned", count(dispatch.gpu_min_count_pinned)},
       {"dispatch.gpu_min_count_pageable", count(dispatch.gpu_min_count_pageable)},
       {"dispatch.cpu_gpu_min_count_pinned", count(dispatch.cpu_gpu_min_count_pinned)},
-      {"dispatch.cpu_gpu_min_count_pageable", count(dispatch.cpu_gpu_min_count_pageable)}};
+      {"dispatch.cpu_gpu_min_count_pageable", count(dispatch.cpu_gpu_min_count_pageable)},
+      {"dispatch.segment_cost", count(dispatch.segment_cost)}};
   for (const auto& [name, settings] : backend_settings)
     for (const auto& [key, value] : settings.entries()) k.emplace_back("backends." + name + "." + key, value.text);
   return k;
@@ -321,6 +340,7 @@ void write_calibration(const std::filesystem::path& file, const Calibration& cal
   dispatch.insert_or_assign("gpu_min_count_pageable", count(cal.dispatch.gpu_min_count_pageable));
   dispatch.insert_or_assign("cpu_gpu_min_count_pinned", count(cal.dispatch.cpu_gpu_min_count_pinned));
   dispatch.insert_or_assign("cpu_gpu_min_count_pageable", count(cal.dispatch.cpu_gpu_min_count_pageable));
+  dispatch.insert_or_assign("segment_cost", count(cal.dispatch.segment_cost));
   dispatch.erase("hybrid_min_count_pinned");  // the old names, which these replace
   dispatch.erase("hybrid_min_count_pageable");
   root.insert_or_assign("dispatch", dispatch);

@@ -122,6 +122,7 @@ Config Config::from_string(std::string_view text, const std::string& origin) {
         else if (dk == "gpu_min_count_pageable") c.dispatch.gpu_min_count_pageable = expect_count(origin, key, dnode);
         else if (dk == "cpu_gpu_min_count_pinned") c.dispatch.cpu_gpu_min_count_pinned = expect_count(origin, key, dnode);
         else if (dk == "cpu_gpu_min_count_pageable") c.dispatch.cpu_gpu_min_count_pageable = expect_count(origin, key, dnode);
+        else if (dk == "segment_cost") c.dispatch.segment_cost = expect_count(origin, key, dnode);
         else if (dk == "hybrid_min_count_pinned" || dk == "hybrid_min_count_pageable") {
           const std::string now = "cpu_gpu" + dk.substr(std::string("hybrid").size());
           (dk.ends_with("pinned") ? c.dispatch.cpu_gpu_min_count_pinned : c.dispatch.cpu_gpu_min_count_pageable) =
@@ -131,7 +132,8 @@ Config Config::from_string(std::string_view text, const std::string& origin) {
         } else
           fail(origin, dnode, "unknown key '" + key +
                                   "'; valid: parallel_min_count, parallel_backend, parallel_large_min_count, parallel_backend_large, "
-                                  "gpu_min_count_pinned, gpu_min_count_pageable, cpu_gpu_min_count_pinned, cpu_gpu_min_count_pageable");
+                                  "gpu_min_count_pinned, gpu_min_count_pageable, cpu_gpu_min_count_pinned, cpu_gpu_min_count_pageable, "
+                                  "segment_cost");
       }
     } else if (k == "backends") {
       const toml::table* t = node.as_table();

@@ -18,13 +18,14 @@ struct Row {
   std::string_view parallel_backend;
   std::uint64_t parallel_large_min_count;
   std::string_view parallel_backend_large;
+  std::uint64_t segment_cost;
   std::string_view measured;  // where, and the committed result it comes from
 };
 
 constexpr std::array<Row, 2> kRows{{
-    {1, std::uint64_t{1} << 16, "openmp", 0, "",
+    {1, std::uint64_t{1} << 16, "openmp", 0, "", 11,
      "calibrated on 2 threads (AMD EPYC): bench/results/amd-epyc-2-threads/calibrate.md"},
-    {16, std::uint64_t{1} << 17, "openmp", std::uint64_t{1} << 25, "tbb",
+    {16, std::uint64_t{1} << 17, "openmp", std::uint64_t{1} << 25, "tbb", 8,
      "calibrated on 16 threads (Intel Xeon, the H200 machine's host): bench/results/nvidia-h200/calibrate.md"},
 }};
 
@@ -44,6 +45,7 @@ DispatchConfig DispatchConfig::defaults_for(unsigned hardware_threads) {
   d.parallel_backend = r.parallel_backend;
   d.parallel_large_min_count = r.parallel_large_min_count;
   d.parallel_backend_large = r.parallel_backend_large;
+  d.segment_cost = r.segment_cost;
   return d;
 }
 

@@ -1,12 +1,14 @@
 #include "xreduce/dispatcher.hpp"
 
+#include "xreduce/backend/chunk_driver.hpp"
 #include "xreduce/error.hpp"
 
 namespace xreduce {
 namespace {
 
 std::string describe(const Workload& w) {
-  return std::to_string(w.elements) + (w.records ? " elements in records" : w.segmented ? " elements in segments" : " elements") + " in " +
+  const std::string segments = w.segmented ? " in " + std::to_string(w.segments) + " segments" : std::string();
+  return std::to_string(w.elements) + (w.records ? " elements in records" : " elements" + segments) + " in " +
          std::string(to_string(w.memory)) + " memory";
 }
 
@@ -34,23 +36,34 @@ std::optional<Engine> Dispatcher::engine_among(const Workload& w, Has&& has, std
     return std::nullopt;
   }
   const std::string residency = w.pinned ? "pinned" : "pageable";
-  auto at_least = [&](std::uint64_t threshold) { return threshold != 0 && w.elements >= threshold; };
+  // Segments weigh more than their elements (DispatchConfig::segment_cost): the thresholds are
+  // compared with the work, and the reasons say so where it differs.
+  const std::uint64_t work = config_.work(w.elements, w.segments);
+  auto as_work = [&] { return work != w.elements ? ", work of " + std::to_string(work) + " elements," : std::string(); };
+  auto at_least = [&](std::uint64_t threshold) { return threshold != 0 && work >= threshold; };
   const std::uint64_t cpu_gpu_min = w.pinned ? config_.cpu_gpu_min_count_pinned : config_.cpu_gpu_min_count_pageable;
   if (at_least(cpu_gpu_min) && has(Engine::cpu_gpu))
     return chosen(Engine::cpu_gpu, [&] {
-      return " (" + residency + ") >= cpu_gpu_min_count_" + residency + " (" + std::to_string(cpu_gpu_min) + "): CPU and GPU together";
+      return " (" + residency + ")" + as_work() + " >= cpu_gpu_min_count_" + residency + " (" + std::to_string(cpu_gpu_min) + "): CPU and GPU together";
     });
   const std::uint64_t gpu_min = w.pinned ? config_.gpu_min_count_pinned : config_.gpu_min_count_pageable;
   if (at_least(gpu_min) && has(Engine::gpu))
     return chosen(Engine::gpu, [&] {
-      return " (" + residency + ") >= gpu_min_count_" + residency + " (" + std::to_string(gpu_min) + "): best GPU backend";
+      return " (" + residency + ")" + as_work() + " >= gpu_min_count_" + residency + " (" + std::to_string(gpu_min) + "): best GPU backend";
     });
-  auto threshold = [&] { return " parallel_min_count (" + std::to_string(config_.parallel_min_count) + ")"; };
-  if (config_.parallel_min_count != 0 && w.elements >= config_.parallel_min_count) {
+  auto threshold = [&] { return as_work() + " parallel_min_count (" + std::to_string(config_.parallel_min_count) + ")"; };
+  // A segmented request is cut into tiles of kChunkElements, its unit of parallel work: one tile
+  // runs on one thread whatever its segments weigh.
+  const bool one_tile = w.segmented && w.elements <= backend::kChunkElements;
+  if (one_tile && has(Engine::cpu_serial) && at_least(config_.parallel_min_count))
+    return chosen(Engine::cpu_serial, [&] {
+      return " >=" + threshold() + ", but in one tile of " + std::to_string(backend::kChunkElements) + ": best single-thread backend";
+    });
+  if (at_least(config_.parallel_min_count)) {
     if (has(Engine::cpu_parallel))
       return chosen(Engine::cpu_parallel, [&] {
         return " >=" + threshold() + ": best CPU-parallel backend" +
-               (config_.large_parallel(w.elements)
+               (config_.large_parallel(work)
                     ? " from parallel_large_min_count (" + std::to_string(config_.parallel_large_min_count) + ") on"
                     : std::string());
       });

@@ -189,7 +189,7 @@ const std::vector<Registry::Candidate>& Registry::candidates_of(const Workload& 
 Reducer* Registry::best(Engine engine, const Workload& w) const {
   const std::vector<Candidate>& fit = candidates(w, engine);
   if (engine == Engine::cpu_parallel)
-    if (const std::string& preferred = impl_->preferences.parallel_backend_for(w.elements); !preferred.empty())
+    if (const std::string& preferred = impl_->preferences.parallel_backend_for(impl_->preferences.work(w.elements, w.segments)); !preferred.empty())
       for (const Candidate& c : fit)
         if (c.engine == engine && c.reducer->name() == preferred) return c.reducer;
   for (const Candidate& c : fit)

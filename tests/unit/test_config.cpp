@@ -169,6 +169,7 @@ TEST_CASE("calibration is written into the config file, keeping what else it hol
   cal.dispatch.parallel_backend_large = "tbb";
   cal.dispatch.gpu_min_count_pinned = 1 << 20;
   cal.dispatch.cpu_gpu_min_count_pinned = 1 << 26;
+  cal.dispatch.segment_cost = 13;
   cal.backend_settings["hybrid"].set("gpu_fraction_pinned", "0.27");
   xr::write_calibration(file, cal);
   xr::Config c = xr::Config::from_file(file);
@@ -181,6 +182,7 @@ TEST_CASE("calibration is written into the config file, keeping what else it hol
   CHECK(c.dispatch.gpu_min_count_pinned == (1u << 20));
   CHECK(c.dispatch.gpu_min_count_pageable == 0);
   CHECK(c.dispatch.cpu_gpu_min_count_pinned == (1u << 26));
+  CHECK(c.dispatch.segment_cost == 13);
   REQUIRE(c.backend_settings.count("hybrid") == 1);
   CHECK(c.backend_settings.at("hybrid").number("gpu_fraction_pinned", 0, 1) == doctest::Approx(0.27));
   CHECK(c.notes.empty());  // written in today's places
@@ -202,5 +204,8 @@ TEST_CASE("calibrate measures this machine's CPU backends (no GPU here: GPU thre
   CHECK(cal.dispatch.gpu_min_count_pinned == 0);
   CHECK(cal.dispatch.gpu_min_count_pageable == 0);
   CHECK(cal.dispatch.cpu_gpu_min_count_pinned == 0);
-  CHECK(cal.log.size() == 7);  // every power of 2 from 2^10 to 2^16
+  REQUIRE(cal.log.size() == 8);  // what a segment costs, then every power of 2 from 2^10 to 2^16
+  // Rows of 8 cost more than their elements read flat (about twice, in the cache) on any CPU.
+  CHECK(cal.dispatch.segment_cost > 0);
+  CHECK(cal.log.front().find("segment_cost " + std::to_string(cal.dispatch.segment_cost)) != std::string::npos);
 }

@@ -7,7 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <random>
 
+#include "support/test_data.hpp"
+#include "xreduce/backend/chunk_driver.hpp"
 #include "xreduce/dispatcher.hpp"
 #include "xreduce/registry.hpp"
 #include "xreduce/xreduce.hpp"
@@ -19,12 +22,13 @@ namespace {
 // A backend that answers a constant and, on the CPU, runs user code (the template API's need).
 class Fake final : public xr::Reducer {
  public:
-  Fake(std::string name, xr::Engine engine) : name_(std::move(name)), engine_(engine) {}
+  Fake(std::string name, xr::Engine engine, bool segments = false) : name_(std::move(name)), engine_(engine), segments_(segments) {}
   std::string_view name() const override { return name_; }
   xr::Capabilities capabilities() const override {
     xr::Capabilities c(engine_);
     c.set(xr::DType::f32, xr::Op::sum, xr::Support::exact);
     if (engine_ == xr::Engine::gpu) c.accept(xr::Memory::device);
+    if (segments_) c.accept_segments();
     return c;
   }
   xr::Availability available() const override { return xr::Availability::yes(); }
@@ -40,6 +44,7 @@ class Fake final : public xr::Reducer {
  private:
   std::string name_;
   xr::Engine engine_;
+  bool segments_;
 };
 
 std::filesystem::path write_file(const std::string& name, const std::string& text) {
@@ -123,6 +128,49 @@ TEST_CASE("selection: a threshold of 0 is never, parallel_min_count too") {
     w.elements = n;
     CHECK(ctx.dispatcher().choose(w).reducer->name() == "serial");
   }
+}
+
+TEST_CASE("selection: segments weigh segment_cost elements each; a segmented request in one tile stays on one thread") {
+  xr::Config cfg;
+  cfg.dispatch.parallel_min_count = 1 << 20;
+  cfg.dispatch.gpu_min_count_pageable = 1 << 26;
+  cfg.dispatch.segment_cost = 7;
+  xr::Context ctx(xr::Context::Empty{}, cfg);
+  ctx.registry().add(std::make_unique<Fake>("serial", xr::Engine::cpu_serial, true), 10);
+  ctx.registry().add(std::make_unique<Fake>("parallel", xr::Engine::cpu_parallel, true), 20);
+  ctx.registry().add(std::make_unique<Fake>("gpu", xr::Engine::gpu, true), 30);
+  xr::DispatchConfig by_elements = cfg.dispatch;
+  by_elements.segment_cost = 0;
+  const xr::Dispatcher elements_only(ctx.registry(), by_elements);
+  std::mt19937_64 rng(xr::test::run_seed());
+  int weighed = 0;  // cases where the weight changed the choice
+  for (int k = 0; k < 2000; ++k) {
+    xr::Workload w;
+    w.segmented = true;
+    w.elements = rng() % (std::uint64_t{1} << (8 + rng() % 20));
+    w.segments = 1 + rng() % (w.elements + 1);
+    INFO("seed " << xr::test::run_seed() << ": " << w.elements << " elements in " << w.segments << " segments");
+    // The rule, worked out here on its own: work = n + 7 s.
+    const std::uint64_t work = w.elements + 7 * w.segments;
+    const char* expected = work >= (1u << 26) ? "gpu" : work >= (1u << 20) && w.elements > xr::backend::kChunkElements ? "parallel" : "serial";
+    const xr::Dispatcher::Choice c = ctx.dispatcher().choose(w);
+    CHECK(c.reducer->name() == expected);
+    if (work != w.elements && work >= (1u << 20)) CHECK(c.reason.find("work of " + std::to_string(work)) != std::string::npos);
+    const std::uint64_t n = w.elements;
+    const char* counted = n >= (1u << 26) ? "gpu" : n >= (1u << 20) ? "parallel" : "serial";
+    CHECK(elements_only.pick(w).name() == counted);
+    weighed += std::string(expected) != counted;
+  }
+  CHECK(weighed > 0);
+  // Segment counts near 2^64 saturate instead of wrapping round to a small work.
+  xr::Workload huge;
+  huge.segmented = true;
+  huge.elements = std::uint64_t{1} << 40;
+  huge.segments = ~std::uint64_t{0} / 2;
+  CHECK(cfg.dispatch.work(huge.elements, huge.segments) == ~std::uint64_t{0});
+  CHECK(ctx.dispatcher().pick(huge).name() == "gpu");
+  // A plain request is its elements, whatever segment_cost says.
+  CHECK(cfg.dispatch.work(12345, 0) == 12345);
 }
 
 TEST_CASE("settings: typed values with complete messages") {

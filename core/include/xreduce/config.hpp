@@ -46,6 +46,20 @@ struct DispatchConfig {
   //! The same for pageable host data.
   std::uint64_t cpu_gpu_min_count_pageable = 0;
 
+  //! What one segment of a segmented request costs a CPU backend, in elements read: `auto` weighs
+  //! n elements in s segments as work(n, s) = n + segment_cost x s against every threshold here,
+  //! because a million rows of 16 is not one row of 16 million (each row's own result, its
+  //! lookups and its short loop cost about what reading a few more elements would). Measured by
+  //! `xreduce calibrate`; 0 weighs segments by their elements alone.
+  std::uint64_t segment_cost = 8;
+  //! n elements in s segments (s = 0: a plain request) as elements, for the thresholds.
+  std::uint64_t work(std::uint64_t elements, std::uint64_t segments) const {
+    const std::uint64_t extra = segment_cost != 0 && segments > (~std::uint64_t{0} - elements) / segment_cost
+                                    ? ~std::uint64_t{0} - elements
+                                    : segment_cost * segments;
+    return elements + extra;
+  }
+
   //! What `auto` starts from on a machine of `hardware_threads` before `xreduce calibrate` has run
   //! (Config::load and the config files start from it): the thresholds calibration measured on
   //! the machines this project measures, a row per machine, kept as data in

@@ -30,6 +30,7 @@ struct Workload {
   //! An exact sum of floats (Accuracy::exact): only backends that do them fit.
   bool exact = false;
   bool segmented = false;  //!< Request::segments: one result per segment
+  std::uint64_t segments = 0;  //!< how many (0 for a plain request): DispatchConfig::work weighs them
   bool ops = false;        //!< Request::ops: several ops in one pass (`op` is then sum)
 
   //! The workload of a request whose memory is resolved (Context::locate).
@@ -44,6 +45,7 @@ struct Workload {
             false,
             !several && exact_sum(request.dtype, request.op, accuracy),
             request.segments.segmented(),
+            request.segments.segmented() ? static_cast<std::uint64_t>(request.segments.count) : 0,
             several};
   }
 };
