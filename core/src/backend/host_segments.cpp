@@ -260,13 +260,24 @@ void reduce_tiles(const Request& q, const Bounds& b, const ChunkRunner* runner, 
       carried[t] = own - 1;
     }
     std::size_t s = own;
-    // Short equal rows the tile holds whole: no lookups, no checks for a tail or an empty row.
-    // At 16 elements a row, those cost a fifth of one core's rate (72% against 77-79% of the
-    // flat sum's bandwidth, 2^22 rows, sequential).
+    // Short equal rows the tile holds whole: no lookups, no checks for a tail or an empty row
+    // (rows of 16 on one thread: 72% of the flat sum's rate with them, 77-79% without).
     if (!b.offsets && b.row_length > 0 && b.row_length <= kShortPiece) {
       const std::uint64_t L = b.row_length;
       const std::size_t whole_end = std::min<std::size_t>(own_end, static_cast<std::size_t>((hi - first) / L));
-      for (; s < whole_end; ++s) seg.write(q, s, seg.piece(x, s * L, s * L + L), s * L);
+      // Prefetched 4 KB ahead, for a step of rows (about 512 bytes) at a time: the rows' short
+      // loops leave the core too few loads in flight to keep up with memory on their own (rows of
+      // 16 on one thread: 77% of the flat sum's rate without, 83-93% with).
+      constexpr std::size_t kAhead = 4096, kStep = 512;
+      const std::size_t step = std::max<std::size_t>(1, kStep / (L * sizeof(T)));
+      // Addresses as integers: the lines ahead may lie past the data (a prefetch never faults).
+      std::uintptr_t line = reinterpret_cast<std::uintptr_t>(x + s * L) + kAhead;
+      while (s < whole_end) {
+        const std::size_t stop = std::min(whole_end, s + step);
+        for (const std::uintptr_t end = reinterpret_cast<std::uintptr_t>(x + stop * L) + kAhead; line < end; line += 64)
+          __builtin_prefetch(reinterpret_cast<const void*>(line));
+        for (; s < stop; ++s) seg.write(q, s, seg.piece(x, s * L, s * L + L), s * L);
+      }
     }
     for (; s < own_end; ++s) {
       const std::uint64_t bs = b.begin(s), es = b.begin(s + 1);
