@@ -131,15 +131,22 @@ Result Context::reduce(const Request& request, const Options& options) {
   Request q = request;
   const Residency where = locate(q);
   q.memory = where.memory;
-  Options o = options;
-  if (o.threads == 0) o.threads = impl_->config.threads;
-  if (!o.accuracy) o.accuracy = impl_->config.accuracy;
-  // No reasons built on this path: "auto" and a named backend both cost a lookup.
-  const std::string& name = options.backend.empty() ? impl_->config.backend : options.backend;
+  // No reasons built on this path: "auto" and a named backend both cost a lookup. The options
+  // are copied only where the config fills them in (a copy is a third of a small call's cost).
+  const Config& config = impl_->config;
+  const Accuracy accuracy = options.accuracy.value_or(config.accuracy);
+  const std::string& name = options.backend.empty() ? config.backend : options.backend;
   const bool automatic = name == "auto";
-  Reducer* r = automatic ? &impl_->dispatcher.pick(Workload::of(q, where.pinned, *o.accuracy)) : impl_->registry.find(name);
-  if (r == nullptr) r = resolve(q, o).reducer;  // throws, naming the valid backends and the name's source
-  if (automatic && !o.settings.empty()) o.settings = o.settings.only(r->settings());
+  Reducer* r = automatic ? &impl_->dispatcher.pick(Workload::of(q, where.pinned, accuracy)) : impl_->registry.find(name);
+  if (r == nullptr) r = resolve(q, options).reducer;  // throws, naming the valid backends and the name's source
+  const bool fill_threads = options.threads == 0 && config.threads != 0;
+  const bool fill_accuracy = !options.accuracy && accuracy != Accuracy::standard;  // unset is standard to a backend
+  const bool trim_settings = automatic && !options.settings.empty();
+  if (!fill_threads && !fill_accuracy && !trim_settings) return r->reduce(q, options);
+  Options o = options;
+  if (fill_threads) o.threads = config.threads;
+  o.accuracy = accuracy;
+  if (trim_settings) o.settings = o.settings.only(r->settings());
   return r->reduce(q, o);
 }
 

@@ -1,5 +1,8 @@
 #include "xreduce/dispatcher.hpp"
 
+#include <atomic>
+#include <limits>
+
 #include "xreduce/backend/chunk_driver.hpp"
 #include "xreduce/error.hpp"
 
@@ -12,7 +15,33 @@ std::string describe(const Workload& w) {
          std::string(to_string(w.memory)) + " memory";
 }
 
+//! Everything but the element and segment counts: what selects a registry's candidate list.
+bool same_kind(const Workload& a, const Workload& b) {
+  return a.dtype == b.dtype && a.op == b.op && a.memory == b.memory && a.pinned == b.pinned && a.records == b.records &&
+         a.user_code == b.user_code && a.exact == b.exact && a.segmented == b.segmented && a.ops == b.ops;
+}
+
+//! A segmented request of one tile runs on one thread (engine_among).
+bool in_one_tile(const Workload& w) { return w.segmented && w.elements <= backend::kChunkElements; }
+
+//! A thread's last choice (Dispatcher::pick).
+struct Remembered {
+  std::uint64_t dispatcher = 0;  // 0: none
+  std::uint64_t generation = 0;
+  Workload kind;
+  bool one_tile = false;
+  std::uint64_t segments = 0;  // Registry::best weighs them by its own preferences: only the same count holds
+  std::uint64_t lo = 0, hi = 0;
+  Reducer* reducer = nullptr;
+};
+thread_local Remembered remembered;
+
+std::atomic<std::uint64_t> dispatchers{0};
+
 }  // namespace
+
+Dispatcher::Dispatcher(const Registry& registry, DispatchConfig config)
+    : registry_(registry), config_(std::move(config)), id_(dispatchers.fetch_add(1, std::memory_order_relaxed) + 1) {}
 
 Dispatcher::Choice Dispatcher::choose(const Workload& w) const {
   Choice c{nullptr, {}};
@@ -20,7 +49,33 @@ Dispatcher::Choice Dispatcher::choose(const Workload& w) const {
   return c;
 }
 
-Reducer& Dispatcher::pick(const Workload& w) const { return decide(w, nullptr); }
+std::pair<std::uint64_t, std::uint64_t> Dispatcher::band(const Workload& w, std::uint64_t work) const {
+  std::uint64_t lo = 0, hi = std::numeric_limits<std::uint64_t>::max();
+  if (w.memory == Memory::device) return {lo, hi};  // no threshold applies
+  // Registry::best prefers a CPU-parallel backend by its own preferences' threshold, which a
+  // dispatcher made with another config does not share.
+  for (std::uint64_t t : {config_.parallel_min_count, config_.parallel_large_min_count, registry_.preferences().parallel_large_min_count,
+                          w.pinned ? config_.gpu_min_count_pinned : config_.gpu_min_count_pageable,
+                          w.pinned ? config_.cpu_gpu_min_count_pinned : config_.cpu_gpu_min_count_pageable}) {
+    if (t == 0) continue;  // never
+    if (t <= work) lo = std::max(lo, t);
+    else hi = std::min(hi, t);
+  }
+  return {lo, hi};
+}
+
+Reducer& Dispatcher::pick(const Workload& w) const {
+  const std::uint64_t work = config_.work(w.elements, w.segments);
+  const std::uint64_t generation = registry_.generation();
+  Remembered& r = remembered;
+  if (r.dispatcher == id_ && r.generation == generation && same_kind(r.kind, w) && r.one_tile == in_one_tile(w) &&
+      r.segments == w.segments && r.lo <= work && work < r.hi)
+    return *r.reducer;
+  Reducer& chosen = decide(w, nullptr);
+  const auto [lo, hi] = band(w, work);
+  r = Remembered{id_, generation, w, in_one_tile(w), w.segments, lo, hi, &chosen};
+  return chosen;
+}
 
 // The reasons are built only when asked for: pick() runs on every "auto" call. `has` is asked
 // about an engine only when the rules reach it, so that a CPU choice never asks the GPU backends
@@ -35,7 +90,7 @@ std::optional<Engine> Dispatcher::engine_among(const Workload& w, Has&& has, std
     if (has(Engine::gpu)) return chosen(Engine::gpu, [] { return std::string(": best GPU backend"); });
     return std::nullopt;
   }
-  const std::string residency = w.pinned ? "pinned" : "pageable";
+  const std::string_view residency = w.pinned ? "pinned" : "pageable";
   // Segments weigh more than their elements (DispatchConfig::segment_cost): the thresholds are
   // compared with the work, and the reasons say so where it differs.
   const std::uint64_t work = config_.work(w.elements, w.segments);
@@ -44,17 +99,17 @@ std::optional<Engine> Dispatcher::engine_among(const Workload& w, Has&& has, std
   const std::uint64_t cpu_gpu_min = w.pinned ? config_.cpu_gpu_min_count_pinned : config_.cpu_gpu_min_count_pageable;
   if (at_least(cpu_gpu_min) && has(Engine::cpu_gpu))
     return chosen(Engine::cpu_gpu, [&] {
-      return " (" + residency + ")" + as_work() + " >= cpu_gpu_min_count_" + residency + " (" + std::to_string(cpu_gpu_min) + "): CPU and GPU together";
+      return " (" + std::string(residency) + ")" + as_work() + " >= cpu_gpu_min_count_" + std::string(residency) + " (" + std::to_string(cpu_gpu_min) + "): CPU and GPU together";
     });
   const std::uint64_t gpu_min = w.pinned ? config_.gpu_min_count_pinned : config_.gpu_min_count_pageable;
   if (at_least(gpu_min) && has(Engine::gpu))
     return chosen(Engine::gpu, [&] {
-      return " (" + residency + ")" + as_work() + " >= gpu_min_count_" + residency + " (" + std::to_string(gpu_min) + "): best GPU backend";
+      return " (" + std::string(residency) + ")" + as_work() + " >= gpu_min_count_" + std::string(residency) + " (" + std::to_string(gpu_min) + "): best GPU backend";
     });
   auto threshold = [&] { return as_work() + " parallel_min_count (" + std::to_string(config_.parallel_min_count) + ")"; };
   // A segmented request is cut into tiles of kChunkElements, its unit of parallel work: one tile
   // runs on one thread whatever its segments weigh.
-  const bool one_tile = w.segmented && w.elements <= backend::kChunkElements;
+  const bool one_tile = in_one_tile(w);
   if (one_tile && has(Engine::cpu_serial) && at_least(config_.parallel_min_count))
     return chosen(Engine::cpu_serial, [&] {
       return " >=" + threshold() + ", but in one tile of " + std::to_string(backend::kChunkElements) + ": best single-thread backend";

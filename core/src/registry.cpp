@@ -203,7 +203,14 @@ bool Registry::any(Engine engine, const Workload& w) const {
   return false;
 }
 
-void Registry::prefer(const DispatchConfig& dispatch) { impl_->preferences = dispatch; }
+void Registry::prefer(const DispatchConfig& dispatch) {
+  impl_->preferences = dispatch;
+  impl_->generation.fetch_add(1, std::memory_order_acq_rel);
+}
+
+const DispatchConfig& Registry::preferences() const noexcept { return impl_->preferences; }
+
+std::uint64_t Registry::generation() const noexcept { return impl_->generation.load(std::memory_order_acquire); }
 
 std::vector<std::string> Registry::names() const {
   std::vector<std::string> v;

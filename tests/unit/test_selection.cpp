@@ -173,6 +173,48 @@ TEST_CASE("selection: segments weigh segment_cost elements each; a segmented req
   CHECK(cfg.dispatch.work(12345, 0) == 12345);
 }
 
+TEST_CASE("selection: the choice each thread remembers is the choice made afresh, and a new backend ends it") {
+  xr::Config cfg;
+  cfg.dispatch.parallel_min_count = 1000;
+  cfg.dispatch.parallel_backend = "mid";
+  cfg.dispatch.parallel_large_min_count = 100000;
+  cfg.dispatch.parallel_backend_large = "large";
+  cfg.dispatch.gpu_min_count_pinned = 20000;
+  cfg.dispatch.cpu_gpu_min_count_pageable = 3000000;
+  xr::Context ctx(xr::Context::Empty{}, cfg);
+  ctx.registry().add(std::make_unique<Fake>("serial", xr::Engine::cpu_serial, true), 10);
+  ctx.registry().add(std::make_unique<Fake>("large", xr::Engine::cpu_parallel, true), 30);
+  ctx.registry().add(std::make_unique<Fake>("mid", xr::Engine::cpu_parallel, true), 20);
+  ctx.registry().add(std::make_unique<Fake>("gpu", xr::Engine::gpu, true), 40);
+  ctx.registry().add(std::make_unique<Fake>("both", xr::Engine::cpu_gpu), 50);
+  // Another dispatcher over the same registry, with other thresholds: a thread's remembered
+  // choice is its own dispatcher's.
+  xr::DispatchConfig other_cfg = cfg.dispatch;
+  other_cfg.parallel_min_count = 50;
+  const xr::Dispatcher other(ctx.registry(), other_cfg);
+  std::mt19937_64 rng(xr::test::run_seed());
+  const std::uint64_t near[] = {1, 49, 50, 999, 1000, 1001, 19999, 20000, 65536, 65537, 99999, 100000, 2999999, 3000000, 1ull << 33};
+  for (int k = 0; k < 20000; ++k) {
+    xr::Workload w;
+    w.elements = near[rng() % std::size(near)] + (rng() % 3 == 0 ? rng() % 7 : 0);
+    w.pinned = rng() % 2;
+    w.memory = rng() % 5 == 0 ? xr::Memory::device : xr::Memory::host;
+    w.segmented = rng() % 3 == 0;
+    w.segments = w.segmented ? 1 + rng() % (w.elements + 1) : 0;
+    const bool use_other = rng() % 4 == 0;
+    const xr::Dispatcher& d = use_other ? other : ctx.dispatcher();
+    INFO("seed " << xr::test::run_seed() << ", draw " << k << ": " << w.elements << " elements, " << w.segments << " segments");
+    const xr::Reducer& picked = d.pick(w);
+    CHECK(&picked == d.choose(w).reducer);
+    CHECK(&d.pick(w) == &picked);  // the remembered choice
+  }
+  xr::Workload w;
+  w.elements = 10;
+  CHECK(ctx.dispatcher().pick(w).name() == "serial");
+  ctx.registry().add(std::make_unique<Fake>("serial.newer", xr::Engine::cpu_serial), 15);
+  CHECK(ctx.dispatcher().pick(w).name() == "serial.newer");
+}
+
 TEST_CASE("settings: typed values with complete messages") {
   xr::Settings s;
   s.set("share", "0.5", "here.toml:3:1").set("count", "12").set("bad", "1e999").set("word", "x");

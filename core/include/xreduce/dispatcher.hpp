@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "xreduce/config.hpp"
 #include "xreduce/registry.hpp"
@@ -22,12 +23,14 @@ class Dispatcher {
     std::string reason;  //!< one line: why this backend
   };
 
-  Dispatcher(const Registry& registry, DispatchConfig config) : registry_(registry), config_(config) {}
+  Dispatcher(const Registry& registry, DispatchConfig config);
 
   //! The backend for `workload`. Considers only backends that fit it (Registry::fits). Throws
   //! Error(unavailable) if none does.
   Choice choose(const Workload& workload) const;
-  //! The same choice without the reason: what every "auto" call runs.
+  //! The same choice without the reason: what every "auto" call runs. Each thread remembers its
+  //! last choice, for workloads of the same kind whose work crosses no threshold (a lookup costs
+  //! more than reducing a few hundred elements).
   Reducer& pick(const Workload& workload) const;
   //! The engine the thresholds give `workload` among the `offered` ones; nullopt if the rules
   //! name none of them. `why` (if given) gets the reason. The GPU template API (xreduce/cuda.cuh),
@@ -38,8 +41,12 @@ class Dispatcher {
   Reducer& decide(const Workload& workload, std::string* why) const;
   template <class Has>
   std::optional<Engine> engine_among(const Workload& workload, Has&& has, std::string* why) const;
+  //! The work range [lo, hi) around `work` in which no threshold of config_ is crossed: within
+  //! it, workloads of one kind get the same backend (what pick() remembers).
+  std::pair<std::uint64_t, std::uint64_t> band(const Workload& workload, std::uint64_t work) const;
   const Registry& registry_;
   DispatchConfig config_;
+  std::uint64_t id_;  //!< this dispatcher among all, for the remembered choice
 };
 
 }  // namespace xreduce

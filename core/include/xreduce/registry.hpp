@@ -110,6 +110,11 @@ class Registry {
   //! Whether any backend of `engine` fits `workload`, asked afresh (no cached list): for a
   //! backend's available() that depends on others, which runs while the cached lists are made.
   bool any(Engine engine, const Workload& workload) const;
+  //! Counts the changes that can change a choice (add(), prefer()): a choice remembered at one
+  //! generation holds until the next.
+  std::uint64_t generation() const noexcept;
+  //! The preferences prefer() took (a DispatchConfig's defaults before).
+  const DispatchConfig& preferences() const noexcept;
   //! Takes the CPU-parallel preferences of `dispatch` (a Context passes its config's, when it is
   //! made). Not to be called while other threads use the registry.
   void prefer(const DispatchConfig& dispatch);
