@@ -44,9 +44,10 @@ void shuffle_segments(const typename F::In* x, const SegmentBounds& b, F f, Out*
   SegmentTiles<A> t{};
   t.tile = P::tile_bytes / sizeof(typename F::In);
   t.tiles = ceil_div(b.n, t.tile);
-  // Equal rows, enough of them to fill the GPU: rows shorter than 2048 a group of lanes with
-  // about four 16-byte loads each (a warp a row of 256 f32 read 62% of the probe, two loads a
-  // lane); longer ones a block each.
+  // Equal rows, enough of them to fill the GPU or to give more blocks than the tiles would:
+  // rows shorter than 2048 a group of lanes with about four 16-byte loads each (a warp a row of
+  // 256 f32 read 62% of the probe, two loads a lane); longer ones a block each. (The tiles took
+  // 2^18 rows of 1 at a warp a row: 2^18 elements in 1 ms on an H200.)
   if (!b.offsets && b.count > 0 && b.row_length > 0) {
     int group = P::block;
     if (b.row_length < 2048) {
@@ -55,11 +56,12 @@ void shuffle_segments(const typename F::In* x, const SegmentBounds& b, F f, Out*
       }
     }
     const std::uint64_t per_block = P::block / group;
-    if (b.count >= static_cast<std::uint64_t>(ws.sm_count) * 8 * per_block) {
+    const std::uint64_t row_blocks = ceil_div(b.count, per_block);
+    if (b.count >= static_cast<std::uint64_t>(ws.sm_count) * 8 * per_block || row_blocks >= t.tiles) {
       unsigned long long* word = static_cast<unsigned long long*>(ws.scratch.reserve(16, "segment check"));
       *bad = word;
       XREDUCE_CUDA(cudaMemsetAsync(word, 0xff, sizeof *word, ws.stream));
-      const std::uint64_t blocks = std::min<std::uint64_t>(ceil_div(b.count, per_block), std::uint64_t{1} << 20);
+      const std::uint64_t blocks = std::min<std::uint64_t>(row_blocks, std::uint64_t{1} << 20);
       rows_kernel<P><<<static_cast<unsigned>(blocks), P::block, 0, ws.stream>>>(x, b, group, f, out, out_index);
       XREDUCE_CUDA(cudaGetLastError());
       return;
