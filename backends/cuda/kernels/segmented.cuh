@@ -100,7 +100,8 @@ __device__ inline A group_reduce(A a, int group_size, const F& f, A* shared) {
 }
 
 //! This thread's partial of x[a, b) as one of `group_size` threads at `rank` in its group:
-//! elements up to a 16-byte boundary one by one, then vectors, `unroll` in flight, then the rest.
+//! elements up to a 16-byte boundary one by one, then vectors, `unroll` in flight, then the rest
+//! (the ends in loops: a group may have fewer threads than a vector has elements).
 template <class P, class F>
 __device__ inline typename F::acc_t group_partial(const typename F::In* __restrict__ x, std::uint64_t a, std::uint64_t b,
                                                   int rank, int group_size, const F& f) {
@@ -114,9 +115,9 @@ __device__ inline typename F::acc_t group_partial(const typename F::In* __restri
     if (head > b - a) head = b - a;
     const std::uint64_t body = a + head, nvec = (b - body) / kVec;
     const Vec<In>* v = reinterpret_cast<const Vec<In>*>(x + body);
-    if (static_cast<std::uint64_t>(rank) < head) acc[0].add(f, f.lift(x[a + rank], a + rank));
-    std::uint64_t i = rank;
     const std::uint64_t step = static_cast<std::uint64_t>(group_size);
+    for (std::uint64_t j = rank; j < head; j += step) acc[0].add(f, f.lift(x[a + j], a + j));
+    std::uint64_t i = rank;
     // Every step issues up to `unroll` loads before it adds any: a warp on a row of 256 f32 has
     // two vectors a lane, which a loop of one load at a time would fetch one latency apart.
     for (; i < nvec; i += P::unroll * step) {
@@ -128,8 +129,7 @@ __device__ inline typename F::acc_t group_partial(const typename F::In* __restri
       for (int u = 0; u < P::unroll; ++u)
         if (i + u * step < nvec) add_vector(acc[u], f, r[u], body + (i + u * step) * kVec);
     }
-    const std::uint64_t rest = body + nvec * kVec + rank;
-    if (rest < b) acc[0].add(f, f.lift(x[rest], rest));
+    for (std::uint64_t rest = body + nvec * kVec + rank; rest < b; rest += step) acc[0].add(f, f.lift(x[rest], rest));
   }
   typename F::acc_t r = acc[0].value(f);
 #pragma unroll
