@@ -56,3 +56,22 @@ TEST_CASE("GPU segments: bad offsets are reported, not read past the data") {
     CHECK_THROWS_WITH_AS(r->reduce(q), doctest::Contains("the data's memory"), xr::Error);
   }
 }
+
+// The tiles' first-segment table lives in reused scratch: a request whose segments all end in the
+// first tile, after one whose segments covered every tile, must not see the earlier table (a
+// block there re-wrote segments it did not own). Several rounds: the stale write was a race.
+TEST_CASE("GPU segments: segments that end early, after a request that covered the data") {
+  constexpr std::size_t n = 200000;
+  xr::test::SegmentShape spread{"segments across the data", n, 0, std::vector<std::uint64_t>(n / 1000 + 1)};
+  for (std::size_t s = 0; s < spread.offsets.size(); ++s) spread.offsets[s] = s * 1000;
+  const xr::test::SegmentShape early{"segments that end early", n, 0, {0, 10, 20, 4000}};
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x0e4dull);
+  for (xr::Reducer* r : segment_backends()) {
+    xr::test::DevicePlacement device;
+    for (int round = 0; round < 4; ++round)
+      for (xr::Op op : {xr::Op::sum, xr::Op::argmin}) {
+        xr::test::check_segments<float>(*r, device, op, spread, xr::test::Pattern::random, rng);
+        xr::test::check_segments<float>(*r, device, op, early, xr::test::Pattern::random, rng);
+      }
+  }
+}

@@ -71,14 +71,18 @@ __global__ void segment_owners_kernel(SegmentBounds b, SegmentTiles<A> t) {
   const std::uint64_t raw = b.offsets[s];
   if ((s == b.count && raw > b.n) || (s < b.count && b.offsets[s + 1] < raw)) atomicMin(t.bad, s);
   if (t.tiles == 0) return;
-  // Tiles whose start lies in (begin(s - 1), begin(s)] have s as the first segment from there.
+  // Tiles whose start lies in (begin(s - 1), begin(s)] have s as the first segment from there;
+  // tiles that start after the last segment's end have count (no segment of theirs). Every tile
+  // is written: own[] lives in reused scratch, and a stale entry from an earlier request would
+  // send that tile's block back over segments another block owns.
   const std::uint64_t p = b.begin(s);
-  const std::uint64_t hi = p / t.tile;  // the last tile starting at or before p
+  std::uint64_t hi = p / t.tile;  // the last tile starting at or before p
   std::uint64_t lo = 0;
   if (s > 0) {
     const std::uint64_t q = b.begin(s - 1);
     lo = q > p ? hi + 1 : q / t.tile + 1;  // decreasing offsets: nothing to own
   }
+  if (s == b.count) hi = t.tiles - 1;
   for (std::uint64_t u = lo; u <= hi && u < t.tiles; ++u) t.own[u] = s;
 }
 
