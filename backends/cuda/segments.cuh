@@ -62,7 +62,10 @@ void shuffle_segments(const typename F::In* x, const SegmentBounds& b, F f, Out*
       *bad = word;
       XREDUCE_CUDA(cudaMemsetAsync(word, 0xff, sizeof *word, ws.stream));
       const std::uint64_t blocks = std::min<std::uint64_t>(row_blocks, std::uint64_t{1} << 20);
-      rows_kernel<P><<<static_cast<unsigned>(blocks), P::block, 0, ws.stream>>>(x, b, group, f, out, out_index);
+      if (group < vector_width<typename F::In>())  // short rows: fewer threads a row than a vector has elements
+        rows_kernel<P, true><<<static_cast<unsigned>(blocks), P::block, 0, ws.stream>>>(x, b, group, f, out, out_index);
+      else
+        rows_kernel<P, false><<<static_cast<unsigned>(blocks), P::block, 0, ws.stream>>>(x, b, group, f, out, out_index);
       XREDUCE_CUDA(cudaGetLastError());
       return;
     }

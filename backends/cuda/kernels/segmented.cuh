@@ -105,7 +105,11 @@ __device__ inline A group_reduce(A a, int group_size, const F& f, A* shared) {
 
 //! This thread's partial of x[a, b) as one of `group_size` threads at `rank` in its group:
 //! elements up to a 16-byte boundary one by one, then vectors, `unroll` in flight, then the rest.
-template <class P, class F>
+//! Either end holds fewer elements than a vector: one apiece for a group of a vector's threads or
+//! more; `kNarrow` (a group of fewer, one thread a row of 7 f32) reads them in loops. The loops
+//! are their own instantiation: merely present, they held rows of 256 f32 on an H200 to 83% of
+//! the read probe, where the code without them read 95%.
+template <class P, bool kNarrow, class F>
 __device__ inline typename F::acc_t group_partial(const typename F::In* __restrict__ x, std::uint64_t a, std::uint64_t b,
                                                   int rank, int group_size, const F& f) {
   using In = typename F::In;
@@ -119,14 +123,11 @@ __device__ inline typename F::acc_t group_partial(const typename F::In* __restri
     const std::uint64_t body = a + head, nvec = (b - body) / kVec;
     const Vec<In>* v = reinterpret_cast<const Vec<In>*>(x + body);
     const std::uint64_t step = static_cast<std::uint64_t>(group_size);
-    // Either end holds fewer elements than a vector: one apiece for a group of a vector's threads
-    // or more, a loop only for smaller groups (one thread a row of 7 f32). The loop everywhere
-    // cost rows of 256 f32 on an H200 81% of the read probe, where the single element read 95%.
     auto add_end = [&](std::uint64_t from, std::uint64_t to) {
-      if (step >= kVec) {
-        if (from < to) acc[0].add(f, f.lift(x[from], from));
-      } else {
+      if constexpr (kNarrow) {
         for (std::uint64_t j = from; j < to; j += step) acc[0].add(f, f.lift(x[j], j));
+      } else if (from < to) {
+        acc[0].add(f, f.lift(x[from], from));
       }
     };
     add_end(a + rank, a + head);
@@ -210,7 +211,9 @@ __device__ __noinline__ void segments_by_groups(const typename F::In* __restrict
       }
     }
     const std::uint64_t stop = e < v.hi ? e : v.hi;
-    const A r = group_reduce<P::block>(group_partial<P>(x, a, stop, rank, group, f), group, f, shared);
+    const A r = group_reduce<P::block>(group < vector_width<typename F::In>() ? group_partial<P, true>(x, a, stop, rank, group, f)
+                                                                            : group_partial<P, false>(x, a, stop, rank, group, f),
+                                       group, f, shared);
     if (piece < pieces && rank == 0)
       finish_piece(f, r, static_cast<long long>(s), a, carry, !carry && e > v.hi, t, v.tile, out, out_index);
   }
@@ -398,7 +401,7 @@ __global__ __launch_bounds__(P::block, P::min_blocks) void segments_kernel(const
 //! short rows; the block for long ones), rows round the groups, the loads all in flight. When rows are regular and plenty,
 //! this beats the tiles: their bookkeeping (the lookups, the list, three barriers, the fold) cost
 //! more instructions than the reading on an H200 (22 a element at 45% of the read probe).
-template <class P, class F, class Out>
+template <class P, bool kNarrow, class F, class Out>
 __global__ __launch_bounds__(P::block) void rows_kernel(const typename F::In* __restrict__ x, SegmentBounds b, int group,
                                                         F f, Out* out, std::uint64_t* out_index) {
   using A = typename F::acc_t;
@@ -409,7 +412,7 @@ __global__ __launch_bounds__(P::block) void rows_kernel(const typename F::In* __
        first += static_cast<std::uint64_t>(gridDim.x) * groups) {
     const std::uint64_t s = first + me;
     const std::uint64_t a = s < b.count ? s * b.row_length : 0, e = s < b.count ? a + b.row_length : 0;
-    const A r = group_reduce<P::block>(group_partial<P>(x, a, e, rank, group, f), group, f, shared);
+    const A r = group_reduce<P::block>(group_partial<P, kNarrow>(x, a, e, rank, group, f), group, f, shared);
     if (s < b.count && rank == 0) write_segment(f, r, s, a, out, out_index);
   }
 }
