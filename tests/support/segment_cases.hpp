@@ -43,6 +43,11 @@ inline std::vector<SegmentShape> segment_shapes(std::mt19937_64& rng, bool few) 
   // Short rows over several tiles, one of them cut by each tile's edge (the CPU's rows loop).
   if (!few) v.push_back({"30000 rows of 11", 330000, 30000, {}});
   v.push_back({"3 rows of 200003", 3 * 200003, 3, {}});
+  // The short lengths the CPU backends unroll (1, 2, 4, 8, 16), across tiles.
+  v.push_back({"70000 rows of 1", 70000, 70000, {}});
+  v.push_back({"5000 rows of 16", 80000, 5000, {}});
+  if (!few)
+    for (std::size_t length : {2, 4, 8}) v.push_back({std::to_string(80000 / length) + " rows of " + std::to_string(length), 80000, 80000 / length, {}});
   if (!few) v.push_back({"16 rows of 65536", 16 * 65536, 16, {}});
   {
     std::vector<std::uint64_t> len(few ? 3000 : 30000);

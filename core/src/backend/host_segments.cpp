@@ -262,8 +262,11 @@ void reduce_tiles(const Request& q, const Bounds& b, const ChunkRunner* runner, 
     std::size_t s = own;
     // Short equal rows the tile holds whole: no lookups, no checks for a tail or an empty row
     // (rows of 16 on one thread: 72% of the flat sum's rate with them, 77-79% without).
-    if (!b.offsets && b.row_length > 0 && b.row_length <= kShortPiece) {
-      const std::uint64_t L = b.row_length;
+    // The lengths users have most (1, 2, 4, 8, 16) as constants, so that each row's loop unrolls
+    // to straight code: a row's setup, not its loads, is what short rows cost (2^20 rows of 1 on
+    // one thread: 4.4 ms with the length a variable, 0.11-0.18 ms as a constant; rows of 4 3x).
+    auto short_rows = [&](auto length) {
+      const std::uint64_t L = length;
       const std::size_t whole_end = std::min<std::size_t>(own_end, static_cast<std::size_t>((hi - first) / L));
       // Prefetched 4 KB ahead, for a step of rows (about 512 bytes) at a time: the rows' short
       // loops leave the core too few loads in flight to keep up with memory on their own (rows of
@@ -277,6 +280,16 @@ void reduce_tiles(const Request& q, const Bounds& b, const ChunkRunner* runner, 
         for (const std::uintptr_t end = reinterpret_cast<std::uintptr_t>(x + stop * L) + kAhead; line < end; line += 64)
           __builtin_prefetch(reinterpret_cast<const void*>(line));
         for (; s < stop; ++s) seg.write(q, s, seg.piece(x, s * L, s * L + L), s * L);
+      }
+    };
+    if (!b.offsets && b.row_length > 0 && b.row_length <= kShortPiece) {
+      switch (b.row_length) {
+        case 1: short_rows(std::integral_constant<std::uint64_t, 1>{}); break;
+        case 2: short_rows(std::integral_constant<std::uint64_t, 2>{}); break;
+        case 4: short_rows(std::integral_constant<std::uint64_t, 4>{}); break;
+        case 8: short_rows(std::integral_constant<std::uint64_t, 8>{}); break;
+        case 16: short_rows(std::integral_constant<std::uint64_t, 16>{}); break;
+        default: short_rows(b.row_length);
       }
     }
     for (; s < own_end; ++s) {
