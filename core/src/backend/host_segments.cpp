@@ -84,7 +84,11 @@ struct FoldSegments {  // sums and products
     std::size_t i = 0;
     for (; i + 4 <= n; i += 4)
       for (std::size_t j = 0; j < 4; ++j) lane[j] = P::combine(lane[j], P::template lift<L>(x[i + j]));
-    for (std::size_t j = 0; i < n; ++i, ++j) lane[j] = P::combine(lane[j], P::template lift<L>(x[i]));
+    // The last one to three, each to its lane by a constant index: a variable one kept the lanes
+    // in memory (rows of 7 cost 38 elements' time a row here, rows of 8 six).
+    if (i < n) lane[0] = P::combine(lane[0], P::template lift<L>(x[i]));
+    if (i + 1 < n) lane[1] = P::combine(lane[1], P::template lift<L>(x[i + 1]));
+    if (i + 2 < n) lane[2] = P::combine(lane[2], P::template lift<L>(x[i + 2]));
     return static_cast<acc>(P::combine(P::combine(lane[0], lane[1]), P::combine(lane[2], lane[3])));
   }
   using Fold = PairwiseStack<P>;
