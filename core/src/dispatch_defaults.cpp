@@ -3,7 +3,7 @@
 // threads not above its own. Both calibrations so far found the host data's GPU thresholds at 0
 // (the CPU read host memory faster than the GPU could be fed), so no row sends host data to the GPU.
 // segment_cost: calibrate's measure (rows of 16 against a flat sum), 19 on 2 threads; on 16, the
-// median of five calibrations on the H200 host (bench/results/nvidia-h200/logs/segment-cost-COMMIT.log).
+// median of five calibrations on the H200 host at 73f59fc (20 to 31; bench/results/nvidia-h200/logs/segment-cost-73f59fc.log).
 
 #include <array>
 #include <string>
@@ -27,7 +27,7 @@ struct Row {
 constexpr std::array<Row, 2> kRows{{
     {1, std::uint64_t{1} << 16, "openmp", 0, "", 19,
      "calibrated on 2 threads (AMD EPYC): bench/results/amd-epyc-2-threads/calibrate.md"},
-    {16, std::uint64_t{1} << 17, "openmp", std::uint64_t{1} << 25, "tbb", 22,
+    {16, std::uint64_t{1} << 17, "openmp", std::uint64_t{1} << 25, "tbb", 21,
      "calibrated on 16 threads (Intel Xeon, the H200 machine's host): bench/results/nvidia-h200/calibrate.md"},
 }};
 

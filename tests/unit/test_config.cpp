@@ -66,7 +66,7 @@ TEST_CASE("config: default thresholds are data from committed calibrations, a fi
   CHECK(sixteen.parallel_backend_large == "tbb");
   CHECK(sixteen.parallel_large_min_count == (std::uint64_t{1} << 25));
   CHECK(two.segment_cost == 19);  // calibrate's rows of 16 against a flat sum
-  CHECK(sixteen.segment_cost == 22);
+  CHECK(sixteen.segment_cost == 21);
   CHECK(xr::DispatchConfig::defaults_for(8).parallel_min_count == two.parallel_min_count);
   CHECK(xr::DispatchConfig::defaults_for(128).parallel_min_count == sixteen.parallel_min_count);
   CHECK(xr::DispatchConfig::defaults_source(16).find("nvidia-h200/calibrate.md") != std::string::npos);
