@@ -2,6 +2,8 @@
 // on the machines this project measures, as data. A machine takes the row of the most hardware
 // threads not above its own. Both calibrations so far found the host data's GPU thresholds at 0
 // (the CPU read host memory faster than the GPU could be fed), so no row sends host data to the GPU.
+// A single calibration's parallel_min_count moves between runs (on 2 threads: 2048 to 131072 in
+// four runs at 6d8375a): the rows keep what the crossover runs' median regret bore out.
 // segment_cost: calibrate's measure (rows of 16 against a flat sum), 19 on 2 threads; on 16, the
 // median of five calibrations on the H200 host at 73f59fc (20 to 31; bench/results/nvidia-h200/logs/segment-cost-73f59fc.log).
 
