@@ -2,6 +2,10 @@
 // on the machines this project measures, as data. A machine takes the row of the most hardware
 // threads not above its own. Both calibrations so far found the host data's GPU thresholds at 0
 // (the CPU read host memory faster than the GPU could be fed), so no row sends host data to the GPU.
+// The H200 host's calibrations did find `hybrid` faster on pinned data from 2^27 elements on
+// (bench/results/nvidia-h200/crossover-runs/calibrated-*.json), but no row says so: a threshold
+// for pinned data makes every host request above it ask the driver whether it is pinned, which
+// starts the GPU (about 300 ms) for callers who never use it. `xreduce calibrate` sets it there.
 // A single calibration's parallel_min_count moves between runs (on 2 threads: 2048 to 131072 in
 // four runs at 6d8375a): the rows keep what the crossover runs' median regret bore out.
 // segment_cost: calibrate's measure (rows of 16 against a flat sum), 19 on 2 threads; on 16, the
