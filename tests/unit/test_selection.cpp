@@ -53,15 +53,22 @@ std::filesystem::path write_file(const std::string& name, const std::string& tex
   return p;
 }
 
-}  // namespace
-
-TEST_CASE("selection: auto, the template APIs, hybrid's parts and calibration choose alike") {
+//! The thresholds the selection tests share: "mid" from 1000 elements, "large" from 100000, the
+//! GPU for pinned data from 20000.
+xr::Config tiered_config() {
   xr::Config cfg;
   cfg.dispatch.parallel_min_count = 1000;
   cfg.dispatch.parallel_backend = "mid";
   cfg.dispatch.parallel_large_min_count = 100000;
   cfg.dispatch.parallel_backend_large = "large";
   cfg.dispatch.gpu_min_count_pinned = 20000;
+  return cfg;
+}
+
+}  // namespace
+
+TEST_CASE("selection: auto, the template APIs, hybrid's parts and calibration choose alike") {
+  xr::Config cfg = tiered_config();
   cfg.dispatch.gpu_min_count_pageable = 400000;
   cfg.dispatch.cpu_gpu_min_count_pinned = 3000000;
   xr::Context ctx(xr::Context::Empty{}, cfg);
@@ -174,12 +181,7 @@ TEST_CASE("selection: segments weigh segment_cost elements each; a segmented req
 }
 
 TEST_CASE("selection: the choice each thread remembers is the choice made afresh, and a new backend ends it") {
-  xr::Config cfg;
-  cfg.dispatch.parallel_min_count = 1000;
-  cfg.dispatch.parallel_backend = "mid";
-  cfg.dispatch.parallel_large_min_count = 100000;
-  cfg.dispatch.parallel_backend_large = "large";
-  cfg.dispatch.gpu_min_count_pinned = 20000;
+  xr::Config cfg = tiered_config();
   cfg.dispatch.cpu_gpu_min_count_pageable = 3000000;
   xr::Context ctx(xr::Context::Empty{}, cfg);
   ctx.registry().add(std::make_unique<Fake>("serial", xr::Engine::cpu_serial, true), 10);
