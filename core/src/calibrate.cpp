@@ -217,7 +217,7 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
   // What a segment costs, in elements: the single-thread backend on 2^16 elements in the cache,
   // flat and as rows of 16 (short rows, where the rows' own cost shows; Dispatcher weighs
   // segmented requests by it). Rows of 1, 2, 4 and 8 cost less (their loops unroll: 1 to 6
-  // elements a row on 2 threads), other short lengths about what rows of 16 cost (13 to 20).
+  // elements a row on the 2-core machine), other short lengths about what rows of 16 cost (13 to 20).
   {
     constexpr std::size_t kElements = std::size_t{1} << 16, kRow = 16;
     if (max_n >= kElements) {
