@@ -28,9 +28,7 @@ bool in_one_tile(const Workload& w) { return w.segmented && w.elements <= backen
 struct Remembered {
   std::uint64_t dispatcher = 0;  // 0: none
   std::uint64_t generation = 0;
-  Workload kind;
-  bool one_tile = false;
-  std::uint64_t segments = 0;  // Registry::best weighs them by its own preferences: only the same count holds
+  Workload kind;  // the workload it was made for
   std::uint64_t lo = 0, hi = 0;
   Reducer* reducer = nullptr;
 };
@@ -68,12 +66,13 @@ Reducer& Dispatcher::pick(const Workload& w) const {
   const std::uint64_t work = config_.work(w.elements, w.segments);
   const std::uint64_t generation = registry_.generation();
   Remembered& r = remembered;
-  if (r.dispatcher == id_ && r.generation == generation && same_kind(r.kind, w) && r.one_tile == in_one_tile(w) &&
-      r.segments == w.segments && r.lo <= work && work < r.hi)
+  // The same segment count too: Registry::best weighs segments by its own preferences.
+  if (r.dispatcher == id_ && r.generation == generation && same_kind(r.kind, w) && r.kind.segments == w.segments &&
+      in_one_tile(r.kind) == in_one_tile(w) && r.lo <= work && work < r.hi)
     return *r.reducer;
   Reducer& chosen = decide(w, nullptr);
   const auto [lo, hi] = band(w, work);
-  r = Remembered{id_, generation, w, in_one_tile(w), w.segments, lo, hi, &chosen};
+  r = Remembered{id_, generation, w, lo, hi, &chosen};
   return chosen;
 }
 
