@@ -46,8 +46,8 @@ void shuffle_segments(const typename F::In* x, const SegmentBounds& b, F f, Out*
   t.tiles = ceil_div(b.n, t.tile);
   // Equal rows, enough of them to fill the GPU or to give more blocks than the tiles would:
   // rows shorter than 2048 a group of lanes with about four 16-byte loads each (a warp a row of
-  // 256 f32 read 62% of the probe, two loads a lane); longer ones a block each. (The tiles took
-  // 2^18 rows of 1 at a warp a row: 2^18 elements in 1 ms on an H200.)
+  // 256 f32 read 62% of the probe, two loads a lane); longer ones a block each. (The tiles, whose
+  // groups were then a warp at least, took 2^18 rows of 1 from host data in 1 ms on an H200.)
   if (!b.offsets && b.count > 0 && b.row_length > 0) {
     int group = P::block;
     if (b.row_length < 2048) {
