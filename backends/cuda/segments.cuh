@@ -27,73 +27,88 @@ A* carve(unsigned char*& cursor, std::uint64_t count) {
   return p;
 }
 
-//! The offsets' check word (~0: all good) and, for tiles, own[]: one launch over count + 1 offsets.
-template <class A>
-void check_offsets(const SegmentBounds& b, const SegmentTiles<A>& t, Workspace& ws) {
-  XREDUCE_CUDA(cudaMemsetAsync(t.bad, 0xff, sizeof *t.bad, ws.stream));
-  if (!b.offsets) return;
-  const std::uint64_t threads = b.count + 1;
-  segment_owners_kernel<<<static_cast<unsigned>(ceil_div(threads, 256)), 256, 0, ws.stream>>>(b, t);
+//! The check word (~0: all good), set before a launch that may write the first bad offset.
+inline unsigned long long* check_word(unsigned char*& cursor, Workspace& ws) {
+  auto* bad = carve<unsigned long long>(cursor, 1);
+  XREDUCE_CUDA(cudaMemsetAsync(bad, 0xff, sizeof *bad, ws.stream));
+  return bad;
+}
+
+//! Blocks that keep every SM busy for a grid-stride kernel with `per_sm` blocks an SM, or fewer for less work.
+inline unsigned filling_grid(const Workspace& ws, int per_sm, std::uint64_t work) {
+  return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(work, std::uint64_t(ws.sm_count) * per_sm)));
+}
+
+//! The long segments' launches: a block per chunk, then a warp per segment of several chunks.
+template <class P, class F, class Out>
+void enqueue_long_segments(const typename F::In* x, const SegmentBounds& b, const LongSegments<typename F::acc_t>& L,
+                           std::uint64_t max_chunks, std::uint64_t max_segments, bool several_chunks, F f, Out* out,
+                           std::uint64_t* out_index, Workspace& ws) {
+  long_segments_kernel<P><<<filling_grid(ws, P::long_min_blocks, max_chunks), P::block, 0, ws.stream>>>(x, b, L, f, out, out_index);
   XREDUCE_CUDA(cudaGetLastError());
+  if (several_chunks) {  // some segment may have more than one chunk
+    long_segment_totals_kernel<P><<<filling_grid(ws, P::min_blocks, ceil_div(max_segments, P::warps)), P::block, 0, ws.stream>>>(b, L, f, out, out_index);
+    XREDUCE_CUDA(cudaGetLastError());
+  }
 }
 
 template <class P = SegmentPolicy, class F, class Out>
 void shuffle_segments(const typename F::In* x, const SegmentBounds& b, F f, Out* out, std::uint64_t* out_index,
                       Workspace& ws, unsigned long long** bad) {
+  using In = typename F::In;
   using A = typename F::acc_t;
-  SegmentTiles<A> t{};
-  t.tile = P::tile_bytes / sizeof(typename F::In);
-  t.tiles = ceil_div(b.n, t.tile);
-  // Equal rows, enough of them to fill the GPU or to give more blocks than the tiles would:
-  // rows shorter than 2048 a group of lanes with about four 16-byte loads each (a warp a row of
-  // 256 f32 read 62% of the probe, two loads a lane); longer ones a block each. (The tiles, whose
-  // groups were then a warp at least, took 2^18 rows of 1 from host data in 1 ms on an H200.)
-  if (!b.offsets && b.count > 0 && b.row_length > 0) {
-    int group = P::block;
-    if (b.row_length < 2048) {
-      const std::uint64_t loads = b.row_length * sizeof(typename F::In) / 16;
-      for (group = 32; group > 1 && static_cast<std::uint64_t>(group) * 4 > loads; group /= 2) {
-      }
-    }
-    const std::uint64_t per_block = P::block / group;
-    const std::uint64_t row_blocks = ceil_div(b.count, per_block);
-    if (b.count >= static_cast<std::uint64_t>(ws.sm_count) * 8 * per_block || row_blocks >= t.tiles) {
-      unsigned long long* word = static_cast<unsigned long long*>(ws.scratch.reserve(16, "segment check"));
-      *bad = word;
-      XREDUCE_CUDA(cudaMemsetAsync(word, 0xff, sizeof *word, ws.stream));
-      const std::uint64_t blocks = std::min<std::uint64_t>(row_blocks, std::uint64_t{1} << 20);
-      if (group < vector_width<typename F::In>())  // short rows: fewer threads a row than a vector has elements
-        rows_kernel<P, true><<<static_cast<unsigned>(blocks), P::block, 0, ws.stream>>>(x, b, group, f, out, out_index);
-      else
-        rows_kernel<P, false><<<static_cast<unsigned>(blocks), P::block, 0, ws.stream>>>(x, b, group, f, out, out_index);
+  auto round16 = [](std::uint64_t bytes) { return (bytes + 15) / 16 * 16; };
+  if (!b.offsets) {
+    const std::uint64_t row_bytes = b.row_length * sizeof(In);
+    const std::uint64_t row_chunks = chunks_of<P>(row_bytes);
+    LongSegments<A> L{};
+    const bool chunked = row_bytes >= 2 * P::chunk_bytes && b.count > 0;
+    unsigned char* cursor = static_cast<unsigned char*>(
+        ws.scratch.reserve(16 + (chunked ? round16(b.count * row_chunks * sizeof(A)) : 0), "segment partials"));
+    *bad = check_word(cursor, ws);
+    if (b.count == 0) return;
+    if (b.row_length == 0) {
+      segment_identities_kernel<<<static_cast<unsigned>(ceil_div(b.count, 256)), 256, 0, ws.stream>>>(b.count, f, out, out_index);
       XREDUCE_CUDA(cudaGetLastError());
       return;
     }
-  }
-  auto round16 = [](std::uint64_t bytes) { return (bytes + 15) / 16 * 16; };
-  const std::uint64_t bytes = 16 + round16(t.tiles * 8) * (b.offsets ? 3 : 2) + 2 * round16(t.tiles * sizeof(A));
-  unsigned char* cursor = static_cast<unsigned char*>(ws.scratch.reserve(bytes, "segment tiles"));
-  t.bad = carve<unsigned long long>(cursor, 1);
-  t.own = b.offsets ? carve<std::uint64_t>(cursor, t.tiles) : nullptr;
-  t.carry = carve<A>(cursor, t.tiles);
-  t.tail = carve<A>(cursor, t.tiles);
-  t.carried = carve<long long>(cursor, t.tiles);
-  t.tail_of = carve<long long>(cursor, t.tiles);
-  *bad = t.bad;
-  check_offsets(b, t, ws);
-  if (t.tiles == 0) {  // no elements: every segment is empty
-    if (b.count > 0)
-      segment_identities_kernel<<<static_cast<unsigned>(ceil_div(b.count, 256)), 256, 0, ws.stream>>>(b.count, f, out, out_index);
+    if (chunked) {  // rows of two chunks or more: each in chunks, so that few rows still fill the GPU
+      L.row_chunks = row_chunks;
+      L.room_segments = b.count, L.room_chunks = b.count * row_chunks;
+      L.partial = carve<A>(cursor, b.count * row_chunks);
+      enqueue_long_segments<P>(x, b, L, b.count * row_chunks, b.count, true, f, out, out_index, ws);
+      return;
+    }
+    const int group = row_bytes < P::long_bytes ? group_for(row_bytes) : P::block;
+    const std::uint64_t blocks = std::min<std::uint64_t>(ceil_div(b.count, P::block / group), std::uint64_t{1} << 20);
+    if (group < vector_width<In>())  // short rows: fewer threads a row than a vector has elements
+      rows_kernel<P, true><<<static_cast<unsigned>(blocks), P::block, 0, ws.stream>>>(x, b, group, f, out, out_index);
+    else
+      rows_kernel<P, false><<<static_cast<unsigned>(blocks), P::block, 0, ws.stream>>>(x, b, group, f, out, out_index);
     XREDUCE_CUDA(cudaGetLastError());
     return;
   }
-  segments_kernel<P><<<static_cast<unsigned>(t.tiles), P::block, 0, ws.stream>>>(x, b, t, f, out, out_index);
+  // Offsets. A long segment has long_bytes at least, and each of its chunks as much: so many
+  // of each at most.
+  const std::uint64_t bytes = b.n * sizeof(In);
+  const std::uint64_t max_long = std::min<std::uint64_t>(b.count, bytes / P::long_bytes), max_chunks = bytes / P::long_bytes;
+  if (max_chunks >= (std::uint64_t{1} << 32))
+    throw Error(ErrorCode::unsupported, "cuda.shuffle reduces segments of up to 2^45 bytes of data in one call");
+  unsigned char* cursor = static_cast<unsigned char*>(ws.scratch.reserve(
+      32 + round16(max_long * sizeof(LongPiece)) + round16(max_chunks * sizeof(LongPiece)) + round16(max_chunks * sizeof(A)),
+      "segment lists"));
+  *bad = check_word(cursor, ws);
+  LongSegments<A> L{};
+  L.listed = carve<unsigned long long>(cursor, 1);
+  L.segments = carve<LongPiece>(cursor, max_long);
+  L.chunks = carve<LongPiece>(cursor, max_chunks);
+  L.partial = carve<A>(cursor, max_chunks);
+  L.room_segments = max_long, L.room_chunks = max_chunks;
+  XREDUCE_CUDA(cudaMemsetAsync(L.listed, 0, sizeof *L.listed, ws.stream));
+  short_segments_kernel<P><<<static_cast<unsigned>(ceil_div(b.count + 1, P::block)), P::block, 0, ws.stream>>>(
+      x, b, L, *bad, f, out, out_index);
   XREDUCE_CUDA(cudaGetLastError());
-  // Equal rows that tile evenly never leave a tail.
-  if (b.offsets || t.tile % b.row_length != 0) {
-    segment_tails_kernel<<<static_cast<unsigned>(ceil_div(t.tiles * 32, 256)), 256, 0, ws.stream>>>(b, t, f, out, out_index);
-    XREDUCE_CUDA(cudaGetLastError());
-  }
+  if (max_long > 0) enqueue_long_segments<P>(x, b, L, max_chunks, max_long, bytes >= 2 * P::chunk_bytes, f, out, out_index, ws);
 }
 
 //! Segment s's bounds for CUB, kept inside the data whatever the offsets say.
@@ -122,10 +137,11 @@ void cub_segments(const typename F::In* x, const SegmentBounds& b, F f, Out* out
                   unsigned long long** bad) {
   using A = typename F::acc_t;
   unsigned char* cursor = static_cast<unsigned char*>(ws.scratch.reserve(16 + b.count * sizeof(A) + 64, "segment pairs"));
-  SegmentTiles<A> t{};
-  t.bad = carve<unsigned long long>(cursor, 1);
-  *bad = t.bad;
-  check_offsets(b, t, ws);
+  *bad = check_word(cursor, ws);
+  if (b.offsets) {
+    segment_offsets_check_kernel<<<static_cast<unsigned>(ceil_div(b.count + 1, 256)), 256, 0, ws.stream>>>(b, *bad);
+    XREDUCE_CUDA(cudaGetLastError());
+  }
   if (b.count == 0) return;
   auto begins = thrust::make_transform_iterator(thrust::counting_iterator<std::uint64_t>(0), SegmentBegin{b});
   auto ends = thrust::make_transform_iterator(thrust::counting_iterator<std::uint64_t>(0), SegmentEnd{b});

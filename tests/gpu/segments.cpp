@@ -57,9 +57,25 @@ TEST_CASE("GPU segments: bad offsets are reported, not read past the data") {
   }
 }
 
-// The tiles' first-segment table lives in reused scratch: a request whose segments all end in the
-// first tile, after one whose segments covered every tile, must not see the earlier table (a
-// block there re-wrote segments it did not own). Several rounds: the stale write was a race.
+// Offsets that go back and forth make segments overlap: more long segments (and chunks) than
+// the data could hold apart, past the room of cuda.shuffle's lists. Reported, and nothing read
+// or written out of bounds (compute-sanitizer's memcheck runs this).
+TEST_CASE("GPU segments: overlapping long segments from bad offsets are reported") {
+  std::vector<float> x(40000, 1.0f);  // 160 KB: room for 19 long segments of 8 KB
+  std::vector<std::uint64_t> back_and_forth(201);
+  for (std::size_t s = 0; s < back_and_forth.size(); ++s) back_and_forth[s] = s % 2 ? x.size() : 0;
+  for (xr::Reducer* r : segment_backends()) {
+    INFO("backend " << r->name());
+    xr::test::DevicePlacement d;
+    xr::Request q{d.put(x.data(), x.size() * 4), x.size(), xr::DType::f32, xr::Op::sum, xr::Memory::device};
+    q.segments = xr::Segments::at(static_cast<const std::uint64_t*>(d.put(back_and_forth.data(), back_and_forth.size() * 8)), 200);
+    CHECK_THROWS_WITH_AS(r->reduce(q), doctest::Contains("offsets[1] = 40000 > offsets[2] = 0"), xr::Error);
+  }
+}
+
+// Scratch is reused between calls: a request whose segments all end early, after one whose
+// segments covered the data, must see nothing of the earlier call's lists (once, a table left
+// from it sent a block back over segments it did not own). Several rounds: that was a race.
 TEST_CASE("GPU segments: segments that end early, after a request that covered the data") {
   constexpr std::size_t n = 200000;
   xr::test::SegmentShape spread{"segments across the data", n, 0, std::vector<std::uint64_t>(n / 1000 + 1)};

@@ -43,6 +43,7 @@ inline std::vector<SegmentShape> segment_shapes(std::mt19937_64& rng, bool few) 
   // Short rows over several tiles, one of them cut by each tile's edge (the CPU's rows loop).
   if (!few) v.push_back({"30000 rows of 11", 330000, 30000, {}});
   v.push_back({"3 rows of 200003", 3 * 200003, 3, {}});
+  v.push_back({"40 rows of 5000", 40 * 5000, 40, {}});  // on the GPU: a block a row
   // The short lengths the CPU backends unroll (1, 2, 4, 8, 16), across tiles.
   v.push_back({"70000 rows of 1", 70000, 70000, {}});
   v.push_back({"5000 rows of 16", 80000, 5000, {}});
@@ -77,7 +78,7 @@ inline std::vector<SegmentShape> segment_shapes(std::mt19937_64& rng, bool few) 
     v.push_back({"empty segments between long ones", off.back(), 0, off});
   }
   {
-    // More pieces in one place than the GPU's thread mode lists (2048 a tile): its group mode.
+    // Thousands of empty segments in a row, then tiny ones: whole GPU blocks of identities.
     std::vector<std::uint64_t> len(6000, 0);
     for (std::size_t i = 3000; i < len.size(); ++i) len[i] = rng() % 3;
     auto off = offsets_of(len, 5);

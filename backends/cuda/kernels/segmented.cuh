@@ -1,17 +1,17 @@
 #pragma once
-// Segmented reductions (Request::segments), balanced whatever the segments' lengths. The
-// elements are cut into tiles of 32 KB, one block each, staged in shared memory with coalesced
-// loads (issued before anything else, so they overlap the offsets' lookups), and a block reduces
-// the pieces of segments in its tile: each thread folds its own contiguous items into runs
-// between piece starts, finishes the pieces it holds whole, and hands a run that continues from
-// a neighbour to the thread where that piece starts, through shared memory and a warp-level
-// segmented fold. So short and long segments, power-law or empty, are all read alike: the work
-// of a tile does not depend on how it is cut (but its bookkeeping costs more instructions than
-// the reading: rows_kernel takes equal rows, when there are enough to fill the GPU, at the
-// memory's pace). A segment that runs past its tile leaves a partial there (its tail) and one in
-// each later tile it covers (carries); a short second kernel combines them, a warp per tail.
-// Offsets are checked as they are read: a bad one is reported after the launch, and every read
-// is kept inside the data whatever the offsets say.
+// Segmented reductions (Request::segments), at the memory's pace whatever the segments' lengths.
+// Each segment is read by as many threads as its length calls for, as CUB's segmented sort bins
+// its segments: a group of 1 to 32 lanes with about four 16-byte loads each for a short segment,
+// the block for a long one, and several blocks (chunks, their partials combined in order after)
+// for a very long one. Equal rows all take one group size (rows_kernel). Offsets are binned
+// within a block (short_segments_kernel): its threads look up 256 consecutive segments, rank
+// them by group size in shared memory, and each warp then takes its share of every bin; the
+// long ones go to a list that long_segments_kernel reads. (The tiles this replaced, 32 KB of
+// elements a block whatever the segments, spent 22 instructions an element on finding where the
+// pieces start and read power-law segments at 28% of the read probe on an H200.) A segment's
+// threads and their order follow from its length alone, so the results do not depend on the
+// launch. Offsets are checked as they are read: a bad one is reported after the launch, and
+// every read is kept inside the data whatever the offsets say.
 
 #include "vector_loads.cuh"
 
@@ -20,22 +20,23 @@ namespace xreduce::cuda {
 struct SegmentPolicy {
   static constexpr int block = 256;
   static constexpr int warps = block / 32;
-  //! 128 bytes a thread: at 16 KB a tile, the blocks' starts and ends held rows of 2^14 to 71%
-  //! of the read probe on an H200.
-  static constexpr int tile_bytes = 32768;  //!< 128 bytes a thread, staged in shared memory
-  static constexpr int unroll = 4;  //!< 16-byte loads in flight per thread, in group mode
+  static constexpr int unroll = 4;      //!< 16-byte loads in flight per thread
   static constexpr int min_blocks = 4;  //!< per SM: caps the registers at 64
-  //! Pieces a tile may hold for thread mode (its list lives in shared memory); more (empty
-  //! segments by the thousand): group mode.
-  static constexpr int max_pieces = 2048;
+  //! long_segments_kernel's blocks per SM: 40 registers, all it needs (and the grid it fills).
+  static constexpr int long_min_blocks = 6;
+  //! A segment of this many bytes or more is read by a block (or several); a shorter one by a
+  //! group of 1 to 32 lanes. At 8 KB a warp has sixteen loads a lane.
+  static constexpr std::uint64_t long_bytes = 8192;
+  //! A long segment is cut into chunks of about this many bytes, a block each (so a block reads
+  //! 64 KB to 128 KB, four to eight loads a thread, for one lookup of where it is).
+  static constexpr std::uint64_t chunk_bytes = 65536;
 };
 
-//! Several ops of each segment (StatsOp's 48-byte accumulator): half the tile, so that the tile,
-//! its piece list and a StatsAcc a thread fit in a block's 48 KB of shared memory, and room for
-//! the accumulator's registers.
+//! Several ops of each segment (StatsOp's 48-byte accumulator, `unroll` of them a thread): room
+//! for their registers.
 struct StatsSegmentPolicy : SegmentPolicy {
-  static constexpr int tile_bytes = 16384;
   static constexpr int min_blocks = 2;
+  static constexpr int long_min_blocks = 2;
 };
 
 //! Where segment s begins, kept inside [0, n] (offsets are not trusted until checked).
@@ -50,40 +51,70 @@ struct SegmentBounds {
   }
 };
 
-//! The tiles' bookkeeping, in the workspace's scratch.
-template <class A>
-struct SegmentTiles {
-  std::uint64_t tiles;       //!< they cover all n elements (the host does not know where the offsets start and end)
-  std::uint64_t tile;        //!< elements per tile
-  std::uint64_t* own;        //!< offsets only: own[t], the first segment that starts in tile t or later
-  A* carry;                  //!< the piece of tile t that continues a segment from before it
-  A* tail;                   //!< the piece of a segment that starts in tile t and runs on
-  long long* carried;        //!< carry's segment, or -1
-  long long* tail_of;        //!< tail's segment, or -1
-  unsigned long long* bad;   //!< the first offset found wrong (count if the last is past n), else ~0
+//! The lanes a segment of `bytes` (less than long_bytes) is read by: the most, up to 32, that
+//! leave each lane four 16-byte loads.
+__host__ __device__ inline int group_for(std::uint64_t bytes) {
+  const std::uint64_t loads = bytes / 16;
+  int group = 32;
+  while (group > 1 && static_cast<std::uint64_t>(group) * 4 > loads) group /= 2;
+  return group;
+}
+
+//! The chunks a long segment of `bytes` is cut into: one per chunk_bytes, the last taking the rest.
+template <class P>
+__host__ __device__ inline std::uint64_t chunks_of(std::uint64_t bytes) {
+  const std::uint64_t c = bytes / P::chunk_bytes;
+  return c > 1 ? c : 1;
+}
+
+//! A long segment (or a chunk of one): its segment, the index of its first chunk, and its
+//! bounds (so that a chunk's block has one lookup to wait for, which it makes a chunk ahead).
+struct LongPiece {
+  std::uint64_t segment;
+  std::uint64_t first_chunk;
+  std::uint64_t begin, end;
 };
 
-//! own[t] for offsets, and the offsets' check: one thread per s in [0, count].
+//! The long segments and their chunks, in the workspace's scratch. For offsets,
+//! short_segments_kernel lists them; equal rows are all long (row_chunks chunks each) and need no
+//! list.
 template <class A>
-__global__ void segment_owners_kernel(SegmentBounds b, SegmentTiles<A> t) {
+struct LongSegments {
+  //! Offsets: (long segments << 32) | their chunks, counted as they are listed (so a segment's
+  //! place in the list and its first chunk come from one atomic, and rise together).
+  unsigned long long* listed;
+  LongPiece* segments;  //!< offsets: the long segments, in no particular order
+  LongPiece* chunks;    //!< offsets: chunk c's segment and that segment's first chunk
+  A* partial;           //!< chunk c's partial, for segments of more than one chunk
+  //! The lists' room: as many long segments and chunks as the data can hold. Overlapping
+  //! segments (decreasing offsets, reported as an error) may list more: those are not written,
+  //! and nothing past the room is read.
+  std::uint64_t room_segments, room_chunks;
+  std::uint64_t row_chunks;  //!< equal rows: chunks a row; 0 for offsets
+  __device__ std::uint64_t segment_count(std::uint64_t count) const {
+    const std::uint64_t listed_ = row_chunks ? count : *listed >> 32;
+    return listed_ < room_segments ? listed_ : room_segments;
+  }
+  __device__ std::uint64_t chunk_count(std::uint64_t count) const {
+    const std::uint64_t listed_ = row_chunks ? count * row_chunks : *listed & 0xffffffffull;
+    return listed_ < room_chunks ? listed_ : room_chunks;
+  }
+  __device__ LongPiece chunk(std::uint64_t c, const SegmentBounds& b) const {
+    return row_chunks ? row(c / row_chunks, b) : chunks[c];
+  }
+  __device__ LongPiece segment(std::uint64_t i, const SegmentBounds& b) const { return row_chunks ? row(i, b) : segments[i]; }
+  __device__ LongPiece row(std::uint64_t s, const SegmentBounds& b) const {
+    return {s, s * row_chunks, s * b.row_length, (s + 1) * b.row_length};
+  }
+};
+
+//! The offsets' check, for cub::DeviceSegmentedReduce: one thread per s in [0, count]; `bad`
+//! gets the first offset found wrong (count if the last is past n).
+__global__ inline void segment_offsets_check_kernel(SegmentBounds b, unsigned long long* bad) {
   const std::uint64_t s = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
   if (s > b.count) return;
   const std::uint64_t raw = b.offsets[s];
-  if ((s == b.count && raw > b.n) || (s < b.count && b.offsets[s + 1] < raw)) atomicMin(t.bad, s);
-  if (t.tiles == 0) return;
-  // Tiles whose start lies in (begin(s - 1), begin(s)] have s as the first segment from there;
-  // tiles that start after the last segment's end have count (no segment of theirs). Every tile
-  // is written: own[] lives in reused scratch, and a stale entry from an earlier request would
-  // send that tile's block back over segments another block owns.
-  const std::uint64_t p = b.begin(s);
-  std::uint64_t hi = p / t.tile;  // the last tile starting at or before p
-  std::uint64_t lo = 0;
-  if (s > 0) {
-    const std::uint64_t q = b.begin(s - 1);
-    lo = q > p ? hi + 1 : q / t.tile + 1;  // decreasing offsets: nothing to own
-  }
-  if (s == b.count) hi = t.tiles - 1;
-  for (std::uint64_t u = lo; u <= hi && u < t.tiles; ++u) t.own[u] = s;
+  if ((s == b.count && raw > b.n) || (s < b.count && b.offsets[s + 1] < raw)) atomicMin(bad, s);
 }
 
 //! Group-wide reduction of one value per thread for groups of G threads (G a power of two up to
@@ -163,244 +194,177 @@ __device__ inline void write_segment(const F& f, typename F::acc_t a, std::uint6
   }
 }
 
-//! What a block knows of its tile: [lo, hi), the segments that start in it [own, own_end), and
-//! whether the segment before `own` runs into it (the carry, up to carry_end).
-struct TileView {
-  std::uint64_t tile, lo, hi, own, own_end, carry_end;
-  bool has_carry;
-  bool tail_runs_on;  //!< the last owned segment ends past hi
-};
-
-//! The end of a tile-level piece: into the carry or tail arrays, or written as the segment's result.
-template <class F, class Out>
-__device__ inline void finish_piece(const F& f, typename F::acc_t r, long long s, std::uint64_t start, bool carry,
-                                    bool tail, const SegmentTiles<typename F::acc_t>& t, std::uint64_t tile, Out* out,
-                                    std::uint64_t* out_index) {
-  if (s < 0) return;  // elements that belong to no segment
-  if (carry) t.carry[tile] = r;
-  else if (tail) t.tail[tile] = r, t.tail_of[tile] = s;
-  else write_segment(f, r, static_cast<std::uint64_t>(s), start, out, out_index);
-}
-
-//! Group mode: groups of 1 to 256 threads, about one piece each, 16-byte loads. A tile of pieces
-//! of one or two elements takes a thread a piece: groups of a warp at least held 2^18 rows of 1
-//! from host data to 1 GB/s on an H200.
+//! Offsets: a block per 256 consecutive segments (and a thread for offsets[count], which is only
+//! checked). Each thread looks up its segment: an empty one gets the identity at once, a long one
+//! goes to `L` (with its chunks), and a short one into its bin (by group size: 1, 2, 4 ... 32
+//! lanes) of the block's list in shared memory, in segment order within a bin. Each warp then
+//! takes 32 / group segments of a bin at a time: every lane has work, whatever the mix.
 template <class P, class F, class Out>
-__device__ __noinline__ void segments_by_groups(const typename F::In* __restrict__ x, const SegmentBounds& b,
-                                   const SegmentTiles<typename F::acc_t>& t, const TileView& v, const F& f, Out* out,
-                                   std::uint64_t* out_index) {
-  using A = typename F::acc_t;
-  __shared__ A shared[P::warps];
-  const std::uint64_t pieces = v.own_end - v.own + (v.has_carry ? 1 : 0);
-  int group = P::block;
-  while (group > 1 && pieces * group > 2 * P::block) group /= 2;  // about one piece per group
-  const int groups = P::block / group, rank = threadIdx.x % group, me = threadIdx.x / group;
-  // Every group runs the same number of rounds: group_reduce synchronises the block.
-  for (std::uint64_t round = 0; round * groups < pieces; ++round) {
-    const std::uint64_t piece = round * groups + me;
-    std::uint64_t s = 0, a = 0, e = 0;
-    const bool carry = v.has_carry && piece == 0;
-    if (piece < pieces) {
-      if (carry) {
-        s = v.own - 1, a = v.lo, e = v.carry_end;
-      } else {
-        s = v.own + piece - (v.has_carry ? 1 : 0);
-        a = b.begin(s), e = b.begin(s + 1);
-        if (a < v.lo) a = v.lo;  // only with bad offsets
-        if (e < a) e = a;
-      }
-    }
-    const std::uint64_t stop = e < v.hi ? e : v.hi;
-    const A r = group_reduce<P::block>(group < vector_width<typename F::In>() ? group_partial<P, true>(x, a, stop, rank, group, f)
-                                                                            : group_partial<P, false>(x, a, stop, rank, group, f),
-                                       group, f, shared);
-    if (piece < pieces && rank == 0)
-      finish_piece(f, r, static_cast<long long>(s), a, carry, !carry && e > v.hi, t, v.tile, out, out_index);
-  }
-}
-
-//! Thread mode's view of the tile: staged in shared memory, `vectors` 16-byte vectors (and
-//! `items` contiguous elements) a thread.
-template <class P, class In>
-struct TileStage {
-  static constexpr int vectors = P::tile_bytes / 16 / P::block;
-  static constexpr int items = vectors * vector_width<In>();
-  //! Where vector i of the tile sits: XOR-swizzled within each 128 bytes, so that neither the
-  //! coalesced stores (vectors j + 256u of threads j..j+7) nor a thread's reads of its own
-  //! vectors (t * vectors + k of threads t..t+7) meet in a bank.
-  __device__ static int at(int i) { return i ^ ((i / vectors) & 7); }
-};
-
-//! Thread mode, for any tile of up to max_pieces pieces. The tile comes into shared memory with
-//! coalesced loads (a thread reading its own contiguous bytes straight from memory touched 32
-//! lines a load: the L1, not the memory, set the pace); its piece starts are listed there too.
-//! Each thread folds its contiguous items into runs between piece starts (all at once, four to
-//! an addition, when they lie in one piece), finishes the pieces it holds whole, and leaves a
-//! run that began in an earlier thread in first_run[] for the thread where that piece starts
-//! (its owner). A warp-level segmented fold of first_run[] leaves an owner one value a warp.
-template <class P, class F, class Out>
-__device__ void segments_by_threads(const SegmentBounds& b, const SegmentTiles<typename F::acc_t>& t, const TileView& v,
-                                    std::uint64_t lead, std::uint64_t pieces, const F& f, Out* out,
-                                    std::uint64_t* out_index, const Vec<typename F::In>* stage) {
+__global__ __launch_bounds__(P::block, P::min_blocks) void short_segments_kernel(const typename F::In* __restrict__ x,
+                                                                                SegmentBounds b, LongSegments<typename F::acc_t> L,
+                                                                                unsigned long long* bad, F f, Out* out,
+                                                                                std::uint64_t* out_index) {
   using In = typename F::In;
   using A = typename F::acc_t;
-  using S = TileStage<P, In>;
-  constexpr int kVec = vector_width<In>();
-  __shared__ unsigned piece_start[P::max_pieces + 1];  // offsets in the tile; piece j is [start[j], start[j + 1])
-  __shared__ A first_run[P::block];
-  __shared__ int first_piece[P::block];
-  const int lane = threadIdx.x % 32;
-  const unsigned length = static_cast<unsigned>(v.hi - v.lo);
-  const std::uint64_t owned = v.own_end - v.own;
-  auto clamp_start = [&](std::uint64_t a) { return static_cast<unsigned>((a < v.lo ? v.lo : a > v.hi ? v.hi : a) - v.lo); };
-  for (std::uint64_t j = threadIdx.x; j < pieces; j += P::block)
-    piece_start[j] = j < lead ? 0 : clamp_start(b.begin(j < lead + owned ? v.own + (j - lead) : b.count));
-  if (threadIdx.x == 0) piece_start[pieces] = length;
-  first_piece[threadIdx.x] = -1;
-  __syncthreads();  // the stage and the list
-  // Empty segments hold no element: their results are written here.
-  for (std::uint64_t s = v.own + threadIdx.x; s < v.own_end; s += P::block)
-    if (b.begin(s + 1) <= b.begin(s)) write_segment(f, f.identity(), s, 0, out, out_index);
-
-  // Piece j's segment: the carry's, an owned one, or -1 for elements of no segment.
-  auto segment_of = [&](int j) -> long long {
-    const std::uint64_t u = static_cast<std::uint64_t>(j);
-    if (u < lead) return v.has_carry ? static_cast<long long>(v.own - 1) : -1;
-    return u < lead + owned ? static_cast<long long>(v.own + (u - lead)) : -1;
-  };
-  auto finish = [&](int j, A r) {
-    finish_piece(f, r, segment_of(j), v.lo + piece_start[j], v.has_carry && j == 0,
-                 v.tail_runs_on && static_cast<std::uint64_t>(j) == lead + owned - 1, t, v.tile, out, out_index);
-  };
-  const unsigned p0 = threadIdx.x * S::items, p1 = p0 + S::items < length ? p0 + S::items : length;
-  int owner_piece = -1;
-  A owner_run = f.identity();
-  if (p0 < p1) {
-    // The piece that holds p0: the last that starts at or before it.
-    int lo_j = 0, hi_j = static_cast<int>(pieces) - 1;
-    while (lo_j < hi_j) {
-      const int mid = (lo_j + hi_j + 1) / 2;
-      if (piece_start[mid] <= p0) lo_j = mid;
-      else hi_j = mid - 1;
-    }
-    int j = lo_j;
-    unsigned next = piece_start[j + 1], run_from = p0;
-    Accumulator<F> acc;
-    acc.init(f);
-    auto hand_on = [&](unsigned to) {  // the run [run_from, to) of piece j is done here
-      const A r = acc.value(f);
-      if (run_from == piece_start[j] && to == piece_start[j + 1]) finish(j, r);
-      else if (run_from == p0 && run_from != piece_start[j]) first_run[threadIdx.x] = r, first_piece[threadIdx.x] = j;
-      else owner_piece = j, owner_run = r;  // it starts here and runs on into the next threads
-    };
-    if (next >= p1 && p1 - p0 == S::items) {  // one piece holds them all: no checks
-#pragma unroll
-      for (int k = 0; k < S::vectors; ++k)
-        add_vector(acc, f, stage[S::at(threadIdx.x * S::vectors + k)], v.lo + p0 + k * kVec);
-    } else {
-#pragma unroll
-      for (int k = 0; k < S::vectors; ++k) {
-        const Vec<In> r = stage[S::at(threadIdx.x * S::vectors + k)];
-#pragma unroll
-        for (int e = 0; e < kVec; ++e) {
-          const unsigned p = p0 + k * kVec + e;
-          if (p < p1) {
-            if (p >= next) {
-              hand_on(p);
-              while (piece_start[j + 1] <= p) ++j;  // past empty pieces too
-              next = piece_start[j + 1];
-              run_from = p;
-              acc.init(f);
-            }
-            acc.add(f, f.lift(r.e[e], v.lo + p));
-          }
-        }
-      }
-    }
-    hand_on(p1);
+  constexpr int kBins = 6;                 // groups of 1, 2, 4, 8, 16 and 32 lanes
+  constexpr int kLong = kBins, kNone = -1;
+  constexpr unsigned kAll = 0xffffffffu;
+  __shared__ std::uint64_t list_begin[P::block], list_end[P::block];
+  __shared__ unsigned short list_thread[P::block];
+  __shared__ unsigned bin_counts[kBins * P::warps];  // bin-major (widest groups first), then warp
+  __shared__ unsigned bin_at[kBins * P::warps + 1];  // their running sum: where each warp's entries go
+  __shared__ unsigned lane_at[kBins + 1];            // each bin's first lane, the list's lanes in a row
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const unsigned lanes_below = (1u << lane) - 1;
+  const std::uint64_t first = blockIdx.x * static_cast<std::uint64_t>(P::block), s = first + threadIdx.x;
+  if (s <= b.count) {
+    const std::uint64_t raw = b.offsets[s];
+    if ((s == b.count && raw > b.n) || (s < b.count && b.offsets[s + 1] < raw)) atomicMin(bad, s);
   }
-  __syncthreads();
-  // Each warp folds its runs of equal first_piece (contiguous) into the run's first lane, so an
-  // owner adds at most one value a warp: a piece over the whole tile costs 8 reads, not 255.
-  {
-    const int key = first_piece[threadIdx.x];
-    A r = key >= 0 ? first_run[threadIdx.x] : f.identity();
+  int bin = kNone;
+  std::uint64_t a = 0, e = 0;
+  if (s < b.count) {
+    a = b.begin(s), e = b.begin(s + 1);
+    if (e < a) e = a;  // only with bad offsets
+    const std::uint64_t bytes = (e - a) * sizeof(In);
+    if (bytes == 0) write_segment(f, f.identity(), s, 0, out, out_index);
+    else if (bytes >= P::long_bytes) bin = kLong;
+    else bin = __ffs(group_for(bytes)) - 1;
+  }
+  // A short segment's lines are asked of the L2 now: the bins below are read one after another,
+  // and each then waits for the L2 rather than the memory (5% on power-law lengths, H200).
+  if (bin >= 0 && bin < kBins) {
+    const std::uintptr_t from = reinterpret_cast<std::uintptr_t>(x + a) / 128 * 128, to = reinterpret_cast<std::uintptr_t>(x + e);
+    for (std::uintptr_t line = from; line < to; line += 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(line));
+  }
+  // Long segments: one atomic a warp places them in L's list and their chunks after the chunks
+  // listed before.
+  const unsigned long_lanes = __ballot_sync(kAll, bin == kLong);
+  if (long_lanes) {
+    const std::uint64_t chunks = bin == kLong ? chunks_of<P>((e - a) * sizeof(In)) : 0;
+    std::uint64_t through = chunks;  // this lane's and the lanes' below
 #pragma unroll
     for (int offset = 1; offset < 32; offset <<= 1) {
-      const A other = shfl_down(r, offset);
-      const int other_key = __shfl_down_sync(0xffffffffu, key, offset);
-      if (lane + offset < 32 && other_key == key) r = f(r, other);
+      const std::uint64_t below = __shfl_up_sync(kAll, through, offset);
+      if (lane >= offset) through += below;
     }
-    __syncwarp();
-    first_run[threadIdx.x] = r;
+    const std::uint64_t total = __shfl_sync(kAll, through, 31);
+    const int leader = __ffs(long_lanes) - 1;
+    unsigned long long before = 0;
+    if (lane == leader) before = atomicAdd(L.listed, (static_cast<unsigned long long>(__popc(long_lanes)) << 32) | total);
+    before = __shfl_sync(kAll, before, leader);
+    if (bin == kLong) {
+      const std::uint64_t at = (before >> 32) + __popc(long_lanes & lanes_below);
+      const std::uint64_t first_chunk = (before & 0xffffffffull) + through - chunks;
+      const LongPiece piece{s, first_chunk, a, e};
+      if (at < L.room_segments) L.segments[at] = piece;
+      for (std::uint64_t c = first_chunk; c < first_chunk + chunks && c < L.room_chunks; ++c) L.chunks[c] = piece;
+    }
+  }
+  // Short segments: the block's list, bin by bin from the widest groups down, each warp's entries
+  // in lane order. Listed so, the groups pack the warps' lanes without a gap: the list's lanes,
+  // entry by entry, go 32 to a round, and a group never straddles two rounds.
+  unsigned rank = 0;
+  const int order = bin >= 0 && bin < kBins ? kBins - 1 - bin : -1;
+#pragma unroll
+  for (int o = 0; o < kBins; ++o) {
+    const unsigned in_bin = __ballot_sync(kAll, order == o);
+    if (order == o) rank = __popc(in_bin & lanes_below);
+    if (lane == 0) bin_counts[o * P::warps + warp] = __popc(in_bin);
   }
   __syncthreads();
-  if (owner_piece >= 0) {
-    A r = owner_run;
-    for (int u = threadIdx.x + 1; u < P::block && first_piece[u] == owner_piece; u = (u / 32 + 1) * 32) r = f(r, first_run[u]);
-    finish(owner_piece, r);
-  }
-}
-
-template <class P, class F, class Out>
-__global__ __launch_bounds__(P::block, P::min_blocks) void segments_kernel(const typename F::In* __restrict__ x,
-                                                                          SegmentBounds b,
-                                                                          SegmentTiles<typename F::acc_t> t, F f,
-                                                                          Out* out, std::uint64_t* out_index) {
-  using In = typename F::In;
-  using S = TileStage<P, In>;
-  constexpr int kVec = vector_width<In>();
-  __shared__ Vec<In> stage[S::vectors * P::block];
-  TileView v;
-  v.tile = blockIdx.x;
-  v.lo = v.tile * t.tile;
-  v.hi = v.lo + t.tile < b.n ? v.lo + t.tile : b.n;
-  const unsigned length = static_cast<unsigned>(v.hi - v.lo);
-  // The tile's loads go first: they need only the tile, and overlap the lookups below.
-  const In* tile_data = x + v.lo;
-  const bool whole = length == static_cast<unsigned>(S::items * P::block) && reinterpret_cast<std::uintptr_t>(tile_data) % 16 == 0;
-  Vec<In> raw[S::vectors];
-  if (whole) {
-#pragma unroll
-    for (int u = 0; u < S::vectors; ++u) raw[u] = reinterpret_cast<const Vec<In>*>(tile_data)[threadIdx.x + u * P::block];
-  }
-  auto own_from = [&](std::uint64_t u) -> std::uint64_t {
-    std::uint64_t s = b.offsets ? t.own[u] : (u * t.tile + b.row_length - 1) / b.row_length;
-    return s < b.count ? s : b.count;
-  };
-  v.own = own_from(v.tile);
-  v.own_end = v.tile + 1 < t.tiles ? own_from(v.tile + 1) : b.count;
-  if (v.own_end < v.own) v.own_end = v.own;  // only with bad offsets
-  const std::uint64_t first_start = b.begin(v.own);  // begin(count): where the last segment ends
-  v.has_carry = v.own > 0 && first_start > v.lo;
-  v.carry_end = first_start < v.hi ? first_start : v.hi;
-  v.tail_runs_on = v.own_end > v.own && b.begin(v.own_end) > v.hi;
   if (threadIdx.x == 0) {
-    t.carried[v.tile] = v.has_carry ? static_cast<long long>(v.own - 1) : -1;
-    t.tail_of[v.tile] = -1;
+    unsigned sum = 0, lanes = 0;
+    for (int o = 0; o < kBins; ++o) {
+      lane_at[o] = lanes;
+      for (int w = 0; w < P::warps; ++w) bin_at[o * P::warps + w] = sum, sum += bin_counts[o * P::warps + w];
+      lanes += (sum - bin_at[o * P::warps]) << (kBins - 1 - o);
+    }
+    bin_at[kBins * P::warps] = sum;
+    lane_at[kBins] = lanes;
   }
-  // Thread mode's list: a leading piece (the carry, or elements before segment 0) unless a
-  // segment starts right at lo, the owned segments, and the elements after the last segment.
-  const std::uint64_t lead = first_start > v.lo || v.own_end == v.own ? 1 : 0;
-  const std::uint64_t end = b.begin(b.count);
-  const std::uint64_t trail = v.own_end == b.count && end < v.hi && (end > v.lo || v.own_end > v.own) ? 1 : 0;
-  const std::uint64_t pieces = lead + (v.own_end - v.own) + trail;
-  // Block-uniform: every thread of the block takes the same branch (both synchronise it).
-  if (pieces > P::max_pieces) return segments_by_groups<P>(x, b, t, v, f, out, out_index);  // very many (empty) segments
-  if (whole) {
+  __syncthreads();
+  if (order >= 0) {
+    const unsigned at = bin_at[order * P::warps + warp] + rank;
+    list_begin[at] = a, list_end[at] = e, list_thread[at] = static_cast<unsigned short>(threadIdx.x);
+  }
+  __syncthreads();
+  // Rounds of 32 lanes round the warps; a lane finds its entry, and its rank in the entry's group,
+  // from the bins' first lanes. The fold is by shuffles of the whole warp, each lane taking only
+  // its own group's lanes.
+  const unsigned lanes = lane_at[kBins];
+  for (unsigned round = warp; round * 32 < lanes; round += P::warps) {
+    const unsigned at_lane = round * 32 + lane;
+    int o = 0;
+    while (o < kBins - 1 && at_lane >= lane_at[o + 1]) ++o;
+    const int k = kBins - 1 - o, group = 1 << k;
+    const unsigned within = at_lane - lane_at[o], at = bin_at[o * P::warps] + (within >> k);
+    const int rank_in_group = static_cast<int>(within & (group - 1));
+    const bool mine = at_lane < lanes;
+    const std::uint64_t sa = mine ? list_begin[at] : 0, se = mine ? list_end[at] : 0;
+    A r = group < vector_width<In>() ? group_partial<P, true>(x, sa, se, rank_in_group, group, f)
+                                     : group_partial<P, false>(x, sa, se, rank_in_group, group, f);
 #pragma unroll
-    for (int u = 0; u < S::vectors; ++u) stage[S::at(threadIdx.x + u * P::block)] = raw[u];
-  } else {  // the last tile, or misaligned data: element by element into the same places
-    In* staged = reinterpret_cast<In*>(stage);
-    for (unsigned q = threadIdx.x; q < length; q += P::block) staged[S::at(q / kVec) * kVec + q % kVec] = tile_data[q];
+    for (int offset = 16; offset > 0; offset >>= 1) {
+      const A other = shfl_down(r, offset);
+      if (offset < group) r = f(r, other);
+    }
+    if (mine && rank_in_group == 0) write_segment(f, r, first + list_thread[at], sa, out, out_index);
   }
-  segments_by_threads<P>(b, t, v, lead, pieces, f, out, out_index, stage);
 }
 
-//! Equal rows, many of them: a group per row (1 to 32 lanes, about four 16-byte loads each, for
-//! short rows; the block for long ones), rows round the groups, the loads all in flight. When rows are regular and plenty,
-//! this beats the tiles: their bookkeeping (the lookups, the list, three barriers, the fold) cost
-//! more instructions than the reading on an H200 (22 a element at 45% of the read probe).
+//! Long segments: a block per chunk, chunks round a grid that fills the GPU. A segment of one
+//! chunk is written here; a longer one leaves a partial per chunk for long_segment_totals_kernel.
+template <class P, class F, class Out>
+__global__ __launch_bounds__(P::block, P::long_min_blocks) void long_segments_kernel(const typename F::In* __restrict__ x,
+                                                                               SegmentBounds b, LongSegments<typename F::acc_t> L,
+                                                                               F f, Out* out, std::uint64_t* out_index) {
+  using In = typename F::In;
+  using A = typename F::acc_t;
+  __shared__ A shared[P::warps];
+  const std::uint64_t chunks = L.chunk_count(b.count);
+  LongPiece piece = blockIdx.x < chunks ? L.chunk(blockIdx.x, b) : LongPiece{};
+  for (std::uint64_t c = blockIdx.x; c < chunks; c += gridDim.x) {  // block-uniform: group_reduce synchronises
+    const LongPiece next = c + gridDim.x < chunks ? L.chunk(c + gridDim.x, b) : LongPiece{};
+    const std::uint64_t a = piece.begin < b.n ? piece.begin : b.n, e = piece.end < a ? a : piece.end < b.n ? piece.end : b.n;
+    const std::uint64_t pieces = chunks_of<P>((e - a) * sizeof(In)), j = c - piece.first_chunk, per = (e - a) / pieces;
+    // Only bad offsets, whose segments overlap and overran the lists' room, leave a chunk whose
+    // entry is not its own (stale, from an earlier call): skipped.
+    if (piece.segment < b.count && j < pieces) {
+      const std::uint64_t lo = a + j * per, hi = j + 1 == pieces ? e : lo + per;
+      const A r = group_reduce<P::block>(group_partial<P, false>(x, lo, hi, threadIdx.x, P::block, f), P::block, f, shared);
+      if (threadIdx.x == 0) {
+        if (pieces == 1) write_segment(f, r, piece.segment, a, out, out_index);
+        else L.partial[c] = r;
+      }
+    }
+    piece = next;
+  }
+}
+
+//! A warp per long segment of several chunks: their partials, combined in chunk order.
+template <class P, class F, class Out>
+__global__ void long_segment_totals_kernel(SegmentBounds b, LongSegments<typename F::acc_t> L, F f, Out* out,
+                                           std::uint64_t* out_index) {
+  using A = typename F::acc_t;
+  const int lane = threadIdx.x % 32;
+  const std::uint64_t segments = L.segment_count(b.count), warps = gridDim.x * static_cast<std::uint64_t>(blockDim.x) / 32;
+  for (std::uint64_t i = (blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x) / 32; i < segments; i += warps) {
+    const LongPiece piece = L.segment(i, b);
+    if (piece.segment >= b.count) continue;  // only with bad offsets
+    const std::uint64_t a = piece.begin, e = piece.end;
+    const std::uint64_t pieces = chunks_of<P>((e > a ? e - a : 0) * sizeof(typename F::In));
+    if (pieces == 1 || piece.first_chunk + pieces > L.room_chunks) continue;  // written whole; or bad offsets
+    A r = f.identity();
+    for (std::uint64_t j = lane; j < pieces; j += 32) r = f(r, L.partial[piece.first_chunk + j]);
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) r = f(r, shfl_down(r, offset));
+    if (lane == 0) write_segment(f, r, piece.segment, a, out, out_index);
+  }
+}
+
+//! Equal rows, up to two chunks long: a group per row (group_for's 1 to 32 lanes for short rows,
+//! the block for long ones), rows round the groups, the loads all in flight.
 template <class P, bool kNarrow, class F, class Out>
 __global__ __launch_bounds__(P::block) void rows_kernel(const typename F::In* __restrict__ x, SegmentBounds b, int group,
                                                         F f, Out* out, std::uint64_t* out_index) {
@@ -417,27 +381,7 @@ __global__ __launch_bounds__(P::block) void rows_kernel(const typename F::In* __
   }
 }
 
-//! A warp per tile whose tail runs on: the tail and the carries of the tiles the segment covers.
-template <class F, class Out>
-__global__ void segment_tails_kernel(SegmentBounds b, SegmentTiles<typename F::acc_t> t, F f, Out* out,
-                                     std::uint64_t* out_index) {
-  using A = typename F::acc_t;
-  const std::uint64_t tile = (blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x) / 32;
-  const int lane = threadIdx.x % 32;
-  if (tile >= t.tiles) return;
-  const long long s = t.tail_of[tile];
-  if (s < 0) return;
-  const std::uint64_t start = b.begin(s), stop = b.begin(s + 1);
-  const std::uint64_t last = stop > 0 ? (stop - 1) / t.tile : tile;  // the tile of its last element
-  A a = lane == 0 ? t.tail[tile] : f.identity();
-  for (std::uint64_t u = tile + 1 + lane; u <= last && u < t.tiles; u += 32)
-    if (t.carried[u] == s) a = f(a, t.carry[u]);
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) a = f(a, shfl_down(a, offset));
-  if (lane == 0) write_segment(f, a, s, start, out, out_index);
-}
-
-//! Empty segments all (no tiles): each gets the identity.
+//! Rows of no elements: each gets the identity.
 template <class F, class Out>
 __global__ void segment_identities_kernel(std::uint64_t count, F f, Out* out, std::uint64_t* out_index) {
   const std::uint64_t s = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
