@@ -44,7 +44,7 @@ template <class P, class F, class Out>
 void enqueue_long_segments(const typename F::In* x, const SegmentBounds& b, const LongSegments<typename F::acc_t>& L,
                            std::uint64_t max_chunks, std::uint64_t max_segments, bool several_chunks, F f, Out* out,
                            std::uint64_t* out_index, Workspace& ws) {
-  long_segments_kernel<P><<<filling_grid(ws, P::long_min_blocks, max_chunks), P::block, 0, ws.stream>>>(x, b, L, f, out, out_index);
+  long_segments_kernel<P><<<filling_grid(ws, P::min_blocks, max_chunks), P::block, 0, ws.stream>>>(x, b, L, f, out, out_index);
   XREDUCE_CUDA(cudaGetLastError());
   if (several_chunks) {  // some segment may have more than one chunk
     long_segment_totals_kernel<P><<<filling_grid(ws, P::min_blocks, ceil_div(max_segments, P::warps)), P::block, 0, ws.stream>>>(b, L, f, out, out_index);
