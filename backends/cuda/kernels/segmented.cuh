@@ -1,12 +1,12 @@
 #pragma once
-// Segmented reductions (Request::segments), at the memory's pace whatever the segments' lengths.
+// Segmented reductions (Request::segments), balanced whatever the segments' lengths.
 // Each segment is read by as many threads as its length calls for, as CUB's segmented sort bins
 // its segments: a group of 1 to 32 lanes with about four 16-byte loads each for a short segment,
 // the block for a long one, and several blocks (chunks, their partials combined in order after)
 // for a very long one. Equal rows all take one group size (rows_kernel). Offsets are binned
 // within a block (short_segments_kernel): its threads look up 256 consecutive segments, rank
-// them by group size in shared memory, and each warp then takes its share of every bin; the
-// long ones go to a list that long_segments_kernel reads. (The tiles this replaced, 32 KB of
+// them by group size in shared memory, and pack their groups into whole rounds of a warp's
+// lanes; the long ones go to a list that long_segments_kernel reads. (The tiles this replaced, 32 KB of
 // elements a block whatever the segments, spent 22 instructions an element on finding where the
 // pieces start and read power-law segments at 28% of the read probe on an H200.) A segment's
 // threads and their order follow from its length alone, so the results do not depend on the
@@ -83,7 +83,7 @@ struct LongSegments {
   //! place in the list and its first chunk come from one atomic, and rise together).
   unsigned long long* listed;
   LongPiece* segments;  //!< offsets: the long segments, in no particular order
-  LongPiece* chunks;    //!< offsets: chunk c's segment and that segment's first chunk
+  LongPiece* chunks;    //!< offsets: chunk c's segment (its entry, as in `segments`)
   A* partial;           //!< chunk c's partial, for segments of more than one chunk
   //! The lists' room: as many long segments and chunks as the data can hold. Overlapping
   //! segments (decreasing offsets, reported as an error) may list more: those are not written,
@@ -196,8 +196,10 @@ __device__ inline void write_segment(const F& f, typename F::acc_t a, std::uint6
 //! Offsets: a block per 256 consecutive segments (and a thread for offsets[count], which is only
 //! checked). Each thread looks up its segment: an empty one gets the identity at once, a long one
 //! goes to `L` (with its chunks), and a short one into its bin (by group size: 1, 2, 4 ... 32
-//! lanes) of the block's list in shared memory, in segment order within a bin. Each warp then
-//! takes 32 / group segments of a bin at a time: every lane has work, whatever the mix.
+//! lanes) of the block's list in shared memory, in segment order within a bin. The groups, the
+//! widest first, fill rounds of 32 lanes, which go round the warps: every lane has work, whatever
+//! the mix (a round per bin left most lanes idle: power-law lengths read 371 us against 338 on an
+//! H200).
 template <class P, class F, class Out>
 __global__ __launch_bounds__(P::block, P::min_blocks) void short_segments_kernel(const typename F::In* __restrict__ x,
                                                                                 SegmentBounds b, LongSegments<typename F::acc_t> L,
