@@ -160,7 +160,17 @@ __device__ inline typename F::acc_t group_partial(const typename F::In* __restri
         acc[0].add(f, f.lift(x[from], from));
       }
     };
-    add_end(a + rank, a + head);
+    // A group of a vector's threads or more: its lane's lone elements at either end (one each at
+    // most) are loaded first, so that they are in flight with the vectors (power-law segments 2%
+    // faster on an H200; narrow groups, up to three a lane at either end, ran out of registers).
+    In ends[2] = {};
+    const std::uint64_t lone_head = a + rank, lone_tail = body + nvec * kVec + rank;
+    if constexpr (kNarrow) {
+      add_end(a + rank, a + head);
+    } else {
+      if (lone_head < body) ends[0] = x[lone_head];
+      if (lone_tail < b) ends[1] = x[lone_tail];
+    }
     std::uint64_t i = rank;
     // Every step issues up to `unroll` loads before it adds any: a warp on a row of 256 f32 has
     // two vectors a lane, which a loop of one load at a time would fetch one latency apart.
@@ -173,7 +183,12 @@ __device__ inline typename F::acc_t group_partial(const typename F::In* __restri
       for (int u = 0; u < P::unroll; ++u)
         if (i + u * step < nvec) add_vector(acc[u], f, r[u], body + (i + u * step) * kVec);
     }
-    add_end(body + nvec * kVec + rank, b);
+    if constexpr (kNarrow) {
+      add_end(lone_tail, b);
+    } else {
+      if (lone_head < body) acc[0].add(f, f.lift(ends[0], lone_head));
+      if (lone_tail < b) acc[0].add(f, f.lift(ends[1], lone_tail));
+    }
   }
   typename F::acc_t r = acc[0].value(f);
 #pragma unroll
