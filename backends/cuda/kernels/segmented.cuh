@@ -153,12 +153,8 @@ __device__ inline typename F::acc_t group_partial(const typename F::In* __restri
     const std::uint64_t body = a + head, nvec = (b - body) / kVec;
     const Vec<In>* v = reinterpret_cast<const Vec<In>*>(x + body);
     const std::uint64_t step = static_cast<std::uint64_t>(group_size);
-    auto add_end = [&](std::uint64_t from, std::uint64_t to) {
-      if constexpr (kNarrow) {
-        for (std::uint64_t j = from; j < to; j += step) acc[0].add(f, f.lift(x[j], j));
-      } else if (from < to) {
-        acc[0].add(f, f.lift(x[from], from));
-      }
+    auto add_end = [&](std::uint64_t from, std::uint64_t to) {  // kNarrow: up to a vector's less one a lane
+      for (std::uint64_t j = from; j < to; j += step) acc[0].add(f, f.lift(x[j], j));
     };
     // A group of a vector's threads or more: its lane's lone elements at either end (one each at
     // most) are loaded first, so that they are in flight with the vectors (power-law segments 2%
