@@ -1,7 +1,7 @@
 #pragma once
 // enqueue_segments_typed<T>: a segmented request's launches for one element type, with
-// cuda.shuffle's tiled kernels (kernels/segmented.cuh) or cub::DeviceSegmentedReduce; and
-// enqueue_segment_stats_typed<T>, several ops of each segment with the tiled kernels. Included by
+// cuda.shuffle's length-binned kernels (kernels/segmented.cuh) or cub::DeviceSegmentedReduce; and
+// enqueue_segment_stats_typed<T>, several ops of each segment with the same kernels. Included by
 // the per-type translation units enqueue_<dtype>.cu, which instantiate it.
 
 #include <cub/device/device_segmented_reduce.cuh>
@@ -34,9 +34,10 @@ inline unsigned long long* check_word(unsigned char*& cursor, Workspace& ws) {
   return bad;
 }
 
-//! Blocks that keep every SM busy for a grid-stride kernel with `per_sm` blocks an SM, or fewer for less work.
-inline unsigned filling_grid(const Workspace& ws, int per_sm, std::uint64_t work) {
-  return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(work, std::uint64_t(ws.sm_count) * per_sm)));
+//! Blocks that keep every SM busy for a grid-stride kernel of `P`, or fewer for less work.
+template <class P>
+unsigned filling_grid(const Workspace& ws, std::uint64_t work) {
+  return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(work, std::uint64_t(ws.sm_count) * P::min_blocks)));
 }
 
 //! The long segments' launches: a block per chunk, then a warp per segment of several chunks.
@@ -44,10 +45,10 @@ template <class P, class F, class Out>
 void enqueue_long_segments(const typename F::In* x, const SegmentBounds& b, const LongSegments<typename F::acc_t>& L,
                            std::uint64_t max_chunks, std::uint64_t max_segments, bool several_chunks, F f, Out* out,
                            std::uint64_t* out_index, Workspace& ws) {
-  long_segments_kernel<P><<<filling_grid(ws, P::min_blocks, max_chunks), P::block, 0, ws.stream>>>(x, b, L, f, out, out_index);
+  long_segments_kernel<P><<<filling_grid<P>(ws, max_chunks), P::block, 0, ws.stream>>>(x, b, L, f, out, out_index);
   XREDUCE_CUDA(cudaGetLastError());
   if (several_chunks) {  // some segment may have more than one chunk
-    long_segment_totals_kernel<P><<<filling_grid(ws, P::min_blocks, ceil_div(max_segments, P::warps)), P::block, 0, ws.stream>>>(b, L, f, out, out_index);
+    long_segment_totals_kernel<P><<<filling_grid<P>(ws, ceil_div(max_segments, P::warps)), P::block, 0, ws.stream>>>(b, L, f, out, out_index);
     XREDUCE_CUDA(cudaGetLastError());
   }
 }
@@ -61,7 +62,6 @@ void shuffle_segments(const typename F::In* x, const SegmentBounds& b, F f, Out*
   if (!b.offsets) {
     const std::uint64_t row_bytes = b.row_length * sizeof(In);
     const std::uint64_t row_chunks = chunks_of<P>(row_bytes);
-    LongSegments<A> L{};
     const bool chunked = row_bytes >= 2 * P::chunk_bytes && b.count > 0;
     unsigned char* cursor = static_cast<unsigned char*>(
         ws.scratch.reserve(16 + (chunked ? round16(b.count * row_chunks * sizeof(A)) : 0), "segment partials"));
@@ -73,6 +73,7 @@ void shuffle_segments(const typename F::In* x, const SegmentBounds& b, F f, Out*
       return;
     }
     if (chunked) {  // rows of two chunks or more: each in chunks, so that few rows still fill the GPU
+      LongSegments<A> L{};
       L.row_chunks = row_chunks;
       L.room_segments = b.count, L.room_chunks = b.count * row_chunks;
       L.partial = carve<A>(cursor, b.count * row_chunks);

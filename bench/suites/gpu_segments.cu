@@ -1,6 +1,6 @@
 // The device half of the `segments` suite: per-segment f32 sums of 2^28 device-resident
 // elements cut four ways (2^20 rows of 256, 2^14 rows of 2^14, power-law lengths, lengths
-// 1..32), by cuda.shuffle's tiled kernels and by the cub backend, against
+// 1..32), by cuda.shuffle's length-binned kernels and by the cub backend, against
 // cub::DeviceSegmentedReduce::Sum called directly on an offsets array (the anchor) and the read
 // probe over the same bytes, in the same run. Time per call: CUDA-graph replays of 8
 // back-to-back calls (the input is 1 GiB, far past the L2), median.

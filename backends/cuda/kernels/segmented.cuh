@@ -107,13 +107,17 @@ struct LongSegments {
   }
 };
 
-//! The offsets' check, for cub::DeviceSegmentedReduce: one thread per s in [0, count]; `bad`
-//! gets the first offset found wrong (count if the last is past n).
-__global__ inline void segment_offsets_check_kernel(SegmentBounds b, unsigned long long* bad) {
-  const std::uint64_t s = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
-  if (s > b.count) return;
+//! The check of offsets[s], s in [0, count]: `bad` gets the first offset found wrong (count if
+//! the last is past n).
+__device__ inline void check_offset(const SegmentBounds& b, std::uint64_t s, unsigned long long* bad) {
   const std::uint64_t raw = b.offsets[s];
   if ((s == b.count && raw > b.n) || (s < b.count && b.offsets[s + 1] < raw)) atomicMin(bad, s);
+}
+
+//! The offsets' check alone, for cub::DeviceSegmentedReduce: one thread per s in [0, count].
+__global__ inline void segment_offsets_check_kernel(SegmentBounds b, unsigned long long* bad) {
+  const std::uint64_t s = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  if (s <= b.count) check_offset(b, s, bad);
 }
 
 //! Group-wide reduction of one value per thread for groups of G threads (G a power of two up to
@@ -229,10 +233,7 @@ __global__ __launch_bounds__(P::block, P::min_blocks) void short_segments_kernel
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const unsigned lanes_below = (1u << lane) - 1;
   const std::uint64_t first = blockIdx.x * static_cast<std::uint64_t>(P::block), s = first + threadIdx.x;
-  if (s <= b.count) {
-    const std::uint64_t raw = b.offsets[s];
-    if ((s == b.count && raw > b.n) || (s < b.count && b.offsets[s + 1] < raw)) atomicMin(bad, s);
-  }
+  if (s <= b.count) check_offset(b, s, bad);
   int bin = kNone;
   std::uint64_t a = 0, e = 0;
   if (s < b.count) {
