@@ -4,6 +4,10 @@
 #include <cuda_runtime.h>
 #include <doctest/doctest.h>
 
+#include <random>
+#include <string>
+#include <vector>
+
 #include "gpu/device_placement.hpp"
 #include "support/segment_cases.hpp"
 #include "xreduce/xreduce.hpp"
@@ -54,6 +58,31 @@ TEST_CASE("GPU segments: bad offsets are reported, not read past the data") {
     CHECK_THROWS_WITH_AS(r->reduce(q), doctest::Contains("past the 100 elements"), xr::Error);
     q.segments = xr::Segments::at(past_end.data(), 2);  // host offsets with device data
     CHECK_THROWS_WITH_AS(r->reduce(q), doctest::Contains("the data's memory"), xr::Error);
+  }
+}
+
+// A million segments (300,000 under the sanitizers): thousands of cuda.shuffle's blocks of 256,
+// more than the GPU holds at once, each asking the L2 for its short segments' lines (a line shared
+// by two segments once). Every segment against its exact reference; then a bad offset far past
+// the first blocks is found.
+TEST_CASE("GPU segments: a million segments, more blocks than the GPU holds at once") {
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0xba7c4);
+  xr::test::SegmentShape shape = xr::test::many_segments(rng, xr::test::few() ? 300000 : 1000000);
+  for (xr::Reducer* r : segment_backends()) {
+    xr::test::DevicePlacement device;
+    xr::test::check_segments<float>(*r, device, xr::Op::sum, shape, xr::test::Pattern::random, rng);
+    xr::test::check_segments<double>(*r, device, xr::Op::argmax, shape, xr::test::Pattern::ties, rng);
+    if (r->capabilities().exact_segments())
+      xr::test::check_segments<float>(*r, device, xr::Op::sum, shape, xr::test::Pattern::random, rng, xr::Accuracy::exact);
+    INFO("backend " << r->name());
+    const std::size_t at = shape.count() - 1000;
+    std::vector<std::uint64_t> bad = shape.offsets;
+    bad[at] = bad[at + 1] + 1;
+    const std::vector<float> x(shape.n, 1.0f);
+    xr::Request q{device.put(x.data(), x.size() * 4), x.size(), xr::DType::f32, xr::Op::sum, xr::Memory::device};
+    q.segments = xr::Segments::at(static_cast<const std::uint64_t*>(device.put(bad.data(), bad.size() * 8)), shape.count());
+    const std::string named = "offsets[" + std::to_string(at) + "]";
+    CHECK_THROWS_WITH_AS(r->reduce(q), doctest::Contains(named.c_str()), xr::Error);
   }
 }
 

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <random>
+
 #include "gpu/device_placement.hpp"
 #include "support/stats_cases.hpp"
 #include "xreduce/registry.hpp"
@@ -56,5 +58,18 @@ TEST_CASE("GPU several ops of segments: the results go to one memory") {
     out.values[static_cast<int>(xr::Stat::max)] = host_max;
     q.ops_out = &out;
     CHECK_THROWS_WITH_AS(r->reduce(q), doctest::Contains("one memory"), xr::Error);
+  }
+}
+
+// A million segments (300,000 under the sanitizers): more of the several-op kernels' blocks than
+// the GPU holds at once.
+TEST_CASE("GPU several ops of a million segments") {
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x57a75);
+  const xr::test::SegmentShape shape = xr::test::many_segments(rng, xr::test::few() ? 300000 : 1000000);
+  for (xr::Reducer* r : stats_backends()) {
+    if (!r->capabilities().ops(true)) continue;
+    xr::test::DevicePlacement device;
+    const xr::Stats ops{xr::Stat::sum, xr::Stat::min, xr::Stat::max, xr::Stat::argmax};
+    xr::test::check_stats<float>(*r, device, ops, shape.n, &shape, xr::test::Pattern::random, rng);
   }
 }

@@ -89,6 +89,14 @@ inline std::vector<SegmentShape> segment_shapes(std::mt19937_64& rng, bool few) 
   return v;
 }
 
+//! `count` segments of 0 to 32 elements, with one of 2,500 to 42,500 every 4,099: on the GPU, more
+//! blocks of 256 segments than it holds at once, with short, empty and long ones in each.
+inline SegmentShape many_segments(std::mt19937_64& rng, std::size_t count) {
+  std::vector<std::uint64_t> off{0};
+  for (std::size_t s = 0; s < count; ++s) off.push_back(off.back() + (s % 4099 == 7 ? 2500 + rng() % 40001 : rng() % 33));
+  return {std::to_string(count) + " segments of 0..32 and some long ones", off.back(), 0, off};
+}
+
 //! Where a suite puts a test's arrays: `put` copies host bytes there (its pointer stays valid
 //! until the Placement goes), `fetch` copies bytes back.
 struct Placement {

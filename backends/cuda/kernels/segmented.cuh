@@ -245,9 +245,14 @@ __global__ __launch_bounds__(P::block, P::min_blocks) void short_segments_kernel
     else bin = __ffs(group_for(bytes)) - 1;
   }
   // A short segment's lines are asked of the L2 now: the bins below are read one after another,
-  // and each then waits for the L2 rather than the memory (5% on power-law lengths, H200).
-  if (bin >= 0 && bin < kBins) {
-    const std::uintptr_t from = reinterpret_cast<std::uintptr_t>(x + a) / 128 * 128, to = reinterpret_cast<std::uintptr_t>(x + e);
+  // and each then waits for the L2 rather than the memory (5% on power-law lengths, H200). The
+  // line a segment starts in is left to the segment before when that one (the lane below) asks for
+  // the lines it ends in: the L2, not the memory, limits this kernel, and each line is asked once.
+  const bool short_segment = bin >= 0 && bin < kBins;
+  const bool below_asks = __shfl_up_sync(kAll, short_segment, 1) && lane > 0;
+  if (short_segment) {
+    const std::uintptr_t start = reinterpret_cast<std::uintptr_t>(x + a), to = reinterpret_cast<std::uintptr_t>(x + e);
+    const std::uintptr_t from = start / 128 * 128 + (below_asks && start % 128 ? 128 : 0);
     for (std::uintptr_t line = from; line < to; line += 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(line));
   }
   // Long segments: one atomic a warp places them in L's list and their chunks after the chunks
