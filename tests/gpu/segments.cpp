@@ -67,7 +67,7 @@ TEST_CASE("GPU segments: bad offsets are reported, not read past the data") {
 // the first blocks is found.
 TEST_CASE("GPU segments: a million segments, more blocks than the GPU holds at once") {
   std::mt19937_64 rng(xr::test::run_seed() ^ 0xba7c4);
-  xr::test::SegmentShape shape = xr::test::many_segments(rng, xr::test::few() ? 300000 : 1000000);
+  const xr::test::SegmentShape shape = xr::test::many_segments(rng, xr::test::few() ? 300000 : 1000000);
   for (xr::Reducer* r : segment_backends()) {
     xr::test::DevicePlacement device;
     xr::test::check_segments<float>(*r, device, xr::Op::sum, shape, xr::test::Pattern::random, rng);
