@@ -4,11 +4,18 @@
 One run's worst regret is as much the host's noise as `auto`'s choice (a shared host stalls now
 and then). This takes independent runs of the crossover suite (with or without --uncalibrated) and
 reports, per residency and size, the median regret with its spread (lowest and highest), the
-median choice regret, and the backends auto picked. Writes OUT.json, OUT.md and OUT.png.
+median choice regret, the median paired regret (auto's cost measured beside its pick, times the
+choice regret: runs from before the suite measured it have none), and the backends auto picked.
+Writes OUT.json, OUT.md and OUT.png.
 """
 import json
 import statistics
 import sys
+
+
+def paired(cell):
+    """The cell's median paired regret, or '-' where no run measured it."""
+    return f"{statistics.median(cell['paired']):.2f}" if cell["paired"] else "-"
 
 
 def main(out, paths):
@@ -16,20 +23,23 @@ def main(out, paths):
     cells = {}
     for run in runs:
         for row in run["rows"]:
-            cell = cells.setdefault((row["residency"], row["log2n"]), {"regret": [], "choice": [], "picks": set(), "fastest": []})
+            cell = cells.setdefault((row["residency"], row["log2n"]), {"regret": [], "choice": [], "paired": [], "picks": set(), "fastest": []})
             cell["regret"].append(row["regret"])
             cell["choice"].append(row["choice_regret"])
+            if "paired_regret" in row:
+                cell["paired"].append(row["paired_regret"])
             cell["picks"].add(row["auto_pick"])
             cell["fastest"].append(row["fastest"])
     residencies = list(dict.fromkeys(r for r, _ in cells))
     what = "uncalibrated: the default thresholds" if runs[0].get("uncalibrated") else "after calibration"
     lines = [f"# auto's regret over {len(runs)} crossover runs ({what})", "",
              "Per size: the median of the runs' regret (time(auto) / time(fastest)), its lowest and highest, "
-             "the median choice regret (time(auto's pick, named) / time(fastest)), and what auto picked.", ""]
+             "the median choice regret (time(auto's pick, named) / time(fastest)), the median paired regret (auto's time over "
+             "its pick's, a batch of each in turn, times the choice regret), and what auto picked.", ""]
     summary = {}
     for res in residencies:
-        lines += [f"## {res} data", "", "| N | median regret | lowest | highest | median choice regret | auto picks | fastest (per run) |",
-                  "|---:|---:|---:|---:|---:|---|---|"]
+        lines += [f"## {res} data", "", "| N | median regret | lowest | highest | median choice regret | median paired regret | auto picks | fastest (per run) |",
+                  "|---:|---:|---:|---:|---:|---:|---|---|"]
         worst = (0.0, None)
         for (r, l), c in sorted(cells.items(), key=lambda kv: kv[0][1]):
             if r != res:
@@ -37,11 +47,15 @@ def main(out, paths):
             med = statistics.median(c["regret"])
             worst = max(worst, (med, l))
             lines.append(f"| 2^{l} | {med:.2f} | {min(c['regret']):.2f} | {max(c['regret']):.2f} | "
-                         f"{statistics.median(c['choice']):.2f} | {', '.join(sorted(c['picks']))} | {', '.join(c['fastest'])} |")
+                         f"{statistics.median(c['choice']):.2f} | {paired(c)} | {', '.join(sorted(c['picks']))} | {', '.join(c['fastest'])} |")
         over = [l for (r, l), c in cells.items() if r == res and statistics.median(c["regret"]) > 1.10]
-        summary[res] = {"worst_median_regret": worst[0], "at_log2n": worst[1], "sizes_over_1_10": sorted(over)}
-        lines += ["", f"Worst median regret: {worst[0]:.2f} at 2^{worst[1]}; sizes above 1.10: "
-                      + (", ".join(f"2^{l}" for l in sorted(over)) if over else "none"), ""]
+        over_paired = [l for (r, l), c in cells.items() if r == res and c["paired"] and statistics.median(c["paired"]) > 1.10]
+        summary[res] = {"worst_median_regret": worst[0], "at_log2n": worst[1], "sizes_over_1_10": sorted(over),
+                        "sizes_over_1_10_paired": sorted(over_paired)}
+        sizes = lambda ls: ", ".join(f"2^{l}" for l in sorted(ls)) if ls else "none"
+        measured = any(c["paired"] for (r, _), c in cells.items() if r == res)
+        lines += ["", f"Worst median regret: {worst[0]:.2f} at 2^{worst[1]}; sizes above 1.10: {sizes(over)}; "
+                      f"paired, above 1.10: {sizes(over_paired) if measured else 'not measured'}", ""]
     machine = runs[0].get("machine", {})
     where = machine.get("cpu", "?") + (f", {machine['gpu']['name']}" if machine.get("gpu", {}).get("name") else "")
     commits = sorted({r.get("commit", "?") for r in runs})
