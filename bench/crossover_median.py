@@ -13,6 +13,11 @@ import statistics
 import sys
 
 
+def sizes(log2ns):
+    """Sizes as 2^k, or 'none'."""
+    return ", ".join(f"2^{l}" for l in sorted(log2ns)) if log2ns else "none"
+
+
 def paired(cell):
     """The cell's median paired regret, or '-' where no run measured it."""
     return f"{statistics.median(cell['paired']):.2f}" if cell["paired"] else "-"
@@ -52,7 +57,6 @@ def main(out, paths):
         over_paired = [l for (r, l), c in cells.items() if r == res and c["paired"] and statistics.median(c["paired"]) > 1.10]
         summary[res] = {"worst_median_regret": worst[0], "at_log2n": worst[1], "sizes_over_1_10": sorted(over),
                         "sizes_over_1_10_paired": sorted(over_paired)}
-        sizes = lambda ls: ", ".join(f"2^{l}" for l in sorted(ls)) if ls else "none"
         measured = any(c["paired"] for (r, _), c in cells.items() if r == res)
         lines += ["", f"Worst median regret: {worst[0]:.2f} at 2^{worst[1]}; sizes above 1.10: {sizes(over)}; "
                       f"paired, above 1.10: {sizes(over_paired) if measured else 'not measured'}", ""]
