@@ -90,7 +90,8 @@ inline std::vector<SegmentShape> segment_shapes(std::mt19937_64& rng, bool few) 
 }
 
 //! `count` segments of 0 to 32 elements, with one of 2,500 to 42,500 every 4,099: on the GPU, more
-//! blocks of 256 segments than it holds at once, with short, empty and long ones in each.
+//! blocks of 256 segments than it holds at once, short and empty ones in every block and a long
+//! one in about one block of sixteen.
 inline SegmentShape many_segments(std::mt19937_64& rng, std::size_t count) {
   std::vector<std::uint64_t> off{0};
   for (std::size_t s = 0; s < count; ++s) off.push_back(off.back() + (s % 4099 == 7 ? 2500 + rng() % 40001 : rng() % 33));

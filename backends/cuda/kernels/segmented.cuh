@@ -6,12 +6,12 @@
 // for a very long one. Equal rows all take one group size (rows_kernel). Offsets are binned
 // within a block (short_segments_kernel): its threads look up 256 consecutive segments, rank
 // them by group size in shared memory, and pack their groups into whole rounds of a warp's
-// lanes; the long ones go to a list that long_segments_kernel reads. (The tiles this replaced, 32 KB of
-// elements a block whatever the segments, spent 22 instructions an element on finding where the
-// pieces start and read power-law segments at 28% of the read probe on an H200.) A segment's
-// threads and their order follow from its length alone, so the results do not depend on the
-// launch. Offsets are checked as they are read: a bad one is reported after the launch, and
-// every read is kept inside the data whatever the offsets say.
+// lanes; the long ones go to a list that long_segments_kernel reads. (The tiles this replaced,
+// 32 KB of elements a block whatever the segments, spent 22 instructions an element on finding
+// where the pieces start and read power-law segments at 28% of the read probe on an H200.) A
+// segment's threads and their order follow from its length alone, so the results do not depend
+// on the launch. Offsets are checked as they are read: a bad one is reported after the launch,
+// and every read is kept inside the data whatever the offsets say.
 
 #include "vector_loads.cuh"
 
@@ -157,7 +157,7 @@ __device__ inline typename F::acc_t group_partial(const typename F::In* __restri
     const std::uint64_t body = a + head, nvec = (b - body) / kVec;
     const Vec<In>* v = reinterpret_cast<const Vec<In>*>(x + body);
     const std::uint64_t step = static_cast<std::uint64_t>(group_size);
-    auto add_end = [&](std::uint64_t from, std::uint64_t to) {  // kNarrow: up to a vector's less one a lane
+    auto add_end = [&](std::uint64_t from, std::uint64_t to) {  // narrow groups: the elements outside the vectors
       for (std::uint64_t j = from; j < to; j += step) acc[0].add(f, f.lift(x[j], j));
     };
     // A group of a vector's threads or more: its lane's lone elements at either end (one each at
@@ -283,7 +283,7 @@ __global__ __launch_bounds__(P::block, P::min_blocks) void short_segments_kernel
   // in lane order. Listed so, the groups pack the warps' lanes without a gap: the list's lanes,
   // entry by entry, go 32 to a round, and a group never straddles two rounds.
   unsigned rank = 0;
-  const int order = bin >= 0 && bin < kBins ? kBins - 1 - bin : -1;
+  const int order = short_segment ? kBins - 1 - bin : -1;
 #pragma unroll
   for (int o = 0; o < kBins; ++o) {
     const unsigned in_bin = __ballot_sync(kAll, order == o);
