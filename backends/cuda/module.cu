@@ -2,6 +2,8 @@
 // (techniques.hpp), tells the core which pointers are device pointers, and reports every backend
 // unavailable, with the reason, on a machine without a usable GPU.
 
+#include <dlfcn.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -195,7 +197,26 @@ class CudaReducer final : public Reducer {
   Streaming streaming_;  // the defaults, with the config file's settings over them
 };
 
+//! Whether this process has started the GPU's driver (cuInit), asked without starting it: libcuda
+//! not loaded, or loaded and answering CUDA_ERROR_NOT_INITIALIZED, means it has not.
+bool driver_started() {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (!driver) return false;
+  using DeviceCount = int (*)(int*);
+  const auto device_count = reinterpret_cast<DeviceCount>(dlsym(driver, "cuDeviceGetCount"));
+  int count = 0;
+  constexpr int kNotInitialized = 3;  // CUDA_ERROR_NOT_INITIALIZED: no cuInit yet
+  const bool started = !device_count || device_count(&count) != kNotInitialized;
+  dlclose(driver);
+  return started;
+}
+
 std::int32_t locate(const void* p) {
+  // Memory is pinned or a device's only through a driver this process has started, so until then
+  // the answer is known, and asking the driver would start it (about 300 ms on the H200 host) for a
+  // caller who may never use the GPU: this is what lets the default thresholds send pinned data to
+  // `hybrid` at no cost to CPU-only callers.
+  if (!driver_started()) return XREDUCE_LOCATION_UNKNOWN;
   if (!gpu_availability()) return XREDUCE_LOCATION_UNKNOWN;
   const Location where = locate_pointer(p);
   if (where.memory == Memory::device) return XREDUCE_LOCATION_DEVICE;

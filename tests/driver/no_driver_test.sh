@@ -8,7 +8,11 @@ xreduce=$1
 export LD_LIBRARY_PATH=$2${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export XREDUCE_FAKE_DRIVER_LOG
 XREDUCE_FAKE_DRIVER_LOG=$(mktemp)
-trap 'rm -f "$XREDUCE_FAKE_DRIVER_LOG"' EXIT
+pinned_threshold=$(mktemp --suffix=.toml)
+trap 'rm -f "$XREDUCE_FAKE_DRIVER_LOG" "$pinned_threshold"' EXIT
+# A threshold for pinned data (as the H200 host's default row has) makes auto ask where host data
+# lives; with the driver not started nothing can be pinned, and the answer must not start it.
+printf '[dispatch]\ncpu_gpu_min_count_pinned = 4096\n' >"$pinned_threshold"
 status=0
 loads() {  # loads EXPECTED ARGS...: run the command, then compare the driver's loads with EXPECTED (0 or more)
   local expected=$1
@@ -26,12 +30,14 @@ loads() {  # loads EXPECTED ARGS...: run the command, then compare the driver's 
     status=1
   fi
 }
-# No driver for host data on the CPU: named backends, and auto below any GPU threshold.
+# No driver for host data on the CPU: named backends, auto below any GPU threshold, and auto above
+# a threshold for pinned data.
 loads 0 run --backend sequential --op sum --dtype f32 --n 1000
 loads 0 run --backend openmp --op argmax --dtype f64 --n 100000
 loads 0 run --op sum --dtype f32 --n 1000
 loads 0 run --op sum --dtype f32 --n 4194304 --accuracy exact
 loads 0 run --op max --dtype i32 --n 3000 --width 3
+XREDUCE_CONFIG=$pinned_threshold loads 0 run --op sum --dtype f32 --n 100000
 # The driver where a GPU is asked for: availability, a GPU backend.
 loads 1 list
 loads 1 run --backend cuda.shuffle --op sum --dtype f32 --n 1000
