@@ -1,13 +1,13 @@
-// The thresholds `auto` starts from before `xreduce calibrate` has run: what calibration measured
-// on the machines this project measures, as data. A machine takes the row of the most hardware
-// threads not above its own. Both calibrations so far found the host data's GPU thresholds at 0
-// (the CPU read host memory faster than the GPU could be fed), so no row sends host data to the GPU.
-// The H200 host's calibrations did find `hybrid` faster on pinned data from 2^27 elements on
-// (bench/results/nvidia-h200/crossover-runs/calibrated-*.json), but no row says so: a threshold
-// for pinned data makes every host request above it ask the driver whether it is pinned, which
-// starts the GPU (about 300 ms) for callers who never use it. `xreduce calibrate` sets it there.
-// A single calibration's parallel_min_count moves between runs (on 2 threads: 2048 to 131072 in
-// four runs at 6d8375a): the rows keep what the crossover runs' median regret bore out.
+// The thresholds `auto` starts from before `xreduce calibrate` has run, as data: per machine
+// measured, what bench/derive_defaults.py derives from its committed crossover runs (the median,
+// over six runs, of every backend's time at every size). A machine takes the row of the most
+// hardware threads not above its own.
+// - Host data never goes to the GPU alone: on both machines the CPU read it faster than the GPU
+//   could be fed.
+// - Pinned data goes to `hybrid` from 2^27 elements on the H200 host (0.97x of the best CPU
+//   backend's time at 2^27, 0.82x at 2^28). Asking whether data is pinned costs nothing until the
+//   process has started the GPU's driver (pinned memory needs it, so until then nothing is pinned):
+//   the threshold costs callers who never use the GPU nothing.
 // segment_cost: calibrate's measure (rows of 16 against a flat sum), 19 on 2 threads; on 16, the
 // median of five calibrations on the H200 host at 73f59fc (20 to 31; bench/results/nvidia-h200/logs/segment-cost-73f59fc.log).
 
@@ -26,15 +26,16 @@ struct Row {
   std::string_view parallel_backend;
   std::uint64_t parallel_large_min_count;
   std::string_view parallel_backend_large;
+  std::uint64_t cpu_gpu_min_count_pinned;
   std::uint64_t segment_cost;
   std::string_view measured;  // where, and the committed result it comes from
 };
 
 constexpr std::array<Row, 2> kRows{{
-    {1, std::uint64_t{1} << 16, "openmp", 0, "", 19,
-     "calibrated on 2 threads (AMD EPYC): bench/results/amd-epyc-2-threads/calibrate.md"},
-    {16, std::uint64_t{1} << 17, "openmp", std::uint64_t{1} << 25, "tbb", 21,
-     "calibrated on 16 threads (Intel Xeon, the H200 machine's host): bench/results/nvidia-h200/calibrate.md"},
+    {1, std::uint64_t{1} << 17, "openmp", std::uint64_t{1} << 21, "tbb", 0, 19,
+     "measured on 2 threads (AMD EPYC): bench/results/amd-epyc-2-threads/crossover-runs"},
+    {16, std::uint64_t{1} << 17, "openmp", 0, "", std::uint64_t{1} << 27, 21,
+     "measured on 16 threads (Intel Xeon, the H200 machine's host): bench/results/nvidia-h200/crossover-runs"},
 }};
 
 const Row& row_for(unsigned hardware_threads) {
@@ -53,6 +54,7 @@ DispatchConfig DispatchConfig::defaults_for(unsigned hardware_threads) {
   d.parallel_backend = r.parallel_backend;
   d.parallel_large_min_count = r.parallel_large_min_count;
   d.parallel_backend_large = r.parallel_backend_large;
+  d.cpu_gpu_min_count_pinned = r.cpu_gpu_min_count_pinned;
   d.segment_cost = r.segment_cost;
   return d;
 }

@@ -52,28 +52,32 @@ TEST_CASE("config: defaults with no file and no environment") {
   CHECK(c.dispatch.parallel_min_count == defaults.parallel_min_count);
   CHECK(c.dispatch.parallel_backend == defaults.parallel_backend);
   CHECK(c.dispatch_origins.empty());
-  CHECK(c.dispatch_defaults.find("calibrated on") != std::string::npos);
+  CHECK(c.dispatch_defaults.find("measured on") != std::string::npos);
 }
 
-TEST_CASE("config: default thresholds are data from committed calibrations, a file's keys override them") {
-  // The rows: 2 threads (AMD EPYC) and 16 (the H200 machine's host); a machine takes the row of the
-  // most threads not above its own.
+TEST_CASE("config: default thresholds are data from committed crossover runs, a file's keys override them") {
+  // The rows (bench/derive_defaults.py over each machine's crossover-runs): 2 threads (AMD EPYC)
+  // and 16 (the H200 machine's host); a machine takes the row of the most threads not above its own.
   const xr::DispatchConfig two = xr::DispatchConfig::defaults_for(2), sixteen = xr::DispatchConfig::defaults_for(16);
-  CHECK(two.parallel_min_count == 65536);
+  CHECK(two.parallel_min_count == 131072);
   CHECK(two.parallel_backend == "openmp");
-  CHECK(two.parallel_large_min_count == 0);
+  CHECK(two.parallel_backend_large == "tbb");  // tbb read 2^28 elements 1.19x faster there
+  CHECK(two.parallel_large_min_count == (std::uint64_t{1} << 21));
   CHECK(sixteen.parallel_min_count == 131072);
-  CHECK(sixteen.parallel_backend_large == "tbb");
-  CHECK(sixteen.parallel_large_min_count == (std::uint64_t{1} << 25));
+  CHECK(sixteen.parallel_backend == "openmp");
+  CHECK(sixteen.parallel_large_min_count == 0);  // openmp throughout: tbb never faster by more than the noise
   CHECK(two.segment_cost == 19);  // calibrate's rows of 16 against a flat sum
   CHECK(sixteen.segment_cost == 21);
-  CHECK(xr::DispatchConfig::defaults_for(8).parallel_min_count == two.parallel_min_count);
-  CHECK(xr::DispatchConfig::defaults_for(128).parallel_min_count == sixteen.parallel_min_count);
-  CHECK(xr::DispatchConfig::defaults_source(16).find("nvidia-h200/calibrate.md") != std::string::npos);
-  for (unsigned threads : {1u, 2u, 16u, 64u}) {  // both calibrations kept host data off the GPU
+  CHECK(xr::DispatchConfig::defaults_for(8).parallel_large_min_count == two.parallel_large_min_count);
+  CHECK(xr::DispatchConfig::defaults_for(128).parallel_large_min_count == sixteen.parallel_large_min_count);
+  CHECK(xr::DispatchConfig::defaults_source(16).find("nvidia-h200/crossover-runs") != std::string::npos);
+  for (unsigned threads : {1u, 2u, 16u, 64u}) {  // host data never goes to the GPU alone
     const xr::DispatchConfig d = xr::DispatchConfig::defaults_for(threads);
-    CHECK(d.gpu_min_count_pinned + d.gpu_min_count_pageable + d.cpu_gpu_min_count_pinned + d.cpu_gpu_min_count_pageable == 0);
+    CHECK(d.gpu_min_count_pinned + d.gpu_min_count_pageable + d.cpu_gpu_min_count_pageable == 0);
   }
+  // hybrid on pinned data where the H200 host measured it faster; none on 2 threads (no GPU there).
+  CHECK(two.cpu_gpu_min_count_pinned == 0);
+  CHECK(sixteen.cpu_gpu_min_count_pinned == (std::uint64_t{1} << 27));
   const xr::Config c = xr::Config::from_string("[dispatch]\nparallel_backend = \"tbb\"\nhybrid_min_count_pinned = 9\n", "t.toml");
   CHECK(c.dispatch.parallel_backend == "tbb");
   CHECK(c.dispatch_origins.at("parallel_backend").rfind("t.toml:2:", 0) == 0);  // the file and line
