@@ -4,8 +4,9 @@
 One run's worst regret is as much the host's noise as `auto`'s choice (a shared host stalls now
 and then). This takes independent runs of the crossover suite (with or without --uncalibrated) and
 reports, per residency and size, the median regret with its spread (lowest and highest), the
-median choice regret, the median paired regret (auto's cost measured beside its pick, times the
-choice regret: runs from before the suite measured it have none), and the backends auto picked.
+median choice regret, the median paired regret (auto's cost measured beside its pick, times its
+pick's measured beside the fastest: runs from before the suite measured it have none), and the
+backends auto picked.
 Writes OUT.json, OUT.md and OUT.png.
 """
 import json
@@ -40,7 +41,7 @@ def main(out, paths):
     lines = [f"# auto's regret over {len(runs)} crossover runs ({what})", "",
              "Per size: the median of the runs' regret (time(auto) / time(fastest)), its lowest and highest, "
              "the median choice regret (time(auto's pick, named) / time(fastest)), the median paired regret (auto's time over "
-             "its pick's, a batch of each in turn, times the choice regret), and what auto picked.", ""]
+             "its pick's, a batch of each in turn, times its pick's over the fastest's, measured the same way), and what auto picked.", ""]
     summary = {}
     for res in residencies:
         lines += [f"## {res} data", "", "| N | median regret | lowest | highest | median choice regret | median paired regret | auto picks | fastest (per run) |",
