@@ -5,17 +5,18 @@ together, which the CPU reads alike), and of `hybrid`'s on pinned data.
 
 - parallel_min_count: the least size from which a parallel backend beats `sequential` at every
   larger size;
-- parallel_backend, parallel_backend_large, parallel_large_min_count: the faster of `openmp` and
-  `tbb` from there on, one of them throughout unless the other is faster by more than the noise
-  (3%) at the largest size; then the other takes over from the least size from which it is never
-  slower;
+- parallel_backend, parallel_backend_large, parallel_large_min_count: from there on, `openmp` or
+  `tbb` throughout, or one up to a size and the other from it: whichever has the least mean
+  slowdown against the faster of the two (the geometric mean over sizes, which one noisy median
+  cannot swing as it swings the worst); a switch must lower it by more than 1%;
 - cpu_gpu_min_count_pinned: the least size from which `hybrid` is faster than every CPU backend,
-  by more than the noise, at every larger size (0: nowhere).
+  by more than the noise (3%), at every larger size (0: nowhere).
 
 Usage: derive_defaults.py RUNS_DIR   (a folder of crossover*.json, e.g. bench/results/nvidia-h200/crossover-runs)
 """
 import glob
 import json
+import math
 import statistics
 import sys
 
@@ -49,32 +50,34 @@ def main(folder):
         sys.exit(f"derive_defaults: no crossover runs in {folder}")
     cpu = {b: medians(runs, ("pageable", "pinned"), b) for b in CPU}
     sizes = sorted(cpu["sequential"])
-    parallel = lambda l: min(cpu["openmp"][l], cpu["tbb"][l])
-    winner = lambda l: "openmp" if cpu["openmp"][l] <= cpu["tbb"][l] else "tbb"
     print(f"{len(runs)} runs; per size, each backend's median time over the runs / the fastest's:")
     for l in sizes:
         best = min(cpu[b][l] for b in CPU)
         print(f"  2^{l:<2}  " + "  ".join(f"{b} {cpu[b][l] / best:.2f}" for b in CPU))
 
-    start = from_which(sizes, lambda l: parallel(l) < cpu["sequential"][l])
+    start = from_which(sizes, lambda l: min(cpu["openmp"][l], cpu["tbb"][l]) < cpu["sequential"][l])
     if start is None:
         print("parallel_min_count: never (sequential wins at the largest size)")
         return
     above = [l for l in sizes if l >= start]
-    large = winner(above[-1])
-    other = "tbb" if large == "openmp" else "openmp"
-    if cpu[other][above[-1]] > NOISE * cpu[large][above[-1]]:
-        switch = from_which(above, lambda l: winner(l) == large)
-        below = [winner(l) for l in above if l < switch]
-        small = max(set(below), key=below.count) if below else large
-    else:  # level at the top: the backend that wins the most sizes, throughout
-        winners = [winner(l) for l in above]
-        small = large = max(set(winners), key=winners.count)
-    print(f"parallel_min_count = 2^{start}, parallel_backend = {small}")
-    if small != large:
-        print(f"parallel_backend_large = {large} from parallel_large_min_count = 2^{switch}")
+    fastest = {l: min(cpu["openmp"][l], cpu["tbb"][l]) for l in above}
+
+    def slowdown(low, high, switch):  # the geometric mean of time / fastest's over the sizes above
+        return math.exp(statistics.mean(math.log(cpu[low if switch is not None and l < switch else high][l] / fastest[l]) for l in above))
+
+    single = min(("openmp", "tbb"), key=lambda b: slowdown(b, b, None))
+    low, high, switch = single, single, None
+    best = slowdown(single, single, None)
+    for a, b in (("openmp", "tbb"), ("tbb", "openmp")):
+        for l in above[1:]:
+            if slowdown(a, b, l) < min(best, slowdown(single, single, None) / 1.01):
+                low, high, switch, best = a, b, l, slowdown(a, b, l)
+    print(f"parallel_min_count = 2^{start}, parallel_backend = {low}")
+    if switch is not None:
+        print(f"parallel_backend_large = {high} from parallel_large_min_count = 2^{switch} "
+              f"(mean slowdown {best:.3f}; {single} throughout {slowdown(single, single, None):.3f})")
     else:
-        print("no large backend: one parallel backend from there on")
+        print(f"no large backend: {low} throughout (mean slowdown {best:.3f})")
 
     hybrid = medians(runs, ("pinned",), "hybrid")
     pinned = {b: medians(runs, ("pinned",), b) for b in CPU}

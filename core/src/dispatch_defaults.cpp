@@ -1,7 +1,9 @@
 // The thresholds `auto` starts from before `xreduce calibrate` has run, as data: per machine
-// measured, what bench/derive_defaults.py derives from its committed crossover runs (the median,
-// over six runs, of every backend's time at every size). A machine takes the row of the most
-// hardware threads not above its own.
+// measured, what bench/derive_defaults.py derives from its crossover runs (the median, over six
+// runs, of every backend's time at every size): the runs at d63ba4b (committed in 8a417a8). The
+// runs at 2f512a5 that replaced them give the same rows, but for tbb from 2^23 on 2 threads; those
+// runs measured the row as it is, 2^21, at a median paired regret of at most 1.01 at every size.
+// A machine takes the row of the most hardware threads not above its own.
 // - Host data never goes to the GPU alone: on both machines the CPU read it faster than the GPU
 //   could be fed.
 // - Pinned data goes to `hybrid` from 2^27 elements on the H200 host (0.97x of the best CPU
