@@ -63,7 +63,8 @@ def main(folder):
     fastest = {l: min(cpu["openmp"][l], cpu["tbb"][l]) for l in above}
 
     def slowdown(low, high, switch):  # the geometric mean of time / fastest's over the sizes above
-        return math.exp(statistics.mean(math.log(cpu[low if switch is not None and l < switch else high][l] / fastest[l]) for l in above))
+        chosen = lambda l: cpu[low if switch is not None and l < switch else high][l]
+        return math.exp(statistics.mean(math.log(chosen(l) / fastest[l]) for l in above))
 
     single = min(("openmp", "tbb"), key=lambda b: slowdown(b, b, None))
     low, high, switch = single, single, None
@@ -82,8 +83,8 @@ def main(folder):
     hybrid = medians(runs, ("pinned",), "hybrid")
     pinned = {b: medians(runs, ("pinned",), b) for b in CPU}
     if hybrid:
-        fastest = lambda l: NOISE * hybrid[l] < min(pinned[b][l] for b in CPU)
-        h = from_which(sorted(hybrid), fastest)
+        hybrid_wins = lambda l: NOISE * hybrid[l] < min(pinned[b][l] for b in CPU)
+        h = from_which(sorted(hybrid), hybrid_wins)
         print(f"cpu_gpu_min_count_pinned = {'2^' + str(h) if h is not None else '0 (hybrid never fastest)'}")
         for l in sorted(hybrid)[-4:]:
             print(f"  pinned 2^{l}: hybrid / best CPU backend {hybrid[l] / min(pinned[b][l] for b in CPU):.3f}")

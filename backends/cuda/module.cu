@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -198,8 +199,11 @@ class CudaReducer final : public Reducer {
 };
 
 //! Whether this process has started the GPU's driver (cuInit), asked without starting it: libcuda
-//! not loaded, or loaded and answering CUDA_ERROR_NOT_INITIALIZED, means it has not.
+//! not loaded, or loaded and answering CUDA_ERROR_NOT_INITIALIZED, means it has not. Once started
+//! it stays so, and the answer is remembered.
 bool driver_started() {
+  static std::atomic<bool> seen_started{false};
+  if (seen_started.load(std::memory_order_relaxed)) return true;
   void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
   if (!driver) return false;
   using DeviceCount = int (*)(int*);
@@ -208,6 +212,7 @@ bool driver_started() {
   constexpr int kNotInitialized = 3;  // CUDA_ERROR_NOT_INITIALIZED: no cuInit yet
   const bool started = !device_count || device_count(&count) != kNotInitialized;
   dlclose(driver);
+  if (started) seen_started.store(true, std::memory_order_relaxed);
   return started;
 }
 
