@@ -186,6 +186,32 @@ TEST_CASE("gpu: host input streamed in many small chunks, pageable and pinned, e
   }
 }
 
+TEST_CASE("gpu: where a pointer lives, once the driver has started: device, pinned, pageable") {
+  if (!have_gpu()) return;  // asking whether the backends can run has started the driver
+  const xr::Registry& registry = xr::default_context().registry();
+  std::vector<float> host(4096, 1.0f);
+  DeviceCopy<float> dev(host, 0);
+  xr::PinnedBuffer pinned(host.size() * sizeof(float));
+  REQUIRE(pinned.pinned());
+  const xr::Registry::Location on_device = registry.where(dev.data), on_pinned = registry.where(pinned.data()),
+                               on_pageable = registry.where(host.data());
+  CHECK(on_device.memory == xr::Memory::device);
+  CHECK(on_pinned.memory == xr::Memory::host);
+  CHECK(on_pinned.pinned);
+  CHECK(on_pageable.memory == xr::Memory::host);
+  CHECK_FALSE(on_pageable.pinned);
+  // And auto sends pinned data above its pinned threshold to hybrid, pageable data not.
+  xr::Config config = xr::Config::from_string("[dispatch]\ncpu_gpu_min_count_pinned = 1024\n", "(test)");
+  config.backend = "auto";
+  xr::Context ctx(config);
+  if (ctx.registry().find("hybrid") && ctx.registry().get("hybrid").available()) {
+    const xr::Request on_pinned_q{pinned.data(), host.size(), xr::DType::f32, xr::Op::sum, xr::Memory::host};
+    const xr::Request on_pageable_q{host.data(), host.size(), xr::DType::f32, xr::Op::sum, xr::Memory::host};
+    CHECK(ctx.resolve(on_pinned_q, {}).reducer->name() == "hybrid");
+    CHECK(ctx.resolve(on_pageable_q, {}).reducer->name() != "hybrid");
+  }
+}
+
 TEST_CASE("gpu: a caller's memory pinned in place is read directly and correctly") {
   if (!have_gpu()) return;
   std::vector<std::uint32_t> v(3'000'001);
