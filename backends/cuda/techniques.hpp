@@ -88,7 +88,8 @@ std::size_t accumulator_bytes(DType dtype, Op op);
 //! pinned staging by `copy_threads` host threads, while earlier chunks cross the bus and are
 //! reduced; pinned input is copied straight from where it is. Input of one chunk or less takes
 //! the driver's own pageable copy, which no overlap can beat. The defaults are the best of a
-//! sweep on an H200 host (bench/results/nvidia-h200/host-reduce.md): 32 MiB, 3, 8.
+//! sweep on an H200 host (an earlier run of bench/results/nvidia-h200/host-reduce.md, in its
+//! history; the pageable sweep moves by 20% or more from run to run): 32 MiB, 3, 8.
 struct Streaming {
   std::size_t chunk_bytes = std::size_t{32} << 20;
   int streams = 3;
