@@ -2,11 +2,11 @@
 // the best available GPU backend, both at work at once, with one core left to drive the GPU.
 //
 // The input is shared from both ends: the GPU claims slices from the front, the CPU from the
-// back, until they meet. Each claims three quarters of what its share says it should still do (the GPU's
-// share comes from calibration: `xreduce calibrate`, config [backends.hybrid] gpu_fraction_*), down to a
-// minimum slice. A static split by that share finishes together only if each part runs as fast
-// beside the other as it ran alone; it does not, since the GPU's copies and the CPU's loads draw
-// on the same host memory. Claiming lets the side that is ahead take more, so both finish within
+// back, until they meet. Each claims three quarters of what its share says it should still do
+// (the GPU's share comes from calibration: `xreduce calibrate`, config [backends.hybrid]
+// gpu_fraction_*), down to a minimum slice. A static split by that share finishes together only if
+// each part runs as fast beside the other as it ran alone; it does not, since the GPU's copies and
+// the CPU's loads draw on the same host memory. Claiming lets the side that is ahead take more, so both finish within
 // one small slice of each other whatever the two rates turn out to be, in a few calls per side.
 
 #include <algorithm>
@@ -27,11 +27,8 @@ struct Slice {
 };
 
 //! The slices of [0, count) not yet claimed: the GPU takes them from the front, the CPU from the
-//! back. Each claim is three quarters of what the claimer's share says it should still do, rounded
-//! to `step`, and at least the minimum slice: large claims first, small ones near the meeting
-//! point. Three quarters rather than half: fewer claims, each a call with its own start and end
-//! (a GPU pipeline to fill, a CPU parallel region), and on the H200 host hybrid read pinned 2^28
-//! elements at 120.8 and 130.9 GB/s against 114.1 and 114.9 with halves (bench/results/nvidia-h200/logs/hybrid-claims-74d4beb.md).
+//! back. Each claim is kClaimOfShare of what the claimer's share says it should still do, rounded
+//! to `step`, and at least the minimum slice: large claims first, small ones near the meeting point.
 class SliceClaims {
  public:
   SliceClaims(std::size_t count, std::size_t step, std::size_t record_bytes, double gpu_share)
@@ -54,7 +51,7 @@ class SliceClaims {
     std::lock_guard lock(mutex_);
     const std::size_t left = high_ - low_;
     if (left == 0) return std::nullopt;
-    std::size_t n = static_cast<std::size_t>(static_cast<double>(left) * share * 0.75) / step_ * step_;
+    std::size_t n = static_cast<std::size_t>(static_cast<double>(left) * share * kClaimOfShare) / step_ * step_;
     n = std::max(n, minimum_);
     if (n + minimum_ / 2 >= left) n = left;  // no sliver left behind
     if (front) {  // low_ stays a multiple of step_ until the last claim
@@ -68,6 +65,12 @@ class SliceClaims {
     high_ = begin;
     return s;
   }
+
+  // Three quarters rather than half: fewer claims, each a call with its own start and end (a GPU
+  // pipeline to fill, a CPU parallel region). On the H200 host hybrid read pinned 2^28 elements at
+  // 120.8 and 130.9 GB/s against 114.1 and 114.9 with halves, run in turn
+  // (bench/results/nvidia-h200/logs/hybrid-claims-74d4beb.md).
+  static constexpr double kClaimOfShare = 0.75;
 
   std::mutex mutex_;
   std::size_t low_, high_, step_, minimum_;
