@@ -257,15 +257,14 @@ int run_crossover(const SuiteArgs& args) {
       // the H200 host one backend's time at 2^16 jumps between 5.2 and 8.5 us from round to round,
       // and a GPU call on device data between 15 and 21 us). The fastest is chosen from the rounds
       // and its margin measured afresh: the least of a dozen noisy medians is low by luck, and
-      // that luck is no regret. Two different backends are each warmed up before each batch: a
-      // batch of tbb right after one of openmp ran 3 to 11 times slower on the H200 host
-      // (openmp's threads still spinning), where auto and its pick run the same code.
+      // that luck is no regret. Two different backends are each warmed up before each batch
+      // (warm_each): a batch of tbb right after one of openmp ran 3 to 11 times slower on the H200
+      // host (openmp's threads still spinning); auto and its pick run the same code and need not.
       // Paired regret = auto / pick x pick / fastest, both paired.
-      const auto paired_ratio = [&](const std::string& first, const std::string& second, int count, int calls) {
+      const auto paired_ratio = [&](const std::string& first, const std::string& second, int count, int calls, bool warm_each) {
         const xr::Options o_first{.backend = first}, o_second{.backend = second};
-        const bool same_code = first == "auto";
         const auto run = [&](const xr::Options& o, std::vector<double>& out) {
-          if (!same_code) warm_up([&] { ctx.reduce(q, o); });
+          if (warm_each) warm_up([&] { ctx.reduce(q, o); });
           xr::detail::timing::batch_samples([&] { ctx.reduce(q, o); }, calls, 1, out);
         };
         warm_up([&] {
@@ -284,8 +283,9 @@ int run_crossover(const SuiteArgs& args) {
       };
       double overhead = 1, choice_paired = 1;
       if (pick < names.size()) {
-        overhead = paired_ratio("auto", picked, per_round[pick] * kRounds, batch[pick]);
-        if (pick != fastest) choice_paired = paired_ratio(picked, names[fastest], std::min(per_round[pick] * kRounds, 10), batch[pick]);
+        overhead = paired_ratio("auto", picked, per_round[pick] * kRounds, batch[pick], /*warm_each=*/false);
+        if (pick != fastest)
+          choice_paired = paired_ratio(picked, names[fastest], std::min(per_round[pick] * kRounds, 10), batch[pick], /*warm_each=*/true);
       }
       const double paired = choice_paired * overhead;
       worst_regret[res.name] = std::max(worst_regret[res.name], regret);

@@ -204,7 +204,7 @@ TEST_CASE("gpu: where a pointer lives, once the driver has started: device, pinn
   xr::Config config = xr::Config::from_string("[dispatch]\ncpu_gpu_min_count_pinned = 1024\n", "(test)");
   config.backend = "auto";
   xr::Context ctx(config);
-  if (ctx.registry().find("hybrid") && ctx.registry().get("hybrid").available()) {
+  if (const xr::Reducer* hybrid = ctx.registry().find("hybrid"); hybrid && hybrid->available()) {
     const xr::Request on_pinned_q{pinned.data(), host.size(), xr::DType::f32, xr::Op::sum, xr::Memory::host};
     const xr::Request on_pageable_q{host.data(), host.size(), xr::DType::f32, xr::Op::sum, xr::Memory::host};
     CHECK(ctx.resolve(on_pinned_q, {}).reducer->name() == "hybrid");
