@@ -6,8 +6,9 @@
 // (the GPU's share comes from calibration: `xreduce calibrate`, config [backends.hybrid]
 // gpu_fraction_*), down to a minimum slice. A static split by that share finishes together only if
 // each part runs as fast beside the other as it ran alone; it does not, since the GPU's copies and
-// the CPU's loads draw on the same host memory. Claiming lets the side that is ahead take more, so both finish within
-// one small slice of each other whatever the two rates turn out to be, in a few calls per side.
+// the CPU's loads draw on the same host memory. Claiming lets the side that is ahead take more, so
+// both finish within one small slice of each other whatever the two rates turn out to be, in a few
+// calls per side.
 
 #include <algorithm>
 #include <future>
