@@ -8,6 +8,8 @@
 #include <sys/mman.h>
 
 #include <atomic>
+#include <cmath>
+#include <cstring>
 #include <thread>
 
 #include "conformance/backends.hpp"
@@ -297,6 +299,52 @@ TEST_CASE("every backend: 16 threads at once, each on its own data, every result
         CHECK(failures[t] == "");
         for (const xr::Result& result : results[t])
           CHECK(xr::agrees(xr::Request{data[t].data(), data[t].size(), xr::DType::f64, op, xr::Memory::host}, refs[t], result));
+      }
+    }
+  }
+}
+
+TEST_CASE("CPU chunk backends: the same bits as `sequential` for every size and thread count") {
+  // The chunk driver's promise (xreduce/backend/chunk_driver.hpp): the chunks a request is cut
+  // into depend on its size alone, and any such cut builds the same pairwise tree, so `openmp`
+  // and `tbb` on any number of threads give `sequential`'s bits. Sizes cross every chunk size
+  // (2^13 to 2^16 elements, and the switch to 2^16 at 2^20), whole and with a part chunk.
+  xr::Registry& registry = xr::default_context().registry();
+  xr::Reducer* sequential = registry.find("sequential");
+  REQUIRE(sequential != nullptr);
+  std::vector<xr::Reducer*> parallel;
+  for (const char* name : {"openmp", "tbb"})
+    if (xr::Reducer* r = registry.find(name); r && r->available() && xr::test::selected(name)) parallel.push_back(r);
+  if (parallel.empty()) return;
+  std::mt19937_64 rng(xr::test::run_seed() + 17);
+  std::vector<std::size_t> sizes{std::size_t{1} << 13, (std::size_t{1} << 14) + 1, (std::size_t{1} << 17) - 256,
+                                 (std::size_t{1} << 17) + 5, (std::size_t{1} << 20) - 1, (std::size_t{1} << 20) + 3};
+  for (int k = 0; k < (quick() ? 2 : 8); ++k) sizes.push_back(1 + rng() % (std::size_t{1} << (10 + rng() % 12)));
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  for (std::size_t n : sizes) {
+    // Magnitudes over 2^-20..2^20, so that a different tree of additions rounds differently.
+    std::vector<float> f32(n);
+    std::vector<double> f64(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      f64[i] = unit(rng) * std::exp2(static_cast<int>(rng() % 41) - 20);
+      f32[i] = static_cast<float>(f64[i]);
+    }
+    const std::vector<float> ties = xr::test::make_data<float>(Pattern::ties, xr::Op::argmax, n, rng);
+    const std::vector<xr::Request> requests{
+        {f32.data(), n, xr::DType::f32, xr::Op::sum, xr::Memory::host},
+        {f64.data(), n, xr::DType::f64, xr::Op::sum, xr::Memory::host},
+        {ties.data(), n, xr::DType::f32, xr::Op::argmax, xr::Memory::host},
+        {ties.data(), n, xr::DType::f32, xr::Op::argmin, xr::Memory::host}};
+    for (const xr::Request& q : requests) {
+      const xr::Result expected = sequential->reduce(q);
+      for (xr::Reducer* r : parallel) {
+        for (int threads : {1, 2, 3, 7, 16}) {
+          INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), " << r->name() << " on " << threads << " threads, "
+                       << to_string(q.op) << " of " << n << " " << to_string(q.dtype) << ": " << expected.value.to_string());
+          const xr::Result got = r->reduce(q, xr::Options{.threads = threads});
+          CHECK(std::memcmp(got.value.bytes(), expected.value.bytes(), xr::size_of(q.dtype)) == 0);
+          CHECK(got.index == expected.index);
+        }
       }
     }
   }

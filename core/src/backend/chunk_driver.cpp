@@ -18,10 +18,19 @@ namespace {
 
 using namespace xreduce::detail;  // the blocked kernels (xreduce/detail/cpu_kernels.hpp)
 
-constexpr std::size_t kChunk = kChunkElements;
+// Elements per chunk of a plain request of n elements: kChunkElements from 2^20 elements on;
+// below, n/16 rounded down to a power of two, at least kSmallestChunk. With chunks of 2^16
+// throughout, 2^17 elements made 2 chunks: 14 of 16 threads idle, and the parallel backends no
+// faster than one thread there (the H200 host's crossover runs at 2f512a5). Any power-of-two
+// number of whole leaves gives the same bits: the leaves' pairwise stack builds the same tree
+// whichever such chunks it is cut into, so the result still depends on n alone, not on the
+// thread count or the backend.
+constexpr std::size_t kSmallestChunk = std::size_t{1} << 13;  // 32 KiB of f32: a few us of work
+static_assert(kChunkElements % kBlock == 0 && kSmallestChunk % kBlock == 0 && std::has_single_bit(kSmallestChunk));
 
-std::size_t chunk_count(std::size_t n) { return (n + kChunk - 1) / kChunk; }
-std::size_t chunk_length(std::size_t n, std::size_t c) { return std::min(kChunk, n - c * kChunk); }
+std::size_t chunk_size(std::size_t n) { return std::clamp(std::bit_floor(n / 16), kSmallestChunk, kChunkElements); }
+std::size_t chunk_count(std::size_t n) { return (n + chunk_size(n) - 1) / chunk_size(n); }
+std::size_t chunk_length(std::size_t n, std::size_t c) { return std::min(chunk_size(n), n - c * chunk_size(n)); }
 
 template <class T, class R>
 Scalar narrow(R wide) {
@@ -33,20 +42,22 @@ Scalar narrow(R wide) {
 
 template <class P, class T>
 Scalar fold(const T* x, std::size_t n, const ChunkRunner* runner) {
-  if (runner == nullptr || n <= kChunk) return narrow<T>(reduce_pairwise<P>(x, n));
+  const std::size_t chunk = chunk_size(n);
+  if (runner == nullptr || n <= chunk) return narrow<T>(reduce_pairwise<P>(x, n));
   std::vector<typename P::acc> partial(chunk_count(n));
-  (*runner)(partial.size(), [&](std::size_t c) { partial[c] = reduce_pairwise<P>(x + c * kChunk, chunk_length(n, c)); });
+  (*runner)(partial.size(), [&](std::size_t c) { partial[c] = reduce_pairwise<P>(x + c * chunk, chunk_length(n, c)); });
   return narrow<T>(combine_pairwise<P>(partial));
 }
 
 template <bool kMax, class T>
 Scalar fold_extreme(const T* x, std::size_t n, const ChunkRunner* runner) {
   Extreme<T> e;
-  if (runner == nullptr || n <= kChunk) {
+  const std::size_t chunk = chunk_size(n);
+  if (runner == nullptr || n <= chunk) {
     e = extreme<kMax>(x, n);
   } else {
     std::vector<Extreme<T>> partial(chunk_count(n));
-    (*runner)(partial.size(), [&](std::size_t c) { partial[c] = extreme<kMax>(x + c * kChunk, chunk_length(n, c)); });
+    (*runner)(partial.size(), [&](std::size_t c) { partial[c] = extreme<kMax>(x + c * chunk, chunk_length(n, c)); });
     e = partial[0];
     for (std::size_t c = 1; c < partial.size(); ++c) e = combine_extremes<kMax>(e, partial[c]);
   }
@@ -58,12 +69,13 @@ Scalar fold_extreme(const T* x, std::size_t n, const ChunkRunner* runner) {
 template <bool kMax, class T>
 Result fold_arg(const T* x, std::size_t n, const ChunkRunner* runner) {
   ArgExtreme<T> a;
-  if (runner == nullptr || n <= kChunk) {
+  const std::size_t chunk = chunk_size(n);
+  if (runner == nullptr || n <= chunk) {
     a = arg_extreme<kMax>(x, n, 0);
   } else {
     std::vector<ArgExtreme<T>> partial(chunk_count(n));
     (*runner)(partial.size(),
-              [&](std::size_t c) { partial[c] = arg_extreme<kMax>(x + c * kChunk, chunk_length(n, c), c * kChunk); });
+              [&](std::size_t c) { partial[c] = arg_extreme<kMax>(x + c * chunk, chunk_length(n, c), c * chunk); });
     a = partial[0];
     for (std::size_t c = 1; c < partial.size(); ++c) a = combine_args<kMax>(a, partial[c]);
   }
@@ -124,7 +136,7 @@ template <class Column, class T>
 std::vector<Column> record_partials(const Request& q, const ChunkRunner* runner, std::size_t max_chunks = kRecordChunks) {
   const T* x = static_cast<const T*>(q.data);
   const std::size_t k = q.width;
-  const std::size_t per_chunk_min = std::max<std::size_t>(1, kChunk / k);
+  const std::size_t per_chunk_min = std::max<std::size_t>(1, kChunkElements / k);
   const std::size_t chunks = std::min(max_chunks, (q.count + per_chunk_min - 1) / per_chunk_min);
   const std::size_t per_chunk = (q.count + chunks - 1) / chunks;
   std::vector<Column> partial(chunks * k);
@@ -194,12 +206,13 @@ template <class T>
 Result exact_sum_of(const T* x, std::size_t n, const ChunkRunner* runner) {
   Result r;
   r.exact.resize(1);
-  if (runner == nullptr || n <= kChunk) {
+  const std::size_t chunk = chunk_size(n);
+  if (runner == nullptr || n <= chunk) {
     r.exact[0].add(x, n);
     return r;
   }
   std::vector<ExactSum> partial(chunk_count(n));
-  (*runner)(partial.size(), [&](std::size_t c) { partial[c].add(x + c * kChunk, chunk_length(n, c)); });
+  (*runner)(partial.size(), [&](std::size_t c) { partial[c].add(x + c * chunk, chunk_length(n, c)); });
   for (const ExactSum& p : partial) r.exact[0] += p;
   return r;
 }

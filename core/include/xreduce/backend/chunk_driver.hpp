@@ -25,8 +25,10 @@
 
 namespace xreduce::backend {
 
-//! Elements per chunk of a parallel run: a multiple of the kernels' leaf, large enough that
-//! scheduling costs nothing, small enough to balance two to a few hundred threads.
+//! Elements per chunk of a parallel run from 2^20 elements on (smaller arrays are cut into 16
+//! chunks, of at least 2^13), and per tile of a segmented or several-op request: a multiple of
+//! the kernels' leaf, large enough that scheduling costs nothing, small enough to balance two to
+//! a few hundred threads.
 inline constexpr std::size_t kChunkElements = std::size_t{1} << 16;
 
 //! Reduces host data through `scheduler`'s run_chunks with options.threads threads (0: all);
