@@ -1,13 +1,15 @@
 // The thresholds `auto` starts from before `xreduce calibrate` has run, as data: per machine
-// measured, what bench/derive_defaults.py derives from its crossover runs (the median, over six
-// runs, of every backend's time at every size): the runs at d63ba4b (committed in 8a417a8). The
-// runs at 2f512a5 that replaced them give the same rows, but for tbb from 2^23 on 2 threads; those
-// runs measured the row as it is, 2^21, at a median paired regret of at most 1.01 at every size.
+// measured, what bench/derive_defaults.py derives from its crossover runs (the median, over the
+// runs, of every backend's time at every size): the three calibrated runs at a56046a, where
+// arrays under 2^20 elements began to be cut into 16 chunks. That made the parallel backends pay
+// from smaller sizes (at 2^17, openmp took 0.35x sequential's time on 16 threads, where it had
+// taken 0.7-1.3x), so both rows start them earlier than the rows from 2f512a5 (2^17 on both).
+// The uncalibrated runs in the same folders measured these rows.
 // A machine takes the row of the most hardware threads not above its own.
 // - Host data never goes to the GPU alone: on both machines the CPU read it faster than the GPU
 //   could be fed.
-// - Pinned data goes to `hybrid` from 2^27 elements on the H200 host (0.97x of the best CPU
-//   backend's time at 2^27, 0.82x at 2^28). Asking whether data is pinned costs nothing until the
+// - Pinned data goes to `hybrid` from 2^27 elements on the H200 host (0.82x of the best CPU
+//   backend's time at 2^27, 0.85x at 2^28, in those runs). Asking whether data is pinned costs nothing until the
 //   process has started the GPU's driver (pinned memory needs it, so until then nothing is pinned):
 //   the threshold costs callers who never use the GPU nothing.
 // segment_cost: calibrate's measure (rows of 16 against a flat sum), 19 on 2 threads; on 16, the
@@ -34,9 +36,9 @@ struct Row {
 };
 
 constexpr std::array<Row, 2> kRows{{
-    {1, std::uint64_t{1} << 17, "openmp", std::uint64_t{1} << 21, "tbb", 0, 19,
+    {1, std::uint64_t{1} << 15, "openmp", std::uint64_t{1} << 19, "tbb", 0, 19,
      "measured on 2 threads (AMD EPYC): bench/results/amd-epyc-2-threads/crossover-runs"},
-    {16, std::uint64_t{1} << 17, "openmp", 0, "", std::uint64_t{1} << 27, 21,
+    {16, std::uint64_t{1} << 16, "openmp", 0, "", std::uint64_t{1} << 27, 21,
      "measured on 16 threads (Intel Xeon, the H200 machine's host): bench/results/nvidia-h200/crossover-runs"},
 }};
 

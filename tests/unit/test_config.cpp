@@ -59,11 +59,11 @@ TEST_CASE("config: default thresholds are data from committed crossover runs, a 
   // The rows (bench/derive_defaults.py over each machine's crossover-runs): 2 threads (AMD EPYC)
   // and 16 (the H200 machine's host); a machine takes the row of the most threads not above its own.
   const xr::DispatchConfig two = xr::DispatchConfig::defaults_for(2), sixteen = xr::DispatchConfig::defaults_for(16);
-  CHECK(two.parallel_min_count == 131072);
+  CHECK(two.parallel_min_count == (std::uint64_t{1} << 15));
   CHECK(two.parallel_backend == "openmp");
-  CHECK(two.parallel_backend_large == "tbb");  // tbb read 2^28 elements 1.19x faster there
-  CHECK(two.parallel_large_min_count == (std::uint64_t{1} << 21));
-  CHECK(sixteen.parallel_min_count == 131072);
+  CHECK(two.parallel_backend_large == "tbb");  // tbb read 2^23 elements 1.07x faster there
+  CHECK(two.parallel_large_min_count == (std::uint64_t{1} << 19));
+  CHECK(sixteen.parallel_min_count == (std::uint64_t{1} << 16));
   CHECK(sixteen.parallel_backend == "openmp");
   CHECK(sixteen.parallel_large_min_count == 0);  // openmp throughout: no switch to tbb gained 1% on average
   CHECK(two.segment_cost == 19);  // calibrate's rows of 16 against a flat sum
