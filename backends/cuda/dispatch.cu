@@ -19,7 +19,7 @@ void enqueue(Technique t, const void* data, std::size_t count, DType dtype, Op o
 }
 
 Result collect(DType dtype, Op op, Workspace& ws) {
-  XREDUCE_CUDA(cudaMemcpyAsync(ws.host_result, ws.result, 64, cudaMemcpyDeviceToHost, ws.stream));
+  ws.fetch_result(64);
   XREDUCE_CUDA(cudaStreamSynchronize(ws.stream));
   return visit_dtype(dtype, [&](auto tag) {
     return visit_op<decltype(tag)>(op, [&](auto f) {

@@ -48,7 +48,7 @@ void write_stats(DType dtype, Stats ops, const void* acc, const StatsOut& out) {
 }
 
 void collect_stats(DType dtype, Stats ops, const StatsOut& out, Workspace& ws) {
-  XREDUCE_CUDA(cudaMemcpyAsync(ws.host_result, ws.result, 64, cudaMemcpyDeviceToHost, ws.stream));
+  ws.fetch_result(64);
   XREDUCE_CUDA(cudaStreamSynchronize(ws.stream));
   write_stats(dtype, ops, ws.host_result, out);
 }

@@ -97,7 +97,7 @@ Result streamed(Technique t, const typename F::In* x, std::size_t n, std::size_t
   auto launch = [&](Workspace& w, const void* chunk, std::size_t len) {
     if (width == 1) {
       enqueue(t, chunk, len, dtype_of<T>(), F::op, block, w);
-      XREDUCE_CUDA(cudaMemcpyAsync(w.host_result, w.result, sizeof(A), cudaMemcpyDeviceToHost, w.stream));
+      w.fetch_result(sizeof(A));
     } else {
       enqueue_records(chunk, len, width, dtype_of<T>(), F::op, w);
       void* host = w.host_columns.reserve(width * sizeof(A), "column results of records");
@@ -146,7 +146,7 @@ void streamed_stats(const T* x, std::size_t n, Stats ops, const StatsOut& out, i
   A total = f.identity();
   auto launch = [&](Workspace& w, const void* chunk, std::size_t len) {
     enqueue_stats(chunk, len, dtype_of<T>(), w);
-    XREDUCE_CUDA(cudaMemcpyAsync(w.host_result, w.result, sizeof(A), cudaMemcpyDeviceToHost, w.stream));
+    w.fetch_result(sizeof(A));
   };
   auto fold = [&](Workspace& w, std::size_t first) {
     A a;

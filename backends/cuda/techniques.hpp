@@ -72,7 +72,7 @@ inline constexpr int kDefaultBlockSize = 256;
 //! the element size). Throws Error on a CUDA failure.
 void enqueue(Technique t, const void* data, std::size_t count, DType dtype, Op op, int block, Workspace& ws);
 
-//! Copies ws.result back and turns it into the request's result (waits for the stream).
+//! Waits for the stream, fetching ws.result, and turns it into the request's result.
 Result collect(DType dtype, Op op, Workspace& ws);
 
 //! Records: enqueues the column-by-column reduction of `count` records of `width` values at
@@ -129,7 +129,7 @@ Result reduce_segments(Technique t, const Request& q, bool data_on_device, bool 
 
 //! Several ops in one pass (Request::ops) of `count` elements at device pointer `data` (aligned
 //! to the element size), with cuda.shuffle's kernel over StatsOp: leaves the StatsAcc in
-//! ws.result. collect_stats copies it back (waits) and writes the `ops` asked for to `out`'s
+//! ws.result. collect_stats waits for it and writes the `ops` asked for to `out`'s
 //! first slots (host memory).
 void enqueue_stats(const void* data, std::size_t count, DType dtype, Workspace& ws);
 void collect_stats(DType dtype, Stats ops, const StatsOut& out, Workspace& ws);

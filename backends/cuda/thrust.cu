@@ -31,8 +31,10 @@ void run_thrust(const typename F::In* x, std::size_t n, F f, Workspace& ws) {
   } catch (const std::bad_alloc&) {
     throw Error(ErrorCode::out_of_memory, "thrust::transform_reduce: out of GPU memory for temporary storage");
   }
+  // Where ws.result is host_result mapped, the value is in place; else it goes where collect()
+  // fetches it from.
   *static_cast<A*>(ws.host_result) = value;
-  XREDUCE_CUDA(cudaMemcpyAsync(ws.result, ws.host_result, sizeof(A), cudaMemcpyHostToDevice, ws.stream));
+  if (!ws.result_mapped) XREDUCE_CUDA(cudaMemcpyAsync(ws.result, ws.host_result, sizeof(A), cudaMemcpyHostToDevice, ws.stream));
 }
 
 }  // namespace

@@ -21,16 +21,27 @@ Workspace::Workspace(int dev) : device(dev) {
   // A blocking stream: it waits for work the caller issued on the legacy default stream (such as
   // the cudaMemcpy that filled device input, whose DMA may still be under way when it returns).
   XREDUCE_CUDA(cudaStreamCreate(&stream));
-  XREDUCE_CUDA(cudaMalloc(&result, 64));
   XREDUCE_CUDA(cudaMalloc(reinterpret_cast<void**>(&counter), sizeof(unsigned int)));
   XREDUCE_CUDA(cudaMemset(counter, 0, sizeof(unsigned int)));
-  XREDUCE_CUDA(cudaMallocHost(&host_result, 64));
+  int can_map = 0;
+  XREDUCE_CUDA(cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, device));
+  XREDUCE_CUDA(cudaHostAlloc(&host_result, 64, can_map ? cudaHostAllocMapped : cudaHostAllocDefault));
+  if (can_map) {
+    XREDUCE_CUDA(cudaHostGetDevicePointer(&result, host_result, 0));
+    result_mapped = true;
+  } else {
+    XREDUCE_CUDA(cudaMalloc(&result, 64));
+  }
+}
+
+void Workspace::fetch_result(std::size_t bytes) {
+  if (!result_mapped) XREDUCE_CUDA(cudaMemcpyAsync(host_result, result, bytes, cudaMemcpyDeviceToHost, stream));
 }
 
 Workspace::~Workspace() {
   cudaSetDevice(device);
   if (stream) cudaStreamDestroy(stream);
-  if (result) cudaFree(result);
+  if (result && !result_mapped) cudaFree(result);
   if (counter) cudaFree(counter);
   if (exact_total) cudaFree(exact_total);
   if (host_result) cudaFreeHost(host_result);

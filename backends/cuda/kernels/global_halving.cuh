@@ -41,7 +41,7 @@ struct GlobalHalving {
       halving_level<<<static_cast<unsigned>(ceil_div(half, block)), block, 0, ws.stream>>>(a, half, top, f);
       XREDUCE_CUDA(cudaGetLastError());
     }
-    XREDUCE_CUDA(cudaMemcpyAsync(ws.result, a, sizeof(A), cudaMemcpyDeviceToDevice, ws.stream));
+    XREDUCE_CUDA(cudaMemcpyAsync(ws.result, a, sizeof(A), cudaMemcpyDefault, ws.stream));  // ws.result may be host memory
   }
 };
 
