@@ -1,10 +1,12 @@
 // The thresholds `auto` starts from before `xreduce calibrate` has run, as data: per machine
 // measured, what bench/derive_defaults.py derives from its crossover runs (the median, over the
-// runs, of every backend's time at every size): the three calibrated runs at a56046a, where
+// runs, of every backend's time at every size): the three calibrated runs at a56046a
+// (bench/results/amd-epyc-2-threads/crossover-runs/calibrated-*, and for 16 threads
+// bench/results/nvidia-h200/logs/crossover-runs-a56046a), where
 // arrays under 2^20 elements began to be cut into 16 chunks. That made the parallel backends pay
 // from smaller sizes (at 2^17, openmp took 0.35x sequential's time on 16 threads, where it had
 // taken 0.7-1.3x), so both rows start them earlier than the rows from 2f512a5 (2^17 on both).
-// The uncalibrated runs in the same folders measured these rows.
+// The uncalibrated runs in each machine's crossover-runs measured these rows.
 // A machine takes the row of the most hardware threads not above its own.
 // - Host data never goes to the GPU alone: on both machines the CPU read it faster than the GPU
 //   could be fed.
