@@ -34,7 +34,8 @@ void run_thrust(const typename F::In* x, std::size_t n, F f, Workspace& ws) {
   // Where ws.result is host_result mapped, the value is in place; else it goes where collect()
   // fetches it from.
   *static_cast<A*>(ws.host_result) = value;
-  if (!ws.result_mapped) XREDUCE_CUDA(cudaMemcpyAsync(ws.result, ws.host_result, sizeof(A), cudaMemcpyHostToDevice, ws.stream));
+  if (!ws.result_mapped)
+    XREDUCE_CUDA(cudaMemcpyAsync(ws.result, ws.host_result, sizeof(A), cudaMemcpyHostToDevice, ws.stream));
 }
 
 }  // namespace

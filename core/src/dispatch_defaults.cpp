@@ -2,18 +2,18 @@
 // measured, what bench/derive_defaults.py derives from its crossover runs (the median, over the
 // runs, of every backend's time at every size): the three calibrated runs at a56046a
 // (bench/results/amd-epyc-2-threads/crossover-runs/calibrated-*, and for 16 threads
-// bench/results/nvidia-h200/logs/crossover-runs-a56046a), where
-// arrays under 2^20 elements began to be cut into 16 chunks. That made the parallel backends pay
-// from smaller sizes (at 2^17, openmp took 0.35x sequential's time on 16 threads, where it had
-// taken 0.7-1.3x), so both rows start them earlier than the rows from 2f512a5 (2^17 on both).
-// The uncalibrated runs in each machine's crossover-runs measured these rows.
+// bench/results/nvidia-h200/logs/crossover-runs-a56046a), where arrays under 2^20 elements began
+// to be cut into 16 chunks. That made the parallel backends pay from smaller sizes (at 2^17,
+// openmp took 0.35x sequential's time on 16 threads, where it had taken 0.7-1.3x), so both rows
+// start them earlier than the rows from 2f512a5 (2^17 on both). The uncalibrated runs in each
+// machine's crossover-runs measured these rows.
 // A machine takes the row of the most hardware threads not above its own.
 // - Host data never goes to the GPU alone: on both machines the CPU read it faster than the GPU
 //   could be fed.
 // - Pinned data goes to `hybrid` from 2^27 elements on the H200 host (0.82x of the best CPU
-//   backend's time at 2^27, 0.85x at 2^28, in those runs). Asking whether data is pinned costs nothing until the
-//   process has started the GPU's driver (pinned memory needs it, so until then nothing is pinned):
-//   the threshold costs callers who never use the GPU nothing.
+//   backend's time at 2^27, 0.85x at 2^28, in those runs). Asking whether data is pinned costs
+//   nothing until the process has started the GPU's driver (pinned memory needs it, so until then
+//   nothing is pinned): the threshold costs callers who never use the GPU nothing.
 // segment_cost: calibrate's measure (rows of 16 against a flat sum), 19 on 2 threads; on 16, the
 // median of five calibrations on the H200 host at 73f59fc (20 to 31; bench/results/nvidia-h200/logs/segment-cost-73f59fc.log).
 
