@@ -29,8 +29,8 @@ constexpr std::size_t kSmallestChunk = std::size_t{1} << 13;  // 32 KiB of f32: 
 static_assert(kChunkElements % kBlock == 0 && kSmallestChunk % kBlock == 0 && std::has_single_bit(kSmallestChunk));
 
 std::size_t chunk_size(std::size_t n) { return std::clamp(std::bit_floor(n / 16), kSmallestChunk, kChunkElements); }
-std::size_t chunk_count(std::size_t n) { return (n + chunk_size(n) - 1) / chunk_size(n); }
-std::size_t chunk_length(std::size_t n, std::size_t c) { return std::min(chunk_size(n), n - c * chunk_size(n)); }
+std::size_t chunk_count(std::size_t n, std::size_t chunk) { return (n + chunk - 1) / chunk; }
+std::size_t chunk_length(std::size_t n, std::size_t chunk, std::size_t c) { return std::min(chunk, n - c * chunk); }
 
 template <class T, class R>
 Scalar narrow(R wide) {
@@ -44,8 +44,8 @@ template <class P, class T>
 Scalar fold(const T* x, std::size_t n, const ChunkRunner* runner) {
   const std::size_t chunk = chunk_size(n);
   if (runner == nullptr || n <= chunk) return narrow<T>(reduce_pairwise<P>(x, n));
-  std::vector<typename P::acc> partial(chunk_count(n));
-  (*runner)(partial.size(), [&](std::size_t c) { partial[c] = reduce_pairwise<P>(x + c * chunk, chunk_length(n, c)); });
+  std::vector<typename P::acc> partial(chunk_count(n, chunk));
+  (*runner)(partial.size(), [&](std::size_t c) { partial[c] = reduce_pairwise<P>(x + c * chunk, chunk_length(n, chunk, c)); });
   return narrow<T>(combine_pairwise<P>(partial));
 }
 
@@ -56,8 +56,8 @@ Scalar fold_extreme(const T* x, std::size_t n, const ChunkRunner* runner) {
   if (runner == nullptr || n <= chunk) {
     e = extreme<kMax>(x, n);
   } else {
-    std::vector<Extreme<T>> partial(chunk_count(n));
-    (*runner)(partial.size(), [&](std::size_t c) { partial[c] = extreme<kMax>(x + c * chunk, chunk_length(n, c)); });
+    std::vector<Extreme<T>> partial(chunk_count(n, chunk));
+    (*runner)(partial.size(), [&](std::size_t c) { partial[c] = extreme<kMax>(x + c * chunk, chunk_length(n, chunk, c)); });
     e = partial[0];
     for (std::size_t c = 1; c < partial.size(); ++c) e = combine_extremes<kMax>(e, partial[c]);
   }
@@ -73,9 +73,9 @@ Result fold_arg(const T* x, std::size_t n, const ChunkRunner* runner) {
   if (runner == nullptr || n <= chunk) {
     a = arg_extreme<kMax>(x, n, 0);
   } else {
-    std::vector<ArgExtreme<T>> partial(chunk_count(n));
+    std::vector<ArgExtreme<T>> partial(chunk_count(n, chunk));
     (*runner)(partial.size(),
-              [&](std::size_t c) { partial[c] = arg_extreme<kMax>(x + c * chunk, chunk_length(n, c), c * chunk); });
+              [&](std::size_t c) { partial[c] = arg_extreme<kMax>(x + c * chunk, chunk_length(n, chunk, c), c * chunk); });
     a = partial[0];
     for (std::size_t c = 1; c < partial.size(); ++c) a = combine_args<kMax>(a, partial[c]);
   }
@@ -211,8 +211,8 @@ Result exact_sum_of(const T* x, std::size_t n, const ChunkRunner* runner) {
     r.exact[0].add(x, n);
     return r;
   }
-  std::vector<ExactSum> partial(chunk_count(n));
-  (*runner)(partial.size(), [&](std::size_t c) { partial[c].add(x + c * chunk, chunk_length(n, c)); });
+  std::vector<ExactSum> partial(chunk_count(n, chunk));
+  (*runner)(partial.size(), [&](std::size_t c) { partial[c].add(x + c * chunk, chunk_length(n, chunk, c)); });
   for (const ExactSum& p : partial) r.exact[0] += p;
   return r;
 }
