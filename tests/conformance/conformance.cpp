@@ -262,9 +262,10 @@ TEST_CASE("every backend: records refuse argmin/argmax and width 0") {
 }
 
 TEST_CASE("every backend: 16 threads at once, each on its own data, every result right") {
-  // Backends keep state between calls (thread pools, GPU workspaces, cached lists): callers on
-  // many threads at once must each get their own answer. Results are gathered and checked here,
-  // on the test's thread.
+  // Backends keep state between calls (thread pools, kept arenas, GPU workspaces, cached lists):
+  // callers on many threads at once must each get their own answer. Half the callers name a
+  // thread count (1, 2 or 3, shared between them), half take the default. Results are gathered
+  // and checked here, on the test's thread.
   constexpr int kThreads = 16, kCalls = 4;
   const std::size_t n = quick() ? 5000 : 200'003;
   for (xr::Reducer* r : backends()) {
@@ -287,8 +288,10 @@ TEST_CASE("every backend: 16 threads at once, each on its own data, every result
           ready.fetch_add(1);
           while (ready.load() < kThreads) std::this_thread::yield();  // start together
           try {
+            const xr::Options options{.threads = t % 2 ? 1 + t % 3 : 0};
             for (int c = 0; c < kCalls; ++c)
-              results[t].push_back(r->reduce(xr::Request{data[t].data(), data[t].size(), xr::DType::f64, op, memory_for(*r)}));
+              results[t].push_back(
+                  r->reduce(xr::Request{data[t].data(), data[t].size(), xr::DType::f64, op, memory_for(*r)}, options));
           } catch (const std::exception& e) {
             failures[t] = e.what();
           }
