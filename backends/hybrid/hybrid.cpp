@@ -2,15 +2,22 @@
 // the best available GPU backend, both at work at once, with one core left to drive the GPU.
 //
 // The input is shared from both ends: the GPU claims slices from the front, the CPU from the
-// back, until they meet. Each claims three quarters of what its share says it should still do
-// (the GPU's share comes from calibration: `xreduce calibrate`, config [backends.hybrid]
-// gpu_fraction_*), down to a minimum slice. A static split by that share finishes together only if
-// each part runs as fast beside the other as it ran alone; it does not, since the GPU's copies and
-// the CPU's loads draw on the same host memory. Claiming lets the side that is ahead take more, so
-// both finish within one small slice of each other whatever the two rates turn out to be, in a few
+// back, until they meet. Each claims three quarters of what its share says it should still do,
+// down to a minimum slice. A static split by that share finishes together only if each part runs
+// as fast beside the other as it ran alone; it does not, since the GPU's copies and the CPU's
+// loads draw on the same host memory. Claiming lets the side that is ahead take more, so both
+// finish within one small slice of each other whatever the two rates turn out to be, in a few
 // calls per side.
+//
+// Where the two met is the GPU's share side by side, measured: the next call of the same residency
+// (pinned or pageable) starts from it. The configured share (`xreduce calibrate`, config
+// [backends.hybrid] gpu_fraction_*) only starts the first such call; calibrate times whole calls
+// at a few shares around the rates it measured apart, and within its noise picked 0.28 to 0.45 on
+// the H200 host, where calls split at 0.38-0.43. A share near the split takes fewer claims and
+// read the most there (bench/results/nvidia-h200/logs/hybrid-cpu-part-52405f7.txt).
 
 #include <algorithm>
+#include <atomic>
 #include <future>
 #include <mutex>
 #include <numeric>
@@ -96,10 +103,11 @@ class HybridReducer final : public Reducer {
   }
   std::vector<SettingInfo> settings() const override {
     const std::string share =
-        " share of the elements, which sizes the slices it claims (up to 0.99; 0: 0.25; `xreduce calibrate` measures it)";
+        " share of the elements, which sizes the slices it claims, until a call of 256 MiB or more has measured it "
+        "(up to 0.99; 0: 0.25; `xreduce calibrate` measures it)";
     return {{"gpu_fraction_pinned", "0.25", "on pinned host data, the GPU's expected" + share},
             {"gpu_fraction_pageable", "0.25", "on pageable host data, the GPU's expected" + share},
-            {"gpu_fraction", "", "the GPU's expected share on any host data, over the two above"},
+            {"gpu_fraction", "", "the GPU's expected share on any host data, over the two above; per call: over the measured one too"},
             {"cpu_backend", "", "the CPU-parallel backend of the CPU part; empty: the one auto prefers for the size"}};
   }
   void configure(const Settings& s) override {
@@ -122,8 +130,12 @@ class HybridReducer final : public Reducer {
       throw Error(ErrorCode::unavailable, "hybrid: no GPU or CPU-parallel backend does " + std::string(to_string(q.op)) +
                                               " of " + std::string(to_string(q.dtype)) +
                                               (q.width > 1 ? " records of width " + std::to_string(q.width) : "") + " here");
-    double fraction = o.settings.number("gpu_fraction", 0, 0.99).value_or(fraction_);
-    if (fraction == 0) fraction = registry_.where(q.data).pinned ? fraction_pinned_ : fraction_pageable_;
+    const bool pinned = registry_.where(q.data).pinned;
+    std::atomic<double>& measured = pinned ? measured_pinned_ : measured_pageable_;
+    double fraction = o.settings.number("gpu_fraction", 0, 0.99).value_or(0);
+    if (fraction == 0) fraction = measured.load(std::memory_order_relaxed);
+    if (fraction == 0) fraction = fraction_;
+    if (fraction == 0) fraction = pinned ? fraction_pinned_ : fraction_pageable_;
     if (fraction == 0) fraction = kDefaultGpuFraction;
     // Slices start on a 4 KiB boundary of the input, so every part keeps its alignment (and
     // between whole records: slices count records).
@@ -146,12 +158,14 @@ class HybridReducer final : public Reducer {
     if (cpu_options.threads == 0) cpu_options.threads = cores - 1;  // one core drives the GPU
     backend::PartFold fold(q.op);
     std::mutex fold_mutex;
+    std::size_t gpu_count = 0;
     auto run_side = [&](Reducer& r, const Options& opts, bool front) {
       try {
         while (std::optional<Slice> s = front ? claims.front() : claims.back()) {
           Result part = r.reduce(slice(*s), opts);
           std::lock_guard lock(fold_mutex);
           fold.add(part, s->begin);
+          if (front) gpu_count += s->count;
         }
       } catch (...) {
         claims.close();  // the other side stops at its next claim
@@ -166,14 +180,21 @@ class HybridReducer final : public Reducer {
       throw;
     }
     gpu_side.get();
+    // Only calls long enough that each side's start (a GPU pipeline to fill, a CPU team to wake)
+    // is small beside its work say where the two rates meet.
+    if (q.count * record_bytes >= kLearnFromBytes)
+      measured.store(std::clamp(static_cast<double>(gpu_count) / static_cast<double>(q.count), 0.01, 0.99),
+                     std::memory_order_relaxed);
     return fold.result();
   }
 
  private:
   static constexpr double kDefaultGpuFraction = 0.25;
+  static constexpr std::size_t kLearnFromBytes = std::size_t{256} << 20;
 
   const Registry& registry_;
   double fraction_pinned_ = 0, fraction_pageable_ = 0, fraction_ = 0;  // 0: not set
+  std::atomic<double> measured_pinned_{0}, measured_pageable_{0};      // 0: no call measured it yet
   std::string cpu_backend_;
 };
 
