@@ -120,9 +120,10 @@ int main(int argc, char** argv) {
   std::string md = "# Host-resident data: f32 sum\n\n";
   char line[2048];
   std::snprintf(line, sizeof line,
-                "%s, %u host threads. Wall-clock time per call, median of %d; GB/s on the bytes of input. "
+                "%s, %u host threads, %s, commit %s. Wall-clock time per call, median of %d; GB/s on the bytes of input. "
                 "GPU rows use cuda.single_pass.\n\n",
-                prop.name, std::max(1u, std::thread::hardware_concurrency()), repeat);
+                prop.name, std::max(1u, std::thread::hardware_concurrency()), bench::utc_date().c_str(),
+                std::getenv("XREDUCE_COMMIT") ? std::getenv("XREDUCE_COMMIT") : "unknown", repeat);
   md += line;
   md += "Calibrated (thresholds: 0 is never):";
   for (const auto& [key, value] : tuned_keys) md += " " + key + " = " + value + ";";
