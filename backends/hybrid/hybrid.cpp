@@ -9,14 +9,17 @@
 // finish within one small slice of each other whatever the two rates turn out to be, in a few
 // calls per side.
 //
-// Where the two met is the GPU's share side by side, measured: the next call of the same residency
-// (pinned or pageable) starts from it. The configured share (`xreduce calibrate`, config
+// Where the two met is the GPU's share side by side, measured: the next call of the same kind
+// (residency, pinned or pageable; dtype, op, records or not, exact or not) starts from it. Kinds
+// are kept apart since their rates are: an exact sum costs the CPU far more than the GPU, and a
+// plain sum started from its share would hand the GPU too much. The configured share (`xreduce calibrate`, config
 // [backends.hybrid] gpu_fraction_*) only starts the first such call; calibrate times whole calls
 // at a few shares around the rates it measured apart, and within its noise picked 0.28 to 0.45 on
 // the H200 host, where calls split at 0.38-0.43. A share near the split takes fewer claims and
 // read the most there (bench/results/nvidia-h200/logs/hybrid-cpu-part-52405f7.txt).
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <future>
 #include <mutex>
@@ -131,7 +134,7 @@ class HybridReducer final : public Reducer {
                                               " of " + std::string(to_string(q.dtype)) +
                                               (q.width > 1 ? " records of width " + std::to_string(q.width) : "") + " here");
     const bool pinned = registry_.where(q.data).pinned;
-    std::atomic<double>& measured = pinned ? measured_pinned_ : measured_pageable_;
+    std::atomic<double>& measured = measured_[kind_of(work, pinned)];
     double fraction = o.settings.number("gpu_fraction", 0, 0.99).value_or(0);
     if (fraction == 0) fraction = measured.load(std::memory_order_relaxed);
     if (fraction == 0) fraction = fraction_;
@@ -191,10 +194,19 @@ class HybridReducer final : public Reducer {
  private:
   static constexpr double kDefaultGpuFraction = 0.25;
   static constexpr std::size_t kLearnFromBytes = std::size_t{256} << 20;
+  static constexpr std::size_t kKinds = 2 * 2 * 2 * all_ops.size() * all_dtypes.size();
+  //! The kind of call whose share a call measures: pinned, exact, records, op, dtype.
+  static std::size_t kind_of(const Workload& work, bool pinned) {
+    std::size_t k = pinned;
+    k = k * 2 + work.exact;
+    k = k * 2 + work.records;
+    k = k * all_ops.size() + static_cast<std::size_t>(work.op);
+    return k * all_dtypes.size() + static_cast<std::size_t>(work.dtype);
+  }
 
   const Registry& registry_;
   double fraction_pinned_ = 0, fraction_pageable_ = 0, fraction_ = 0;  // 0: not set
-  std::atomic<double> measured_pinned_{0}, measured_pageable_{0};      // 0: no call measured it yet
+  std::array<std::atomic<double>, kKinds> measured_{};  // by kind_of; 0: no call measured it yet
   std::string cpu_backend_;
 };
 

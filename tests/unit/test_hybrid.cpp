@@ -21,7 +21,9 @@ class SliceNotingGpu final : public xr::Reducer {
  public:
   std::string_view name() const override { return "noting-gpu"; }
   xr::Capabilities capabilities() const override {
-    return xr::Capabilities(xr::Engine::gpu).set(xr::DType::f32, xr::Op::sum, xr::Support::exact);
+    return xr::Capabilities(xr::Engine::gpu)
+        .set(xr::DType::f32, xr::Op::sum, xr::Support::exact)
+        .set(xr::DType::f32, xr::Op::max, xr::Support::exact);
   }
   xr::Availability available() const override { return xr::Availability::yes(); }
   //! The counts of the slices of each call, in the order claimed.
@@ -35,6 +37,7 @@ class SliceNotingGpu final : public xr::Reducer {
       calls.back().push_back(q.count);
     }
     const auto* x = static_cast<const float*>(q.data);
+    if (q.op == xr::Op::max) return {xr::Scalar(*std::max_element(x, x + q.count)), {}, {}};
     double sum = 0;
     for (std::size_t i = 0; i < q.count; ++i) sum += x[i];
     return {xr::Scalar(static_cast<float>(sum)), {}, {}};
@@ -56,7 +59,7 @@ std::size_t claim(std::size_t left, double share, std::size_t minimum) {
 
 }  // namespace
 
-TEST_CASE("hybrid: a call of 256 MiB or more starts the next from the share where its parts met") {
+TEST_CASE("hybrid: a call of 256 MiB or more starts the next of its kind from the share where its parts met") {
   xr::Context ctx(xr::Context::Empty{}, {});
   ctx.registry().add_builtin_backends();
   auto owned = std::make_unique<SliceNotingGpu>();
@@ -81,9 +84,9 @@ TEST_CASE("hybrid: a call of 256 MiB or more starts the next from the share wher
     const std::size_t cpu_first = claim(count, 1 - share, m);
     return first == claim(count, share, m) || (cpu_first < count && first == claim(count - cpu_first, share, m));
   };
-  auto call = [&](std::size_t count) {
+  auto call = [&](std::size_t count, xr::Op op = xr::Op::sum) {
     gpu.new_call();
-    const xr::Request q{data.data(), count, xr::DType::f32, xr::Op::sum, xr::Memory::host};
+    const xr::Request q{data.data(), count, xr::DType::f32, op, xr::Memory::host};
     const xr::Result r = hybrid->reduce(q);
     CHECK(xr::agrees(q, xr::exact_reference(q), r));
     std::size_t on_gpu = 0;
@@ -102,4 +105,7 @@ TEST_CASE("hybrid: a call of 256 MiB or more starts the next from the share wher
   call(n / 2);  // 128 MiB: says nothing about the share
   call(n);
   CHECK(first_slice_fits(first_of_last_call(), n, met_second));
+  // Another op is another kind of call, with rates of its own: it starts from the configured share.
+  call(n, xr::Op::max);
+  CHECK(first_slice_fits(first_of_last_call(), n, 0.3));
 }
