@@ -12,11 +12,12 @@
 // Where the two met is the GPU's share side by side, measured: the next call of the same kind
 // (residency, pinned or pageable; dtype, op, records or not, exact or not) starts from it. Kinds
 // are kept apart since their rates are: an exact sum costs the CPU far more than the GPU, and a
-// plain sum started from its share would hand the GPU too much. The configured share (`xreduce calibrate`, config
-// [backends.hybrid] gpu_fraction_*) only starts the first such call; calibrate times whole calls
-// at a few shares around the rates it measured apart, and within its noise picked 0.28 to 0.45 on
-// the H200 host, where calls split at 0.38-0.43. A share near the split takes fewer claims and
-// read the most there (bench/results/nvidia-h200/logs/hybrid-cpu-part-52405f7.txt).
+// plain sum started from its share would hand the GPU too much. The configured share (`xreduce
+// calibrate`, config [backends.hybrid] gpu_fraction_*) only starts the first call of a kind;
+// calibrate times whole calls at a few shares around the rates it measured apart, and within its
+// noise picked 0.28 to 0.45 on the H200 host, where calls split at 0.38-0.43. A share near the
+// split takes fewer claims and read the most there
+// (bench/results/nvidia-h200/logs/hybrid-cpu-part-52405f7.txt).
 
 #include <algorithm>
 #include <array>

@@ -14,9 +14,9 @@
 // measured over the same second (what the two read side by side over the better alone is what
 // sharing the work can add on this host), and hybrid's calls right after each side-by-side loop,
 // held against it (this host's memory rate drifts by 10% over a run, so the ratio is taken
-// round by round rather than against the table's row); and a sweep of chunk size, streams and copy threads for the
-// streamed path, from which the CUDA module's defaults (its settings chunk_bytes, streams, copy_threads) come. Wall-clock time per
-// call, median of R.
+// round by round rather than against the table's row); and a sweep of chunk size, streams and
+// copy threads for the streamed path, from which the CUDA module's defaults (its settings
+// chunk_bytes, streams, copy_threads) come. Wall-clock time per call, median of R.
 //
 //   xreduce_bench_gpu_host [--max-log2 30] [--repeat 10] [--out DIR]
 
