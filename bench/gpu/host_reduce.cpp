@@ -116,14 +116,15 @@ int main(int argc, char** argv) {
   }
   xr::Context tuned(tuned_config);
 
+  const char* commit_env = std::getenv("XREDUCE_COMMIT");
+  const std::string commit = commit_env ? commit_env : "unknown";
   nlohmann::json rows = nlohmann::json::array();
   std::string md = "# Host-resident data: f32 sum\n\n";
   char line[2048];
   std::snprintf(line, sizeof line,
                 "%s, %u host threads, %s, commit %s. Wall-clock time per call, median of %d; GB/s on the bytes of input. "
                 "GPU rows use cuda.single_pass.\n\n",
-                prop.name, std::max(1u, std::thread::hardware_concurrency()), bench::utc_date().c_str(),
-                std::getenv("XREDUCE_COMMIT") ? std::getenv("XREDUCE_COMMIT") : "unknown", repeat);
+                prop.name, std::max(1u, std::thread::hardware_concurrency()), bench::utc_date().c_str(), commit.c_str(), repeat);
   md += line;
   md += "Calibrated (thresholds: 0 is never):";
   for (const auto& [key, value] : tuned_keys) md += " " + key + " = " + value + ";";
@@ -287,7 +288,7 @@ int main(int argc, char** argv) {
                      {"dtype", "f32"}, {"op", "sum"}, {"repeat", repeat}, {"rows", rows}, {"ceiling", ceiling}, {"sweep", sweep},
                      {"defaults", {{"chunk_bytes", defaults.chunk_bytes}, {"streams", defaults.streams},
                                    {"copy_threads", defaults.copy_threads}}}};
-    if (const char* commit = std::getenv("XREDUCE_COMMIT")) j["commit"] = commit;
+    if (commit_env) j["commit"] = commit;
     std::ofstream(std::filesystem::path(out_dir) / "host-reduce.json") << j.dump(1) << "\n";
     std::ofstream(std::filesystem::path(out_dir) / "host-reduce.md") << md;
   }
