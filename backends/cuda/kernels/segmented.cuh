@@ -25,10 +25,12 @@ struct SegmentPolicy {
   //! blocks an SM read power-law segments 7% slower than four on an H200.)
   static constexpr int min_blocks = 4;
   //! A segment of this many bytes or more is read by a block (or several); a shorter one by a
-  //! group of 1 to 32 lanes. At 8 KB a warp has sixteen loads a lane.
-  static constexpr std::uint64_t long_bytes = 8192;
+  //! group of 1 to 32 lanes. At 16 KB a warp has 32 loads a lane. (At 8 KB, segments of 8 to
+  //! 16 KB went to a block, two to four loads a thread between a lookup and a block-wide sum:
+  //! power-law lengths read 3% slower on an H200; 32 KB read as 16.)
+  static constexpr std::uint64_t long_bytes = 16384;
   //! A long segment is cut into chunks of about this many bytes, a block each (so a block reads
-  //! 64 KB to 128 KB, four to eight loads a thread, for one lookup of where it is).
+  //! 16 KB to 128 KB, one to eight rounds of loads, for one lookup of where it is).
   static constexpr std::uint64_t chunk_bytes = 65536;
 };
 
