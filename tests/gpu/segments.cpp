@@ -90,7 +90,7 @@ TEST_CASE("GPU segments: a million segments, more blocks than the GPU holds at o
 // the data could hold apart, past the room of cuda.shuffle's lists. Reported, and nothing read
 // or written out of bounds (compute-sanitizer's memcheck runs this).
 TEST_CASE("GPU segments: overlapping long segments from bad offsets are reported") {
-  std::vector<float> x(40000, 1.0f);  // 160 KB: room for 19 long segments of 8 KB
+  std::vector<float> x(40000, 1.0f);  // 160 KB: room for 9 long segments of 16 KB
   std::vector<std::uint64_t> back_and_forth(201);
   for (std::size_t s = 0; s < back_and_forth.size(); ++s) back_and_forth[s] = s % 2 ? x.size() : 0;
   for (xr::Reducer* r : segment_backends()) {
