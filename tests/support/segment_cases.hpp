@@ -179,7 +179,7 @@ void check_segments_for_type(Reducer& r, Placement& place, bool few) {
       check_segments<T>(r, place, op, shape, patterns[turn++ % 3], rng);
     }
   }
-  // Data off the 16-byte boundary: the GPU's vectors and staged windows begin before the data.
+  // Data off a 16-byte boundary: the GPU reads lone elements up to the first one, then vectors.
   for (const SegmentShape& shape : shapes)
     if (shape.name == "power-law lengths" || shape.name == "many segments of 1..32")
       for (Op op : {Op::sum, Op::argmax})
