@@ -48,22 +48,22 @@ void add_data_options(CLI::App* cmd, DataArgs& d) {
 }
 
 void add_op_options(CLI::App* cmd, std::string& op, std::string& ops) {
-  auto* one = cmd->add_option("--op", op, "Operation: sum prod min max argmin argmax")
-                  ->check(CLI::IsMember({"sum", "prod", "min", "max", "argmin", "argmax"}));
+  auto* one = cmd->add_option("--op", op, "Operation: sum prod min max argmin argmax sumsq (the sum of squares)")
+                  ->check(CLI::IsMember({"sum", "prod", "min", "max", "argmin", "argmax", "sumsq"}));
   auto* several = cmd->add_option("--ops", ops,
                                   "Several operations in one read of the data, comma-separated: any of sum min max "
                                   "argmin argmax sumsq (the sum of squares, for norms and variances); instead of --op");
   one->excludes(several);
 }
 
-std::pair<Op, Stats> ops_of(const std::string& op, const std::string& ops) {
+std::pair<Op, OpSet> ops_of(const std::string& op, const std::string& ops) {
   if (op.empty() && ops.empty()) throw CLI::ValidationError("give --op OP, or --ops LIST for several in one pass");
-  if (!op.empty()) return {*parse_op(op), Stats{}};
-  Stats stats;
+  if (!op.empty()) return {*parse_op(op), OpSet{}};
+  OpSet stats;
   std::stringstream list(ops);
   for (std::string name; std::getline(list, name, ',');) {
-    const std::optional<Stat> s = parse_stat(name);
-    if (!s) throw CLI::ValidationError("--ops " + ops + ": '" + name + "' is none of sum min max argmin argmax sumsq");
+    const std::optional<Op> s = parse_op(name);
+    if (!s || *s == Op::prod) throw CLI::ValidationError("--ops " + ops + ": '" + name + "' is none of sum min max argmin argmax sumsq");
     stats.add(*s);
   }
   if (stats.empty()) throw CLI::ValidationError("--ops: name at least one of sum min max argmin argmax sumsq");
@@ -101,7 +101,7 @@ Array load_offsets(const DataArgs& d) {
   return Array{DType::u64, raw.count, values->data(), values, raw.description};
 }
 
-Request request_for(const Array& a, const DataArgs& d, Op op, Memory memory, const Array& offsets, Stats ops) {
+Request request_for(const Array& a, const DataArgs& d, Op op, Memory memory, const Array& offsets, OpSet ops) {
   if ((d.rows || !d.offsets.empty()) && d.distributed)
     throw CLI::ValidationError("--rows and --offsets reduce one process's array: not with --distributed");
   if (!ops.empty() && d.distributed) throw CLI::ValidationError("--ops reduces one process's array: not with --distributed");

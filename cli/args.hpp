@@ -53,7 +53,7 @@ void add_data_options(CLI::App* cmd, DataArgs& d);
 void add_op_options(CLI::App* cmd, std::string& op, std::string& ops);
 //! The op of --op (sum when --ops is given instead) and the stats of --ops (empty without it);
 //! a usage error for neither, or for a name --ops does not know.
-std::pair<Op, Stats> ops_of(const std::string& op, const std::string& ops);
+std::pair<Op, OpSet> ops_of(const std::string& op, const std::string& ops);
 //! --block-size, --threads, --accuracy: how a reduction runs, for run and validate.
 void add_how_options(CLI::App* cmd, int& block_size, int& threads, std::string& accuracy);
 
@@ -63,7 +63,7 @@ Array load(const DataArgs& d);
 Array load_offsets(const DataArgs& d);
 //! The request for a loaded array: records of d.width values when --width is given; segments
 //! with --rows, or at `offsets` (load_offsets) with --offsets; several ops in one pass with `ops`.
-Request request_for(const Array& a, const DataArgs& d, Op op, Memory memory, const Array& offsets = {}, Stats ops = {});
+Request request_for(const Array& a, const DataArgs& d, Op op, Memory memory, const Array& offsets = {}, OpSet ops = {});
 //! --set KEY=VALUE options as the call's settings.
 Settings settings_of(const std::vector<std::string>& pairs);
 //! --accuracy, or unset (the config's `accuracy`).

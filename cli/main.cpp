@@ -88,7 +88,7 @@ int list(xr::Context& ctx, bool as_json) {
   if (!as_json) {
     std::printf("backends (highest priority first):\n");
     print_backends(ctx);
-    std::printf("\ncapabilities: per dtype, one letter per op in the order sum prod min max argmin argmax (E: to the semantics table, i: inexact, .: unsupported; \"exact sums\": accuracy exact):\n");
+    std::printf("\ncapabilities: per dtype, one letter per op in the order sum prod min max argmin argmax sumsq (E: to the semantics table, i: inexact, .: unsupported; \"exact sums\": accuracy exact):\n");
     for (const auto& e : ctx.registry().entries()) {
       xr::Capabilities c = e.reducer->capabilities();
       std::printf("  %-*s", name_width(ctx.registry()), std::string(e.reducer->name()).c_str());

@@ -158,7 +158,7 @@ void print_dispatch(const Context& ctx) {
 }
 
 //! One stat of a result with several ops, in the one-op form that value_json and value_text take.
-Result stat_part(const StatResult& s) {
+Result stat_part(const OpResult& s) {
   Result r{s.value, s.index, {}};
   r.values = s.values;
   r.indices = s.indices;
@@ -168,11 +168,11 @@ Result stat_part(const StatResult& s) {
 //! Each stat's value (a list for segments) and, for argmin/argmax, index: {"sum": {"value": ...}, ...}.
 json stats_json(const Result& r, bool segmented) {
   json out = json::object();
-  for (const StatResult& s : r.stats) {
+  for (const OpResult& s : r.ops) {
     const Result part = stat_part(s);
     json one{{"value", value_json(part, segmented)}};
-    if (returns_index(s.stat)) one["index"] = segmented ? indices_json(part) : json(*s.index);
-    out[std::string(to_string(s.stat))] = one;
+    if (returns_index(s.op)) one["index"] = segmented ? indices_json(part) : json(*s.index);
+    out[std::string(to_string(s.op))] = one;
   }
   return out;
 }
@@ -180,10 +180,10 @@ json stats_json(const Result& r, bool segmented) {
 //! "sum=1.5 max=3 argmax=3@7", or a stat a line for segments (`indent` before each but the first).
 std::string stats_text(const Result& r, bool segmented, const std::string& indent = " ") {
   std::string text;
-  for (const StatResult& s : r.stats) {
+  for (const OpResult& s : r.ops) {
     if (!text.empty()) text += segmented ? "\n" + indent : " ";
     const Result part = stat_part(s);
-    text += std::string(to_string(s.stat)) + (segmented ? " " : "=") + value_text(part, segmented);
+    text += std::string(to_string(s.op)) + (segmented ? " " : "=") + value_text(part, segmented);
     if (!segmented && s.index) text += "@" + std::to_string(*s.index);
   }
   return text;
@@ -193,15 +193,15 @@ std::string stats_text(const Result& r, bool segmented, const std::string& inden
 Result reference_stats(const Reference& ref, const Request& q) {
   Result r;
   std::size_t k = 0;
-  for (Stat s : all_stats) {
-    if (!q.ops.contains(s) || k >= ref.stats.size()) continue;
-    const Reference& one = ref.stats[k++];
-    StatResult part{s, one.value, one.index};
+  for (Op s : all_ops) {
+    if (!q.ops.contains(s) || k >= ref.ops.size()) continue;
+    const Reference& one = ref.ops[k++];
+    OpResult part{s, one.value, one.index};
     for (const Reference& seg : one.segments) {
       part.values.push_back(seg.value);
       if (seg.index) part.indices.push_back(*seg.index);
     }
-    r.stats.push_back(std::move(part));
+    r.ops.push_back(std::move(part));
   }
   return r;
 }
@@ -210,7 +210,7 @@ Result reference_stats(const Reference& ref, const Request& q) {
 std::string what_text(const std::string& op, const Request& q) {
   if (q.ops.empty()) return op;
   std::string text;
-  for (Stat s : all_stats)
+  for (Op s : all_ops)
     if (q.ops.contains(s)) text += (text.empty() ? "" : ",") + std::string(to_string(s));
   return text;
 }
@@ -247,8 +247,8 @@ void print_run(const RunArgs& args, const Request& q, const std::string& descrip
   std::printf("data     %s, n = %zu%s\n", description.c_str(), n, shape_text(q).c_str());
   std::printf("backend  %s\n", backend_line.c_str());
   if (!q.ops.empty()) {  // a stat a line
-    for (const StatResult& st : r.stats) {
-      std::printf("%-8s %s\n", std::string(to_string(st.stat)).c_str(), value_text(stat_part(st), q.segments.segmented()).c_str());
+    for (const OpResult& st : r.ops) {
+      std::printf("%-8s %s\n", std::string(to_string(st.op)).c_str(), value_text(stat_part(st), q.segments.segmented()).c_str());
       if (st.index && !q.segments.segmented()) std::printf("index    %llu\n", static_cast<unsigned long long>(*st.index));
     }
   } else {

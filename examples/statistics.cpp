@@ -17,14 +17,14 @@ int main(int argc, char** argv) {
   for (double& v : x) v = normal(rng);
 
   xreduce::Request q{x.data(), n, xreduce::DType::f64};
-  q.ops = {xreduce::Stat::sum, xreduce::Stat::min, xreduce::Stat::max, xreduce::Stat::argmax, xreduce::Stat::sum_of_squares};
+  q.ops = {xreduce::Op::sum, xreduce::Op::min, xreduce::Op::max, xreduce::Op::argmax, xreduce::Op::sumsq};
   const xreduce::Result r = xreduce::reduce(q);
-  auto value = [&](const xreduce::StatResult& s) { return s.value.get<double>(); };
-  const double mean = value(r.stat(xreduce::Stat::sum)) / n;
-  const double deviation = std::sqrt(value(r.stat(xreduce::Stat::sum_of_squares)) / n - mean * mean);
-  const std::uint64_t top = *r.stat(xreduce::Stat::argmax).index;
+  auto value = [&](const xreduce::OpResult& s) { return s.value.get<double>(); };
+  const double mean = value(r.of(xreduce::Op::sum)) / n;
+  const double deviation = std::sqrt(value(r.of(xreduce::Op::sumsq)) / n - mean * mean);
+  const std::uint64_t top = *r.of(xreduce::Op::argmax).index;
   std::printf("n = %zu (%s): mean %.6f, standard deviation %.6f, range [%.6f, %.6f], maximum at %llu\n", n,
-              r.backend.c_str(), mean, deviation, value(r.stat(xreduce::Stat::min)), value(r.stat(xreduce::Stat::max)),
+              r.backend.c_str(), mean, deviation, value(r.of(xreduce::Op::min)), value(r.of(xreduce::Op::max)),
               static_cast<unsigned long long>(top));
 
   // Each of 1000 rows: the same ops, one result per row.
@@ -36,14 +36,14 @@ int main(int argc, char** argv) {
   long double sum = 0, squares = 0;
   std::size_t at = 0;
   for (std::size_t i = 0; i < n; ++i) sum += x[i], squares += static_cast<long double>(x[i]) * x[i], at = x[i] > x[at] ? i : at;
-  ok = ok && std::fabs(value(r.stat(xreduce::Stat::sum)) - static_cast<double>(sum)) <= 1e-9 * static_cast<double>(squares);
-  ok = ok && std::fabs(value(r.stat(xreduce::Stat::sum_of_squares)) - static_cast<double>(squares)) <= 1e-12 * static_cast<double>(squares);
+  ok = ok && std::fabs(value(r.of(xreduce::Op::sum)) - static_cast<double>(sum)) <= 1e-9 * static_cast<double>(squares);
+  ok = ok && std::fabs(value(r.of(xreduce::Op::sumsq)) - static_cast<double>(squares)) <= 1e-12 * static_cast<double>(squares);
   ok = ok && top == at;
   const std::size_t length = n / rows;
   for (std::size_t row = 0; row < rows && ok; ++row) {
     double lo = x[row * length];
     for (std::size_t i = row * length; i < (row + 1) * length; ++i) lo = std::min(lo, x[i]);
-    ok = per_row.stat(xreduce::Stat::min).values[row].get<double>() == lo;
+    ok = per_row.of(xreduce::Op::min).values[row].get<double>() == lo;
   }
   std::printf("%s\n", ok ? "agrees with a long-double loop, and every row's minimum with a plain one" : "MISMATCH");
   return ok ? 0 : 1;

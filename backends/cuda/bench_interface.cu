@@ -53,7 +53,7 @@ Result Kernels::collect_records(DType dtype, Op op, std::size_t width) {
 void Kernels::enqueue_stats(const void* data, std::size_t count, DType dtype) {
   cuda::enqueue_stats(data, count, dtype, *impl_->lease);
 }
-void Kernels::collect_stats(DType dtype, Stats ops, const StatsOut& out) { cuda::collect_stats(dtype, ops, out, *impl_->lease); }
+void Kernels::collect_stats(DType dtype, OpSet ops, const OpsOut& out) { cuda::collect_stats(dtype, ops, out, *impl_->lease); }
 
 namespace {
 SegmentBounds bounds_of(const Segments& segments, std::size_t count) {
@@ -61,8 +61,8 @@ SegmentBounds bounds_of(const Segments& segments, std::size_t count) {
 }
 }  // namespace
 
-void Kernels::enqueue_segment_stats(const void* data, std::size_t count, DType dtype, Stats ops, const Segments& segments,
-                                    const StatsOut& out) {
+void Kernels::enqueue_segment_stats(const void* data, std::size_t count, DType dtype, OpSet ops, const Segments& segments,
+                                    const OpsOut& out) {
   unsigned long long* bad = nullptr;
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);

@@ -11,100 +11,28 @@
 #include <limits>
 #include <type_traits>
 
+#include "xreduce/backend/ops.hpp"
+#include "xreduce/backend/part_fold.hpp"
 #include "xreduce/detail/block_reduce.cuh"
 #include "xreduce/request.hpp"
 #include "xreduce/types.hpp"
 
 namespace xreduce::cuda {
 
-using index_t = unsigned long long;
-
+// The ops are the table's (xreduce/backend/ops.hpp), under the names the kernels use.
+using ops::ArgPair;
+using ops::extreme_identity;
+using ops::index_t;
+using ops::is_nan;
+using ops::wide_t;
 template <class T>
-__host__ __device__ inline bool is_nan(T x) {
-  if constexpr (std::is_floating_point_v<T>) return x != x;
-  else return false;
-}
-
-//! Sums and products: floats in double, integers in uint64 (exact modulo 2^64).
+using SumOp = ops::Sum<T>;
 template <class T>
-using wide_t = std::conditional_t<std::is_floating_point_v<T>, double, unsigned long long>;
-
-template <class T>
-struct SumOp {
-  using In = T;
-  using acc_t = wide_t<T>;
-  static constexpr Op op = Op::sum;
-  //! The elements of one 16-byte load may be added in T first (f32: three float additions, then
-  //! one conversion instead of four): a bound of 3 eps(f32) per group, far inside the tolerance.
-  static constexpr bool group_in_element_type = std::is_same_v<T, float>;
-  __host__ __device__ acc_t identity() const { return acc_t(0); }
-  __host__ __device__ acc_t lift(T x, index_t) const { return static_cast<acc_t>(x); }
-  __host__ __device__ acc_t operator()(acc_t a, acc_t b) const { return a + b; }
-};
-
-template <class T>
-struct ProdOp {
-  using In = T;
-  using acc_t = wide_t<T>;
-  static constexpr Op op = Op::prod;
-  __host__ __device__ acc_t identity() const { return acc_t(1); }
-  __host__ __device__ acc_t lift(T x, index_t) const { return static_cast<acc_t>(x); }
-  __host__ __device__ acc_t operator()(acc_t a, acc_t b) const { return a * b; }
-};
-
+using ProdOp = ops::Prod<T>;
 template <class T, bool kMax>
-__host__ __device__ constexpr T extreme_identity() {
-  if constexpr (std::is_floating_point_v<T>)
-    return kMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
-  else return kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
-}
-
-//! min/max: NaN is absorbing, so the result is NaN whatever the order (fminf would drop it,
-//! a bare `<` would keep or drop it depending on where it sits).
+using ExtremeOp = ops::Extreme<T, kMax>;
 template <class T, bool kMax>
-struct ExtremeOp {
-  using In = T;
-  using acc_t = T;
-  static constexpr Op op = kMax ? Op::max : Op::min;
-  __host__ __device__ acc_t identity() const { return extreme_identity<T, kMax>(); }
-  __host__ __device__ acc_t lift(T x, index_t) const { return x; }
-  __host__ __device__ acc_t operator()(acc_t a, acc_t b) const {
-    if (is_nan(a)) return a;
-    if (is_nan(b)) return b;
-    if constexpr (kMax) return a < b ? b : a;
-    else return b < a ? b : a;
-  }
-};
-
-template <class T>
-struct ArgPair {
-  T value;
-  index_t index;
-};
-
-//! argmin/argmax: the order is (NaN first, then by value, then by lower index), a total order,
-//! so any tree of combinations picks the same element: the first NaN, else the lowest index
-//! among equal extremes.
-template <class T, bool kMax>
-struct ArgOp {
-  using In = T;
-  using acc_t = ArgPair<T>;
-  static constexpr Op op = kMax ? Op::argmax : Op::argmin;
-  __host__ __device__ acc_t identity() const { return {extreme_identity<T, kMax>(), ~index_t{0}}; }
-  __host__ __device__ acc_t lift(T x, index_t i) const { return {x, i}; }
-  __host__ __device__ acc_t operator()(acc_t a, acc_t b) const {
-    const bool an = is_nan(a.value), bn = is_nan(b.value);
-    if (an || bn) {
-      if (an && bn) return a.index < b.index ? a : b;
-      return an ? a : b;
-    }
-    const bool b_better = kMax ? a.value < b.value : b.value < a.value;
-    const bool a_better = kMax ? b.value < a.value : a.value < b.value;
-    if (b_better) return b;
-    if (a_better) return a;
-    return a.index <= b.index ? a : b;
-  }
-};
+using ArgOp = ops::Arg<T, kMax>;
 
 //! Several ops in one pass (Request::ops): the sum, the sum of squares, and the minimum and the
 //! maximum with their indices, of every element, whatever subset was asked for (the subset only
@@ -224,37 +152,23 @@ struct LiftAt {
 };
 
 //! Calls fn with the policy object of (T, op): from the run-time op to the compile-time policy.
+//! The sum of squares has no kernels of its own here: it is one of several ops (StatsOp), and the
+//! backends do not declare it alone.
 template <class T, class Fn>
 decltype(auto) visit_op(Op op, Fn&& fn) {
-  switch (op) {
-    case Op::sum: return fn(SumOp<T>{});
-    case Op::prod: return fn(ProdOp<T>{});
-    case Op::min: return fn(ExtremeOp<T, false>{});
-    case Op::max: return fn(ExtremeOp<T, true>{});
-    case Op::argmin: return fn(ArgOp<T, false>{});
-    case Op::argmax: break;
-  }
-  return fn(ArgOp<T, true>{});
+  if (op == Op::sumsq) throw Error(ErrorCode::internal, "the CUDA module has no kernel for the sum of squares alone");
+  return ops::visit<T>(op, [&](auto f) -> decltype(auto) {
+    if constexpr (std::is_same_v<decltype(f), ops::SumOfSquares<T>>) return fn(SumOp<T>{});  // not reached
+    else return fn(f);
+  });
 }
 
 template <class F>
-constexpr bool is_arg_op = F::op == Op::argmin || F::op == Op::argmax;
+constexpr bool is_arg_op = ops::has_index<F>;
 
 //! The request's result from the final accumulator: sums and products narrowed to the result
 //! type (one rounding, at the very end), extremes as they are.
-template <class F>
-Result result_of(const typename F::acc_t& a) {
-  using T = typename F::In;
-  if constexpr (is_arg_op<F>) {
-    return Result{Scalar(a.value), a.index, {}};
-  } else if constexpr (F::op == Op::sum || F::op == Op::prod) {
-    if constexpr (std::is_floating_point_v<T>) return Result{Scalar(static_cast<T>(a)), {}, {}};
-    else if constexpr (std::is_signed_v<T>) return Result{Scalar(static_cast<std::int64_t>(a)), {}, {}};
-    else return Result{Scalar(static_cast<std::uint64_t>(a)), {}, {}};
-  } else {
-    return Result{Scalar(a), {}, {}};
-  }
-}
+using backend::result_of;
 
 template <class A>
 inline constexpr bool is_stats_acc = false;

@@ -69,5 +69,5 @@ void enqueue_stats_typed(const T* x, std::size_t n, Workspace& ws) {
   template void xreduce::cuda::enqueue_stats_typed<T>(const T*, std::size_t, Workspace&);                            \
   template void xreduce::cuda::enqueue_segments_typed<T>(Technique, const T*, const SegmentBounds&, Op, void*,      \
                                                          std::uint64_t*, Workspace&, unsigned long long**);   \
-  template void xreduce::cuda::enqueue_segment_stats_typed<T>(const T*, const SegmentBounds&, Stats, const StatsOut&, \
+  template void xreduce::cuda::enqueue_segment_stats_typed<T>(const T*, const SegmentBounds&, OpSet, const OpsOut&, \
                                                               Workspace&, unsigned long long**);

@@ -176,7 +176,7 @@ class CudaReducer final : public Reducer {
                                                    std::string(to_string(where.memory)) + ")");
     // Every result array in one memory: one op's out and out_index, or each asked stat's.
     std::vector<const void*> outputs{q.out, q.out_index};
-    for (Stat s : all_stats)
+    for (Op s : all_ops)
       if (q.ops.contains(s)) outputs.insert(outputs.end(), {q.ops_out->values[static_cast<int>(s)], q.ops_out->indices[static_cast<int>(s)]});
     const bool out_on_device = locate_pointer(q.ops.empty() ? q.out : outputs[2]).memory == Memory::device;
     for (const void* p : outputs)

@@ -48,15 +48,15 @@ Result reduce_segments(Technique t, const Request& q, bool data_on_device, bool 
   }
   // Where the results go: one op's `out` and `out_index`, or each asked stat's pair (Request::ops).
   // Results meant for the host are written to the device first, and cross after.
-  StatsOut wanted, written;
-  std::size_t value_bytes[all_stats.size()] = {}, index_bytes[all_stats.size()] = {};
+  OpsOut wanted, written;
+  std::size_t value_bytes[all_ops.size()] = {}, index_bytes[all_ops.size()] = {};
   auto want = [&](int k, void* values, std::uint64_t* indices, DType type, bool index) {
     wanted.values[k] = values, wanted.indices[k] = indices;
     value_bytes[k] = count * size_of(type);
     index_bytes[k] = index ? count * sizeof(std::uint64_t) : 0;
   };
   if (q.ops.empty()) want(0, q.out, q.out_index, result_dtype(q.dtype, q.op), returns_index(q.op));
-  for (Stat s : all_stats)
+  for (Op s : all_ops)
     if (q.ops.contains(s))
       want(static_cast<int>(s), q.ops_out->values[static_cast<int>(s)], q.ops_out->indices[static_cast<int>(s)],
            result_dtype(q.dtype, s), returns_index(s));
@@ -64,9 +64,9 @@ Result reduce_segments(Technique t, const Request& q, bool data_on_device, bool 
     written = wanted;
   } else {
     std::size_t total = 16;
-    for (std::size_t k = 0; k < all_stats.size(); ++k) total += round16(value_bytes[k]) + round16(index_bytes[k]);
+    for (std::size_t k = 0; k < all_ops.size(); ++k) total += round16(value_bytes[k]) + round16(index_bytes[k]);
     auto* cursor = static_cast<unsigned char*>(ws->columns.reserve(total, "segment results"));
-    for (std::size_t k = 0; k < all_stats.size(); ++k) {
+    for (std::size_t k = 0; k < all_ops.size(); ++k) {
       if (value_bytes[k] == 0 && !wanted.values[k]) continue;
       written.values[k] = cursor;
       cursor += round16(value_bytes[k]);
@@ -83,7 +83,7 @@ Result reduce_segments(Technique t, const Request& q, bool data_on_device, bool 
     else enqueue_segment_stats_typed<T>(static_cast<const T*>(data), bounds, q.ops, written, *ws, &bad);
   });
   XREDUCE_CUDA(cudaMemcpyAsync(ws->host_result, bad, sizeof *bad, cudaMemcpyDeviceToHost, ws->stream));
-  for (std::size_t k = 0; !out_on_device && k < all_stats.size(); ++k) {
+  for (std::size_t k = 0; !out_on_device && k < all_ops.size(); ++k) {
     if (value_bytes[k])
       XREDUCE_CUDA(cudaMemcpyAsync(wanted.values[k], written.values[k], value_bytes[k], cudaMemcpyDeviceToHost, ws->stream));
     if (index_bytes[k])

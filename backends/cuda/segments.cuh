@@ -166,9 +166,9 @@ void cub_segments(const typename F::In* x, const SegmentBounds& b, F f, Out* out
 //! Several ops of each segment (Request::ops): StatsOp, and where each asked stat goes.
 template <class T>
 struct SegmentStatsOp : StatsOp<T> {
-  Stats ops;
-  void* values[all_stats.size()];
-  std::uint64_t* indices[all_stats.size()];
+  OpSet ops;
+  void* values[all_ops.size()];
+  std::uint64_t* indices[all_ops.size()];
 };
 
 //! Its accumulator is StatsOp's, with the vector path of kernels/vector_loads.cuh.
@@ -186,26 +186,26 @@ template <class T, class Out>
 __device__ inline void write_segment(const SegmentStatsOp<T>& f, const StatsAcc<T>& a, std::uint64_t s, std::uint64_t start,
                                      Out*, std::uint64_t*) {
   using Sum = std::conditional_t<std::is_floating_point_v<T>, T, std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
-  auto put = [&](Stat k, auto value) {
+  auto put = [&](Op k, auto value) {
     if (f.ops.contains(k)) static_cast<decltype(value)*>(f.values[static_cast<int>(k)])[s] = value;
   };
-  put(Stat::sum, static_cast<Sum>(a.sum));
-  put(Stat::sum_of_squares, static_cast<Sum>(a.squares));
-  put(Stat::min, a.lo.value);
-  put(Stat::max, a.hi.value);
-  put(Stat::argmin, a.lo.value);
-  put(Stat::argmax, a.hi.value);
+  put(Op::sum, static_cast<Sum>(a.sum));
+  put(Op::sumsq, static_cast<Sum>(a.squares));
+  put(Op::min, a.lo.value);
+  put(Op::max, a.hi.value);
+  put(Op::argmin, a.lo.value);
+  put(Op::argmax, a.hi.value);
   auto relative = [&](index_t i) { return i == ~index_t{0} ? i : i - start; };  // an empty segment: no_index
-  if (f.ops.contains(Stat::argmin)) f.indices[static_cast<int>(Stat::argmin)][s] = relative(a.lo.index);
-  if (f.ops.contains(Stat::argmax)) f.indices[static_cast<int>(Stat::argmax)][s] = relative(a.hi.index);
+  if (f.ops.contains(Op::argmin)) f.indices[static_cast<int>(Op::argmin)][s] = relative(a.lo.index);
+  if (f.ops.contains(Op::argmax)) f.indices[static_cast<int>(Op::argmax)][s] = relative(a.hi.index);
 }
 
 template <class T>
-void enqueue_segment_stats_typed(const T* x, const SegmentBounds& b, Stats ops, const StatsOut& out, Workspace& ws,
+void enqueue_segment_stats_typed(const T* x, const SegmentBounds& b, OpSet ops, const OpsOut& out, Workspace& ws,
                                  unsigned long long** bad) {
   SegmentStatsOp<T> f{};
   f.ops = ops;
-  for (std::size_t k = 0; k < all_stats.size(); ++k) f.values[k] = out.values[k], f.indices[k] = out.indices[k];
+  for (std::size_t k = 0; k < all_ops.size(); ++k) f.values[k] = out.values[k], f.indices[k] = out.indices[k];
   shuffle_segments<StatsSegmentPolicy>(x, b, f, static_cast<unsigned char*>(nullptr), nullptr, ws, bad);
 }
 

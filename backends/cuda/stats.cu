@@ -15,18 +15,18 @@ template <class T>
 using sum_out_t = std::conditional_t<std::is_floating_point_v<T>, T, std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
 
 template <class T>
-void write_typed(Stats ops, const StatsAcc<T>& a, const StatsOut& out) {
-  auto put = [&](Stat s, auto value) {
+void write_typed(OpSet ops, const StatsAcc<T>& a, const OpsOut& out) {
+  auto put = [&](Op s, auto value) {
     if (ops.contains(s)) std::memcpy(out.values[static_cast<int>(s)], &value, sizeof value);
   };
-  put(Stat::sum, static_cast<sum_out_t<T>>(a.sum));
-  put(Stat::sum_of_squares, static_cast<sum_out_t<T>>(a.squares));
-  put(Stat::min, a.lo.value);
-  put(Stat::max, a.hi.value);
-  put(Stat::argmin, a.lo.value);
-  put(Stat::argmax, a.hi.value);
-  if (ops.contains(Stat::argmin)) out.indices[static_cast<int>(Stat::argmin)][0] = a.lo.index;
-  if (ops.contains(Stat::argmax)) out.indices[static_cast<int>(Stat::argmax)][0] = a.hi.index;
+  put(Op::sum, static_cast<sum_out_t<T>>(a.sum));
+  put(Op::sumsq, static_cast<sum_out_t<T>>(a.squares));
+  put(Op::min, a.lo.value);
+  put(Op::max, a.hi.value);
+  put(Op::argmin, a.lo.value);
+  put(Op::argmax, a.hi.value);
+  if (ops.contains(Op::argmin)) out.indices[static_cast<int>(Op::argmin)][0] = a.lo.index;
+  if (ops.contains(Op::argmax)) out.indices[static_cast<int>(Op::argmax)][0] = a.hi.index;
 }
 
 }  // namespace
@@ -38,7 +38,7 @@ void enqueue_stats(const void* data, std::size_t count, DType dtype, Workspace& 
   });
 }
 
-void write_stats(DType dtype, Stats ops, const void* acc, const StatsOut& out) {
+void write_stats(DType dtype, OpSet ops, const void* acc, const OpsOut& out) {
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     StatsAcc<T> a;
@@ -47,7 +47,7 @@ void write_stats(DType dtype, Stats ops, const void* acc, const StatsOut& out) {
   });
 }
 
-void collect_stats(DType dtype, Stats ops, const StatsOut& out, Workspace& ws) {
+void collect_stats(DType dtype, OpSet ops, const OpsOut& out, Workspace& ws) {
   ws.fetch_result(64);
   XREDUCE_CUDA(cudaStreamSynchronize(ws.stream));
   write_stats(dtype, ops, ws.host_result, out);

@@ -140,7 +140,7 @@ ExactSum streamed_exact(Technique t, const T* x, std::size_t n, int block, int d
 }
 
 template <class T>
-void streamed_stats(const T* x, std::size_t n, Stats ops, const StatsOut& out, int device, bool pinned, const Streaming& s) {
+void streamed_stats(const T* x, std::size_t n, OpSet ops, const OpsOut& out, int device, bool pinned, const Streaming& s) {
   using A = StatsAcc<T>;
   const StatsOp<T> f;
   A total = f.identity();
@@ -160,7 +160,7 @@ void streamed_stats(const T* x, std::size_t n, Stats ops, const StatsOut& out, i
 
 }  // namespace
 
-void reduce_host_stats(const void* data, std::size_t count, DType dtype, Stats ops, const StatsOut& out, int device,
+void reduce_host_stats(const void* data, std::size_t count, DType dtype, OpSet ops, const OpsOut& out, int device,
                        bool pinned, const Streaming& streaming) {
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);

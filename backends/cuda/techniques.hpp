@@ -132,11 +132,11 @@ Result reduce_segments(Technique t, const Request& q, bool data_on_device, bool 
 //! ws.result. collect_stats waits for it and writes the `ops` asked for to `out`'s
 //! first slots (host memory).
 void enqueue_stats(const void* data, std::size_t count, DType dtype, Workspace& ws);
-void collect_stats(DType dtype, Stats ops, const StatsOut& out, Workspace& ws);
+void collect_stats(DType dtype, OpSet ops, const OpsOut& out, Workspace& ws);
 //! Writes the `ops` of a StatsAcc of `dtype` (its bytes at `acc`) to `out`'s first slots (host).
-void write_stats(DType dtype, Stats ops, const void* acc, const StatsOut& out);
+void write_stats(DType dtype, OpSet ops, const void* acc, const OpsOut& out);
 //! The same of `count` elements of host memory, streamed as reduce_host streams.
-void reduce_host_stats(const void* data, std::size_t count, DType dtype, Stats ops, const StatsOut& out, int device,
+void reduce_host_stats(const void* data, std::size_t count, DType dtype, OpSet ops, const OpsOut& out, int device,
                        bool pinned, const Streaming& streaming);
 
 struct SegmentBounds;
@@ -159,7 +159,7 @@ void enqueue_stats_typed(const T* data, std::size_t count, Workspace& ws);
 //! Enqueues several ops of each segment of device data into device arrays `out` (as
 //! enqueue_segments_typed, with cuda.shuffle's tiles).
 template <class T>
-void enqueue_segment_stats_typed(const T* data, const SegmentBounds& bounds, Stats ops, const StatsOut& out, Workspace& ws,
+void enqueue_segment_stats_typed(const T* data, const SegmentBounds& bounds, OpSet ops, const OpsOut& out, Workspace& ws,
                                  unsigned long long** bad);
 template <class T>
 void enqueue_cub(const T* data, std::size_t count, Op op, Workspace& ws);

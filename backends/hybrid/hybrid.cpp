@@ -97,7 +97,8 @@ class HybridReducer final : public Reducer {
     // Everything: a call the parts cannot both do exactly fails with `unavailable`, naming it.
     // Exact sums of single values (the GPU backends do not sum records exactly): the parts'
     // partials add exactly.
-    return Capabilities(Engine::cpu_gpu).set_all(Support::exact).accept_records().accept_exact_sums(false);
+    // No sum of squares alone: the GPU backends compute it only among several ops.
+    return Capabilities(Engine::cpu_gpu).set_all(Support::exact).set(Op::sumsq, Support::none).accept_records().accept_exact_sums(false);
   }
   Availability available() const override {
     Workload any;  // an f32 sum of host data: what every GPU and CPU-parallel backend does

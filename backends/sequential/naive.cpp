@@ -52,6 +52,7 @@ class NaiveReducer final : public Reducer {
   Capabilities capabilities() const override {
     return Capabilities(Engine::cpu_serial)
         .set_all(Support::exact)
+        .set(Op::sumsq, Support::none)
         .set(DType::f32, Op::sum, Support::inexact)
         .set(DType::f64, Op::sum, Support::inexact)
         .set(DType::f32, Op::prod, Support::inexact)

@@ -71,15 +71,15 @@ int run_stats_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md) 
   row("sum, min, max, argmax (all six): one pass", time([&] { ws.enqueue_stats(x, n, DType::f32); }), sum_m);
 
   // The one pass against the four calls.
-  const Stats ops{Stat::sum, Stat::min, Stat::max, Stat::argmax};
+  const OpSet ops{Op::sum, Op::min, Op::max, Op::argmax};
   float sum = 0, lo = 0, hi = 0, hi_value = 0;
   std::uint64_t hi_index = 0;
-  StatsOut out;
-  out.values[static_cast<int>(Stat::sum)] = &sum;
-  out.values[static_cast<int>(Stat::min)] = &lo;
-  out.values[static_cast<int>(Stat::max)] = &hi;
-  out.values[static_cast<int>(Stat::argmax)] = &hi_value;
-  out.indices[static_cast<int>(Stat::argmax)] = &hi_index;
+  OpsOut out;
+  out.values[static_cast<int>(Op::sum)] = &sum;
+  out.values[static_cast<int>(Op::min)] = &lo;
+  out.values[static_cast<int>(Op::max)] = &hi;
+  out.values[static_cast<int>(Op::argmax)] = &hi_value;
+  out.indices[static_cast<int>(Op::argmax)] = &hi_index;
   ws.enqueue_stats(x, n, DType::f32);
   ws.collect_stats(DType::f32, ops, out);
   Result alone[4];
@@ -98,12 +98,12 @@ int run_stats_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md) 
   const std::size_t count = n / 256;
   void* results = nullptr;
   check(cudaMalloc(&results, count * 8 * 6), "cudaMalloc results");
-  StatsOut per_row;
-  per_row.values[static_cast<int>(Stat::sum)] = results;
-  per_row.values[static_cast<int>(Stat::min)] = static_cast<char*>(results) + count * 8;
-  per_row.values[static_cast<int>(Stat::max)] = static_cast<char*>(results) + count * 16;
-  per_row.values[static_cast<int>(Stat::argmax)] = static_cast<char*>(results) + count * 24;
-  per_row.indices[static_cast<int>(Stat::argmax)] = reinterpret_cast<std::uint64_t*>(static_cast<char*>(results) + count * 32);
+  OpsOut per_row;
+  per_row.values[static_cast<int>(Op::sum)] = results;
+  per_row.values[static_cast<int>(Op::min)] = static_cast<char*>(results) + count * 8;
+  per_row.values[static_cast<int>(Op::max)] = static_cast<char*>(results) + count * 16;
+  per_row.values[static_cast<int>(Op::argmax)] = static_cast<char*>(results) + count * 24;
+  per_row.indices[static_cast<int>(Op::argmax)] = reinterpret_cast<std::uint64_t*>(static_cast<char*>(results) + count * 32);
   md += "\n" + std::to_string(count) + " rows of 256:\n\n| what | median us | GB/s | % of probe | time / per-row sums |\n|---|---:|---:|---:|---:|\n";
   const auto rows_t = time([&] { ws.enqueue_segments("cuda.shuffle", x, n, DType::f32, Op::sum, Segments::rows(count), results); });
   row("per-row sums", rows_t, median(rows_t));

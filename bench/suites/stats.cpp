@@ -20,8 +20,8 @@ int run_stats(const SuiteArgs& args) {
   std::vector<float> data(n);
   std::mt19937_64 rng(5);
   for (float& v : data) v = static_cast<float>(rng() >> 40) * 0x1p-24f;
-  const xr::Stats four{xr::Stat::sum, xr::Stat::min, xr::Stat::max, xr::Stat::argmax};
-  const xr::Stats six{xr::Stat::sum, xr::Stat::min, xr::Stat::max, xr::Stat::argmin, xr::Stat::argmax, xr::Stat::sum_of_squares};
+  const xr::OpSet four{xr::Op::sum, xr::Op::min, xr::Op::max, xr::Op::argmax};
+  const xr::OpSet six{xr::Op::sum, xr::Op::min, xr::Op::max, xr::Op::argmin, xr::Op::argmax, xr::Op::sumsq};
   std::string md = "# Several ops in one pass\n\n## Host data, f32, 2^" + std::to_string(static_cast<int>(std::log2(n))) +
                    ", all threads\n\nMedian of " + std::to_string(args.repeat) +
                    " calls; in brackets, the time over the same backend's plain sum in the same run.\n\n"
@@ -52,7 +52,7 @@ int run_stats(const SuiteArgs& args) {
             r.reduce(one);
           }
         }, args.repeat, &raw));
-    for (xr::Stats ops : {four, six}) {
+    for (xr::OpSet ops : {four, six}) {
       xr::Request several = q;
       several.ops = ops;
       row(ops == four ? "four in one pass" : "six in one pass", time_per_call([&] { r.reduce(several); }, args.repeat, &raw));

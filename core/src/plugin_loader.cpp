@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "xreduce/error.hpp"
+#include "xreduce/plugin.hpp"
 
 namespace xreduce::detail {
 namespace {
@@ -17,7 +18,8 @@ class PluginReducer final : public Reducer {
  public:
   explicit PluginReducer(const xreduce_backend_v2& b) : b_(b), name_(b.name), caps_(static_cast<Engine>(b.engine)) {
     for (DType t : all_dtypes)
-      for (Op op : all_ops) caps_.set(t, op, static_cast<Support>(b.support[static_cast<int>(t)][static_cast<int>(op)]));
+      for (std::size_t op = 0; op < plugin::v2::kTableOps; ++op)
+        caps_.set(t, all_ops[op], static_cast<Support>(b.support[static_cast<int>(t)][op]));
     caps_.set_memory_mask(b.memory_mask & ~(XREDUCE_MEMORY_MASK_RECORDS | XREDUCE_MEMORY_MASK_EXACT_SUMS |
                                             XREDUCE_MEMORY_MASK_EXACT_RECORDS | XREDUCE_MEMORY_MASK_SEGMENTS |
                                             XREDUCE_MEMORY_MASK_EXACT_SEGMENTS | XREDUCE_MEMORY_MASK_OPS |
@@ -67,11 +69,12 @@ class PluginReducer final : public Reducer {
                           q.segments.offsets,
                           q.out,
                           q.out_index,
-                          q.ops.bits(),
+                          plugin::v2::stat_bits(q.ops),
                           {},
                           {}};
-    for (std::size_t k = 0; q.ops_out && k < all_stats.size(); ++k)
-      cq.ops_values[k] = q.ops_out->values[k], cq.ops_indices[k] = q.ops_out->indices[k];
+    for (Op op : all_ops)
+      if (const int k = plugin::v2::stat_of(op); q.ops_out && k >= 0)
+        cq.ops_values[k] = q.ops_out->values[static_cast<int>(op)], cq.ops_indices[k] = q.ops_out->indices[static_cast<int>(op)];
     const std::string settings = o.settings.empty() ? std::string() : o.settings.to_text();
     xreduce_options_v2 co{o.block_size, o.threads, static_cast<std::int32_t>(accuracy),
                           o.settings.empty() ? nullptr : settings.c_str()};

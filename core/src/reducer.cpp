@@ -100,12 +100,14 @@ void check_ops(const Request& q, const Capabilities& caps, const std::string& ba
     throw Error(ErrorCode::invalid_argument, "a request with several ops writes to `ops_out`, not `out`");
   if (q.ops_out && !segmented)
     throw Error(ErrorCode::invalid_argument, "`ops_out` is for segmented requests: the results of one array come back in Result::stats");
+  if (q.ops.contains(Op::prod))
+    throw Error(ErrorCode::unsupported, "prod is not among the ops computed together in one pass (sum, min, max, argmin, argmax, sumsq)");
   if (!caps.ops(segmented))
     throw Error(ErrorCode::unsupported, "backend '" + backend + "' does not compute several ops in one pass" +
                                             (segmented && caps.ops() ? " of segments" : ""));
-  if (accuracy == Accuracy::exact && is_floating(q.dtype) && (q.ops.contains(Stat::sum) || q.ops.contains(Stat::sum_of_squares)))
+  if (accuracy == Accuracy::exact && is_floating(q.dtype) && (q.ops.contains(Op::sum) || q.ops.contains(Op::sumsq)))
     throw Error(ErrorCode::unsupported, "accuracy 'exact' is for one op at a time: ask for the exact sum alone");
-  for (Stat s : all_stats) {
+  for (Op s : all_ops) {
     if (!q.ops.contains(s) || !q.ops_out) continue;
     if (!q.ops_out->values[static_cast<int>(s)] || (returns_index(s) && !q.ops_out->indices[static_cast<int>(s)]))
       throw Error(ErrorCode::invalid_argument, "`ops_out` has no place for the " + std::string(to_string(s)) +
@@ -119,13 +121,13 @@ template <class Run>
 Result reduce_ops(const Request& q, Run&& run) {
   if (q.ops_out) {
     Result r = run(q);
-    r.stats.clear();
+    r.ops.clear();
     return r;
   }
   const std::size_t n = q.segments.segmented() ? q.segments.count : 1;
-  std::vector<std::uint64_t> words[all_stats.size()], indices[all_stats.size()];
-  StatsOut out;
-  for (Stat s : all_stats) {
+  std::vector<std::uint64_t> words[all_ops.size()], indices[all_ops.size()];
+  OpsOut out;
+  for (Op s : all_ops) {
     if (!q.ops.contains(s)) continue;
     const int k = static_cast<int>(s);
     words[k].assign(n, 0);
@@ -138,11 +140,11 @@ Result reduce_ops(const Request& q, Run&& run) {
   Request with_out = q;
   with_out.ops_out = &out;
   Result r = run(with_out);
-  r.stats.clear();
-  for (Stat s : all_stats) {
+  r.ops.clear();
+  for (Op s : all_ops) {
     if (!q.ops.contains(s)) continue;
     const int k = static_cast<int>(s);
-    StatResult one{s, {}, std::nullopt, unpack(result_dtype(q.dtype, s), words[k], n), std::move(indices[k])};
+    OpResult one{s, {}, std::nullopt, unpack(result_dtype(q.dtype, s), words[k], n), std::move(indices[k])};
     if (n > 0) {
       one.value = one.values.front();
       if (returns_index(s)) one.index = one.indices.front();
@@ -151,10 +153,10 @@ Result reduce_ops(const Request& q, Run&& run) {
       one.values.clear();
       one.indices.clear();
     }
-    r.stats.push_back(std::move(one));
+    r.ops.push_back(std::move(one));
   }
-  r.value = r.stats.front().value;
-  r.index = r.stats.front().index;
+  r.value = r.ops.front().value;
+  r.index = r.ops.front().index;
   return r;
 }
 
@@ -164,10 +166,10 @@ Result empty_ops_result(const Request& q, std::string_view backend) {
     throw Error(ErrorCode::empty_input, "min, max, argmin and argmax of an empty array have no value");
   Result r;
   r.backend = std::string(backend);
-  for (Stat s : all_stats)
+  for (Op s : all_ops)
     if (q.ops.contains(s))
-      r.stats.push_back({s, visit_dtype(result_dtype(q.dtype, s), [](auto tag) { return Scalar(decltype(tag){0}); }), std::nullopt});
-  r.value = r.stats.front().value;
+      r.ops.push_back({s, visit_dtype(result_dtype(q.dtype, s), [](auto tag) { return Scalar(decltype(tag){0}); }), std::nullopt});
+  r.value = r.ops.front().value;
   return r;
 }
 
@@ -216,7 +218,7 @@ Result Reducer::reduce(const Request& q, const Options& options) {
     throw Error(ErrorCode::unsupported, "backend '" + backend + "' does not support " + combination(q));
   const Accuracy accuracy = options.accuracy.value_or(Accuracy::standard);
   const bool exact = !several && exact_sum(q.dtype, q.op, accuracy);
-  if (!several && accuracy == Accuracy::exact && q.op == Op::prod && is_floating(q.dtype))
+  if (!several && accuracy == Accuracy::exact && (q.op == Op::prod || q.op == Op::sumsq) && is_floating(q.dtype))
     throw Error(ErrorCode::unsupported, "accuracy 'exact' is for sums: no backend rounds a " + combination(q) + " once");
   if (exact && !caps.exact_sums(q.width > 1))
     throw Error(ErrorCode::unsupported, "backend '" + backend + "' does not do exact " + combination(q) +

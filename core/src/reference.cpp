@@ -26,11 +26,39 @@ T rounded_sum(const T* x, std::size_t n, double* abs_sum) {
   return s.round<T>();
 }
 
+//! The sum of squares: of floats the exactly rounded sum of the exact squares (each square is
+//! a double and its fma remainder), of integers modulo 2^64.
+template <class T>
+Reference squares_reference(const T* x, std::size_t n) {
+  Reference r;
+  r.count = n;
+  if constexpr (std::is_floating_point_v<T>) {
+    ExactSum s;
+    double plain = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double v = x[i], square = v * v;
+      s.add(square);
+      // The remainder only of a finite square: fma(v, v, -inf) of an infinite one is NaN or -inf.
+      if (std::isfinite(square)) s.add(std::fma(v, v, -square));
+      plain += square;
+    }
+    r.value = Scalar(s.round<T>());
+    r.abs_sum = plain;
+    r.slack = static_cast<double>(n) * std::numeric_limits<T>::denorm_min();
+  } else {
+    std::uint64_t s = 0;
+    for (std::size_t i = 0; i < n; ++i) s += static_cast<std::uint64_t>(x[i]) * static_cast<std::uint64_t>(x[i]);
+    if constexpr (std::is_signed_v<T>) r.value = Scalar(static_cast<std::int64_t>(s));
+    else r.value = Scalar(s);
+  }
+  return r;
+}
+
 template <class T>
 Reference reference_of(const T* x, std::size_t n, Op op) {
   Reference r;
   r.count = n;
-  if (n == 0 && op != Op::sum && op != Op::prod)
+  if (n == 0 && !accumulates(op))
     throw Error(ErrorCode::empty_input, std::string(to_string(op)) + " of an empty array has no value");
   switch (op) {
     case Op::sum:
@@ -56,6 +84,8 @@ Reference reference_of(const T* x, std::size_t n, Op op) {
         else r.value = Scalar(p);
       }
       break;
+    case Op::sumsq:
+      return squares_reference(x, n);
     case Op::min:
     case Op::max:
     case Op::argmin:
@@ -69,33 +99,6 @@ Reference reference_of(const T* x, std::size_t n, Op op) {
       if (returns_index(op)) r.index = best;
       break;
     }
-  }
-  return r;
-}
-
-//! The sum of squares: of floats the exactly rounded sum of the exact squares (each square is
-//! a double and its fma remainder), of integers modulo 2^64.
-template <class T>
-Reference squares_reference(const T* x, std::size_t n) {
-  Reference r;
-  r.count = n;
-  if constexpr (std::is_floating_point_v<T>) {
-    ExactSum s;
-    double plain = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double v = x[i], square = v * v;
-      s.add(square);
-      s.add(std::fma(v, v, -square));
-      plain += square;
-    }
-    r.value = Scalar(s.round<T>());
-    r.abs_sum = plain;
-    r.slack = static_cast<double>(n) * std::numeric_limits<T>::denorm_min();
-  } else {
-    std::uint64_t s = 0;
-    for (std::size_t i = 0; i < n; ++i) s += static_cast<std::uint64_t>(x[i]) * static_cast<std::uint64_t>(x[i]);
-    if constexpr (std::is_signed_v<T>) r.value = Scalar(static_cast<std::int64_t>(s));
-    else r.value = Scalar(s);
   }
   return r;
 }
@@ -116,7 +119,7 @@ Reference segments_reference(const Request& q, One&& one) {
   for (std::size_t s = 0; s < seg.count; ++s) {
     const std::uint64_t b = begin(s), e = begin(s + 1);
     if (e < b) throw Error(ErrorCode::invalid_argument, "reference: decreasing offsets");
-    if (e > b || q.op == Op::sum || q.op == Op::prod) {
+    if (e > b || accumulates(q.op)) {
       r.segments.push_back(one(x + b, e - b));
       continue;
     }
@@ -135,12 +138,12 @@ Reference segments_reference(const Request& q, One&& one) {
 
 }  // namespace
 
-//! One stat of a request with several ops, as a request of its op alone.
-static Request alone(const Request& q, Stat s) {
+//! One op of a request with several ops, as a request of that op alone.
+static Request alone(const Request& q, Op s) {
   Request one = q;
   one.ops = {};
   one.ops_out = nullptr;
-  one.op = op_of(s);
+  one.op = s;
   return one;
 }
 
@@ -152,19 +155,18 @@ Reference exact_reference(const Request& request) {
   return visit_dtype(q.dtype, [&](auto tag) {
     using T = decltype(tag);
     const T* x = static_cast<const T*>(q.data);
-    if (!q.ops.empty()) {  // each stat as its op alone
+    if (!q.ops.empty()) {  // each op as if alone
       Reference r;
-      for (Stat s : all_stats) {
+      for (Op s : all_ops) {
         if (!q.ops.contains(s)) continue;
         Request alone = q;
         alone.ops = {};
-        alone.op = op_of(s);
-        const bool squares = s == Stat::sum_of_squares;
-        auto one = [&](const T* p, std::size_t n) { return squares ? squares_reference(p, n) : reference_of(p, n, alone.op); };
-        r.stats.push_back(q.segments.segmented() ? segments_reference<T>(alone, one) : one(x, q.count));
+        alone.op = s;
+        auto one = [&](const T* p, std::size_t n) { return reference_of(p, n, alone.op); };
+        r.ops.push_back(q.segments.segmented() ? segments_reference<T>(alone, one) : one(x, q.count));
       }
-      r.value = r.stats.front().value;
-      r.index = r.stats.front().index;
+      r.value = r.ops.front().value;
+      r.index = r.ops.front().index;
       r.count = q.count;
       return r;
     }
@@ -184,35 +186,35 @@ Reference exact_reference(const Request& request) {
 }
 
 double tolerance(const Request& q, const Reference& ref, Accuracy accuracy) {
-  if (!ref.columns.empty() || !ref.segments.empty() || !ref.stats.empty()) {
+  if (!ref.columns.empty() || !ref.segments.empty() || !ref.ops.empty()) {
     double widest = 0;
     for (const Reference& c : ref.columns) widest = std::max(widest, tolerance(q, c, accuracy));
     for (const Reference& c : ref.segments) widest = std::max(widest, tolerance(q, c, accuracy));
     std::size_t k = 0;
-    for (Stat s : all_stats)
-      if (q.ops.contains(s) && k < ref.stats.size()) widest = std::max(widest, tolerance(alone(q, s), ref.stats[k++], accuracy));
+    for (Op s : all_ops)
+      if (q.ops.contains(s) && k < ref.ops.size()) widest = std::max(widest, tolerance(alone(q, s), ref.ops[k++], accuracy));
     return widest;
   }
   if (!is_floating(q.dtype) || exact_sum(q.dtype, q.op, accuracy)) return 0;
   const double eps = q.dtype == DType::f32 ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
-  if (q.op == Op::sum) return 64 * eps * ref.abs_sum + ref.slack;
+  if (q.op == Op::sum || q.op == Op::sumsq) return 64 * eps * ref.abs_sum + ref.slack;
   if (q.op == Op::prod) return (static_cast<double>(ref.count) + 64) * eps * ref.abs_sum;
   return 0;
 }
 
 bool agrees(const Request& q, const Reference& ref, const Result& result, double* error, Accuracy accuracy) {
-  if (!q.ops.empty()) {  // every stat against its own reference, as that op alone
-    bool all = result.stats.size() == q.ops.size() && ref.stats.size() == q.ops.size();
+  if (!q.ops.empty()) {  // every op against its own reference, as if alone
+    bool all = result.ops.size() == q.ops.size() && ref.ops.size() == q.ops.size();
     double worst = all ? 0 : std::numeric_limits<double>::infinity();
     std::size_t k = 0;
-    for (Stat s : all_stats) {
+    for (Op s : all_ops) {
       if (!all || !q.ops.contains(s)) continue;
-      const StatResult& got = result.stats[k];
+      const OpResult& got = result.ops[k];
       Result one{got.value, got.index, {}};
       one.values = got.values;
       one.indices = got.indices;
       double e = 0;
-      all = got.stat == s && agrees(alone(q, s), ref.stats[k++], one, &e, accuracy);
+      all = got.op == s && agrees(alone(q, s), ref.ops[k++], one, &e, accuracy);
       worst = std::max(worst, e);
     }
     if (error) *error = worst;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "xreduce/backend/ops.hpp"
 #include "xreduce/exact.hpp"
 
 namespace xreduce::mpi::detail {
@@ -30,28 +31,46 @@ std::byte* slot(void* buffer, std::size_t c) {
 const std::byte* slot(const void* buffer, std::size_t c) { return slot(const_cast<void*>(buffer), c); }
 Message& message_of(void* buffer) { return *reinterpret_cast<Message*>(static_cast<std::byte*>(buffer) + sizeof(Header)); }
 
-//! Which of two extremes wins: the first NaN, else the smaller (larger, for max) value, else the
-//! lower index. A total order, so the combine is associative and commutative.
+//! An extreme's value, as the header's dtype (floats travel as doubles).
+template <class T>
+T value_of(const Extreme& e) {
+  if constexpr (std::is_floating_point_v<T>) return static_cast<T>(std::bit_cast<double>(e.bits));
+  else return static_cast<T>(e.bits);
+}
+
+template <class T>
+Extreme extreme_of(T value, std::uint64_t index) {
+  Extreme x;
+  x.has = 1;
+  x.index = index;
+  if constexpr (std::is_floating_point_v<T>) {
+    x.nan = std::isnan(value) ? 1 : 0;
+    x.bits = std::bit_cast<std::uint64_t>(static_cast<double>(value));
+  } else {
+    x.bits = static_cast<std::uint64_t>(value);  // signed: the two's complement bits
+  }
+  return x;
+}
+
+//! Which of two extremes wins, by the table's argmin/argmax rule (xreduce/backend/ops.hpp),
+//! which is min's and max's too: the first NaN, else the extreme, else the lower index. An
+//! extreme without an element (`has` 0) is the identity.
 Extreme better(const Extreme& a, const Extreme& b, DType dtype, bool is_max) {
   if (!b.has) return a;
   if (!a.has) return b;
-  if (a.nan || b.nan) {
-    if (a.nan && b.nan) return a.index <= b.index ? a : b;
-    return a.nan ? a : b;
-  }
-  const auto pick = [&](auto va, auto vb) {
-    if (va != vb) return ((va < vb) != is_max) ? a : b;
-    return a.index <= b.index ? a : b;
-  };
-  if (is_floating(dtype)) return pick(std::bit_cast<double>(a.bits), std::bit_cast<double>(b.bits));
-  if (is_signed_integer(dtype)) return pick(static_cast<std::int64_t>(a.bits), static_cast<std::int64_t>(b.bits));
-  return pick(a.bits, b.bits);
+  return visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const ops::ArgPair<T> x{value_of<T>(a), a.index}, y{value_of<T>(b), b.index};
+    const ops::ArgPair<T> c = is_max ? ops::ArgMax<T>{}(x, y) : ops::ArgMin<T>{}(x, y);
+    return extreme_of(c.value, c.index);
+  });
 }
 
 }  // namespace
 
 Kind kind_of(DType dtype, Op op, Accuracy accuracy) {
   if (op == Op::sum && is_floating(dtype)) return accuracy == Accuracy::exact ? Kind::exact_sum : Kind::float_sum;
+  if (op == Op::sumsq) return is_floating(dtype) ? Kind::float_sum : Kind::integer_sum;  // no exact form
   if (op == Op::sum) return Kind::integer_sum;
   if (op == Op::prod) return is_floating(dtype) ? Kind::float_prod : Kind::integer_prod;
   return Kind::extreme;
@@ -102,22 +121,9 @@ void Partials::set_local(const Result& result) {
       case Kind::float_sum:
       case Kind::float_prod: store(s, v.to_double()); break;
       case Kind::extreme: {
-        Extreme x;
-        x.has = 1;
-        x.index = result.index.value_or(0);  // within this rank's shard: the combine adds the offsets
-        visit_dtype(dtype, [&](auto tag) {
-          using T = decltype(tag);
-          const T value = v.get<T>();
-          if constexpr (std::is_floating_point_v<T>) {
-            x.nan = std::isnan(value) ? 1 : 0;
-            x.bits = std::bit_cast<std::uint64_t>(static_cast<double>(value));
-          } else if constexpr (std::is_signed_v<T>) {
-            x.bits = static_cast<std::uint64_t>(static_cast<std::int64_t>(value));
-          } else {
-            x.bits = static_cast<std::uint64_t>(value);
-          }
-        });
-        store(s, x);
+        // The index within this rank's shard: the combine adds the offsets.
+        const std::uint64_t index = result.index.value_or(0);
+        store(s, visit_dtype(dtype, [&](auto tag) { return extreme_of(v.get<decltype(tag)>(), index); }));
         break;
       }
     }
@@ -178,11 +184,7 @@ Result Partials::result(const std::string& reason) const {
       }
       case Kind::extreme: {
         const auto x = load<Extreme>(s);
-        value = visit_dtype(dtype, [&](auto tag) {
-          using T = decltype(tag);
-          if constexpr (std::is_floating_point_v<T>) return Scalar(static_cast<T>(std::bit_cast<double>(x.bits)));
-          else return Scalar(static_cast<T>(x.bits));
-        });
+        value = visit_dtype(dtype, [&](auto tag) { return Scalar(value_of<decltype(tag)>(x)); });
         if (returns_index(op)) r.index = x.index;
         break;
       }

@@ -47,7 +47,7 @@ nb::object value_of(const Scalar& value, const std::vector<Scalar>& columns) {
 
 Op parse_op_or_throw(const std::string& name) {
   if (auto op = parse_op(name)) return *op;
-  throw nb::value_error(("xreduce: unknown op '" + name + "'; choose sum, prod, min, max, argmin or argmax").c_str());
+  throw nb::value_error(("xreduce: unknown op '" + name + "'; choose sum, prod, min, max, argmin, argmax or sumsq").c_str());
 }
 
 struct CallOptions {

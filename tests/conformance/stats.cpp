@@ -38,7 +38,7 @@ TEST_CASE("every backend: several ops in one pass, u64") { stats_for_type<std::u
 
 TEST_CASE("every backend: several ops of nothing, and the requests they refuse") {
   std::vector<double> x(100, 1.5);
-  const xr::Stats sums{xr::Stat::sum, xr::Stat::sum_of_squares}, all{xr::Stat::sum, xr::Stat::max, xr::Stat::argmin};
+  const xr::OpSet sums{xr::Op::sum, xr::Op::sumsq}, all{xr::Op::sum, xr::Op::max, xr::Op::argmin};
   for (xr::Reducer* r : backends()) {
     if (memory_for(*r) != xr::Memory::host) continue;
     INFO("backend " << r->name());
@@ -49,17 +49,17 @@ TEST_CASE("every backend: several ops of nothing, and the requests they refuse")
       continue;
     }
     const xr::Result r3 = r->reduce(q);
-    CHECK(r3.stat(xr::Stat::sum).value == xr::Scalar(150.0));
-    CHECK(r3.stat(xr::Stat::argmin).index == std::uint64_t{0});
-    CHECK_THROWS_WITH_AS(r3.stat(xr::Stat::min), doctest::Contains("did not name it"), xr::Error);
+    CHECK(r3.of(xr::Op::sum).value == xr::Scalar(150.0));
+    CHECK(r3.of(xr::Op::argmin).index == std::uint64_t{0});
+    CHECK_THROWS_WITH_AS(r3.of(xr::Op::min), doctest::Contains("did not name it"), xr::Error);
 
     xr::Request empty = q;
     empty.count = 0;
     CHECK(code_of(*r, empty) == xr::ErrorCode::empty_input);  // max and argmin of nothing
     empty.ops = sums;
     const xr::Result zero = r->reduce(empty);
-    REQUIRE(zero.stats.size() == 2);
-    CHECK(zero.stat(xr::Stat::sum_of_squares).value == xr::Scalar(0.0));
+    REQUIRE(zero.ops.size() == 2);
+    CHECK(zero.of(xr::Op::sumsq).value == xr::Scalar(0.0));
 
     xr::Options exact;
     exact.accuracy = xr::Accuracy::exact;
@@ -68,7 +68,7 @@ TEST_CASE("every backend: several ops of nothing, and the requests they refuse")
     records.count = 50;
     records.width = 2;
     CHECK(code_of(*r, records) == xr::ErrorCode::invalid_argument);
-    xr::StatsOut out;
+    xr::OpsOut out;
     xr::Request flat_out = q;
     flat_out.ops_out = &out;
     CHECK_THROWS_WITH_AS(r->reduce(flat_out), doctest::Contains("segmented"), xr::Error);

@@ -51,11 +51,11 @@ TEST_CASE("GPU several ops of segments: the results go to one memory") {
     xr::test::DevicePlacement d;
     xr::Request q{d.put(x.data(), 400), x.size(), xr::DType::f32, xr::Op::sum, xr::Memory::device};
     q.segments = xr::Segments::rows(4);
-    q.ops = {xr::Stat::sum, xr::Stat::max};
+    q.ops = {xr::Op::sum, xr::Op::max};
     float host_max[4];
-    xr::StatsOut out;
-    out.values[static_cast<int>(xr::Stat::sum)] = d.put(x.data(), 16);
-    out.values[static_cast<int>(xr::Stat::max)] = host_max;
+    xr::OpsOut out;
+    out.values[static_cast<int>(xr::Op::sum)] = d.put(x.data(), 16);
+    out.values[static_cast<int>(xr::Op::max)] = host_max;
     q.ops_out = &out;
     CHECK_THROWS_WITH_AS(r->reduce(q), doctest::Contains("one memory"), xr::Error);
   }
@@ -69,7 +69,7 @@ TEST_CASE("GPU several ops of a million segments") {
   for (xr::Reducer* r : stats_backends()) {
     if (!r->capabilities().ops(true)) continue;
     xr::test::DevicePlacement device;
-    const xr::Stats ops{xr::Stat::sum, xr::Stat::min, xr::Stat::max, xr::Stat::argmax};
+    const xr::OpSet ops{xr::Op::sum, xr::Op::min, xr::Op::max, xr::Op::argmax};
     xr::test::check_stats<float>(*r, device, ops, shape.n, &shape, xr::test::Pattern::random, rng);
   }
 }

@@ -12,19 +12,21 @@
 
 namespace xreduce::test {
 
-//! The sets of stats tried: all six, the sum+min+max+argmax, each alone, and pairs.
-inline std::vector<Stats> stat_sets() {
-  std::vector<Stats> v{Stats{Stat::sum, Stat::min, Stat::max, Stat::argmin, Stat::argmax, Stat::sum_of_squares},
-                       Stats{Stat::sum, Stat::min, Stat::max, Stat::argmax}, Stats{Stat::sum_of_squares, Stat::sum},
-                       Stats{Stat::argmin, Stat::max}};
-  for (Stat s : all_stats) v.push_back(Stats{s});
+//! The sets of ops tried together: all six that one pass computes, sum+min+max+argmax, each
+//! alone, and pairs. (prod is not among them: no backend computes it beside others.)
+inline std::vector<OpSet> stat_sets() {
+  std::vector<OpSet> v{OpSet{Op::sum, Op::min, Op::max, Op::argmin, Op::argmax, Op::sumsq},
+                       OpSet{Op::sum, Op::min, Op::max, Op::argmax}, OpSet{Op::sumsq, Op::sum},
+                       OpSet{Op::argmin, Op::max}};
+  for (Op s : all_ops)
+    if (s != Op::prod) v.push_back(OpSet{s});
   return v;
 }
 
-//! What a Result's stats say, for a check's message.
-inline std::string describe(Stats ops) {
+//! A set of ops, for a check's message.
+inline std::string describe(OpSet ops) {
   std::string text;
-  for (Stat s : all_stats)
+  for (Op s : all_ops)
     if (ops.contains(s)) text += (text.empty() ? "" : ",") + std::string(to_string(s));
   return text;
 }
@@ -33,7 +35,7 @@ inline std::string describe(Stats ops) {
 //! results returned, and for segments also written to Request::ops_out; each stat against its
 //! exact reference.
 template <class T>
-void check_stats(Reducer& r, Placement& place, Stats ops, std::size_t n, const SegmentShape* shape, Pattern pattern,
+void check_stats(Reducer& r, Placement& place, OpSet ops, std::size_t n, const SegmentShape* shape, Pattern pattern,
                  std::mt19937_64& rng) {
   const std::vector<T> data = make_data<T>(pattern, Op::sum, n, rng);
   Request host{data.data(), n, dtype_of<T>(), Op::prod, Memory::host};  // `op` is not used with `ops`
@@ -52,31 +54,31 @@ void check_stats(Reducer& r, Placement& place, Stats ops, std::size_t n, const S
 
   const Result returned = r.reduce(q);
   double error = 0;
-  REQUIRE(returned.stats.size() == ops.size());
+  REQUIRE(returned.ops.size() == ops.size());
   CHECK(agrees(host, ref, returned, &error));
-  CHECK(returned.value == returned.stats.front().value);
-  for (Stat s : all_stats)
-    if (ops.contains(s)) CHECK(returned.stat(s).stat == s);
+  CHECK(returned.value == returned.ops.front().value);
+  for (Op s : all_ops)
+    if (ops.contains(s)) CHECK(returned.of(s).op == s);
   if (!shape) return;
 
   const std::size_t count = shape->count();
   const std::vector<std::uint64_t> zeros(count + 1, 0);
-  StatsOut out;
-  for (Stat s : all_stats) {
+  OpsOut out;
+  for (Op s : all_ops) {
     if (!ops.contains(s)) continue;
     out.values[static_cast<int>(s)] = place.put(zeros.data(), count * 8 + 8);
     if (returns_index(s)) out.indices[static_cast<int>(s)] = static_cast<std::uint64_t*>(place.put(zeros.data(), count * 8 + 8));
   }
   q.ops_out = &out;
   const Result written = r.reduce(q);
-  CHECK(written.stats.empty());
+  CHECK(written.ops.empty());
   Result fetched;
-  for (Stat s : all_stats) {
+  for (Op s : all_ops) {
     if (!ops.contains(s)) continue;
     const DType t = result_dtype(q.dtype, s);
     std::vector<unsigned char> bytes(count * size_of(t) + 8);
     place.fetch(bytes.data(), out.values[static_cast<int>(s)], count * size_of(t));
-    StatResult one{s, {}, std::nullopt};
+    OpResult one{s, {}, std::nullopt};
     for (std::size_t k = 0; k < count; ++k) one.values.push_back(Scalar::from_bytes(t, bytes.data() + k * size_of(t)));
     if (returns_index(s)) {
       one.indices.resize(count);
@@ -86,7 +88,7 @@ void check_stats(Reducer& r, Placement& place, Stats ops, std::size_t n, const S
       one.value = one.values.front();
       if (returns_index(s)) one.index = one.indices.front();
     }
-    fetched.stats.push_back(std::move(one));
+    fetched.ops.push_back(std::move(one));
   }
   CHECK(agrees(host, ref, fetched, &error));
 }
@@ -97,16 +99,16 @@ template <class T>
 void check_stats_for_type(Reducer& r, Placement& place, bool few) {
   std::mt19937_64 rng(run_seed() ^ (0x57a75ull + static_cast<std::uint64_t>(dtype_of<T>())));
   const Pattern patterns[] = {Pattern::random, Pattern::ties, std::is_floating_point_v<T> ? Pattern::nan : Pattern::negative};
-  const std::vector<Stats> sets = stat_sets();
+  const std::vector<OpSet> sets = stat_sets();
   std::vector<std::size_t> lengths{1, 2, 5, 31, 33, 256, 4097, 65536 + 3, 3 * 65536 + 17};
   if (!few) lengths.push_back((std::size_t{1} << 21) + 7);
   int turn = 0;
   for (std::size_t n : lengths)
-    for (Stats ops : sets) check_stats<T>(r, place, ops, n, nullptr, patterns[turn++ % 3], rng);
+    for (OpSet ops : sets) check_stats<T>(r, place, ops, n, nullptr, patterns[turn++ % 3], rng);
   if (!r.capabilities().ops(/*segmented=*/true)) return;
   const std::vector<SegmentShape> shapes = segment_shapes(rng, few);
   for (const SegmentShape& shape : shapes)
-    for (Stats ops : {sets[0], sets[1], sets[2 + turn % (sets.size() - 2)]})
+    for (OpSet ops : {sets[0], sets[1], sets[2 + turn % (sets.size() - 2)]})
       check_stats<T>(r, place, ops, shape.n, &shape, patterns[turn++ % 3], rng);
 }
 

@@ -49,10 +49,10 @@ class Kernels {
   //! Several ops in one pass (Request::ops) of device data by cuda.shuffle's kernel;
   //! collect_stats waits and writes the asked ones to `out`'s first slots (host memory).
   void enqueue_stats(const void* data, std::size_t count, DType dtype);
-  void collect_stats(DType dtype, Stats ops, const StatsOut& out);
+  void collect_stats(DType dtype, OpSet ops, const OpsOut& out);
   //! Several ops of each segment (offsets in device memory) into device arrays `out`.
-  void enqueue_segment_stats(const void* data, std::size_t count, DType dtype, Stats ops, const Segments& segments,
-                             const StatsOut& out);
+  void enqueue_segment_stats(const void* data, std::size_t count, DType dtype, OpSet ops, const Segments& segments,
+                             const OpsOut& out);
   //! Exact sums (Accuracy::exact) of at most 2^30 f32/f64 elements, by `backend`'s exact form
   //! (cuda.single_pass, cuda.shuffle); collect_exact waits and returns the partial.
   void enqueue_exact(std::string_view backend, const void* data, std::size_t count, DType dtype, int block = 256);

@@ -49,6 +49,15 @@ extern "C" {
 #define XREDUCE_MEMORY_MASK_OPS (1u << 26)
 #define XREDUCE_MEMORY_MASK_SEGMENTED_OPS (1u << 25)
 
+/* How version 2 numbers the ops of a request with several (the `ops` bits, ops_values and
+ * ops_indices); `support` is [dtype][op] for the first six xreduce::Op values, sum to argmax. */
+#define XREDUCE_V2_STAT_SUM 0
+#define XREDUCE_V2_STAT_MIN 1
+#define XREDUCE_V2_STAT_MAX 2
+#define XREDUCE_V2_STAT_ARGMIN 3
+#define XREDUCE_V2_STAT_ARGMAX 4
+#define XREDUCE_V2_STAT_SUM_OF_SQUARES 5
+
 /* dtype, op, memory and error codes take the numeric values of the C++ enums in
  * xreduce/types.hpp and xreduce/error.hpp. */
 typedef struct xreduce_request_v2 {
@@ -75,10 +84,10 @@ typedef struct xreduce_request_v2 {
   const uint64_t* segment_offsets;
   void* out;
   uint64_t* out_index;
-  /* Several ops in one pass (xreduce::Stats: bit 1 << xreduce::Stat each), for backends with
-   * XREDUCE_MEMORY_MASK_OPS, else 0: `op` is then not used, and the backend writes each asked
-   * stat's results to ops_values[stat] (packed values of its result type) and, for argmin and
-   * argmax, ops_indices[stat]: one per segment, or one (in host memory) for a flat request. */
+  /* Several ops in one pass, for backends with XREDUCE_MEMORY_MASK_OPS, else 0: bit 1 << k for
+   * each, k numbering them as XREDUCE_V2_STAT_* do. `op` is then not used, and the backend writes
+   * each asked op's results to ops_values[k] (packed values of its result type) and, for argmin
+   * and argmax, ops_indices[k]: one per segment, or one (in host memory) for a flat request. */
   uint32_t ops;
   void* ops_values[6];
   uint64_t* ops_indices[6];

@@ -43,6 +43,37 @@ inline void copy_message(const std::string& text, char* out, size_t size) {
 
 namespace plugin {
 
+//! How ABI 2 numbers what it carries of ops (xreduce/plugin.h).
+namespace v2 {
+//! The ops of its support table, [dtype][op]: sum to argmax.
+inline constexpr std::size_t kTableOps = 6;
+//! An op's number among several in one pass (XREDUCE_V2_STAT_*); -1 for one it cannot carry.
+constexpr int stat_of(Op op) {
+  switch (op) {
+    case Op::sum: return XREDUCE_V2_STAT_SUM;
+    case Op::min: return XREDUCE_V2_STAT_MIN;
+    case Op::max: return XREDUCE_V2_STAT_MAX;
+    case Op::argmin: return XREDUCE_V2_STAT_ARGMIN;
+    case Op::argmax: return XREDUCE_V2_STAT_ARGMAX;
+    case Op::sumsq: return XREDUCE_V2_STAT_SUM_OF_SQUARES;
+    case Op::prod: break;
+  }
+  return -1;
+}
+constexpr std::uint32_t stat_bits(OpSet ops) {
+  std::uint32_t bits = 0;
+  for (Op op : all_ops)
+    if (ops.contains(op) && stat_of(op) >= 0) bits |= 1u << stat_of(op);
+  return bits;
+}
+constexpr OpSet ops_of_stat_bits(std::uint32_t bits) {
+  OpSet ops;
+  for (Op op : all_ops)
+    if (stat_of(op) >= 0 && (bits >> stat_of(op)) & 1u) ops.add(op);
+  return ops;
+}
+}  // namespace v2
+
 struct Entry {
   std::unique_ptr<Reducer> reducer;
   int priority = 0;
@@ -90,8 +121,8 @@ class Exporter {
       b.priority = e.priority;
       b.engine = static_cast<std::int32_t>(caps.engine());
       for (DType t : all_dtypes)
-        for (Op op : all_ops)
-          b.support[static_cast<int>(t)][static_cast<int>(op)] = static_cast<std::uint8_t>(caps.support(t, op));
+        for (std::size_t op = 0; op < v2::kTableOps; ++op)
+          b.support[static_cast<int>(t)][op] = static_cast<std::uint8_t>(caps.support(t, all_ops[op]));
       b.memory_mask = caps.memory_mask() | (caps.records() ? XREDUCE_MEMORY_MASK_RECORDS : 0u) |
                       (caps.exact_sums() ? XREDUCE_MEMORY_MASK_EXACT_SUMS : 0u) |
                       (caps.exact_sums(true) ? XREDUCE_MEMORY_MASK_EXACT_RECORDS : 0u) |
@@ -155,10 +186,12 @@ class Exporter {
         request.out_index = q->out_index;
       }
       // Only a backend that declared several ops gets them (and only then are these fields there).
-      StatsOut ops_out;
+      OpsOut ops_out;
       if (static_cast<Reducer*>(self)->capabilities().ops() && q->ops) {
-        request.ops = Stats::from_bits(q->ops);
-        for (std::size_t k = 0; k < all_stats.size(); ++k) ops_out.values[k] = q->ops_values[k], ops_out.indices[k] = q->ops_indices[k];
+        request.ops = v2::ops_of_stat_bits(q->ops);
+        for (Op op : all_ops)
+          if (const int k = v2::stat_of(op); k >= 0)
+            ops_out.values[static_cast<int>(op)] = q->ops_values[k], ops_out.indices[static_cast<int>(op)] = q->ops_indices[k];
         request.ops_out = &ops_out;
       }
       Options options;

@@ -33,13 +33,13 @@ struct Segments {
   constexpr bool segmented() const { return count > 0 || offsets != nullptr; }
 };
 
-//! Where each stat of a request with several ops (Request::ops) puts its results, indexed by
-//! Stat: `values[s]` holds one value of result_dtype(dtype, s) per segment (one for an unsegmented
-//! request), packed; `indices[s]` as many indices, argmin/argmax only. Host memory, or device
-//! memory like the data (GPU backends). Only the requested stats' pointers are read.
-struct StatsOut {
-  void* values[all_stats.size()] = {};
-  std::uint64_t* indices[all_stats.size()] = {};
+//! Where each op of a request with several ops (Request::ops) puts its results, indexed by Op:
+//! `values[op]` holds one value of result_dtype(dtype, op) per segment (one for an unsegmented
+//! request), packed; `indices[op]` as many indices, argmin/argmax only. Host memory, or device
+//! memory like the data (GPU backends). Only the requested ops' pointers are read.
+struct OpsOut {
+  void* values[all_ops.size()] = {};
+  std::uint64_t* indices[all_ops.size()] = {};
 };
 
 //! A type-erased reduction: `count` elements of `dtype` at `data`, combined by `op`.
@@ -62,20 +62,20 @@ struct Request {
   //! backends). Null: the results come back in Result::values and Result::indices.
   void* out = nullptr;
   std::uint64_t* out_index = nullptr;
-  //! Several ops in one read of the data (any of sum, min, max, argmin, argmax and the sum of
-  //! squares): when not empty, `op` is not used and Result::stats has one entry per stat. Single
-  //! values (width 1), flat or segmented; empty segments give each stat what it gives alone
-  //! (the sum of squares 0). Standard accuracy only: an exact sum is one op at a time.
-  Stats ops = {};
-  //! Segmented requests with `ops` only, optional: where each stat's per-segment results go (as
-  //! `out` for one op). Null: they come back in Result::stats.
-  const StatsOut* ops_out = nullptr;
+  //! Several ops in one read of the data (any of sum, min, max, argmin, argmax and sumsq): when
+  //! not empty, `op` is not used and Result::ops has one entry per op. Single values (width 1),
+  //! flat or segmented; empty segments give each op what it gives alone. Standard accuracy
+  //! only: an exact sum is one op at a time.
+  OpSet ops = {};
+  //! Segmented requests with `ops` only, optional: where each op's per-segment results go (as
+  //! `out` for one op). Null: they come back in Result::ops.
+  const OpsOut* ops_out = nullptr;
 };
 
-//! One stat's results, of a request with several ops.
-struct StatResult {
-  Stat stat = Stat::sum;
-  Scalar value;                         //!< of type result_dtype(dtype, stat); the first segment's
+//! One op's results, of a request with several ops.
+struct OpResult {
+  Op op = Op::sum;
+  Scalar value;                         //!< of type result_dtype(dtype, op); the first segment's
   std::optional<std::uint64_t> index;  //!< argmin/argmax only
   std::vector<Scalar> values = {};      //!< segmented without Request::ops_out: one per segment
   std::vector<std::uint64_t> indices = {};
@@ -109,15 +109,15 @@ struct Result {
   //! `value`/`values` round. A backend returns these; Reducer::reduce rounds them. For combining
   //! with other parts of one sum (threads, GPUs, MPI ranks): add them, then ExactSum::round.
   std::vector<ExactSum> exact = {};
-  //! Request::ops: one entry per stat, in the order of all_stats (`value` and `index` above are
-  //! the first one's). Else empty.
-  std::vector<StatResult> stats = {};
+  //! Request::ops: one entry per op, in the order of all_ops (`value` and `index` above are the
+  //! first one's). Else empty.
+  std::vector<OpResult> ops = {};
 
-  //! The entry of `s` in `stats`; throws Error(invalid_argument) if the request did not ask for it.
-  const StatResult& stat(Stat s) const {
-    for (const StatResult& r : stats)
-      if (r.stat == s) return r;
-    throw Error(ErrorCode::invalid_argument, "the result has no " + std::string(to_string(s)) + ": the request's ops did not name it");
+  //! The entry of `op` in `ops`; throws Error(invalid_argument) if the request did not ask for it.
+  const OpResult& of(Op op) const {
+    for (const OpResult& r : ops)
+      if (r.op == op) return r;
+    throw Error(ErrorCode::invalid_argument, "the result has no " + std::string(to_string(op)) + ": the request's ops did not name it");
   }
 };
 

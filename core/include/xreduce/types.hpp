@@ -13,8 +13,9 @@ namespace xreduce {
 
 //! Element types a request can carry.
 enum class DType : std::uint8_t { f32, f64, i32, i64, u32, u64 };
-//! Built-in reduction operations.
-enum class Op : std::uint8_t { sum, prod, min, max, argmin, argmax };
+//! Built-in reduction operations. `sumsq` is the sum of the squares (for norms and variances; of
+//! integers, like a sum, modulo 2^64). Their semantics: xreduce/backend/ops.hpp.
+enum class Op : std::uint8_t { sum, prod, min, max, argmin, argmax, sumsq };
 //! Where the data lives. `automatic` asks the loaded modules (a GPU module knows its pointers).
 enum class Memory : std::uint8_t { automatic, host, device };
 //! How a floating-point sum is rounded. `standard`: within the tolerance of the semantics table
@@ -24,7 +25,7 @@ enum class Accuracy : std::uint8_t { standard, exact };
 
 inline constexpr std::array<DType, 6> all_dtypes{DType::f32, DType::f64, DType::i32,
                                                  DType::i64, DType::u32, DType::u64};
-inline constexpr std::array<Op, 6> all_ops{Op::sum, Op::prod, Op::min, Op::max, Op::argmin, Op::argmax};
+inline constexpr std::array<Op, 7> all_ops{Op::sum, Op::prod, Op::min, Op::max, Op::argmin, Op::argmax, Op::sumsq};
 
 //! Bytes per element.
 constexpr std::size_t size_of(DType t) {
@@ -38,10 +39,13 @@ constexpr bool is_signed_integer(DType t) { return t == DType::i32 || t == DType
 //! argmin and argmax also return the index of the extreme.
 constexpr bool returns_index(Op op) { return op == Op::argmin || op == Op::argmax; }
 
-//! The type of a result: sums and products of integers widen to 64 bits (exact modulo 2^64);
-//! everything else keeps the input type.
+//! Sums, products and sums of squares: the ops whose integer results widen.
+constexpr bool accumulates(Op op) { return op == Op::sum || op == Op::prod || op == Op::sumsq; }
+
+//! The type of a result: sums, products and sums of squares of integers widen to 64 bits (exact
+//! modulo 2^64); everything else keeps the input type.
 constexpr DType result_dtype(DType in, Op op) {
-  if (op == Op::sum || op == Op::prod) {
+  if (accumulates(op)) {
     if (is_signed_integer(in)) return DType::i64;
     if (in == DType::u32 || in == DType::u64) return DType::u64;
   }
@@ -50,7 +54,7 @@ constexpr DType result_dtype(DType in, Op op) {
 
 // Names are inline so that plugins, built against the headers alone, need nothing from the core.
 inline constexpr std::array<std::string_view, 6> dtype_names{"f32", "f64", "i32", "i64", "u32", "u64"};
-inline constexpr std::array<std::string_view, 6> op_names{"sum", "prod", "min", "max", "argmin", "argmax"};
+inline constexpr std::array<std::string_view, 7> op_names{"sum", "prod", "min", "max", "argmin", "argmax", "sumsq"};
 inline constexpr std::array<std::string_view, 3> memory_names{"auto", "host", "device"};
 inline constexpr std::array<std::string_view, 2> accuracy_names{"standard", "exact"};
 
@@ -85,53 +89,47 @@ constexpr bool exact_sum(DType t, Op op, Accuracy accuracy) {
   return accuracy == Accuracy::exact && op == Op::sum && is_floating(t);
 }
 
-//! What one pass can compute together (Request::ops): five of the ops, and the sum of squares
-//! (for norms and variances; like a sum, of integers it wraps modulo 2^64).
-enum class Stat : std::uint8_t { sum, min, max, argmin, argmax, sum_of_squares };
-inline constexpr std::array<Stat, 6> all_stats{Stat::sum, Stat::min, Stat::max, Stat::argmin, Stat::argmax, Stat::sum_of_squares};
-inline constexpr std::array<std::string_view, 6> stat_names{"sum", "min", "max", "argmin", "argmax", "sumsq"};
-constexpr std::string_view to_string(Stat s) { return stat_names[static_cast<int>(s)]; }
-constexpr std::optional<Stat> parse_stat(std::string_view s) {
-  for (Stat t : all_stats)
-    if (to_string(t) == s) return t;
-  return std::nullopt;
-}
-constexpr bool returns_index(Stat s) { return s == Stat::argmin || s == Stat::argmax; }
-//! The op a stat is alone (the sum of squares is a sum, of the squares).
-constexpr Op op_of(Stat s) {
-  constexpr Op ops[] = {Op::sum, Op::min, Op::max, Op::argmin, Op::argmax, Op::sum};
-  return ops[static_cast<int>(s)];
-}
-constexpr DType result_dtype(DType in, Stat s) { return result_dtype(in, op_of(s)); }
-
-//! A set of stats, in the order of all_stats whatever order they were named in.
-class Stats {
+//! A set of ops: those of a request that computes several in one read of the data (Request::ops),
+//! kept in the order of all_ops whatever order they were named in.
+class OpSet {
  public:
-  constexpr Stats() = default;
-  constexpr Stats(std::initializer_list<Stat> stats) {
-    for (Stat s : stats) add(s);
+  constexpr OpSet() = default;
+  constexpr OpSet(std::initializer_list<Op> ops) {
+    for (Op op : ops) add(op);
   }
-  static constexpr Stats from_bits(std::uint32_t bits) {
-    Stats s;
-    s.bits_ = bits & ((1u << all_stats.size()) - 1);
+  static constexpr OpSet from_bits(std::uint32_t bits) {
+    OpSet s;
+    s.bits_ = bits & ((1u << all_ops.size()) - 1);
     return s;
   }
-  constexpr Stats& add(Stat s) {
-    bits_ |= 1u << static_cast<unsigned>(s);
+  //! Every op.
+  static constexpr OpSet all() { return from_bits(~0u); }
+  constexpr OpSet& add(Op op) {
+    bits_ |= 1u << static_cast<unsigned>(op);
     return *this;
   }
-  constexpr bool contains(Stat s) const { return (bits_ >> static_cast<unsigned>(s)) & 1u; }
+  constexpr bool contains(Op op) const { return (bits_ >> static_cast<unsigned>(op)) & 1u; }
+  //! Whether every op of `other` is here.
+  constexpr bool contains(OpSet other) const { return (other.bits_ & ~bits_) == 0; }
   constexpr bool empty() const { return bits_ == 0; }
   constexpr std::size_t size() const {
     std::size_t n = 0;  // no std::popcount: the CUDA sources that include this are C++17
     for (std::uint32_t b = bits_; b != 0; b &= b - 1) ++n;
     return n;
   }
+  //! The first op of the set (in the order of all_ops); sum if empty.
+  constexpr Op first() const {
+    for (Op op : all_ops)
+      if (contains(op)) return op;
+    return Op::sum;
+  }
   constexpr std::uint32_t bits() const { return bits_; }
-  //! Any of min, max, argmin, argmax: the stats an empty array has no value for.
-  constexpr bool needs_elements() const { return (bits_ & 0b11110u) != 0; }
-  friend constexpr bool operator==(Stats a, Stats b) { return a.bits_ == b.bits_; }
-  friend constexpr bool operator!=(Stats a, Stats b) { return a.bits_ != b.bits_; }
+  //! Any of min, max, argmin, argmax: the ops an empty array has no value for.
+  constexpr bool needs_elements() const {
+    return contains(Op::min) || contains(Op::max) || contains(Op::argmin) || contains(Op::argmax);
+  }
+  friend constexpr bool operator==(OpSet a, OpSet b) { return a.bits_ == b.bits_; }
+  friend constexpr bool operator!=(OpSet a, OpSet b) { return a.bits_ != b.bits_; }
 
  private:
   std::uint32_t bits_ = 0;

@@ -21,9 +21,9 @@ struct Reference {
   //! Segmented requests: one per segment (index relative to its start; an empty one's is the
   //! op's identity and no_index); `value` is the first.
   std::vector<Reference> segments;
-  //! Requests with several ops (Request::ops): one per stat, in the order of all_stats, each as
+  //! Requests with several ops (Request::ops): one per op, in the order of all_ops, each as
   //! that op alone would have it (a sum of squares as a sum); `value` is the first.
-  std::vector<Reference> stats;
+  std::vector<Reference> ops;
   //! Added to the tolerance: a square below the normal range keeps only the digits it has, so a
   //! sum of squares may be off by half the smallest subnormal a square.
   double slack = 0;
@@ -45,8 +45,8 @@ double tolerance(const Request& request, const Reference& reference, Accuracy ac
 //! infinity only with the same infinity, and argmin/argmax need the same index. `error` gets the
 //! absolute difference (0 when agreeing exactly, inf on a NaN/infinity mismatch). Exact sums
 //! (Accuracy::exact) agree only with the reference's very bits (any NaN with a NaN). Segmented:
-//! every segment must agree (Result::values and indices); several ops: every stat
-//! (Result::stats); `error` is the worst.
+//! every segment must agree (Result::values and indices); several ops: every op
+//! (Result::ops); `error` is the worst.
 bool agrees(const Request& request, const Reference& reference, const Result& result, double* error = nullptr,
             Accuracy accuracy = Accuracy::standard);
 

@@ -32,12 +32,10 @@ std::size_t chunk_size(std::size_t n) { return std::clamp(std::bit_floor(n / 16)
 std::size_t chunk_count(std::size_t n, std::size_t chunk) { return (n + chunk - 1) / chunk; }
 std::size_t chunk_length(std::size_t n, std::size_t chunk, std::size_t c) { return std::min(chunk, n - c * chunk); }
 
-template <class T, class R>
-Scalar narrow(R wide) {
-  using Out = std::conditional_t<std::is_floating_point_v<T>, T,
-                                 std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
-  if constexpr (std::is_floating_point_v<T>) return Scalar(static_cast<Out>(wide));
-  else return Scalar(std::bit_cast<Out>(wide));
+//! A wide partial of T's sum, product or sum of squares as the result.
+template <class T>
+Scalar narrow(ops::wide_t<T> wide) {
+  return Scalar(ops::narrow<T>(wide));
 }
 
 template <class P, class T>
@@ -51,33 +49,27 @@ Scalar fold(const T* x, std::size_t n, const ChunkRunner* runner) {
 
 template <bool kMax, class T>
 Scalar fold_extreme(const T* x, std::size_t n, const ChunkRunner* runner) {
-  Extreme<T> e;
   const std::size_t chunk = chunk_size(n);
-  if (runner == nullptr || n <= chunk) {
-    e = extreme<kMax>(x, n);
-  } else {
-    std::vector<Extreme<T>> partial(chunk_count(n, chunk));
-    (*runner)(partial.size(), [&](std::size_t c) { partial[c] = extreme<kMax>(x + c * chunk, chunk_length(n, chunk, c)); });
-    e = partial[0];
-    for (std::size_t c = 1; c < partial.size(); ++c) e = combine_extremes<kMax>(e, partial[c]);
-  }
-  if constexpr (std::is_floating_point_v<T>)
-    if (e.nan) return Scalar(std::numeric_limits<T>::quiet_NaN());
-  return Scalar(e.value);
+  if (runner == nullptr || n <= chunk) return Scalar(extreme<kMax>(x, n));
+  std::vector<T> partial(chunk_count(n, chunk));
+  (*runner)(partial.size(), [&](std::size_t c) { partial[c] = extreme<kMax>(x + c * chunk, chunk_length(n, chunk, c)); });
+  T e = partial[0];
+  for (std::size_t c = 1; c < partial.size(); ++c) e = ops::Extreme<T, kMax>{}(e, partial[c]);
+  return Scalar(e);
 }
 
 template <bool kMax, class T>
 Result fold_arg(const T* x, std::size_t n, const ChunkRunner* runner) {
-  ArgExtreme<T> a;
+  ops::ArgPair<T> a;
   const std::size_t chunk = chunk_size(n);
   if (runner == nullptr || n <= chunk) {
     a = arg_extreme<kMax>(x, n, 0);
   } else {
-    std::vector<ArgExtreme<T>> partial(chunk_count(n, chunk));
+    std::vector<ops::ArgPair<T>> partial(chunk_count(n, chunk));
     (*runner)(partial.size(),
               [&](std::size_t c) { partial[c] = arg_extreme<kMax>(x + c * chunk, chunk_length(n, chunk, c), c * chunk); });
     a = partial[0];
-    for (std::size_t c = 1; c < partial.size(); ++c) a = combine_args<kMax>(a, partial[c]);
+    for (std::size_t c = 1; c < partial.size(); ++c) a = ops::Arg<T, kMax>{}(a, partial[c]);
   }
   return Result{Scalar(a.value), a.index, {}};
 }
@@ -112,22 +104,22 @@ struct ColumnSum {
 template <class T>
 struct ColumnProd {
   using P = ProdPolicy<T>;
-  typename P::acc p = 1;
+  typename P::acc p = P::identity();
   void add(T x) { p *= static_cast<typename P::acc>(x); }
   typename P::acc value() const { return p; }
 };
 
+template <class T>
+struct ColumnSquares {
+  using P = SquaresPolicy<T>;
+  typename P::acc s = P::identity();
+  void add(T x) { s += P::template lift<typename P::acc>(x); }
+  typename P::acc value() const { return s; }
+};
+
 template <bool kMax, class T>
-struct ColumnExtreme {
-  Extreme<T> e{kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max(), false};
-  ColumnExtreme() {
-    if constexpr (std::is_floating_point_v<T>) e.value = kMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
-  }
-  void add(T x) {
-    e.nan |= is_nan(x);
-    if constexpr (kMax) e.value = e.value < x ? x : e.value;
-    else e.value = x < e.value ? x : e.value;
-  }
+struct ColumnExtreme : RunningExtreme<kMax, T> {
+  T value() const { return this->result(); }
 };
 
 //! The column accumulators of every chunk of records (at most `max_chunks` chunks): a row of
@@ -171,11 +163,9 @@ Result fold_record_extremes(const Request& q, const ChunkRunner* runner) {
   const std::size_t k = q.width, chunks = partial.size() / k;
   Result r;
   for (std::size_t j = 0; j < k; ++j) {
-    Extreme<T> e = partial[j].e;
-    for (std::size_t c = 1; c < chunks; ++c) e = combine_extremes<kMax>(e, partial[c * k + j].e);
-    if constexpr (std::is_floating_point_v<T>)
-      if (e.nan) e.value = std::numeric_limits<T>::quiet_NaN();
-    r.values.push_back(Scalar(e.value));
+    T e = partial[j].value();
+    for (std::size_t c = 1; c < chunks; ++c) e = ops::Extreme<T, kMax>{}(e, partial[c * k + j].value());
+    r.values.push_back(Scalar(e));
   }
   return r;
 }
@@ -226,6 +216,7 @@ Result reduce_records(const Request& q, const ChunkRunner* runner) {
       case Op::prod: r = fold_record_columns<ColumnProd<T>, T>(q, runner); break;
       case Op::min: r = fold_record_extremes<false, T>(q, runner); break;
       case Op::max: r = fold_record_extremes<true, T>(q, runner); break;
+      case Op::sumsq: r = fold_record_columns<ColumnSquares<T>, T>(q, runner); break;
       default: throw Error(ErrorCode::internal, "reduce_records: an op with an index");
     }
     r.value = r.values.front();
@@ -255,6 +246,7 @@ Result reduce_on_host(const Request& request, const ChunkRunner* runner, Accurac
       case Op::max: return Result{fold_extreme<true>(x, n, runner), {}, {}};
       case Op::argmin: return fold_arg<false>(x, n, runner);
       case Op::argmax: return fold_arg<true>(x, n, runner);
+      case Op::sumsq: return Result{fold<SquaresPolicy<T>>(x, n, runner), {}, {}};
     }
     throw Error(ErrorCode::internal, "reduce_on_cpu: unknown op");
   });

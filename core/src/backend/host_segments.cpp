@@ -66,13 +66,20 @@ void check_offsets(const Request& q, const ChunkRunner* runner) {
 //! took more time than the loads of a row of 16 (9 against 22.8 GB/s flat on one core).
 constexpr std::size_t kShortPiece = 32;
 
+//! Where one op's per-segment results go: packed values of its result type, and indices
+//! (argmin/argmax).
+struct Outputs {
+  void* values;
+  std::uint64_t* indices;
+};
+
 //! What an op does with segments. Each provides acc (a piece's partial), piece(x, a, b) over
-//! elements [a, b), a Fold that combines pieces in index order, write(q, s, acc, begin) and
-//! write_empty(q, s).
+//! elements [a, b), a Fold that combines pieces in index order, write(out, s, acc, begin) and
+//! write_empty(out, s).
 template <class T, class P>
-struct FoldSegments {  // sums and products
+struct FoldSegments {  // sums, products, sums of squares
   using acc = typename P::acc;
-  using Out = std::conditional_t<std::is_floating_point_v<T>, T, std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
+  using Out = typename P::Op::result_t;
   static acc piece(const T* x, std::uint64_t a, std::uint64_t b) {
     if (b - a <= kShortPiece) return short_piece(x + a, b - a);
     // One leaf is what reduce_pairwise would return for it (the same bits), without its stack.
@@ -92,61 +99,51 @@ struct FoldSegments {  // sums and products
     return static_cast<acc>(P::combine(P::combine(lane[0], lane[1]), P::combine(lane[2], lane[3])));
   }
   using Fold = PairwiseStack<P>;
-  static void write(const Request& q, std::size_t s, acc v, std::uint64_t) {
-    if constexpr (std::is_floating_point_v<T>) static_cast<Out*>(q.out)[s] = static_cast<Out>(v);
-    else static_cast<Out*>(q.out)[s] = std::bit_cast<Out>(v);
-  }
-  static void write_empty(const Request& q, std::size_t s) { write(q, s, P::identity(), 0); }
+  static void write(const Outputs& o, std::size_t s, acc v, std::uint64_t) { static_cast<Out*>(o.values)[s] = P::Op::finish(v); }
+  static void write_empty(const Outputs& o, std::size_t s) { write(o, s, P::identity(), 0); }
 };
 
-template <class T, bool kMax>
-constexpr T extreme_identity() {
-  if constexpr (std::is_floating_point_v<T>)
-    return kMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
-  else return kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
-}
-
-//! Combines pieces in index order with `combine`, the first as it is.
-template <class A, A (*combine)(A, A)>
-struct InOrder {
-  std::optional<A> a;
-  void push(A v) { a = a ? combine(*a, v) : v; }
-  A result() const { return *a; }
+//! Combines pieces with the table's operator F, the first as it is.
+template <class F>
+struct Running {
+  std::optional<typename F::acc_t> a;
+  void push(const typename F::acc_t& v) { a = a ? F{}(*a, v) : v; }
+  typename F::acc_t result() const { return *a; }
 };
 
 template <class T, bool kMax>
 struct ExtremeSegments {
-  using acc = Extreme<T>;
+  using F = ops::Extreme<T, kMax>;
+  using acc = T;
   static acc piece(const T* x, std::uint64_t a, std::uint64_t b) {
     if (b - a > kShortPiece) return extreme<kMax>(x + a, b - a);
-    acc e{x[a], is_nan(x[a])};  // short: a plain loop, not sixteen lanes to set up and fold
-    for (std::uint64_t i = a + 1; i < b; ++i) e = combine_extremes<kMax>(e, acc{x[i], is_nan(x[i])});
-    return e;
+    RunningExtreme<kMax, T> e;  // short: a plain loop, not sixteen lanes to set up and fold
+    for (std::uint64_t i = a; i < b; ++i) e.add(x[i]);
+    return e.result();
   }
-  using Fold = InOrder<acc, &combine_extremes<kMax, T>>;
-  static void write(const Request& q, std::size_t s, acc v, std::uint64_t) {
-    static_cast<T*>(q.out)[s] = v.nan ? std::numeric_limits<T>::quiet_NaN() : v.value;
-  }
-  static void write_empty(const Request& q, std::size_t s) { write(q, s, {extreme_identity<T, kMax>(), false}, 0); }
+  using Fold = Running<F>;
+  static void write(const Outputs& o, std::size_t s, acc v, std::uint64_t) { static_cast<T*>(o.values)[s] = F::finish(v); }
+  static void write_empty(const Outputs& o, std::size_t s) { write(o, s, F::identity(), 0); }
 };
 
 template <class T, bool kMax>
 struct ArgSegments {
-  using acc = ArgExtreme<T>;
+  using F = ops::Arg<T, kMax>;
+  using acc = ops::ArgPair<T>;
   static acc piece(const T* x, std::uint64_t a, std::uint64_t b) {
     if (b - a > kShortPiece) return arg_extreme<kMax>(x + a, b - a, a);
     acc best{x[a], a};
-    for (std::uint64_t i = a + 1; i < b; ++i) best = combine_args<kMax>(best, acc{x[i], i});
+    for (std::uint64_t i = a + 1; i < b; ++i) best = F{}(best, acc{x[i], i});
     return best;
   }
-  using Fold = InOrder<acc, &combine_args<kMax, T>>;
-  static void write(const Request& q, std::size_t s, acc v, std::uint64_t begin) {
-    static_cast<T*>(q.out)[s] = v.value;
-    q.out_index[s] = v.index - begin;
+  using Fold = Running<F>;
+  static void write(const Outputs& o, std::size_t s, acc v, std::uint64_t begin) {
+    static_cast<T*>(o.values)[s] = F::finish(v);
+    o.indices[s] = v.index - begin;
   }
-  static void write_empty(const Request& q, std::size_t s) {
-    static_cast<T*>(q.out)[s] = extreme_identity<T, kMax>();
-    q.out_index[s] = no_index;
+  static void write_empty(const Outputs& o, std::size_t s) {
+    static_cast<T*>(o.values)[s] = F::finish(F::identity());
+    o.indices[s] = no_index;
   }
 };
 
@@ -163,15 +160,15 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
     void push(const ExactSum& e) { sum += e; }
     const ExactSum& result() const { return sum; }
   };
-  static void write(const Request& q, std::size_t s, const acc& v, std::uint64_t) { static_cast<T*>(q.out)[s] = v.round<T>(); }
-  static void write_empty(const Request& q, std::size_t s) { write(q, s, ExactSum{}, 0); }
+  static void write(const Outputs& o, std::size_t s, const acc& v, std::uint64_t) { static_cast<T*>(o.values)[s] = v.round<T>(); }
+  static void write_empty(const Outputs& o, std::size_t s) { write(o, s, ExactSum{}, 0); }
 };
 
 //! Several ops in one read (Request::ops): each tile's piece of a segment is read from memory
-//! once, by the first stat's kernel; the others run over it in the cache. Each stat is the op's
-//! own Seg, so it gives the same bits as that op alone, and writes to its own Request::ops_out.
+//! once, by the first op's kernel; the others run over it in the cache. Each op is its own Seg,
+//! so it gives the same bits as that op alone, and writes to its own Request::ops_out.
 template <class T>
-class StatsSegments {
+class SeveralSegments {
  public:
   using Sum = FoldSegments<T, SumPolicy<T>>;
   using Squares = FoldSegments<T, SquaresPolicy<T>>;
@@ -188,25 +185,21 @@ class StatsSegments {
     typename Squares::acc squares{};
   };
 
-  explicit StatsSegments(const Request& q) : ops_(q.ops) {
-    for (Stat s : all_stats) {
-      out_[static_cast<int>(s)] = q;
-      out_[static_cast<int>(s)].out = q.ops_out->values[static_cast<int>(s)];
-      out_[static_cast<int>(s)].out_index = q.ops_out->indices[static_cast<int>(s)];
-    }
+  SeveralSegments(OpSet ops, const OpsOut& out) : ops_(ops) {
+    for (Op op : all_ops) out_[static_cast<int>(op)] = {out.values[static_cast<int>(op)], out.indices[static_cast<int>(op)]};
   }
 
   acc piece(const T* x, std::uint64_t a, std::uint64_t b) const {
     acc r;
-    if (ops_.contains(Stat::sum)) r.sum = Sum::piece(x, a, b);
-    if (ops_.contains(Stat::min)) r.min = Min::piece(x, a, b);
-    if (ops_.contains(Stat::max)) r.max = Max::piece(x, a, b);
-    if (ops_.contains(Stat::argmin)) r.argmin = ArgMin::piece(x, a, b);
-    if (ops_.contains(Stat::argmax)) r.argmax = ArgMax::piece(x, a, b);
-    if (ops_.contains(Stat::sum_of_squares)) r.squares = Squares::piece(x, a, b);
+    if (ops_.contains(Op::sum)) r.sum = Sum::piece(x, a, b);
+    if (ops_.contains(Op::min)) r.min = Min::piece(x, a, b);
+    if (ops_.contains(Op::max)) r.max = Max::piece(x, a, b);
+    if (ops_.contains(Op::argmin)) r.argmin = ArgMin::piece(x, a, b);
+    if (ops_.contains(Op::argmax)) r.argmax = ArgMax::piece(x, a, b);
+    if (ops_.contains(Op::sumsq)) r.squares = Squares::piece(x, a, b);
     return r;
   }
-  struct Fold {  // every stat's fold; those not asked for fold their zeros
+  struct Fold {  // every op's fold; those not asked for fold their zeros
     typename Sum::Fold sum;
     typename Min::Fold min;
     typename Max::Fold max;
@@ -218,38 +211,37 @@ class StatsSegments {
     }
     acc result() const { return {sum.result(), min.result(), max.result(), argmin.result(), argmax.result(), squares.result()}; }
   };
-  void write(const Request&, std::size_t s, const acc& v, std::uint64_t begin) const {
-    if (ops_.contains(Stat::sum)) Sum::write(of(Stat::sum), s, v.sum, begin);
-    if (ops_.contains(Stat::min)) Min::write(of(Stat::min), s, v.min, begin);
-    if (ops_.contains(Stat::max)) Max::write(of(Stat::max), s, v.max, begin);
-    if (ops_.contains(Stat::argmin)) ArgMin::write(of(Stat::argmin), s, v.argmin, begin);
-    if (ops_.contains(Stat::argmax)) ArgMax::write(of(Stat::argmax), s, v.argmax, begin);
-    if (ops_.contains(Stat::sum_of_squares)) Squares::write(of(Stat::sum_of_squares), s, v.squares, begin);
+  void write(const Outputs&, std::size_t s, const acc& v, std::uint64_t begin) const {
+    if (ops_.contains(Op::sum)) Sum::write(of(Op::sum), s, v.sum, begin);
+    if (ops_.contains(Op::min)) Min::write(of(Op::min), s, v.min, begin);
+    if (ops_.contains(Op::max)) Max::write(of(Op::max), s, v.max, begin);
+    if (ops_.contains(Op::argmin)) ArgMin::write(of(Op::argmin), s, v.argmin, begin);
+    if (ops_.contains(Op::argmax)) ArgMax::write(of(Op::argmax), s, v.argmax, begin);
+    if (ops_.contains(Op::sumsq)) Squares::write(of(Op::sumsq), s, v.squares, begin);
   }
-  void write_empty(const Request&, std::size_t s) const {
-    if (ops_.contains(Stat::sum)) Sum::write_empty(of(Stat::sum), s);
-    if (ops_.contains(Stat::min)) Min::write_empty(of(Stat::min), s);
-    if (ops_.contains(Stat::max)) Max::write_empty(of(Stat::max), s);
-    if (ops_.contains(Stat::argmin)) ArgMin::write_empty(of(Stat::argmin), s);
-    if (ops_.contains(Stat::argmax)) ArgMax::write_empty(of(Stat::argmax), s);
-    if (ops_.contains(Stat::sum_of_squares)) Squares::write_empty(of(Stat::sum_of_squares), s);
+  void write_empty(const Outputs&, std::size_t s) const {
+    if (ops_.contains(Op::sum)) Sum::write_empty(of(Op::sum), s);
+    if (ops_.contains(Op::min)) Min::write_empty(of(Op::min), s);
+    if (ops_.contains(Op::max)) Max::write_empty(of(Op::max), s);
+    if (ops_.contains(Op::argmin)) ArgMin::write_empty(of(Op::argmin), s);
+    if (ops_.contains(Op::argmax)) ArgMax::write_empty(of(Op::argmax), s);
+    if (ops_.contains(Op::sumsq)) Squares::write_empty(of(Op::sumsq), s);
   }
 
  private:
-  const Request& of(Stat s) const { return out_[static_cast<int>(s)]; }
-  Stats ops_;
-  Request out_[all_stats.size()];  // the request with `out` and `out_index` of each stat
+  const Outputs& of(Op op) const { return out_[static_cast<int>(op)]; }
+  OpSet ops_;
+  Outputs out_[all_ops.size()];
 };
 
 template <class T, class Seg>
-void reduce_tiles(const Request& q, const Bounds& b, const ChunkRunner* runner, const Seg& seg = {}) {
-  const T* x = static_cast<const T*>(q.data);
+void reduce_tiles(const T* x, const Bounds& b, const Outputs& out, const ChunkRunner* runner, const Seg& seg = {}) {
   const std::size_t count = b.count;
   const std::uint64_t first = b.begin(0), end = b.begin(count);
   const std::size_t tiles = static_cast<std::size_t>((end - first + kTile - 1) / kTile);
   if (tiles == 0) {  // every segment is empty
     run_each(runner, (count + kTile - 1) / kTile, [&](std::size_t c) {
-      for (std::size_t s = c * kTile, last = std::min(count, s + kTile); s < last; ++s) seg.write_empty(q, s);
+      for (std::size_t s = c * kTile, last = std::min(count, s + kTile); s < last; ++s) seg.write_empty(out, s);
     });
     return;
   }
@@ -283,7 +275,7 @@ void reduce_tiles(const Request& q, const Bounds& b, const ChunkRunner* runner, 
         const std::size_t stop = std::min(whole_end, s + step);
         for (const std::uintptr_t end = reinterpret_cast<std::uintptr_t>(x + stop * L) + kAhead; line < end; line += 64)
           __builtin_prefetch(reinterpret_cast<const void*>(line));
-        for (; s < stop; ++s) seg.write(q, s, seg.piece(x, s * L, s * L + L), s * L);
+        for (; s < stop; ++s) seg.write(out, s, seg.piece(x, s * L, s * L + L), s * L);
       }
     };
     if (!b.offsets && b.row_length > 0 && b.row_length <= kShortPiece) {
@@ -302,9 +294,9 @@ void reduce_tiles(const Request& q, const Bounds& b, const ChunkRunner* runner, 
         tail[t] = seg.piece(x, bs, hi);
         tail_of[t] = s;
       } else if (es == bs) {
-        seg.write_empty(q, s);
+        seg.write_empty(out, s);
       } else {
-        seg.write(q, s, seg.piece(x, bs, es), bs);
+        seg.write(out, s, seg.piece(x, bs, es), bs);
       }
     }
   });
@@ -315,7 +307,7 @@ void reduce_tiles(const Request& q, const Bounds& b, const ChunkRunner* runner, 
       typename Seg::Fold fold;
       fold.push(tail[t]);
       for (std::size_t u = t + 1; u < tiles && carried[u] == s; ++u) fold.push(carry[u]);
-      seg.write(q, s, fold.result(), b.begin(s));
+      seg.write(out, s, fold.result(), b.begin(s));
     }
   });
 }
@@ -327,7 +319,7 @@ Result reduce_host_stats(const Request& q, const ChunkRunner* runner) {
   const Bounds whole{nullptr, q.count, 1};
   visit_dtype(q.dtype, [&](auto tag) {
     using T = decltype(tag);
-    reduce_tiles<T>(q, whole, runner, StatsSegments<T>(q));
+    reduce_tiles<T>(static_cast<const T*>(q.data), whole, Outputs{}, runner, SeveralSegments<T>(q.ops, *q.ops_out));
   });
   return Result{};  // the values are in q.ops_out; Reducer::reduce fills the rest
 }
@@ -335,18 +327,21 @@ Result reduce_host_stats(const Request& q, const ChunkRunner* runner) {
 Result reduce_host_segments(const Request& q, const ChunkRunner* runner, Accuracy accuracy) {
   if (q.segments.offsets) check_offsets(q, runner);
   const Bounds b{q.segments.offsets, q.segments.offsets ? 0 : q.count / q.segments.count, q.segments.count};
+  const Outputs out{q.out, q.out_index};
   visit_dtype(q.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if (!q.ops.empty()) return reduce_tiles<T>(q, b, runner, StatsSegments<T>(q));
+    const T* x = static_cast<const T*>(q.data);
+    if (!q.ops.empty()) return reduce_tiles<T>(x, b, out, runner, SeveralSegments<T>(q.ops, *q.ops_out));
     if constexpr (std::is_floating_point_v<T>)
-      if (exact_sum(q.dtype, q.op, accuracy)) return reduce_tiles<T, ExactSegments<T>>(q, b, runner);
+      if (exact_sum(q.dtype, q.op, accuracy)) return reduce_tiles<T, ExactSegments<T>>(x, b, out, runner);
     switch (q.op) {
-      case Op::sum: return reduce_tiles<T, FoldSegments<T, SumPolicy<T>>>(q, b, runner);
-      case Op::prod: return reduce_tiles<T, FoldSegments<T, ProdPolicy<T>>>(q, b, runner);
-      case Op::min: return reduce_tiles<T, ExtremeSegments<T, false>>(q, b, runner);
-      case Op::max: return reduce_tiles<T, ExtremeSegments<T, true>>(q, b, runner);
-      case Op::argmin: return reduce_tiles<T, ArgSegments<T, false>>(q, b, runner);
-      case Op::argmax: return reduce_tiles<T, ArgSegments<T, true>>(q, b, runner);
+      case Op::sum: return reduce_tiles<T, FoldSegments<T, SumPolicy<T>>>(x, b, out, runner);
+      case Op::prod: return reduce_tiles<T, FoldSegments<T, ProdPolicy<T>>>(x, b, out, runner);
+      case Op::sumsq: return reduce_tiles<T, FoldSegments<T, SquaresPolicy<T>>>(x, b, out, runner);
+      case Op::min: return reduce_tiles<T, ExtremeSegments<T, false>>(x, b, out, runner);
+      case Op::max: return reduce_tiles<T, ExtremeSegments<T, true>>(x, b, out, runner);
+      case Op::argmin: return reduce_tiles<T, ArgSegments<T, false>>(x, b, out, runner);
+      case Op::argmax: return reduce_tiles<T, ArgSegments<T, true>>(x, b, out, runner);
     }
   });
   return Result{};  // the values are in q.out; Reducer::reduce fills the rest

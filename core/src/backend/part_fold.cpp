@@ -8,55 +8,27 @@
 namespace xreduce::backend {
 namespace {
 
-//! The result of `op` over two parts, `low` holding the lower indices. Sums and products are
-//! combined in double (floats) or modulo 2^64 (integers); min/max keep NaN; argmin/argmax keep the
-//! first NaN, else the extreme with the lowest index.
-Result combine_results(Op op, const Result& low, const Result& high) {
-  if (!low.values.empty() || !high.values.empty()) {  // records: column by column
-    if (low.values.size() != high.values.size())
+//! The result of `op` over two parts, by the table's operator (xreduce/backend/ops.hpp): sums
+//! and products combined in double (floats) or modulo 2^64 (integers), min/max keep NaN,
+//! argmin/argmax the first NaN, else the extreme with the lowest index, in either order.
+Result combine_results(Op op, const Result& a, const Result& b) {
+  if (!a.values.empty() || !b.values.empty()) {  // records: column by column
+    if (a.values.size() != b.values.size())
       throw Error(ErrorCode::internal, "combine_results: parts with different numbers of columns");
     Result r;
-    for (std::size_t j = 0; j < low.values.size(); ++j)
-      r.values.push_back(combine_results(op, Result{low.values[j], {}, {}}, Result{high.values[j], {}, {}}).value);
+    for (std::size_t j = 0; j < a.values.size(); ++j)
+      r.values.push_back(combine_results(op, Result{a.values[j], {}, {}}, Result{b.values[j], {}, {}}).value);
     r.value = r.values.front();
     return r;
   }
-  if (low.value.dtype() != high.value.dtype())
-    throw Error(ErrorCode::internal, "combine_results: parts of different types");
-  return visit_dtype(low.value.dtype(), [&](auto tag) -> Result {
-    using T = decltype(tag);
-    const T a = low.value.get<T>(), b = high.value.get<T>();
-    auto nan = [](T x) {
-      if constexpr (std::is_floating_point_v<T>) return x != x;
-      else return false;
-    };
-    switch (op) {
-      case Op::sum:
-      case Op::prod: {
-        if constexpr (std::is_floating_point_v<T>) {
-          const double r = op == Op::sum ? double(a) + double(b) : double(a) * double(b);
-          return {Scalar(static_cast<T>(r)), {}, {}};
-        } else {
-          const auto ua = static_cast<std::uint64_t>(a), ub = static_cast<std::uint64_t>(b);
-          return {Scalar(static_cast<T>(op == Op::sum ? ua + ub : ua * ub)), {}, {}};
-        }
-      }
-      case Op::min:
-      case Op::max: {
-        if (nan(a)) return {Scalar(a), {}, {}};
-        if (nan(b)) return {Scalar(b), {}, {}};
-        const bool take_b = op == Op::max ? a < b : b < a;
-        return {Scalar(take_b ? b : a), {}, {}};
-      }
-      case Op::argmin:
-      case Op::argmax: {
-        if (nan(a)) return low;
-        if (nan(b)) return high;
-        const bool take_b = op == Op::argmax ? a < b : b < a;  // ties: the low part's index is lower
-        return take_b ? high : low;
-      }
-    }
-    throw Error(ErrorCode::internal, "combine_results: unknown op");
+  if (a.value.dtype() != b.value.dtype()) throw Error(ErrorCode::internal, "combine_results: parts of different types");
+  // Visited by the result's type: a widened integer partial combines as the same op of int64 or
+  // uint64 elements would (modulo 2^64, whatever the elements' width).
+  return visit_dtype(a.value.dtype(), [&](auto tag) {
+    return ops::visit<decltype(tag)>(op, [&](auto f) {
+      using F = decltype(f);
+      return result_of<F>(f(partial_of<F>(a.value, a.index), partial_of<F>(b.value, b.index)));
+    });
   });
 }
 
@@ -95,13 +67,7 @@ void PartFold::add(const Result& part, std::uint64_t offset) {
   }
   Result p = part;
   if (p.index) *p.index += offset;
-  if (!acc_) {
-    acc_ = std::move(p);
-    return;
-  }
-  // combine_results prefers its first argument on ties (and on NaN): give it the lower index.
-  const bool part_first = p.index && acc_->index && *p.index < *acc_->index;
-  acc_ = part_first ? combine_results(op_, p, *acc_) : combine_results(op_, *acc_, p);
+  acc_ = acc_ ? combine_results(op_, *acc_, p) : std::move(p);  // the table's rules hold in either order
 }
 
 Result PartFold::result() const {

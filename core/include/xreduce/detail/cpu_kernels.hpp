@@ -23,24 +23,27 @@
 #include <span>
 #include <type_traits>
 
+#include "xreduce/backend/ops.hpp"
+
 namespace xreduce::detail {
 
 inline constexpr std::size_t kLanes = 16;
 inline constexpr std::size_t kBlock = 256;
 
-//! Sums and products of floats accumulate in double; of integers, in uint64 (exact modulo 2^64).
-template <class T>
-using wide_t = std::conditional_t<std::is_floating_point_v<T>, double, std::uint64_t>;
+using ops::is_nan;
+using ops::wide_t;
 
-//! An accumulation policy: `leaf` is the type lanes accumulate in within one leaf, `acc` the type
-//! leaves are combined in; `combine` works on both, and `lift` makes an element a leaf value.
+//! An accumulation policy over an op of the table (xreduce/backend/ops.hpp): `leaf` is the type
+//! lanes accumulate in within one leaf, `acc` the op's, which leaves are combined in; `combine`
+//! works on both, and `lift` makes an element a leaf value.
 template <class T>
 struct SumPolicy {
-  using acc = wide_t<T>;
+  using Op = ops::Sum<T>;
+  using acc = typename Op::acc_t;
   using leaf = std::conditional_t<std::is_same_v<T, float>, float, acc>;
   template <class A>
   static constexpr A identity() { return A(0); }
-  static constexpr acc identity() { return acc(0); }
+  static constexpr acc identity() { return Op::identity(); }
   template <class A>
   static A combine(A a, A b) { return a + b; }
   template <class L>
@@ -51,11 +54,12 @@ struct SumPolicy {
 //! in double; integers modulo 2^64, like their sums), never in float lanes.
 template <class T>
 struct SquaresPolicy {
-  using acc = wide_t<T>;
+  using Op = ops::SumOfSquares<T>;
+  using acc = typename Op::acc_t;
   using leaf = acc;
   template <class A>
   static constexpr A identity() { return A(0); }
-  static constexpr acc identity() { return acc(0); }
+  static constexpr acc identity() { return Op::identity(); }
   template <class A>
   static A combine(A a, A b) { return a + b; }
   template <class L>
@@ -64,11 +68,12 @@ struct SquaresPolicy {
 
 template <class T>
 struct ProdPolicy {
-  using acc = wide_t<T>;
+  using Op = ops::Prod<T>;
+  using acc = typename Op::acc_t;
   using leaf = acc;  // products keep double lanes: float lanes would overflow or vanish early
   template <class A>
   static constexpr A identity() { return A(1); }
-  static constexpr acc identity() { return acc(1); }
+  static constexpr acc identity() { return Op::identity(); }
   template <class A>
   static A combine(A a, A b) { return a * b; }
   template <class L>
@@ -129,17 +134,22 @@ typename P::acc combine_pairwise(std::span<const typename P::acc> partials) {
   return stack.result();
 }
 
-template <class T>
-constexpr bool is_nan(T x) {
-  if constexpr (std::is_floating_point_v<T>) return x != x;
-  else return false;
-}
-
-//! Minimum or maximum of n >= 1 elements, and whether any was NaN (then the value is unspecified).
-template <class T>
-struct Extreme {
-  T value;
-  bool nan;
+//! A min or max accumulated one element at a time: a running value and a NaN flag apart, so that
+//! each element costs one compare; result() is ops::Extreme's partial (NaN if any element was).
+template <bool kMax, class T>
+struct RunningExtreme {
+  T value = ops::extreme_identity<T, kMax>();
+  bool nan = false;
+  void add(T x) {
+    nan |= is_nan(x);
+    if constexpr (kMax) value = value < x ? x : value;
+    else value = x < value ? x : value;
+  }
+  T result() const {
+    if constexpr (std::is_floating_point_v<T>)
+      if (nan) return std::numeric_limits<T>::quiet_NaN();
+    return value;
+  }
 };
 
 //! 16 bytes of T as one vector (GCC's and Clang's vector extensions: SSE2 on x86-64, NEON on
@@ -160,8 +170,9 @@ XREDUCE_VECTOR16(std::uint32_t)
 XREDUCE_VECTOR16(std::uint64_t)
 #undef XREDUCE_VECTOR16
 
+//! Minimum or maximum of x[0..n), n >= 1, as ops::Extreme has it: NaN if any element is NaN.
 template <bool kMax, class T>
-Extreme<T> extreme(const T* x, std::size_t n) {
+T extreme(const T* x, std::size_t n) {
   // Vectors of `v < m ? v : m` (one minps/maxps) and of `v != v`, the NaN flags, tracked apart
   // so that a NaN cannot be lost. Written as plain lanes, neither GCC nor Clang vectorised the
   // select without -ffast-math: min and max ran at 40% of the sum's speed on one core.
@@ -180,66 +191,37 @@ Extreme<T> extreme(const T* x, std::size_t n) {
       if constexpr (kMax) m[k] = m[k] < v ? v : m[k];
       else m[k] = v < m[k] ? v : m[k];
     }
-  Extreme<T> r{m[0][0], false};
+  RunningExtreme<kMax, T> r;
   for (std::size_t k = 0; k < kVectors; ++k)
     for (std::size_t j = 0; j < kWidth; ++j) {
       r.nan |= nan[k][j] != 0;
-      if constexpr (kMax) r.value = r.value < m[k][j] ? m[k][j] : r.value;
-      else r.value = m[k][j] < r.value ? m[k][j] : r.value;
+      r.add(m[k][j]);
     }
-  for (; i < n; ++i) {
-    const T v = x[i];
-    r.nan |= is_nan(v);
-    if constexpr (kMax) r.value = r.value < v ? v : r.value;
-    else r.value = v < r.value ? v : r.value;
-  }
-  return r;
-}
-
-template <bool kMax, class T>
-Extreme<T> combine_extremes(Extreme<T> a, Extreme<T> b) {
-  a.nan |= b.nan;
-  if constexpr (kMax) a.value = a.value < b.value ? b.value : a.value;
-  else a.value = b.value < a.value ? b.value : a.value;
-  return a;
-}
-
-//! argmin/argmax: the extreme and its lowest index; the first NaN wins over everything.
-template <class T>
-struct ArgExtreme {
-  T value;
-  std::uint64_t index;
-};
-
-//! Combines the results of two ranges; `a` must cover the lower indices.
-template <bool kMax, class T>
-ArgExtreme<T> combine_args(ArgExtreme<T> a, ArgExtreme<T> b) {
-  if (is_nan(a.value)) return a;
-  if (is_nan(b.value)) return b;
-  bool better = kMax ? a.value < b.value : b.value < a.value;
-  return better ? b : a;
+  for (; i < n; ++i) r.add(x[i]);
+  return r.result();
 }
 
 //! argmin/argmax of x[0..n), n >= 1, indices offset by `base`. Per block: find the extreme with
 //! the vector kernel, then its first position, so the scan for the index touches cached data.
 template <bool kMax, class T>
-ArgExtreme<T> arg_extreme(const T* x, std::size_t n, std::uint64_t base) {
+ops::ArgPair<T> arg_extreme(const T* x, std::size_t n, std::uint64_t base) {
   constexpr std::size_t kArgBlock = 4096;
-  ArgExtreme<T> best{x[0], base};
+  constexpr ops::Arg<T, kMax> combine;
+  ops::ArgPair<T> best{x[0], base};
   for (std::size_t start = 0; start < n; start += kArgBlock) {
     std::size_t len = n - start < kArgBlock ? n - start : kArgBlock;
     const T* b = x + start;
-    Extreme<T> e = extreme<kMax>(b, len);
+    const T e = extreme<kMax>(b, len);
     // The scan for the index only where the block holds a new extreme: a later block's equal
     // one loses to the earlier index anyway. (Scanning every block cost as much as the search.)
-    if (start > 0 && !e.nan && !(kMax ? best.value < e.value : e.value < best.value)) continue;
+    if (start > 0 && !is_nan(e) && !(kMax ? best.value < e : e < best.value)) continue;
     std::size_t k = 0;
-    if (e.nan) {
+    if (is_nan(e)) {
       while (!is_nan(b[k])) ++k;
     } else {
-      while (!(b[k] == e.value)) ++k;
+      while (!(b[k] == e)) ++k;
     }
-    best = combine_args<kMax>(best, ArgExtreme<T>{b[k], base + start + k});
+    best = combine(best, ops::ArgPair<T>{b[k], base + start + k});
     if (is_nan(best.value)) break;  // nothing later can win
   }
   return best;
