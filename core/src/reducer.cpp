@@ -23,9 +23,9 @@ std::string combination(const Request& q) {
 
 Result empty_result(const Request& q, std::string_view backend) {
   DType out = result_dtype(q.dtype, q.op);
-  if (!(q.op == Op::sum || q.op == Op::prod))
+  if (!accumulates(q.op))
     throw Error(ErrorCode::empty_input, std::string(to_string(q.op)) + " of an empty array has no value");
-  int identity = q.op == Op::sum ? 0 : 1;
+  int identity = q.op == Op::prod ? 1 : 0;
   Scalar value = visit_dtype(out, [&](auto tag) { return Scalar(static_cast<decltype(tag)>(identity)); });
   Result r{value, std::nullopt, std::string(backend)};
   if (q.width > 1) r.values.assign(q.width, value);

@@ -53,7 +53,7 @@ void check_all_backends(const std::vector<T>& data, xr::Op op, std::size_t byte_
   if (!data.empty()) std::memcpy(base, data.data(), data.size() * sizeof(T));
   xr::Request q{data.empty() ? nullptr : base, data.size(), xr::dtype_of<T>(), op, xr::Memory::host};
 
-  if (data.empty() && op != xr::Op::sum && op != xr::Op::prod) {
+  if (data.empty() && !xr::accumulates(op)) {
     for (xr::Reducer* r : backends()) {
       if (r->capabilities().support(q.dtype, op) == xr::Support::none) continue;
       INFO("backend " << r->name());
@@ -88,7 +88,7 @@ void conformance_for_type() {
   for (xr::Op op : xr::all_ops) {
     std::vector<Pattern> patterns{Pattern::random};
     if (!quick()) patterns.push_back(Pattern::negative);
-    if (op != xr::Op::prod && op != xr::Op::sum) patterns.push_back(Pattern::ties);
+    if (!xr::accumulates(op)) patterns.push_back(Pattern::ties);
     if (floating) patterns.push_back(Pattern::nan);
     if (floating && !quick()) patterns.insert(patterns.end(), {Pattern::inf, Pattern::both_inf});
     for (std::size_t n : sizes()) {
@@ -115,15 +115,15 @@ TEST_CASE("every backend: i64") { conformance_for_type<std::int64_t>(); }
 TEST_CASE("every backend: u32") { conformance_for_type<std::uint32_t>(); }
 TEST_CASE("every backend: u64") { conformance_for_type<std::uint64_t>(); }
 
-TEST_CASE("every backend: empty input gives the identity of sum and prod, in the result type") {
+TEST_CASE("every backend: empty input gives the identity of sum, prod and sumsq, in the result type") {
   for (xr::Reducer* r : backends()) {
     INFO("backend " << r->name());
     for (xr::DType t : xr::all_dtypes) {
-      for (xr::Op op : {xr::Op::sum, xr::Op::prod}) {
+      for (xr::Op op : {xr::Op::sum, xr::Op::prod, xr::Op::sumsq}) {
         if (r->capabilities().support(t, op) == xr::Support::none) continue;
         xr::Result res = r->reduce(xr::Request{nullptr, 0, t, op, memory_for(*r)});
         CHECK(res.value.dtype() == xr::result_dtype(t, op));
-        CHECK(res.value.to_double() == (op == xr::Op::sum ? 0.0 : 1.0));
+        CHECK(res.value.to_double() == (op == xr::Op::prod ? 1.0 : 0.0));
       }
     }
   }
@@ -211,7 +211,7 @@ void records_for_type() {
         INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), " << to_string(op) << " of "
                      << to_string(xr::dtype_of<T>()) << ", " << s.count << " records of width " << s.width << ", data "
                      << std::string(xr::test::name(p)));
-        if (s.count == 0 && op != xr::Op::sum && op != xr::Op::prod) continue;  // empty_input, as for width 1
+        if (s.count == 0 && !xr::accumulates(op)) continue;  // empty_input, as for width 1
         const xr::Reference ref = xr::exact_reference(q);
         REQUIRE(ref.columns.size() == s.width);
         for (xr::Reducer* r : backends()) {

@@ -167,7 +167,7 @@ TEST_CASE("gpu: host input streamed in many small chunks, pageable and pinned, e
     for (xr::Op op : xr::all_ops) {
       if (r->capabilities().support(xr::DType::f32, op) == xr::Support::none) continue;
       std::vector<float> host = xr::test::make_data<float>(xr::test::Pattern::ties, op, n, rng);
-      if (op == xr::Op::sum || op == xr::Op::prod) host = xr::test::make_data<float>(xr::test::Pattern::random, op, n, rng);
+      if (xr::accumulates(op)) host = xr::test::make_data<float>(xr::test::Pattern::random, op, n, rng);
       xr::Request q{host.data(), n, xr::DType::f32, op, xr::Memory::host};
       const xr::Reference ref = xr::exact_reference(q);
       xr::PinnedBuffer pinned(n * sizeof(float));
