@@ -1,5 +1,5 @@
 #pragma once
-// What the benchmark programs share: their command line, the timing rule (xreduce/detail/timing.hpp),
+// What the benchmark programs share: their command line, the timing rule (xreduce/timing.hpp),
 // the date on their results.
 // Header-only and C++17, since the GPU benchmark is compiled by nvcc.
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "xreduce/detail/timing.hpp"
+#include "xreduce/timing.hpp"
 
 namespace xreduce::bench {
 
@@ -40,9 +40,9 @@ inline Args parse_args(int argc, char** argv, int max_log2, int repeat, const ch
 }
 
 // The timing rule (warm-up, batches, median) is the library's own, shared with calibration.
-using detail::timing::fastest_call_seconds;
-using detail::timing::median;
-using detail::timing::warm_up;
+using xreduce::timing::fastest_call_seconds;
+using xreduce::timing::median;
+using xreduce::timing::warm_up;
 
 //! Today's date (UTC), for the results' JSON.
 inline std::string utc_date() {

@@ -1,5 +1,6 @@
 #include "args.hpp"
 
+#include <cstdio>
 #include <memory>
 #include <sstream>
 #include <vector>
@@ -71,7 +72,8 @@ std::pair<Op, OpSet> ops_of(const std::string& op, const std::string& ops) {
 }
 
 void add_how_options(CLI::App* cmd, int& block_size, int& threads, std::string& accuracy) {
-  cmd->add_option("--block-size", block_size, "GPU threads per block: 128, 256, 512, 1024 (0: default)")
+  cmd->add_option("--block-size", block_size,
+                  "Deprecated: --set block_size=N (a setting of the CUDA backends that take one: 128, 256, 512, 1024)")
       ->check(CLI::IsMember({0, 128, 256, 512, 1024}));
   cmd->add_option("--threads", threads, "CPU threads for parallel backends (0: all)")->check(CLI::Range(0, Config::kMaxThreads));
   cmd->add_option("--accuracy", accuracy,
@@ -154,6 +156,18 @@ Settings settings_of(const std::vector<std::string>& pairs) {
     s.set(p.substr(0, eq), p.substr(eq + 1), "--set");
   }
   return s;
+}
+
+Options options_of(const std::string& backend, int block_size, int threads, const std::string& accuracy,
+                   const std::vector<std::string>& settings) {
+  Options o{.backend = backend, .threads = threads, .accuracy = accuracy_of(accuracy)};
+  o.settings = settings_of(settings);
+  if (block_size != 0) {
+    std::fprintf(stderr, "xreduce: note: --block-size %d is now --set block_size=%d; read from its old name\n", block_size, block_size);
+    // The old spelling's meaning: the setting for the backends that read it, ignored by the others.
+    o.block_size = block_size;
+  }
+  return o;
 }
 
 std::optional<Accuracy> accuracy_of(const std::string& text) {

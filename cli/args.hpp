@@ -66,6 +66,9 @@ Array load_offsets(const DataArgs& d);
 Request request_for(const Array& a, const DataArgs& d, Op op, Memory memory, const Array& offsets = {}, OpSet ops = {});
 //! --set KEY=VALUE options as the call's settings.
 Settings settings_of(const std::vector<std::string>& pairs);
+//! How a reduction runs, from the options add_how_options and --set read.
+Options options_of(const std::string& backend, int block_size, int threads, const std::string& accuracy,
+                   const std::vector<std::string>& settings = {});
 //! --accuracy, or unset (the config's `accuracy`).
 std::optional<Accuracy> accuracy_of(const std::string& text);
 

@@ -10,9 +10,9 @@
 #include <functional>
 #include <iostream>
 
-#include "xreduce/detail/timing.hpp"
+#include "xreduce/timing.hpp"
 #include "xreduce/mpi.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 #include "xreduce/validate.hpp"
 
 namespace xreduce::cli {
@@ -186,9 +186,7 @@ int run_distributed(Context& ctx, const RunArgs& args, const DataArgs& d) {
     if (!ops.empty()) throw CLI::ValidationError("--ops reduces one process's array: not with --distributed");
     const Shard s = load_shards(d, mpi);
     const Request q = shard_request(s, d, op);
-    Options o{.backend = args.backend, .block_size = args.block_size, .threads = args.threads,
-              .accuracy = accuracy_of(args.accuracy)};
-    o.settings = settings_of(args.settings);
+    const Options o = options_of(args.backend, args.block_size, args.threads, args.accuracy, args.settings);
     std::vector<double> times;
     Result r;
     for (int k = 0; k < args.repeat; ++k) {
@@ -202,7 +200,7 @@ int run_distributed(Context& ctx, const RunArgs& args, const DataArgs& d) {
     whole.count = s.records;
     print_run(args, whole, s.description,
               r.backend + " on rank 0 (each rank chooses its own); combined by MPI over " + std::to_string(mpi.ranks) + " ranks",
-              r, detail::timing::median(times), o.accuracy.value_or(ctx.config().accuracy), mpi.ranks);
+              r, timing::median(times), o.accuracy.value_or(ctx.config().accuracy), mpi.ranks);
     return kExitOk;
   });
 }
@@ -224,7 +222,7 @@ int validate_distributed(Context& ctx, const ValidateArgs& args, const DataArgs&
       report.reference = exact_reference(whole_q);
     });
     // Rank 0's list of backends, or the ones asked for: every rank tries each in turn.
-    Options o{.backend = {}, .block_size = args.block_size, .threads = args.threads, .accuracy = accuracy_of(args.accuracy)};
+    Options o = options_of({}, args.block_size, args.threads, args.accuracy);
     const Accuracy accuracy = o.accuracy.value_or(ctx.config().accuracy);
     std::string names;
     if (mpi.rank == 0) {

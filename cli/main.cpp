@@ -21,10 +21,10 @@
 #include "input.hpp"
 #include "output.hpp"
 #include "xreduce/xreduce.hpp"
-#include "xreduce/detail/timing.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/timing.hpp"
+#include "xreduce/backend/registry.hpp"
 #include "xreduce/calibrate.hpp"
-#include "xreduce/reducer.hpp"
+#include "xreduce/backend/reducer.hpp"
 
 namespace xr = xreduce;
 using nlohmann::json;
@@ -32,7 +32,7 @@ using namespace xreduce::cli;  // the output helpers (output.hpp)
 
 namespace {
 
-using xr::detail::timing::median;
+using xr::timing::median;
 
 // --- xreduce (no subcommand): the tour -----------------------------------------------------
 
@@ -142,9 +142,7 @@ int run(xr::Context& ctx, const RunArgs& args, const DataArgs& d) {
   // Host memory, which the command read or made itself: said so, no module is asked where it
   // lives, and a CPU reduction never starts the GPU's driver.
   const xr::Request q = request_for(a, d, op, xr::Memory::host, offsets, ops);
-  xr::Options o{.backend = args.backend, .block_size = args.block_size, .threads = args.threads,
-                .accuracy = accuracy_of(args.accuracy)};
-  o.settings = settings_of(args.settings);
+  const xr::Options o = options_of(args.backend, args.block_size, args.threads, args.accuracy, args.settings);
   const xr::Accuracy accuracy = o.accuracy.value_or(ctx.config().accuracy);
   auto choice = ctx.resolve(q, o);
   std::vector<double> times;
@@ -166,8 +164,7 @@ int validate(xr::Context& ctx, const ValidateArgs& args, const DataArgs& d) {
   const xr::cli::Array offsets = load_offsets(d);
   const auto [op, ops] = ops_of(args.op, args.ops);
   const xr::Request q = request_for(a, d, op, xr::Memory::host, offsets, ops);
-  xr::Options o{.backend = {}, .block_size = args.block_size, .threads = args.threads,
-                .accuracy = accuracy_of(args.accuracy)};
+  const xr::Options o = options_of({}, args.block_size, args.threads, args.accuracy);
   const xr::Accuracy accuracy = o.accuracy.value_or(ctx.config().accuracy);
   return print_validation(ctx, args, q, a.description, xr::validate(ctx, q, o, args.backends), accuracy);
 }

@@ -10,7 +10,7 @@
 
 #include "args.hpp"
 #include "xreduce/context.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 #include "xreduce/validate.hpp"
 
 namespace xreduce::cli {

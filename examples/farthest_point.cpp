@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "xreduce/custom.hpp"
 #include "xreduce/xreduce.hpp"
 
 struct Point {

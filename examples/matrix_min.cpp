@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "xreduce/custom.hpp"
 #include "xreduce/xreduce.hpp"
 
 struct Mat3 {

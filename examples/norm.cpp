@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "xreduce/custom.hpp"
 #include "xreduce/xreduce.hpp"
 
 int main(int argc, char** argv) {

@@ -13,7 +13,7 @@
 
 #include "xreduce/backend/ops.hpp"
 #include "xreduce/backend/part_fold.hpp"
-#include "xreduce/detail/block_reduce.cuh"
+#include "xreduce/backend/block_reduce.cuh"
 #include "xreduce/request.hpp"
 #include "xreduce/types.hpp"
 
@@ -180,13 +180,13 @@ inline constexpr bool is_stats_acc<StatsAcc<T>> = true;
 template <class A>
 __device__ inline A shfl_down(A v, int offset) {
   if constexpr (std::is_arithmetic_v<A>) {
-    return xreduce::detail::gpu::shfl_down(v, offset);
+    return xreduce::gpu::shfl_down(v, offset);
   } else if constexpr (is_stats_acc<A>) {
     return {shfl_down(v.sum, offset), shfl_down(v.squares, offset), shfl_down(v.lo, offset), shfl_down(v.hi, offset)};
   } else {
     A r;
-    r.value = xreduce::detail::gpu::shfl_down(v.value, offset);
-    r.index = xreduce::detail::gpu::shfl_down(v.index, offset);
+    r.value = xreduce::gpu::shfl_down(v.value, offset);
+    r.index = xreduce::gpu::shfl_down(v.index, offset);
     return r;
   }
 }

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "techniques.hpp"
-#include "xreduce/plugin.hpp"
+#include "xreduce/backend/plugin.hpp"
 
 namespace xreduce::cuda {
 namespace {
@@ -100,23 +100,27 @@ class CudaReducer final : public Reducer {
   }
   std::vector<SettingInfo> settings() const override {
     const Streaming d;
-    return {{"chunk_bytes", std::to_string(d.chunk_bytes), "host input: bytes per streamed chunk (4096 to 2^48; more than the GPU holds is out_of_memory)"},
-            {"streams", std::to_string(d.streams), "host input: chunks in flight, each on its own stream (1 to 64)"},
-            {"copy_threads", std::to_string(d.copy_threads),
-             "pageable host input: host threads that copy chunks into pinned staging (1 to 256)"}};
+    std::vector<SettingInfo> keys{
+        {"chunk_bytes", std::to_string(d.chunk_bytes), "host input: bytes per streamed chunk (4096 to 2^48; more than the GPU holds is out_of_memory)"},
+        {"streams", std::to_string(d.streams), "host input: chunks in flight, each on its own stream (1 to 64)"},
+        {"copy_threads", std::to_string(d.copy_threads),
+         "pageable host input: host threads that copy chunks into pinned staging (1 to 256)"}};
+    if (takes_block_size())
+      keys.push_back({"block_size", std::to_string(kDefaultBlockSize),
+                      std::string("GPU threads per block: 128, 256, 512 or 1024") +
+                          (info_.block_size ? "" : " (exact sums; the other kernels' blocks are tuned)")});
+    return keys;
   }
-  void configure(const Settings& s) override { streaming_ = streaming(s, streaming_); }
+  void configure(const Settings& s) override {
+    streaming_ = streaming(s, streaming_);
+    block_ = block_size(s, block_);
+  }
 
  protected:
   Result do_reduce(const Request& q, const Options& o) override {
     const bool exact = q.ops.empty() && exact_sum(q.dtype, q.op, o.accuracy.value_or(Accuracy::standard));
-    int block = kDefaultBlockSize;
-    if ((info_.block_size || exact) && o.block_size != 0) {
-      if (o.block_size != 128 && o.block_size != 256 && o.block_size != 512 && o.block_size != 1024)
-        throw Error(ErrorCode::invalid_argument, "block size " + std::to_string(o.block_size) + " for '" +
-                                                     std::string(info_.name) + "': choose 128, 256, 512 or 1024");
-      block = o.block_size;
-    }
+    // The seed kernels take the block size they are given; the others only for exact sums.
+    const int block = info_.block_size || exact ? block_size(o.settings, block_) : kDefaultBlockSize;
     Location where = locate_pointer(q.data);
     if (q.memory == Memory::host) where.memory = Memory::host;
     if (q.memory == Memory::device && !q.data) where.memory = Memory::device;  // segments of nothing
@@ -185,6 +189,19 @@ class CudaReducer final : public Reducer {
     return reduce_segments(info_.technique, q, on_device, out_on_device, where.device);
   }
 
+  bool takes_block_size() const { return info_.block_size || info_.exact; }
+
+  //! The `block_size` of `s`, else `base`.
+  int block_size(const Settings& s, int base) const {
+    const auto b = s.integer("block_size", 0, std::int64_t{1} << 30);
+    if (!b) return base;
+    if (*b != 128 && *b != 256 && *b != 512 && *b != 1024)
+      throw Error(ErrorCode::invalid_argument, "setting 'block_size' = '" + std::to_string(*b) + "' (from " +
+                                                   s.find("block_size")->origin + ") for '" + std::string(info_.name) +
+                                                   "': choose 128, 256, 512 or 1024");
+    return static_cast<int>(*b);
+  }
+
   //! `base` with the streaming settings of `s` over it.
   static Streaming streaming(const Settings& s, Streaming base) {
     base.chunk_bytes = static_cast<std::size_t>(s.integer("chunk_bytes", 4096, std::int64_t{1} << 48).value_or(
@@ -196,6 +213,7 @@ class CudaReducer final : public Reducer {
 
   TechniqueInfo info_;
   Streaming streaming_;  // the defaults, with the config file's settings over them
+  int block_ = kDefaultBlockSize;  // likewise
 };
 
 //! Whether this process has started the GPU's driver (cuInit), asked without starting it: libcuda

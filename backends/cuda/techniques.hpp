@@ -31,10 +31,10 @@ struct TechniqueInfo {
   std::string_view name;
   int priority;          //!< among GPU backends, for the dispatcher
   bool arg_ops;          //!< argmin/argmax too (besides sum, prod, min, max)
-  bool block_size;       //!< takes Options::block_size (the seed kernels)
+  bool block_size;       //!< takes the setting `block_size` (the seed kernels)
   bool records = false;  //!< reduces records (Request::width > 1), with kernels/records.cuh
   //! Sums f32/f64 exactly (Accuracy::exact; single values), with kernels/exact_sum.cuh in this
-  //! technique's form: one launch (single_pass) or two (shuffle). Takes Options::block_size.
+  //! technique's form: one launch (single_pass) or two (shuffle). Takes the setting `block_size`.
   bool exact = false;
   //! Reduces segmented requests (Request::segments): its own tiled kernels (shuffle) or
   //! cub::DeviceSegmentedReduce (cub).

@@ -29,7 +29,7 @@
 #include <thread>
 
 #include "xreduce/backend/part_fold.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 
 namespace xreduce::backends {
 namespace {

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "xreduce/backend/chunk_driver.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 
 namespace xreduce::backends {
 namespace {

@@ -7,7 +7,7 @@
 #include <limits>
 #include <memory>
 
-#include "xreduce/reducer.hpp"
+#include "xreduce/backend/reducer.hpp"
 
 namespace xreduce::backends {
 namespace {

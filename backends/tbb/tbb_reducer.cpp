@@ -14,7 +14,7 @@
 #include <tbb/task_arena.h>
 
 #include "xreduce/backend/chunk_driver.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 
 namespace xreduce::backends {
 namespace {

@@ -36,9 +36,9 @@
 #include "../bench_common.hpp"
 #include "bench_interface.hpp"
 #include "xreduce/xreduce.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 #include "xreduce/calibrate.hpp"
-#include "xreduce/reducer.hpp"
+#include "xreduce/backend/reducer.hpp"
 
 namespace xc = xreduce::cuda::bench;
 namespace xr = xreduce;
@@ -58,7 +58,7 @@ template <class F>
 double median_seconds(int repeat, F&& f) {
   bench::warm_up(f);
   std::vector<double> t;
-  xreduce::detail::timing::batch_samples(f, 1, repeat, t);
+  xreduce::timing::batch_samples(f, 1, repeat, t);
   return bench::median(t);
 }
 

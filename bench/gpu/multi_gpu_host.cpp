@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "xreduce/pinned.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 #include "xreduce/xreduce.hpp"
 
 namespace xr = xreduce;

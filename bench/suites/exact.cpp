@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "gpu.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 #include "xreduce/xreduce.hpp"
 
 namespace xreduce::bench {

@@ -18,10 +18,10 @@
 
 #include "gpu.hpp"
 #include "xreduce/xreduce.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 #include "xreduce/calibrate.hpp"
 #include "xreduce/pinned.hpp"
-#include "xreduce/reducer.hpp"
+#include "xreduce/backend/reducer.hpp"
 
 namespace xr = xreduce;
 using namespace xreduce::bench;
@@ -227,7 +227,7 @@ int run_crossover(const SuiteArgs& args) {
         const xr::Options o{.backend = names[b]};
         ctx.reduce(q, o);
         double once = 0;
-        batch[b] = xr::detail::timing::batch_size([&] { ctx.reduce(q, o); }, 1e-3, 100000, &once);
+        batch[b] = xr::timing::batch_size([&] { ctx.reduce(q, o); }, 1e-3, 100000, &once);
         // Short calls are at the mercy of the machine's other tenants: more samples where cheap.
         const int total = once * batch[b] < 2e-3 ? 3 * args.repeat : args.repeat;
         per_round[b] = (total + kRounds - 1) / kRounds;
@@ -236,7 +236,7 @@ int run_crossover(const SuiteArgs& args) {
         for (std::size_t b = 0; b < names.size(); ++b) {
           const xr::Options o{.backend = names[b]};
           warm_up([&] { ctx.reduce(q, o); });
-          xr::detail::timing::batch_samples([&] { ctx.reduce(q, o); }, batch[b], per_round[b], samples[b]);
+          xr::timing::batch_samples([&] { ctx.reduce(q, o); }, batch[b], per_round[b], samples[b]);
         }
       std::size_t fastest = 0;
       std::vector<double> med(names.size());
@@ -265,7 +265,7 @@ int run_crossover(const SuiteArgs& args) {
         const xr::Options o_first{.backend = first}, o_second{.backend = second};
         const auto run = [&](const xr::Options& o, std::vector<double>& out) {
           if (warm_each) warm_up([&] { ctx.reduce(q, o); });
-          xr::detail::timing::batch_samples([&] { ctx.reduce(q, o); }, calls, 1, out);
+          xr::timing::batch_samples([&] { ctx.reduce(q, o); }, calls, 1, out);
         };
         warm_up([&] {
           ctx.reduce(q, o_first);

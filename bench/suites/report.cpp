@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "gpu.hpp"
-#include "xreduce/reducer.hpp"
+#include "xreduce/backend/reducer.hpp"
 #include "xreduce/version.hpp"
 
 namespace xreduce::bench {

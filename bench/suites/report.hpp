@@ -63,11 +63,11 @@ inline double sweep_done(int lo, int hi, int l, double part) {
 }
 
 //! Median seconds per call of `call` by the library's timing rule (20 ms of warm-up, batches of
-//! about 1 ms sized by the fastest of three calls; xreduce/detail/timing.hpp); fills `raw`
+//! about 1 ms sized by the fastest of three calls; xreduce/timing.hpp); fills `raw`
 //! (seconds per call of each batch) when given.
 template <class F>
 double time_per_call(F&& call, int samples, std::vector<double>* raw = nullptr) {
-  return detail::timing::seconds_per_call(call, samples, 1e-3, raw);
+  return timing::seconds_per_call(call, samples, 1e-3, raw);
 }
 
 //! One number in a printf format, for the markdown tables.

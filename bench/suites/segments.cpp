@@ -11,8 +11,8 @@
 #include <random>
 
 #include "gpu.hpp"
-#include "xreduce/dispatcher.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/dispatcher.hpp"
+#include "xreduce/backend/registry.hpp"
 #include "xreduce/xreduce.hpp"
 
 namespace xreduce::bench {

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "gpu.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 #include "xreduce/xreduce.hpp"
 
 namespace xreduce::bench {

@@ -9,7 +9,7 @@
 #include <toml++/toml.h>
 
 #include "xreduce/context.hpp"
-#include "xreduce/detail/timing.hpp"
+#include "xreduce/timing.hpp"
 #include "xreduce/error.hpp"
 #include "xreduce/pinned.hpp"
 
@@ -19,11 +19,11 @@ namespace {
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
 //! Median seconds per call over `repeat` batches of about 0.2 ms, by the library's timing rule
-//! (xreduce/detail/timing.hpp). Each backend's sweep warms it up once, before its first size
+//! (xreduce/timing.hpp). Each backend's sweep warms it up once, before its first size
 //! (settle() below); within the sweep the calls that size each batch warm the next size.
 double median_time(Reducer* r, const Request& q, const Options& o, int repeat) {
   if (!r) return kNever;
-  return detail::timing::seconds_per_call([&] { r->reduce(q, o); }, repeat, 2e-4, nullptr, /*warm_up_ms=*/0);
+  return timing::seconds_per_call([&] { r->reduce(q, o); }, repeat, 2e-4, nullptr, /*warm_up_ms=*/0);
 }
 
 //! Whether `r` reads the setting `key`.
@@ -122,7 +122,7 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
   std::vector<std::vector<double>> t_parallels(parallels.size(), std::vector<double>(sizes.size(), kNever));
   std::vector<double> t_serial(sizes.size(), kNever);
   auto settle = [&](Reducer* r) {  // the previous backend's threads asleep, this one's cores at speed
-    detail::timing::warm_up([&] { r->reduce(on_pageable(std::min<std::size_t>(max_n, 1 << 20)), {}); });
+    timing::warm_up([&] { r->reduce(on_pageable(std::min<std::size_t>(max_n, 1 << 20)), {}); });
   };
   // Progress: every sweep counts the same, and within one a size by its elements (time grows with them).
   const int sweeps = 2 * static_cast<int>(parallels.size() + 1) + (gpu ? 1 : 0) + (gpu && hybrid ? 1 : 0);

@@ -1,8 +1,8 @@
 #include "xreduce/context.hpp"
 
-#include "xreduce/dispatcher.hpp"
+#include "xreduce/backend/dispatcher.hpp"
 #include "xreduce/error.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 
 namespace xreduce {
 

@@ -5,8 +5,8 @@
 
 #include "xreduce/context.hpp"
 #include "xreduce/custom.hpp"
-#include "xreduce/dispatcher.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/dispatcher.hpp"
+#include "xreduce/backend/registry.hpp"
 
 namespace xreduce::detail {
 
@@ -33,11 +33,12 @@ Reducer& custom_executor(Context& context, const std::string& backend, std::size
   return r;
 }
 
-Reducer& custom_executor(const std::string& backend, std::size_t elements) {
-  return custom_executor(default_context(), backend, elements);
+void run_user_chunks(const std::string& backend, std::size_t elements, int threads, std::size_t chunks,
+                     void (*body)(void* context, std::size_t chunk), void* context) {
+  Context& ctx = default_context();
+  Reducer& engine = custom_executor(ctx, backend, elements);
+  engine.run_chunks(chunks, body, context, threads > 0 ? threads : ctx.config().threads);
 }
-
-int custom_threads(int threads) { return threads > 0 ? threads : default_context().config().threads; }
 
 ExactSum exact_partial(const std::string& backend, DType dtype, const void* x, std::size_t n, int threads) {
   Context& context = default_context();

@@ -1,4 +1,4 @@
-#include "xreduce/dispatcher.hpp"
+#include "xreduce/backend/dispatcher.hpp"
 
 #include <atomic>
 #include <limits>

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "xreduce/error.hpp"
-#include "xreduce/reducer.hpp"
+#include "xreduce/backend/reducer.hpp"
 #include "xreduce/scalar.hpp"
 
 namespace xreduce {

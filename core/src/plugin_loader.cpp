@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "xreduce/error.hpp"
-#include "xreduce/plugin.hpp"
+#include "xreduce/backend/plugin.hpp"
 
 namespace xreduce::detail {
 namespace {

@@ -5,8 +5,8 @@
 #include <memory>
 #include <vector>
 
-#include "xreduce/plugin.h"
-#include "xreduce/reducer.hpp"
+#include "xreduce/backend/plugin.h"
+#include "xreduce/backend/reducer.hpp"
 
 namespace xreduce::detail {
 

@@ -1,6 +1,6 @@
 // The checks every backend gets for free: Reducer::reduce is the only way into do_reduce.
 
-#include "xreduce/reducer.hpp"
+#include "xreduce/backend/reducer.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -203,6 +203,17 @@ void round_exact(const Request& q, Result& r, const std::string& backend) {
 }  // namespace
 
 Result Reducer::reduce(const Request& q, const Options& options) {
+  // Options::block_size, the old spelling of the CUDA module's setting: that setting for a
+  // backend that declares it (and unless the settings name it), ignored by the others as before.
+  if (options.block_size != 0) {
+    Options o = options;
+    o.block_size = 0;
+    bool declared = false;
+    for (const SettingInfo& s : settings()) declared = declared || s.key == "block_size";
+    if (declared && !o.settings.find("block_size"))
+      o.settings.set("block_size", std::to_string(options.block_size), "Options::block_size");
+    return reduce(q, o);
+  }
   if (static_cast<unsigned>(q.dtype) >= all_dtypes.size() || static_cast<unsigned>(q.op) >= all_ops.size() ||
       static_cast<unsigned>(q.memory) > static_cast<unsigned>(Memory::device))
     throw Error(ErrorCode::invalid_argument, "request has an out-of-range dtype, op or memory value");

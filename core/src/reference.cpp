@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "aligned_input.hpp"
-#include "xreduce/detail/cpu_kernels.hpp"
+#include "backend/cpu_kernels.hpp"
 #include "xreduce/error.hpp"
 #include "xreduce/exact.hpp"
 #include "xreduce/validate.hpp"

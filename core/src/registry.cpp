@@ -1,4 +1,4 @@
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 
 #include <dlfcn.h>
 

@@ -4,7 +4,7 @@
 
 #include "xreduce/context.hpp"
 #include "xreduce/error.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 
 namespace xreduce {
 

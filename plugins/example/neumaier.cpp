@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "xreduce/plugin.hpp"
+#include "xreduce/backend/plugin.hpp"
 
 namespace {
 

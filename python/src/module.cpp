@@ -17,7 +17,7 @@
 #include "array_input.hpp"
 #include "config_binding.hpp"
 #include "state.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 #include "xreduce/version.hpp"
 #include "xreduce/xreduce.hpp"
 
@@ -71,7 +71,13 @@ Options options_of(const CallOptions& c) {
   if (c.threads < 0) throw nb::value_error("xreduce: threads must be 0 (all) or more");
   if (c.block_size < 0) throw nb::value_error("xreduce: block_size must be 0 (the backend's default) or more");
   o.threads = c.threads;
-  o.block_size = c.block_size;
+  if (c.block_size != 0) {
+    // The old spelling of the CUDA setting: still read, for the backends that take it.
+    if (PyErr_WarnEx(PyExc_DeprecationWarning,
+                     "xreduce: block_size= is the CUDA backends' setting now: settings={'block_size': '256'}", 1) < 0)
+      throw nb::python_error();  // warnings turned into errors
+    o.block_size = c.block_size;
+  }
   for (const auto& [key, value] : c.settings) o.settings.set(key, value, "settings=");
   return o;
 }
@@ -256,7 +262,7 @@ constexpr const char* kCallArgumentsDoc = R"(
     width: records of this many values reduced column by column (a C-contiguous (n, width)
         array); the result is then a list of ``width`` values.
     threads: CPU threads for the parallel backends; 0: all.
-    block_size: GPU threads per block (128, 256, 512, 1024); 0: the backend's default.
+    block_size: deprecated: ``settings={"block_size": "256"}`` (the CUDA backends' setting).
     settings: the running backend's own settings for this call (``Backend.settings``).
     copy: reduce a C-order copy of a non-contiguous array (made once) instead of refusing it.
 

@@ -1,6 +1,6 @@
 #include "state.hpp"
 
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 
 namespace xreduce::python {
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "xreduce/xreduce.hpp"
-#include "xreduce/registry.hpp"
-#include "xreduce/reducer.hpp"
+#include "xreduce/backend/registry.hpp"
+#include "xreduce/backend/reducer.hpp"
 
 namespace xreduce::test {
 namespace xr = xreduce;

@@ -15,7 +15,7 @@
 #include "conformance/backends.hpp"
 #include "support/test_data.hpp"
 #include "xreduce/xreduce.hpp"
-#include "xreduce/reducer.hpp"
+#include "xreduce/backend/reducer.hpp"
 
 namespace xr = xreduce;
 using xr::test::Pattern;

@@ -3,6 +3,7 @@
 // count, block size, misaligned start and adversarial shape; the others refuse with
 // `unsupported`, never a rounded answer.
 
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include <thread>
@@ -22,15 +23,18 @@ namespace {
 const xr::Options kExact{.accuracy = xr::Accuracy::exact};
 
 //! The option sets a backend is tried with: thread counts 1..cores+1 for a CPU-parallel one,
-//! every block size for a GPU one, the defaults for the rest.
+//! every block size for one that reads the setting (the CUDA backends), the defaults for the rest.
 std::vector<xr::Options> variants(const xr::Reducer& r) {
   std::vector<xr::Options> v{kExact};
   const xr::Engine engine = r.capabilities().engine();
   if (engine == xr::Engine::cpu_parallel) {
     const int most = quick() ? 2 : static_cast<int>(std::thread::hardware_concurrency()) + 1;
     for (int t = 1; t <= most; ++t) v.push_back({.threads = t, .accuracy = xr::Accuracy::exact});
-  } else if (engine == xr::Engine::gpu) {
-    for (int b : {128, 512, 1024}) v.push_back({.block_size = b, .accuracy = xr::Accuracy::exact});
+  } else if (std::ranges::any_of(r.settings(), [](const xr::SettingInfo& s) { return s.key == "block_size"; })) {
+    for (int b : {128, 512, 1024}) {
+      v.push_back({.accuracy = xr::Accuracy::exact});
+      v.back().settings.set("block_size", std::to_string(b));
+    }
   }
   return v;
 }
@@ -64,7 +68,7 @@ void check_exact(const std::vector<T>& data, std::size_t byte_offset) {
       continue;
     }
     for (const xr::Options& o : variants(*r)) {
-      INFO("threads " << o.threads << ", block size " << o.block_size);
+      INFO("threads " << o.threads << ", settings " << o.settings.to_text());
       const xr::Result result = r->reduce(q, o);
       const T got = result.value.get<T>();
       INFO("got " << result.value.to_string() << " (" << std::hexfloat << got << "), MPFR " << expected << std::defaultfloat);

@@ -12,9 +12,9 @@
 
 #include "support/test_data.hpp"
 #include "xreduce/xreduce.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 #include "xreduce/pinned.hpp"
-#include "xreduce/reducer.hpp"
+#include "xreduce/backend/reducer.hpp"
 #include <algorithm>
 
 namespace xr = xreduce;
@@ -62,7 +62,7 @@ void check_device_resident(xr::Reducer& r, xr::Op op, std::size_t n, std::size_t
     xr::Result res = xr::default_context().reduce(q, o);
     INFO("seed " << xr::test::run_seed() << ", backend " << r.name() << ", " << to_string(op) << " of "
                  << to_string(xr::dtype_of<T>()) << ", n " << n << ", byte offset " << byte_offset << ", memory "
-                 << to_string(m) << ", block " << o.block_size << ": got " << res.value.to_string() << ", reference "
+                 << to_string(m) << ", settings " << o.settings.to_text() << ": got " << res.value.to_string() << ", reference "
                  << ref.value.to_string());
     CHECK(xr::agrees(q, ref, res));
   }
@@ -92,13 +92,24 @@ TEST_CASE("gpu: the seed kernels at every block size of the seeds' tables") {
   for (xr::Reducer* r : gpu_backends()) {
     if (std::string(r->name()).rfind("cuda.", 0) != 0) continue;
     for (int block : {128, 256, 512, 1024})
-      for (xr::Op op : {xr::Op::sum, xr::Op::max})
-        check_device_resident<float>(*r, op, (std::size_t{1} << 20) + 3, 0, rng, {.block_size = block});
+      for (xr::Op op : {xr::Op::sum, xr::Op::max}) {
+        xr::Options o;
+        o.settings.set("block_size", std::to_string(block));
+        check_device_resident<float>(*r, op, (std::size_t{1} << 20) + 3, 0, rng, o);
+      }
   }
   xr::Reducer& seed = xr::default_context().registry().get("cuda.cascaded");
   float x = 1;
-  CHECK_THROWS_WITH_AS(seed.reduce(xr::Request{&x, 1, xr::DType::f32, xr::Op::sum, xr::Memory::host}, {.block_size = 100}),
-                       doctest::Contains("choose 128, 256, 512 or 1024"), xr::Error);
+  const xr::Request one{&x, 1, xr::DType::f32, xr::Op::sum, xr::Memory::host};
+  xr::Options bad;
+  bad.settings.set("block_size", "100");
+  CHECK_THROWS_WITH_AS(seed.reduce(one, bad), doctest::Contains("choose 128, 256, 512 or 1024"), xr::Error);
+  // The old spelling, Options::block_size, reaches the setting still.
+  xr::Options old;
+  old.block_size = 100;
+  CHECK_THROWS_WITH_AS(seed.reduce(one, old), doctest::Contains("choose 128, 256, 512 or 1024"), xr::Error);
+  old.block_size = 512;
+  CHECK(seed.reduce(one, old).value == xr::Scalar(1.0f));
 }
 
 TEST_CASE("gpu: auto sends device data to a GPU backend") {

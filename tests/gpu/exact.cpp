@@ -13,7 +13,7 @@
 #include "support/mpfr_reference.hpp"
 #include "support/test_data.hpp"
 #include "xreduce/pinned.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 #include "xreduce/xreduce.hpp"
 
 namespace xr = xreduce;
@@ -43,7 +43,9 @@ void check_on_gpu(xr::Reducer& r, const std::vector<T>& host, std::size_t byte_o
   const int block = std::array{128, 256, 512, 1024}[rng() % 4];
   for (const void* data : {static_cast<const void*>(dev), static_cast<const void*>(pinned.data())}) {
     const xr::Request q{data, host.size(), xr::dtype_of<T>(), xr::Op::sum, xr::Memory::automatic};
-    const xr::Result res = r.reduce(q, {.block_size = block, .accuracy = xr::Accuracy::exact});
+    xr::Options o{.accuracy = xr::Accuracy::exact};
+    o.settings.set("block_size", std::to_string(block));
+    const xr::Result res = r.reduce(q, o);
     INFO("backend " << r.name() << ", n " << host.size() << ", byte offset " << byte_offset << ", block " << block
                     << (data == dev ? ", device" : ", pinned host") << ": got " << std::hexfloat << res.value.get<T>()
                     << ", MPFR " << expected << std::defaultfloat);

@@ -11,7 +11,7 @@
 #include "gpu/device_placement.hpp"
 #include "support/segment_cases.hpp"
 #include "xreduce/xreduce.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 
 namespace xr = xreduce;
 

@@ -8,7 +8,7 @@
 
 #include "gpu/device_placement.hpp"
 #include "support/stats_cases.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 #include "xreduce/xreduce.hpp"
 
 namespace xr = xreduce;

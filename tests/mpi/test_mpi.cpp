@@ -19,7 +19,7 @@
 #include "support/mpi_shards.hpp"
 #include "support/test_data.hpp"
 #include "xreduce/mpi.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 #include "xreduce/validate.hpp"
 #include "xreduce/xreduce.hpp"
 

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "xreduce/plugin.hpp"
+#include "xreduce/backend/plugin.hpp"
 
 namespace {
 class OffByOne final : public xreduce::Reducer {

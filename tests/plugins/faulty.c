@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xreduce/plugin.h"
+#include "xreduce/backend/plugin.h"
 
 static int32_t always(void* self, char* reason, size_t size) {
   (void)self;

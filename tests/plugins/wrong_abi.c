@@ -1,5 +1,5 @@
 /* A plugin built for a future ABI: the loader must refuse it with a clear message. */
-#include "xreduce/plugin.h"
+#include "xreduce/backend/plugin.h"
 
 __attribute__((visibility("default"))) int32_t xreduce_plugin_init_v2(uint32_t host_abi, xreduce_plugin_v2* out,
                                                                       char* message, size_t message_size) {

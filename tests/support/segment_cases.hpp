@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "support/test_data.hpp"
-#include "xreduce/reducer.hpp"
+#include "xreduce/backend/reducer.hpp"
 #include "xreduce/validate.hpp"
 
 namespace xreduce::test {

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "xreduce/xreduce.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 #include "xreduce/calibrate.hpp"
 
 namespace xr = xreduce;
@@ -214,4 +214,17 @@ TEST_CASE("calibrate measures this machine's CPU backends (no GPU here: GPU thre
   // Rows of 16 cost more than their elements read flat (about twice, in the cache) on any CPU.
   CHECK(cal.dispatch.segment_cost > 0);
   CHECK(cal.log.front().find("segment_cost " + std::to_string(cal.dispatch.segment_cost)) != std::string::npos);
+}
+
+TEST_CASE("config: Options::block_size, the old spelling of the CUDA setting, is ignored by backends that do not read it") {
+  std::vector<float> x(1000, 0.5f);
+  const xreduce::Request q{x.data(), x.size(), xreduce::DType::f32, xreduce::Op::sum, xreduce::Memory::host};
+  xreduce::Reducer& cpu = xreduce::default_context().registry().get("sequential");
+  xreduce::Options old;
+  old.block_size = 512;
+  CHECK(cpu.reduce(q, old).value == xreduce::Scalar(500.0f));
+  // The new spelling names a setting, which a named backend that does not read it refuses.
+  xreduce::Options now;
+  now.settings.set("block_size", "512");
+  CHECK_THROWS_WITH_AS(cpu.reduce(q, now), doctest::Contains("unknown setting 'block_size'"), xreduce::Error);
 }

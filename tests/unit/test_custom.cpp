@@ -8,6 +8,7 @@
 
 #include "support/custom_types.hpp"
 #include "support/test_data.hpp"
+#include "xreduce/custom.hpp"
 #include "xreduce/xreduce.hpp"
 
 namespace xr = xreduce;

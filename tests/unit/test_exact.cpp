@@ -12,7 +12,7 @@
 #include "support/mpfr_reference.hpp"
 #include "support/test_data.hpp"
 #include "xreduce/custom.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 #include "xreduce/xreduce.hpp"
 
 namespace xr = xreduce;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "support/test_data.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 #include "xreduce/validate.hpp"
 #include "xreduce/xreduce.hpp"
 

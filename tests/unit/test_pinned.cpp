@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "xreduce/xreduce.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 #include "xreduce/pinned.hpp"
 
 namespace xr = xreduce;

@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "xreduce/xreduce.hpp"
-#include "xreduce/registry.hpp"
-#include "xreduce/reducer.hpp"
+#include "xreduce/backend/registry.hpp"
+#include "xreduce/backend/reducer.hpp"
 
 namespace xr = xreduce;
 

@@ -3,9 +3,9 @@
 #include <memory>
 
 #include "xreduce/xreduce.hpp"
-#include "xreduce/registry.hpp"
-#include "xreduce/dispatcher.hpp"
-#include "xreduce/reducer.hpp"
+#include "xreduce/backend/registry.hpp"
+#include "xreduce/backend/dispatcher.hpp"
+#include "xreduce/backend/reducer.hpp"
 
 namespace xr = xreduce;
 

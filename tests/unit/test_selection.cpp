@@ -11,8 +11,9 @@
 
 #include "support/test_data.hpp"
 #include "xreduce/backend/chunk_driver.hpp"
-#include "xreduce/dispatcher.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/dispatcher.hpp"
+#include "xreduce/backend/registry.hpp"
+#include "xreduce/custom.hpp"
 #include "xreduce/xreduce.hpp"
 
 namespace xr = xreduce;

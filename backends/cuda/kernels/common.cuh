@@ -38,11 +38,11 @@ __device__ inline void reduce_last_warp(A* sdata, unsigned tid, const F& f) {
 }
 
 //! Reduces one value per thread to thread 0's return value (the shared block reduction of
-//! xreduce/detail/block_reduce.cuh, with this module's shuffle of acc_t, unguarded: every
+//! xreduce/backend/block_reduce.cuh, with this module's shuffle of acc_t, unguarded: every
 //! policy's operator is total). Call from every thread of a kBlock-thread block.
 template <int kBlock, class A, class F>
 __device__ inline A block_reduce(A a, const F& f) {
-  return xreduce::detail::gpu::block_reduce<kBlock, /*kGuardLanes=*/false>(a, f, f.identity(), AccShuffle{});
+  return xreduce::gpu::block_reduce<kBlock, /*kGuardLanes=*/false>(a, f, f.identity(), AccShuffle{});
 }
 
 //! Runs Technique pass after pass: each pass writes one partial per block, the next reduces

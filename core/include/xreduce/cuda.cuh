@@ -28,8 +28,8 @@
 
 #include "xreduce/context.hpp"
 #include "xreduce/custom.hpp"
-#include "xreduce/detail/block_reduce.cuh"
-#include "xreduce/dispatcher.hpp"
+#include "xreduce/backend/block_reduce.cuh"
+#include "xreduce/backend/dispatcher.hpp"
 
 namespace xreduce::cuda {
 
@@ -86,7 +86,7 @@ __global__ __launch_bounds__(P::block) void custom_kernel(const T* __restrict__ 
   R a = acc[0];
 #pragma unroll
   for (int u = 1; u < P::unroll; ++u) a = op(a, acc[u]);
-  a = xreduce::detail::gpu::block_reduce<P::block>(a, op, identity);
+  a = xreduce::gpu::block_reduce<P::block>(a, op, identity);
   if (threadIdx.x == 0) out[blockIdx.x] = a;
 }
 
@@ -231,7 +231,7 @@ std::ranges::range_value_t<Range> reduce(const Policy& policy, const Range& data
   using T = std::ranges::range_value_t<Range>;
   if (policy.accuracy == Accuracy::exact)  // "cuda": the best GPU backend that sums exactly
     return xreduce::detail::exact_plus<T, BinaryOp>(policy.backend, std::ranges::data(data), std::ranges::size(data),
-                                                    identity, xreduce::detail::custom_threads(policy.threads));
+                                                    identity, policy.threads);
   if constexpr (xreduce::detail::is_plus_v<BinaryOp, T>)
     return xreduce::cuda::transform_reduce(policy, data, identity, detail::Plus{}, detail::Unchanged{});
   else

@@ -21,7 +21,6 @@
 #include <vector>
 
 #include "xreduce/detail/custom_impl.hpp"
-#include "xreduce/reducer.hpp"
 
 namespace xreduce {
 
@@ -58,7 +57,6 @@ R transform_reduce(const Policy& policy, const Range& data, R identity, BinaryOp
   if (policy.check_laws) detail::check_laws_on(detail::law_sample<T, R>(x, n, transform), identity, op, policy.law_tolerance);
   if (n == 0) return identity;
 
-  Reducer& engine = detail::custom_executor(policy.backend, n);
   constexpr std::size_t kChunk = detail::custom_chunk<T>();
   const std::size_t chunks = (n + kChunk - 1) / kChunk;
   std::vector<R> partial(chunks, identity);
@@ -76,7 +74,7 @@ R transform_reduce(const Policy& policy, const Range& data, R identity, BinaryOp
     const std::size_t first = c * chunk, len = std::min(chunk, j.n - first);
     j.partial[c] = detail::fold_chunk(j.x + first, len, *j.identity, *j.op, *j.transform);
   };
-  engine.run_chunks(chunks, body, &job, detail::custom_threads(policy.threads));
+  detail::run_user_chunks(policy.backend, n, policy.threads, chunks, body, &job);
 
   detail::PairwiseCombiner<R, BinaryOp> total(identity, op);  // fixed order: same bits on every backend
   for (R& p : partial) total.push(std::move(p));
@@ -91,7 +89,7 @@ std::ranges::range_value_t<Range> reduce(const Policy& policy, const Range& data
   using T = std::ranges::range_value_t<Range>;
   if (policy.accuracy == Accuracy::exact)
     return detail::exact_plus<T, BinaryOp>(policy.backend, std::ranges::data(data), std::ranges::size(data), identity,
-                                           detail::custom_threads(policy.threads));
+                                           policy.threads);
   return transform_reduce(policy, data, identity, op, [](const T& x) -> const T& { return x; });
 }
 

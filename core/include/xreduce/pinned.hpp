@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 
 namespace xreduce {
 

@@ -85,7 +85,10 @@ struct OpResult {
 //! file, then the defaults decide (see Config).
 struct Options {
   std::string backend = {};  //!< a registered name, or "auto"; empty: XREDUCE_BACKEND, config, "auto"
-  int block_size = 0;   //!< GPU threads per block (128, 256, 512, 1024); 0: the backend's default
+  //! Deprecated: the CUDA module's setting `block_size` now (`settings.set("block_size", "512")`,
+  //! `--set block_size=512`, `[backends.cuda] block_size = 512`). Still read: a nonzero value
+  //! becomes that setting for a backend that declares it, unless the settings name it too.
+  int block_size = 0;
   int threads = 0;      //!< CPU threads for parallel backends; 0: all hardware threads
   //! Accuracy::exact: sums of f32/f64 are the exact sum rounded once (other ops are exact
   //! anyway, except products of floats, which refuse it). Unset: the config's `accuracy`, else

@@ -1,16 +1,21 @@
 #pragma once
-//! The umbrella header: the user's API. Reducing (Context, reduce, the typed front end),
-//! user-defined reductions (custom.hpp), cross-validation (validate.hpp) and configuration.
-//! Beyond it, each in its own include: the registry and dispatcher (xreduce/registry.hpp,
-//! xreduce/dispatcher.hpp), calibration (xreduce/calibrate.hpp), pinned host memory
-//! (xreduce/pinned.hpp), the GPU template API (xreduce/cuda.cuh), and for backend authors the
-//! Reducer interface (xreduce/reducer.hpp), the plugin ABI (xreduce/plugin.hpp) and the toolkit
-//! (xreduce/backend/).
+//! The umbrella header: the user's API. Requests and results (request.hpp), running them
+//! (context.hpp: Context, reduce), cross-validation against exact references (validate.hpp),
+//! configuration (config.hpp) and the exact partial (exact.hpp).
+//!
+//! Beyond it, each in its own include:
+//!   xreduce/custom.hpp     user-defined reductions (your type, your operator) on the CPU
+//!   xreduce/cuda.cuh       the same on the GPU, compiled with nvcc
+//!   xreduce/pinned.hpp     page-locked host memory
+//!   xreduce/calibrate.hpp  measuring this machine's thresholds
+//!   xreduce/timing.hpp     the timing rule the command and the benchmarks share
+//!   xreduce/backend/       for backend authors: the Reducer interface, the registry and the
+//!                          dispatcher, the plugin ABI, the op table and the CPU chunk driver
 
 #include "xreduce/config.hpp"
 #include "xreduce/context.hpp"
-#include "xreduce/custom.hpp"
 #include "xreduce/error.hpp"
+#include "xreduce/exact.hpp"
 #include "xreduce/request.hpp"
 #include "xreduce/scalar.hpp"
 #include "xreduce/settings.hpp"

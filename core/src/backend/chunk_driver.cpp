@@ -10,13 +10,13 @@
 
 #include "chunk_runner.hpp"
 #include "host_segments.hpp"
-#include "xreduce/detail/cpu_kernels.hpp"
+#include "cpu_kernels.hpp"
 #include "xreduce/error.hpp"
 
 namespace xreduce::backend {
 namespace {
 
-using namespace xreduce::detail;  // the blocked kernels (xreduce/detail/cpu_kernels.hpp)
+using namespace xreduce::detail;  // the blocked kernels (core/src/backend/cpu_kernels.hpp)
 
 // Elements per chunk of a plain request of n elements: kChunkElements from 2^20 elements on;
 // below, n/16 rounded down to a power of two, at least kSmallestChunk. With chunks of 2^16

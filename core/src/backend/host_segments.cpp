@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "xreduce/backend/chunk_driver.hpp"
-#include "xreduce/detail/cpu_kernels.hpp"
+#include "cpu_kernels.hpp"
 #include "xreduce/error.hpp"
 #include "xreduce/exact.hpp"
 

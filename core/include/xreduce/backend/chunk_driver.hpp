@@ -21,7 +21,7 @@
 
 #include <cstddef>
 
-#include "xreduce/reducer.hpp"
+#include "xreduce/backend/reducer.hpp"
 
 namespace xreduce::backend {
 

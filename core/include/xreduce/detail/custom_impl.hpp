@@ -28,14 +28,15 @@ class Context;
 
 namespace xreduce::detail {
 
-//! The CPU backend that runs a user's operator over `elements` elements: the one named, or for
-//! "auto" the one the dispatcher's thresholds choose. Throws unknown_backend, or unsupported for
-//! a backend that cannot run user code (the GPU ones: they take xreduce/cuda.cuh).
-Reducer& custom_executor(const std::string& backend, std::size_t elements);
-//! The same in `context`: the dispatcher's choice for a workload of user code.
+//! The CPU backend that runs a user's operator over `elements` elements in `context`: the one
+//! named, or for "auto" the one the dispatcher's thresholds choose. Throws unknown_backend, or
+//! unsupported for a backend that cannot run user code (the GPU ones: they take xreduce/cuda.cuh).
 Reducer& custom_executor(Context& context, const std::string& backend, std::size_t elements);
-//! Threads for the executor: `threads`, else the config's, else 0 (all).
-int custom_threads(int threads);
+//! Runs body(context, c) for every chunk c in [0, chunks), in any order, on the threads of the
+//! default context's custom_executor(backend, elements): `threads` of them (0: the config's
+//! `threads`, else all).
+void run_user_chunks(const std::string& backend, std::size_t elements, int threads, std::size_t chunks,
+                     void (*body)(void* context, std::size_t chunk), void* context);
 
 //! The exact partial sum of n f32/f64 values at x through the library's exact sums (Accuracy::
 //! exact): `backend` as Policy::backend names it ("cuda": the best GPU backend that sums exactly).

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "xreduce/config.hpp"
-#include "xreduce/registry.hpp"
+#include "xreduce/backend/registry.hpp"
 
 namespace xreduce {
 

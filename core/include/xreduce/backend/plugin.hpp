@@ -1,5 +1,5 @@
 #pragma once
-//! For plugin authors: turns C++ Reducers into the C ABI of xreduce/plugin.h. Header-only, so a
+//! For plugin authors: turns C++ Reducers into the C ABI of xreduce/backend/plugin.h. Header-only, so a
 //! plugin needs the public headers and nothing else. Usage:
 //!
 //!   extern "C" XREDUCE_PLUGIN_EXPORT int32_t xreduce_plugin_init_v2(
@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "xreduce/plugin.h"
-#include "xreduce/reducer.hpp"
+#include "xreduce/backend/plugin.h"
+#include "xreduce/backend/reducer.hpp"
 
 #define XREDUCE_PLUGIN_EXPORT __attribute__((visibility("default")))
 
@@ -43,7 +43,7 @@ inline void copy_message(const std::string& text, char* out, size_t size) {
 
 namespace plugin {
 
-//! How ABI 2 numbers what it carries of ops (xreduce/plugin.h).
+//! How ABI 2 numbers what it carries of ops (xreduce/backend/plugin.h).
 namespace v2 {
 //! The ops of its support table, [dtype][op]: sum to argmax.
 inline constexpr std::size_t kTableOps = 6;

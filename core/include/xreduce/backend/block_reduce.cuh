@@ -1,14 +1,14 @@
 #pragma once
-// Warp and block reductions with warp shuffles, for any value type and operator: the one copy
-// shared by the CUDA module's kernels (backends/cuda/) and the GPU template API
-// (xreduce/cuda.cuh), which users compile with nvcc.
+//! For GPU backend authors: warp and block reductions with warp shuffles, for any value type and
+//! operator. The one copy shared by the CUDA module's kernels (backends/cuda/) and the GPU
+//! template API (xreduce/cuda.cuh), which users compile with nvcc.
 
 #include <cuda_runtime.h>
 
 #include <cstring>
 #include <type_traits>
 
-namespace xreduce::detail::gpu {
+namespace xreduce::gpu {
 
 //! Warp shuffle down of any trivially copyable value: an arithmetic value in one shuffle, any
 //! other one 32-bit word at a time (so a user's struct crosses too).
@@ -70,4 +70,4 @@ __device__ inline A block_reduce(A a, const Op& op, const A& identity, const Shu
   return a;
 }
 
-}  // namespace xreduce::detail::gpu
+}  // namespace xreduce::gpu

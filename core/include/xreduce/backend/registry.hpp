@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "xreduce/config.hpp"
-#include "xreduce/plugin.h"
-#include "xreduce/reducer.hpp"
+#include "xreduce/backend/plugin.h"
+#include "xreduce/backend/reducer.hpp"
 
 namespace xreduce {
 
@@ -128,7 +128,7 @@ class Registry {
   };
   Location where(const void* pointer) const;
 
-  //! The first loaded plugin's pinned-memory service (xreduce/plugin.h), or nullptr if no plugin
+  //! The first loaded plugin's pinned-memory service (xreduce/backend/plugin.h), or nullptr if no plugin
   //! offers one. PinnedBuffer and PinnedRegion (xreduce/pinned.hpp) are the way to use it.
   const xreduce_memory_v1* memory_service() const;
 

@@ -1,13 +1,13 @@
 #pragma once
-// Timing reductions on the host: the one warm-up rule and the one batch rule that calibration
-// (core/src/calibrate.cpp), the command and the benchmarks share. Header-only and C++17: the
-// nvcc-compiled benchmarks include it too.
+//! Timing reductions on the host: the one warm-up rule and the one batch rule that calibration,
+//! the command and the benchmarks share, for anyone who times backends alike. Header-only and
+//! C++17: the nvcc-compiled benchmarks include it too.
 
 #include <algorithm>
 #include <chrono>
 #include <vector>
 
-namespace xreduce::detail::timing {
+namespace xreduce::timing {
 
 using Clock = std::chrono::steady_clock;
 
@@ -79,4 +79,4 @@ double seconds_per_call(F&& call, int samples, double batch_seconds = 1e-3, std:
   return median(t);
 }
 
-}  // namespace xreduce::detail::timing
+}  // namespace xreduce::timing
