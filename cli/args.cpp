@@ -1,6 +1,7 @@
 #include "args.hpp"
 
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <sstream>
 #include <vector>
@@ -18,12 +19,18 @@ void add_data_options(CLI::App* cmd, DataArgs& d) {
       },
       "FILE");
   auto* input = cmd->add_option("--input", d.input,
-                                "Read the array from a .npy file (1-D, little-endian), or a raw file with --dtype; with "
-                                "--distributed, FILE may hold {rank}: each rank reads its own shard")
+                                "Read the array from a .npy file (N-D, C or Fortran order, little-endian), or a raw file "
+                                "(1-D) with --dtype; with --distributed, FILE may hold {rank}: each rank reads its own shard")
                     ->check(file_or_per_rank);
   cmd->add_option("--dtype", d.dtype, "Element type: f32 f64 i32 i64 u32 u64 (of --input raw files, or of generated data)")
       ->check(CLI::IsMember({"f32", "f64", "i32", "i64", "u32", "u64"}));
   auto* n = cmd->add_option("--n", d.n, "Generate this many random elements (floats in [0,1), integers in [-2^20,2^20))");
+  auto* shape = cmd->add_option("--shape", d.shape, "Generate an N-D array of random elements of this shape (A,B,C: up to 16 extents), C order");
+  auto* axis = cmd->add_option("--axis", d.axis,
+                               "Reduce these axes of an N-D array (0,2; -1 counts from the end), one result per index of the "
+                               "others, as numpy's x.sum(axis=...); default: all of them, one result. argmin/argmax: the "
+                               "index along the reduced axes (several: in C order)");
+  auto* keepdims = cmd->add_flag("--keepdims", d.keepdims, "The results keep the reduced axes, with extent 1 (numpy's keepdims)");
   cmd->add_option("--seed", d.seed, "Seed of the generated data")->capture_default_str();
   cmd->add_option("--width", d.width,
                   "Read the array as records of K values each and reduce column by column to K results "
@@ -41,11 +48,14 @@ void add_data_options(CLI::App* cmd, DataArgs& d) {
                       ->check(CLI::ExistingFile);
   rows->excludes(offsets);
   cmd->get_option("--width")->excludes(rows)->excludes(offsets);
+  for (CLI::Option* view : {axis, keepdims})
+    for (CLI::Option* other : {static_cast<CLI::Option*>(rows), offsets, cmd->get_option("--width")}) view->excludes(other);
   cmd->add_flag("--distributed", d.distributed,
                 "Under mpirun: one array over the ranks. Each rank generates its slice of --n (the same array as one "
                 "process gets), or takes its slice of --input FILE, or reads its own --input FILE with {rank}; rank "
                 "0 prints the result");
   input->excludes(n);
+  shape->excludes(n)->excludes(input);
 }
 
 void add_op_options(CLI::App* cmd, std::string& op, std::string& ops) {
@@ -104,34 +114,53 @@ Array load_offsets(const DataArgs& d) {
 }
 
 Request request_for(const Array& a, const DataArgs& d, Op op, Memory memory, const Array& offsets, OpSet ops) {
-  if ((d.rows || !d.offsets.empty()) && d.distributed)
-    throw CLI::ValidationError("--rows and --offsets reduce one process's array: not with --distributed");
+  if ((d.rows || !d.offsets.empty() || !d.axis.empty() || d.keepdims || a.shape.size() > 1) && d.distributed)
+    throw CLI::ValidationError("--distributed reduces a 1-D array (or records, --width): not an N-D array, --axis, --rows or --offsets");
   if (!ops.empty() && d.distributed) throw CLI::ValidationError("--ops reduces one process's array: not with --distributed");
+  const bool one_dimension = a.shape.size() <= 1;
+  if ((d.rows || !d.offsets.empty() || d.width > 1) && !one_dimension)
+    throw CLI::ValidationError("--rows, --offsets and --width cut a 1-D array; an N-D one takes --axis");
+  Request q{a.data, a.count, a.dtype, op, memory};
   if (d.rows) {
     if (a.count % d.rows != 0)
       throw CLI::ValidationError("--rows " + std::to_string(d.rows) + ": " + std::to_string(a.count) +
                                  " elements do not make equal rows");
-    Request q{a.data, a.count, a.dtype, op, memory};
-    q.segments = Segments::rows(d.rows);
-    q.ops = ops;
-    return q;
-  }
-  if (!d.offsets.empty()) {
-    Request q{a.data, a.count, a.dtype, op, memory};
+    q = Request::rows(a.data, d.rows, a.count / d.rows, a.dtype, op);
+  } else if (!d.offsets.empty()) {
     q.segments = Segments::at(static_cast<const std::uint64_t*>(offsets.data), offsets.count - 1);
-    q.ops = ops;
-    return q;
+  } else if (d.width > 1) {
+    if (a.count % d.width != 0)
+      throw CLI::ValidationError("--width " + std::to_string(d.width) + ": " + std::to_string(a.count) +
+                                 " elements are not a whole number of records");
+    q = Request::records(a.data, a.count / d.width, d.width, a.dtype, op);
+  } else if (!one_dimension || !d.axis.empty() || d.keepdims) {
+    q = Request::over(a.data, a.dtype, a.view(), parse_axes(d.axis, a.shape.size()), op);
+    q.keepdims = d.keepdims;
   }
-  if (d.width > 1 && !ops.empty())
-    throw CLI::ValidationError("--width: several ops in one pass are for single values, not records");
-  if (d.width > 1 && returns_index(op))
-    throw CLI::ValidationError("--width: " + std::string(to_string(op)) + " has no column-by-column form; use sum, prod, min or max");
-  if (a.count % d.width != 0)
-    throw CLI::ValidationError("--width " + std::to_string(d.width) + ": " + std::to_string(a.count) +
-                               " elements are not a whole number of records");
-  Request q{a.data, a.count / d.width, a.dtype, op, memory, d.width};
+  q.memory = memory;
   q.ops = ops;
   return q;
+}
+
+void write_output(const std::string& file, const Request& q, const Result& r) {
+  if (!q.ops.empty()) throw CLI::ValidationError("--output " + file + ": writes one op's results; name one with --op");
+  const bool index = returns_index(q.op);
+  if (index && q.segments.segmented())
+    throw CLI::ValidationError("--output " + file + ": segments' argmin/argmax indices are relative to each segment");
+  // A single result is a 0-d array; an array's values (or indices) in C order of its shape.
+  const std::size_t n = r.shape.empty() ? 1 : r.values.size();
+  const DType type = index ? DType::i64 : r.value.dtype();
+  std::vector<unsigned char> packed(n * size_of(type));
+  for (std::size_t s = 0; s < n; ++s) {
+    if (index) {
+      const auto i = static_cast<std::int64_t>(r.shape.empty() ? r.index.value_or(0) : r.indices[s]);
+      std::memcpy(packed.data() + s * 8, &i, 8);
+    } else {
+      const Scalar& v = r.shape.empty() ? r.value : r.values[s];
+      std::memcpy(packed.data() + s * size_of(type), v.bytes(), size_of(type));
+    }
+  }
+  write_npy(file, type, r.shape, packed.data());
 }
 
 Array load(const DataArgs& d) {
@@ -144,7 +173,15 @@ Array load(const DataArgs& d) {
       throw CLI::ValidationError("--dtype " + d.dtype + " conflicts with " + a.description + ": leave --dtype out for .npy files");
     return a;
   }
-  if (!dtype || d.n.empty()) throw CLI::ValidationError("give --input FILE, or --dtype T with --n N");
+  if (dtype && !d.shape.empty()) {
+    const std::vector<std::int64_t> shape = parse_shape(d.shape, "--shape");
+    std::size_t n = 1;
+    for (std::int64_t e : shape) n *= static_cast<std::size_t>(e);
+    Array a = generate(*dtype, n, d.seed);
+    a.shape = shape;
+    return a;
+  }
+  if (!dtype || d.n.empty()) throw CLI::ValidationError("give --input FILE, or --dtype T with --n N or --shape A,B,...");
   return generate(*dtype, parse_count(d.n, "--n"), d.seed);
 }
 

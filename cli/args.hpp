@@ -21,10 +21,13 @@ struct DataArgs {
   std::string input;
   std::string dtype;
   std::string n;  // decimal text: CLI11 would read 010 as octal and -1 as a huge count
+  std::string shape;  // --shape A,B,C: generated N-D data
   std::uint64_t seed = 1;
   std::size_t width = 1;
-  std::size_t rows = 0;     // --rows R: R equal segments
+  std::size_t rows = 0;     // --rows R: R equal rows of a 1-D array
   std::string offsets;      // --offsets FILE: segments at these offsets
+  std::string axis;         // --axis 0,2: the axes to reduce (empty: all)
+  bool keepdims = false;    // --keepdims: the results keep the reduced axes, as 1
   bool distributed = false;  // one array over the ranks of mpirun, each with its shard
 };
 
@@ -35,6 +38,7 @@ struct RunArgs {
   std::string ops;  // --ops LIST: several ops in one pass (then `op` is empty)
   int block_size = 0, threads = 0, repeat = 1;
   std::string accuracy;  // empty: the config's
+  std::string output;    // --output FILE.npy: the results as an array
   bool json = false;
 };
 
@@ -47,7 +51,7 @@ struct ValidateArgs {
   bool json = false;
 };
 
-//! --input, --dtype, --n, --seed, --width, --rows, --offsets, --distributed.
+//! --input, --dtype, --n, --shape, --seed, --axis, --keepdims, --width, --rows, --offsets, --distributed.
 void add_data_options(CLI::App* cmd, DataArgs& d);
 //! --op OP or --ops LIST (exactly one), for run and validate.
 void add_op_options(CLI::App* cmd, std::string& op, std::string& ops);
@@ -61,9 +65,15 @@ void add_how_options(CLI::App* cmd, int& block_size, int& threads, std::string& 
 Array load(const DataArgs& d);
 //! The offsets of --offsets (a .npy file of non-negative integers), as u64; empty without it.
 Array load_offsets(const DataArgs& d);
-//! The request for a loaded array: records of d.width values when --width is given; segments
-//! with --rows, or at `offsets` (load_offsets) with --offsets; several ops in one pass with `ops`.
+//! The request for a loaded array: an N-D array (or one with --axis or --keepdims) as a view,
+//! its --axis reduced; records of d.width values when --width is given, equal rows with --rows
+//! (both views of a 1-D array); segments at `offsets` (load_offsets) with --offsets; several ops
+//! in one pass with `ops`.
 Request request_for(const Array& a, const DataArgs& d, Op op, Memory memory, const Array& offsets = {}, OpSet ops = {});
+//! Writes a result that is an array (Result::shape) to --output FILE.npy: its values, or for
+//! argmin/argmax its indices (int64, as numpy's argmax(axis=) gives them). A usage error for
+//! several ops, or for segments' indices, which are relative.
+void write_output(const std::string& file, const Request& q, const Result& r);
 //! --set KEY=VALUE options as the call's settings.
 Settings settings_of(const std::vector<std::string>& pairs);
 //! How a reduction runs, from the options add_how_options and --set read.

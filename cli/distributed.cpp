@@ -12,6 +12,7 @@
 
 #include "xreduce/timing.hpp"
 #include "xreduce/mpi.hpp"
+#include "xreduce/backend/features.hpp"
 #include "xreduce/backend/registry.hpp"
 #include "xreduce/validate.hpp"
 
@@ -196,8 +197,9 @@ int run_distributed(Context& ctx, const RunArgs& args, const DataArgs& d) {
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     if (mpi.rank != 0) return kExitOk;
-    Request whole = q;  // the whole array's shape, for the report
-    whole.count = s.records;
+    Request whole = q;  // the whole array's shape, for the report: of its records, or elements
+    if (whole.view.rank == 2) whole.view.shape[0] = static_cast<std::int64_t>(s.records);
+    else whole.count = s.records;
     print_run(args, whole, s.description,
               r.backend + " on rank 0 (each rank chooses its own); combined by MPI over " + std::to_string(mpi.ranks) + " ranks",
               r, timing::median(times), o.accuracy.value_or(ctx.config().accuracy), mpi.ranks);
@@ -225,14 +227,12 @@ int validate_distributed(Context& ctx, const ValidateArgs& args, const DataArgs&
     Options o = options_of({}, args.block_size, args.threads, args.accuracy);
     const Accuracy accuracy = o.accuracy.value_or(ctx.config().accuracy);
     std::string names;
+    const Features features = features_of(canonical(q), accuracy);
     if (mpi.rank == 0) {
       for (const std::string& n : args.backends) names += n + "\n";
-      if (args.backends.empty())  // those that take the combination, as validate chooses on one process
+      if (args.backends.empty())  // those that take the request, as validate chooses on one process
         for (const auto& e : ctx.registry().entries())
-          if (const Capabilities c = e.reducer->capabilities();
-              c.support(q.dtype, op) != Support::none && (d.width <= 1 || c.records()) &&
-              (!exact_sum(q.dtype, op, accuracy) || c.exact_sums(d.width > 1)))
-            names += std::string(e.reducer->name()) + "\n";
+          if (e.reducer->capabilities().support(features) != Support::none) names += std::string(e.reducer->name()) + "\n";
     }
     int length = static_cast<int>(names.size());
     MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -245,7 +245,7 @@ int validate_distributed(Context& ctx, const ValidateArgs& args, const DataArgs&
       at = end + 1;
       o.backend = row.backend;
       const Reducer* reducer = ctx.registry().find(row.backend);
-      row.exact = reducer && reducer->capabilities().support(q.dtype, op) == Support::exact;
+      row.exact = reducer && reducer->capabilities().support(features) == Support::exact;
       try {
         MPI_Barrier(MPI_COMM_WORLD);
         const auto t0 = std::chrono::steady_clock::now();

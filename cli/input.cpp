@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <optional>
 #include <limits>
 #include <new>
@@ -96,32 +98,40 @@ std::optional<std::string> header_value(const std::string& header, const std::st
   return header.substr(at, end - at + 1);
 }
 
-//! A .npy shape of one dimension, "(N,)" with any spaces, as its N; nullopt for any other shape.
-std::optional<std::string> one_dimension(const std::string& shape) {
+//! A .npy shape, "(N, M, ...)" with any spaces and an optional trailing comma ("(N,)"), or "()"
+//! for a 0-d array, as its extents; nullopt for anything else, more than kMaxRank extents, or an
+//! extent of more than 19 digits.
+std::optional<std::vector<std::int64_t>> dimensions_of(const std::string& shape) {
+  std::vector<std::int64_t> dims;
   std::size_t i = 1;  // after '('
   auto spaces = [&] {
     while (i < shape.size() && shape[i] == ' ') ++i;
   };
   spaces();
-  const std::size_t first = i;
-  while (i < shape.size() && shape[i] >= '0' && shape[i] <= '9') ++i;
-  const std::string digits = shape.substr(first, i - first);
-  spaces();
-  if (digits.empty() || i >= shape.size() || shape[i] != ',') return std::nullopt;
-  ++i;
-  spaces();
+  while (i < shape.size() && shape[i] >= '0' && shape[i] <= '9') {
+    const std::size_t first = i;
+    while (i < shape.size() && shape[i] >= '0' && shape[i] <= '9') ++i;
+    if (i - first > 19 || dims.size() == kMaxRank) return std::nullopt;
+    dims.push_back(static_cast<std::int64_t>(std::stoull(shape.substr(first, i - first))));
+    spaces();
+    if (i < shape.size() && shape[i] == ',') ++i;
+    else break;  // only the last extent may go without its comma
+    spaces();
+  }
   if (i + 1 != shape.size() || shape[i] != ')') return std::nullopt;
-  return digits;
+  return dims;
 }
 
 //! A header's text for a message: at most 200 characters of it.
 std::string excerpt(const std::string& text) { return text.size() <= 200 ? text : text.substr(0, 200) + "..."; }
 
 Array finish(const std::filesystem::path& file, std::shared_ptr<Mapping> m, std::size_t offset, DType dtype,
-             std::size_t count, std::string description) {
+             std::size_t count, std::string description, std::vector<std::int64_t> shape, bool fortran = false) {
   Array a;
   a.dtype = dtype;
   a.count = count;
+  a.shape = std::move(shape);
+  a.fortran = fortran;
   a.data = count ? m->bytes + offset : nullptr;
   a.owner = std::shared_ptr<const void>(m, m.get());
   a.description = file.filename().string() + " (" + description + ")";
@@ -165,23 +175,24 @@ Array read_npy(const std::filesystem::path& file) {
     fail(file, "unsupported dtype '" + excerpt(descr) +
                    "' (supported: <f4 <f8 <i4 <i8 <u4 <u8, i.e. f32 f64 i32 i64 u32 u64)");
 
-  // 1-D: "(N,)", maybe with spaces. Fortran order does not matter in one dimension.
-  const std::optional<std::string> digits = one_dimension(*shape_value);
-  if (!digits) fail(file, "array must be 1-D, its shape is (" + excerpt(shape) + ")");
-  if (digits->size() > 19) fail(file, "shape (" + excerpt(shape) + ") is too large");
-  const std::size_t count = std::stoull(*digits);
-  const std::size_t item = size_of(*dtype);
-  if (count > (m->size - offset) / item) {
-    const bool overflows = count > std::numeric_limits<std::size_t>::max() / item;
-    fail(file, "truncated: shape (" + excerpt(shape) + ") needs " +
-                   (overflows ? std::string("more bytes than a 64-bit size can count")
-                              : std::to_string(count * item) + " bytes") +
-                   " of data, the file has " + std::to_string(m->size - offset));
+  const std::optional<std::vector<std::int64_t>> dims = dimensions_of(*shape_value);
+  if (!dims) fail(file, "shape (" + excerpt(shape) + ") is not a tuple of at most " + std::to_string(kMaxRank) + " extents");
+  std::size_t count = 1;
+  bool too_many = false;
+  for (std::int64_t d : *dims) {
+    too_many = too_many || (d != 0 && count > (std::size_t{1} << 62) / static_cast<std::size_t>(d));
+    count = too_many ? count : count * static_cast<std::size_t>(d);
   }
+  if (too_many) fail(file, "shape (" + excerpt(shape) + ") holds more than 2^62 elements");
+  const std::size_t item = size_of(*dtype);
+  if (count > (m->size - offset) / item)
+    fail(file, "truncated: shape (" + excerpt(shape) + ") needs " + std::to_string(count * item) +
+                   " bytes of data, the file has " + std::to_string(m->size - offset));
   if (m->size - offset != count * item)
     fail(file, std::to_string(m->size - offset - count * item) + " bytes after the data (corrupt file?)");
-  return finish(file, std::move(m), offset, *dtype, count,
-                "npy " + std::to_string(major) + ".0, " + std::string(to_string(*dtype)));
+  // Fortran order matters from two dimensions on: the first then varies fastest.
+  return finish(file, std::move(m), offset, *dtype, count, "npy " + std::to_string(major) + ".0, " + std::string(to_string(*dtype)),
+                *dims, *fortran == "True");
 }
 
 Array read_raw(const std::filesystem::path& file, DType dtype) {
@@ -191,7 +202,7 @@ Array read_raw(const std::filesystem::path& file, DType dtype) {
     fail(file, "size " + std::to_string(m->size) + " bytes is not a multiple of " + std::to_string(item) + " (" +
                    std::string(to_string(dtype)) + ")");
   const std::size_t count = m->size / item;
-  return finish(file, std::move(m), 0, dtype, count, "raw " + std::string(to_string(dtype)));
+  return finish(file, std::move(m), 0, dtype, count, "raw " + std::string(to_string(dtype)), {static_cast<std::int64_t>(count)});
 }
 
 Array read_input(const std::filesystem::path& file, std::optional<DType> dtype) {
@@ -247,7 +258,95 @@ Array generate(DType dtype, std::size_t n, std::uint64_t seed, std::size_t first
   a.data = buffer.get();
   a.owner = std::shared_ptr<const void>(buffer, buffer.get());
   a.description = "random " + std::string(to_string(dtype)) + ", seed " + std::to_string(seed);
+  a.shape = {static_cast<std::int64_t>(n)};
   return a;
+}
+
+View Array::view() const {
+  std::vector<std::int64_t> strides(shape.size());
+  std::int64_t step = 1;
+  for (std::size_t i = 0; i < shape.size(); ++i) {  // Fortran order: the first extent fastest
+    const std::size_t k = fortran ? i : shape.size() - 1 - i;
+    strides[k] = step;
+    step *= shape[k] > 0 ? shape[k] : 1;
+  }
+  return View::of(shape.data(), strides.data(), shape.size());
+}
+
+namespace {
+//! A comma-separated list's items, spaces around them dropped.
+std::vector<std::string> items_of(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    std::string item = text.substr(start, comma - start);
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    items.push_back(item);
+    start = comma + 1;
+  }
+  return items;
+}
+}  // namespace
+
+std::vector<std::int64_t> parse_shape(const std::string& text, const std::string& option) {
+  std::vector<std::int64_t> shape;
+  std::size_t count = 1;
+  for (const std::string& item : items_of(text)) {
+    if (shape.size() == kMaxRank)
+      throw Error(ErrorCode::invalid_argument, option + " " + text + ": at most " + std::to_string(kMaxRank) + " extents");
+    const std::size_t extent = parse_count(item, option + " " + text + ": an extent");
+    if (extent != 0 && count > (std::size_t{1} << 62) / extent)
+      throw Error(ErrorCode::invalid_argument, option + " " + text + ": more than 2^62 elements");
+    count *= extent;
+    shape.push_back(static_cast<std::int64_t>(extent));
+  }
+  return shape;
+}
+
+Axes parse_axes(const std::string& text, std::size_t rank) {
+  Axes axes;
+  if (text.empty()) return axes;
+  const auto r = static_cast<long long>(rank);
+  for (const std::string& item : items_of(text)) {
+    const bool negative = !item.empty() && item[0] == '-';
+    const std::string digits = negative ? item.substr(1) : item;
+    if (digits.empty() || digits.size() > 3 || digits.find_first_not_of("0123456789") != std::string::npos)
+      throw Error(ErrorCode::invalid_argument, "--axis " + text + ": '" + item + "' is not an axis (a whole number, negative from the end)");
+    const long long k = negative ? -std::stoll(digits) : std::stoll(digits);
+    if (k < -r || k >= r)
+      throw Error(ErrorCode::invalid_argument, "--axis " + text + ": axis " + item + " is not one of the array's " +
+                                                   std::to_string(rank) + (rank == 1 ? " dimension" : " dimensions"));
+    const auto axis = static_cast<std::size_t>(k < 0 ? k + r : k);
+    if (axes.contains(axis)) throw Error(ErrorCode::invalid_argument, "--axis " + text + ": axis " + std::to_string(axis) + " is named twice");
+    axes.add(axis);
+  }
+  return axes;
+}
+
+void write_npy(const std::filesystem::path& file, DType dtype, const std::vector<std::int64_t>& shape, const void* values) {
+  static constexpr const char* descr[] = {"<f4", "<f8", "<i4", "<i8", "<u4", "<u8"};
+  std::size_t count = 1;
+  std::string dims;  // "3, 4"; one dimension keeps its comma, "3,"
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    count *= static_cast<std::size_t>(shape[k]);
+    dims += (k ? ", " : "") + std::to_string(shape[k]);
+  }
+  if (shape.size() == 1) dims += ",";
+  std::string header = "{'descr': '" + std::string(descr[static_cast<int>(dtype)]) + "', 'fortran_order': False, 'shape': (" + dims + "), }";
+  // Padded with spaces and a line break so that the data start on a 64-byte boundary (npy 1.0).
+  const std::size_t total = (10 + header.size() + 1 + 63) / 64 * 64;
+  header.append(total - 10 - header.size() - 1, ' ');
+  header.push_back('\n');
+  std::ofstream out(file, std::ios::binary);
+  const unsigned char preamble[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<unsigned char>(header.size() & 0xff),
+                                      static_cast<unsigned char>(header.size() >> 8)};
+  out.write(reinterpret_cast<const char*>(preamble), sizeof preamble);
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  out.write(static_cast<const char*>(values), static_cast<std::streamsize>(count * size_of(dtype)));
+  out.close();
+  if (!out) throw Error(ErrorCode::io, file.string() + ": cannot write the results");
 }
 
 }  // namespace xreduce::cli

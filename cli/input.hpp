@@ -6,24 +6,44 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "xreduce/request.hpp"
 #include "xreduce/types.hpp"
 
 namespace xreduce::cli {
 
-//! A 1-D array in host memory and whatever keeps it alive (a mapping or a buffer).
+//! An array in host memory and whatever keeps it alive (a mapping or a buffer).
 struct Array {
   DType dtype = DType::f32;
-  std::size_t count = 0;
+  std::size_t count = 0;  //!< elements
   const void* data = nullptr;
   std::shared_ptr<const void> owner;
   std::string description;  //!< "file.npy (npy 1.0)" or "random f32, seed 1"
+  //! Its dimensions (one, {count}, for a raw file or --n), in C order or, if `fortran`, in Fortran
+  //! order (the first dimension varies fastest).
+  std::vector<std::int64_t> shape;
+  bool fortran = false;
+  //! The array as a view (C or Fortran strides).
+  View view() const;
 };
 
-//! Reads a NumPy .npy file: format 1.0, 2.0 or 3.0, 1-D, little-endian, one of the six dtypes.
-//! Anything else (bad magic, big-endian, 2-D, truncated, trailing bytes) throws Error(io) saying
-//! what is wrong and where.
+//! Reads a NumPy .npy file: format 1.0, 2.0 or 3.0, of up to 16 dimensions in C or Fortran order
+//! (0-d: one element), little-endian, one of the six dtypes. Anything else (bad magic,
+//! big-endian, truncated, trailing bytes) throws Error(io) saying what is wrong and where.
 Array read_npy(const std::filesystem::path& file);
+
+//! Writes `values` (`count` packed elements of `dtype`) as a .npy file (format 1.0, C order) of
+//! `shape` (empty: a 0-d array). Throws Error(io).
+void write_npy(const std::filesystem::path& file, DType dtype, const std::vector<std::int64_t>& shape, const void* values);
+
+//! A shape given as text, "100,200,3" (`option` names it in messages): 1 to 16 extents, each a
+//! count as parse_count takes it, whose product is at most 2^62. Throws Error(invalid_argument).
+std::vector<std::int64_t> parse_shape(const std::string& text, const std::string& option);
+//! Axes given as text, "0,2" or "-1" (counted from the end, as numpy does), of a view of `rank`
+//! dimensions: each once, each in [-rank, rank). Empty text: no axes (all). Throws
+//! Error(invalid_argument) saying which is wrong.
+Axes parse_axes(const std::string& text, std::size_t rank);
 //! Reads a raw file of little-endian elements of `dtype`.
 Array read_raw(const std::filesystem::path& file, DType dtype);
 //! `.npy` by content (magic bytes), otherwise raw with `dtype` (required then).

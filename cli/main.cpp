@@ -88,21 +88,18 @@ int list(xr::Context& ctx, bool as_json) {
   if (!as_json) {
     std::printf("backends (highest priority first):\n");
     print_backends(ctx);
-    std::printf("\ncapabilities: per dtype, one letter per op in the order sum prod min max argmin argmax sumsq (E: to the semantics table, i: inexact, .: unsupported; \"exact sums\": accuracy exact):\n");
+    std::printf("\ncapabilities: the requests each backend does, a set a line (a request runs where one set holds its dtype,\n"
+                "op, layout, memory and accuracy; layouts: all = a flat array, inner = rows, outer = columns/records,\n"
+                "middle = batches of columns, strided = any other view, ragged = segments at offsets):\n");
     for (const auto& e : ctx.registry().entries()) {
-      xr::Capabilities c = e.reducer->capabilities();
-      std::printf("  %-*s", name_width(ctx.registry()), std::string(e.reducer->name()).c_str());
-      for (xr::DType t : xr::all_dtypes) {
-        std::printf(" %s:", std::string(to_string(t)).c_str());
-        for (xr::Op op : xr::all_ops) {
-          xr::Support s = c.support(t, op);
-          std::putchar(s == xr::Support::exact ? 'E' : s == xr::Support::inexact ? 'i' : '.');
-        }
+      const xr::Capabilities c = e.reducer->capabilities();
+      const std::string name(e.reducer->name());
+      bool first = true;
+      for (const xr::FeatureSet& s : c) {
+        std::printf("  %-*s %s\n", name_width(ctx.registry()), first ? name.c_str() : "", feature_set_text(s).c_str());
+        first = false;
       }
-      std::printf("  memory:%s%s%s%s%s\n", c.accepts(xr::Memory::host) ? " host" : "", c.accepts(xr::Memory::device) ? " device" : "",
-                  c.exact_sums(true) ? "  exact sums (records too)" : c.exact_sums() ? "  exact sums" : "",
-                  c.exact_segments() ? "  segments (exact sums too)" : c.segments() ? "  segments" : "",
-                  c.ops(true) ? "  several ops (of segments too)" : c.ops() ? "  several ops" : "");
+      if (first) std::printf("  %-*s (nothing)\n", name_width(ctx.registry()), name.c_str());
     }
     print_settings(ctx);
     print_dispatch(ctx);
@@ -115,17 +112,21 @@ int list(xr::Context& ctx, bool as_json) {
     json settings = json::array();
     for (const xr::SettingInfo& s : e.reducer->settings())
       settings.push_back({{"key", s.key}, {"default", s.default_value}, {"doc", s.doc}});
-    json support = json::object();
-    for (xr::DType t : xr::all_dtypes)
-      for (xr::Op op : xr::all_ops)
-        if (c.support(t, op) != xr::Support::none)
-          support[std::string(to_string(t))][std::string(to_string(op))] = std::string(to_string(c.support(t, op)));
+    json sets = json::array();
+    std::uint32_t layouts = 0;
+    for (const xr::FeatureSet& s : c) {
+      sets.push_back(feature_set_json(s));
+      layouts |= s.layout_bits();
+    }
+    xr::Features exact_sum;
+    exact_sum.accuracy = xr::Accuracy::exact;
+    json layout_names = json::array();
+    for (xr::Layout l : xr::all_layouts)
+      if (layouts & (1u << static_cast<unsigned>(l))) layout_names.push_back(to_string(l));
     out.push_back({{"backend", e.reducer->name()}, {"engine", to_string(c.engine())}, {"priority", e.priority},
-                   {"origin", e.origin}, {"available", a.ok}, {"reason", a.reason}, {"support", support},
-                   {"host_memory", c.accepts(xr::Memory::host)}, {"device_memory", c.accepts(xr::Memory::device)}, {"records", c.records()},
-                   {"exact_sums", c.exact_sums()}, {"exact_record_sums", c.exact_sums(true)},
-                   {"segments", c.segments()}, {"exact_segment_sums", c.exact_segments()},
-                   {"several_ops", c.ops()}, {"several_ops_of_segments", c.ops(true)},
+                   {"origin", e.origin}, {"available", a.ok}, {"reason", a.reason}, {"capabilities", sets},
+                   {"host_memory", c.reads(xr::Memory::host)}, {"device_memory", c.reads(xr::Memory::device)},
+                   {"layouts", layout_names}, {"exact_sums", c.support(exact_sum) != xr::Support::none},
                    {"settings", settings}});
   }
   std::cout << out.dump(2) << "\n";
@@ -153,6 +154,7 @@ int run(xr::Context& ctx, const RunArgs& args, const DataArgs& d) {
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   print_run(args, q, a.description, r.backend + " (" + choice.reason + ")", r, median(times), accuracy);
+  if (!args.output.empty()) write_output(args.output, q, r);
   return kExitOk;
 }
 
@@ -226,7 +228,7 @@ int calibrate(xr::Context& ctx, const CalibrateArgs& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"xreduce: reduce large arrays (sum, prod, min, max, argmin, argmax) on the best engine.\n"
+  CLI::App app{"xreduce: reduce large arrays (sum, prod, min, max, argmin, argmax, sumsq), whole or along axes, on the best engine.\n"
                "With no subcommand: a tour of this machine's backends on 2^24 random f32.\n"
                "Environment: XREDUCE_BACKEND, XREDUCE_CONFIG, XREDUCE_PLUGIN_PATH (see README).\n"
                "Exit codes: 0 ok, 1 a backend that promises exactness disagreed, 2 usage or input error.",
@@ -250,7 +252,10 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--repeat", run_args.repeat, "Run this many times and report the median time")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  run_cmd->add_flag("--json", run_args.json, "Print one JSON document: backend, op, dtype, n, width, accuracy, value (a list of K with --width K), index, seconds; with --ops, stats: each op's value (and index)");
+  run_cmd->add_flag("--json", run_args.json, "Print one JSON document: backend, op, dtype, n, shape, axes, accuracy, value (a list for results that are an array, with result_shape), index, seconds; with --ops, stats: each op's value (and index)");
+  run_cmd->add_option("--output", run_args.output,
+                      "Write the results to FILE.npy, an array of their shape (0-d for one result): the values, or for "
+                      "argmin/argmax the indices (int64), as numpy's argmax(axis=) gives them");
 
   ValidateArgs val_args;
   DataArgs val_data;

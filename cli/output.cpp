@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +11,8 @@
 #include <iostream>
 #include <map>
 #include <thread>
+
+#include "xreduce/backend/features.hpp"
 
 namespace xreduce::cli {
 
@@ -97,6 +100,46 @@ int name_width(const xr::Registry& registry) {
   std::size_t w = 7;  // "backend"
   for (const auto& e : registry.entries()) w = std::max(w, e.reducer->name().size());
   return static_cast<int>(w);
+}
+
+namespace {
+//! The names of the values whose bits are set, from `all` (a feature's every value).
+template <class All>
+std::vector<std::string> names_of(std::uint32_t bits, const All& all) {
+  std::vector<std::string> out;
+  for (auto v : all)
+    if (bits & (1u << static_cast<unsigned>(v))) out.emplace_back(to_string(v));
+  return out;
+}
+std::string joined(const std::vector<std::string>& words, const char* between = " ") {
+  std::string text;
+  for (const std::string& w : words) text += (text.empty() ? "" : between) + w;
+  return text;
+}
+constexpr std::array<xr::Memory, 2> kMemories{xr::Memory::host, xr::Memory::device};
+constexpr std::array<xr::Accuracy, 2> kAccuracies{xr::Accuracy::standard, xr::Accuracy::exact};
+}  // namespace
+
+std::string feature_set_text(const xr::FeatureSet& s) {
+  const auto dtypes = names_of(s.dtype_bits(), xr::all_dtypes), layouts = names_of(s.layout_bits(), xr::all_layouts);
+  std::string text = (dtypes.size() == xr::all_dtypes.size() ? std::string("every dtype") : joined(dtypes)) + ": " +
+                     joined(names_of(s.op_set().bits(), xr::all_ops)) + "; " +
+                     (layouts.size() == xr::all_layouts.size() ? std::string("every layout") : "layouts " + joined(layouts)) +
+                     "; " + joined(names_of(s.memory_bits(), kMemories), ", ") + " memory";
+  if (s.accuracy_bits() & (1u << static_cast<unsigned>(xr::Accuracy::exact)))
+    text += (s.accuracy_bits() & 1u) ? "; exact sums too" : "; exact sums";
+  if (s.pass_bits() & xr::FeatureSet::kSeveral) text += (s.pass_bits() & xr::FeatureSet::kOne) ? "; several together too" : "; several together";
+  if (s.promise() == xr::Support::inexact) text += "; INEXACT";
+  return text;
+}
+
+json feature_set_json(const xr::FeatureSet& s) {
+  json passes = json::array();
+  if (s.pass_bits() & xr::FeatureSet::kOne) passes.push_back("one");
+  if (s.pass_bits() & xr::FeatureSet::kSeveral) passes.push_back("several");
+  return {{"dtypes", names_of(s.dtype_bits(), xr::all_dtypes)}, {"ops", names_of(s.op_set().bits(), xr::all_ops)},
+          {"layouts", names_of(s.layout_bits(), xr::all_layouts)}, {"accuracy", names_of(s.accuracy_bits(), kAccuracies)},
+          {"memory", names_of(s.memory_bits(), kMemories)}, {"passes", passes}, {"support", to_string(s.promise())}};
 }
 
 void print_backends(xr::Context& ctx) {
@@ -197,7 +240,7 @@ Result reference_stats(const Reference& ref, const Request& q) {
     if (!q.ops.contains(s) || k >= ref.ops.size()) continue;
     const Reference& one = ref.ops[k++];
     OpResult part{s, one.value, one.index};
-    for (const Reference& seg : one.segments) {
+    for (const Reference& seg : one.results) {
       part.values.push_back(seg.value);
       if (seg.index) part.indices.push_back(*seg.index);
     }
@@ -215,27 +258,63 @@ std::string what_text(const std::string& op, const Request& q) {
   return text;
 }
 
-//! ", 100 records of width 3", ", 1000 rows of 64", ", 5 segments", or nothing.
+//! Whether the request's results are an array (Result::values): a view that keeps an axis or its
+//! dimensions, or segments.
+bool listed(const Request& q) { return !result_shape(q).empty(); }
+
+//! The elements a request reads.
+std::uint64_t elements(const Request& q) {
+  if (q.view.rank == 0) return q.count;
+  std::uint64_t n = 1;
+  for (std::size_t k = 0; k < q.view.rank; ++k) n *= static_cast<std::uint64_t>(q.view.shape[k]);
+  return n;
+}
+
+//! "(3, 4, 5)".
+std::string tuple_text(const std::vector<std::int64_t>& v) {
+  std::string text;
+  for (std::int64_t x : v) text += (text.empty() ? "" : ", ") + std::to_string(x);
+  return "(" + text + ")";
+}
+
+//! A view's shape and the axes it reduces, ", shape (100, 3), axes (0)"; ", 5 segments"; or nothing.
 std::string shape_text(const Request& q) {
-  if (q.width > 1) return ", " + std::to_string(q.count) + " records of width " + std::to_string(q.width);
-  if (!q.segments.segmented()) return "";
-  if (q.segments.offsets) return ", " + std::to_string(q.segments.count) + " segments";
-  return ", " + std::to_string(q.segments.count) + " rows of " + std::to_string(q.count / q.segments.count);
+  if (q.segments.segmented()) return ", " + std::to_string(q.segments.count) + " segments";
+  if (q.view.rank == 0) return "";
+  std::vector<std::int64_t> shape(q.view.shape, q.view.shape + q.view.rank), axes;
+  for (std::size_t k = 0; k < q.view.rank; ++k)
+    if (q.axes.contains(k)) axes.push_back(static_cast<std::int64_t>(k));
+  return ", shape " + tuple_text(shape) + (axes.empty() ? ", every axis" : ", axes " + tuple_text(axes)) +
+         (q.keepdims ? ", keepdims" : "");
+}
+
+//! The request's form for JSON: its shape (a flat array's is [n]), the axes it reduces, and its
+//! results' shape.
+void shape_json(json& out, const Request& q, const Result* r) {
+  json shape = json::array(), axes = json::array();
+  if (q.view.rank == 0) shape.push_back(q.count);
+  for (std::size_t k = 0; k < q.view.rank; ++k) {
+    shape.push_back(q.view.shape[k]);
+    if (q.axes.empty() || q.axes.contains(k)) axes.push_back(k);
+  }
+  out["shape"] = shape;
+  if (q.view.rank > 0) out["axes"] = axes;
+  if (q.segments.segmented()) out["segments"] = q.segments.count;
+  if (r && listed(q)) out["result_shape"] = r->shape;
 }
 
 void print_run(const RunArgs& args, const Request& q, const std::string& description, const std::string& backend_line,
                const Result& r, double seconds, Accuracy accuracy, int ranks) {
-  const std::size_t n = q.count * q.width;
+  const std::uint64_t n = elements(q);
   if (args.json) {
-    const bool segmented = q.segments.segmented();
+    const bool segmented = listed(q);
     json out{{"backend", r.backend}, {"op", what_text(args.op, q)}, {"dtype", to_string(q.dtype)}, {"n", n},
-             {"width", q.width}, {"accuracy", to_string(accuracy)}, {"value", value_json(r, segmented)}, {"seconds", seconds}};
+             {"accuracy", to_string(accuracy)}, {"value", value_json(r, segmented)}, {"seconds", seconds}};
+    shape_json(out, q, &r);
     if (!q.ops.empty()) {
       out.erase("value");
       out["stats"] = stats_json(r, segmented);
-      if (segmented) out["segments"] = q.segments.count;
     } else if (segmented) {
-      out["segments"] = q.segments.count;
       if (returns_index(q.op)) out["index"] = indices_json(r);
     } else if (r.index) {
       out["index"] = *r.index;
@@ -244,26 +323,26 @@ void print_run(const RunArgs& args, const Request& q, const std::string& descrip
     std::cout << out.dump() << "\n";
     return;
   }
-  std::printf("data     %s, n = %zu%s\n", description.c_str(), n, shape_text(q).c_str());
+  std::printf("data     %s, n = %llu%s\n", description.c_str(), static_cast<unsigned long long>(n), shape_text(q).c_str());
   std::printf("backend  %s\n", backend_line.c_str());
   if (!q.ops.empty()) {  // a stat a line
     for (const OpResult& st : r.ops) {
-      std::printf("%-8s %s\n", std::string(to_string(st.op)).c_str(), value_text(stat_part(st), q.segments.segmented()).c_str());
-      if (st.index && !q.segments.segmented()) std::printf("index    %llu\n", static_cast<unsigned long long>(*st.index));
+      std::printf("%-8s %s\n", std::string(to_string(st.op)).c_str(), value_text(stat_part(st), listed(q)).c_str());
+      if (st.index && !listed(q)) std::printf("index    %llu\n", static_cast<unsigned long long>(*st.index));
     }
   } else {
-    std::printf("%-8s %s%s\n", args.op.c_str(), value_text(r, q.segments.segmented()).c_str(),
+    std::printf("%-8s %s%s\n", args.op.c_str(), value_text(r, listed(q)).c_str(),
                 exact_sum(q.dtype, q.op, accuracy) ? "   (exact sum, rounded once)" : "");
-    if (r.index && !q.segments.segmented()) std::printf("index    %llu\n", static_cast<unsigned long long>(*r.index));
+    if (r.index && !listed(q)) std::printf("index    %llu\n", static_cast<unsigned long long>(*r.index));
   }
   std::printf("time     %s%s, %s GB/s\n", seconds_text(seconds).c_str(), args.repeat > 1 ? " (median)" : "",
               gbps(n * size_of(q.dtype), seconds).c_str());
 }
 
-//! The reference's columns (records) or segments as a Result's values and indices.
-Result reference_parts(const Reference& ref, const Request& q) {
+//! The reference's results (of an array result) as a Result's values and indices.
+Result reference_parts(const Reference& ref) {
   Result parts;
-  for (const auto& c : q.segments.segmented() ? ref.segments : ref.columns) {
+  for (const auto& c : ref.results) {
     parts.values.push_back(c.value);
     if (c.index) parts.indices.push_back(*c.index);
   }
@@ -272,19 +351,19 @@ Result reference_parts(const Reference& ref, const Request& q) {
 
 int print_validation(Context& ctx, const ValidateArgs& args, const Request& q, const std::string& description,
                      const ValidationReport& report, Accuracy accuracy, int ranks) {
-  const std::size_t n = q.count * q.width;
+  const std::uint64_t n = elements(q);
   const double tol = tolerance(q, report.reference, accuracy);
   if (args.json) {
     json rows = json::array();
     for (const auto& row : report.rows) {
       json j{{"backend", row.backend}, {"exact", row.exact}, {"agrees", row.agrees}};
       if (row.ran && !q.ops.empty()) {
-        j["stats"] = stats_json(*row.result, q.segments.segmented());
+        j["stats"] = stats_json(*row.result, listed(q));
         j["deviation"] = std::isfinite(row.error) ? json(row.error) : json("inf");
         j["seconds"] = row.seconds;
       } else if (row.ran) {
-        j["value"] = value_json(*row.result, q.segments.segmented());
-        if (q.segments.segmented() && returns_index(q.op)) j["index"] = indices_json(*row.result);
+        j["value"] = value_json(*row.result, listed(q));
+        if (listed(q) && returns_index(q.op)) j["index"] = indices_json(*row.result);
         else if (row.result->index) j["index"] = *row.result->index;
         j["deviation"] = std::isfinite(row.error) ? json(row.error) : json("inf");
         j["seconds"] = row.seconds;
@@ -294,23 +373,24 @@ int print_validation(Context& ctx, const ValidateArgs& args, const Request& q, c
       }
       rows.push_back(j);
     }
-    const Result parts = reference_parts(report.reference, q);
-    json reference = q.segments.segmented() || q.width > 1 ? value_json(parts, true) : value_json(report.reference.value);
-    if (!q.ops.empty()) reference = stats_json(reference_stats(report.reference, q), q.segments.segmented());
-    json out{{"op", what_text(args.op, q)}, {"dtype", to_string(q.dtype)}, {"n", n}, {"width", q.width},
+    const Result parts = reference_parts(report.reference);
+    json reference = listed(q) ? value_json(parts, true) : value_json(report.reference.value);
+    if (!q.ops.empty()) reference = stats_json(reference_stats(report.reference, q), listed(q));
+    json out{{"op", what_text(args.op, q)}, {"dtype", to_string(q.dtype)}, {"n", n},
              {"accuracy", to_string(accuracy)}, {"tolerance", tol},
              {"reference", reference}, {"results", rows}, {"ok", report.ok()}};
-    if (q.segments.segmented() && returns_index(q.op)) out["reference_index"] = indices_json(parts);
+    shape_json(out, q, nullptr);
+    if (listed(q) && returns_index(q.op)) out["reference_index"] = indices_json(parts);
     else if (report.reference.index) out["reference_index"] = *report.reference.index;
     if (ranks > 0) out["ranks"] = ranks;
     std::cout << out.dump(2) << "\n";
     return report.ok() ? kExitOk : kExitDisagree;
   }
-  std::printf("data       %s, n = %zu%s\n", description.c_str(), n, shape_text(q).c_str());
-  const bool several = q.segments.segmented() || q.width > 1;
+  std::printf("data       %s, n = %llu%s\n", description.c_str(), static_cast<unsigned long long>(n), shape_text(q).c_str());
+  const bool several = listed(q);
   if (!q.ops.empty()) {
     std::printf("reference  of %s: %s   (tolerance %.3g)\n\n", std::string(to_string(q.dtype)).c_str(),
-                stats_text(reference_stats(report.reference, q), q.segments.segmented(), "           ").c_str(), tol);
+                stats_text(reference_stats(report.reference, q), listed(q), "           ").c_str(), tol);
     const int w = name_width(ctx.registry());
     std::printf("  %-*s %-12s %-10s %s\n", w, "backend", "|error|", "time", "verdict (every op, every segment)");
     for (const auto& row : report.rows) {
@@ -322,14 +402,14 @@ int print_validation(Context& ctx, const ValidateArgs& args, const Request& q, c
       std::snprintf(err, sizeof err, "%.3g", row.error);
       std::printf("  %-*s %-12s %-10s %s\n", w, row.backend.c_str(), err, seconds_text(row.seconds).c_str(),
                   row.agrees ? "agrees" : row.exact ? "DISAGREES" : "disagrees (declares itself inexact)");
-      if (!q.segments.segmented()) std::printf("  %-*s %s\n", w, "", stats_text(*row.result, false).c_str());
+      if (!listed(q)) std::printf("  %-*s %s\n", w, "", stats_text(*row.result, false).c_str());
     }
     print_unavailable(report.rows);
     std::printf("\n%s\n", report.ok() ? "every backend that promises exactness agrees"
                                       : "a backend that promises exactness disagrees or failed");
     return report.ok() ? kExitOk : kExitDisagree;
   }
-  const std::string reference = several ? value_text(reference_parts(report.reference, q), true) : report.reference.value.to_string();
+  const std::string reference = several ? value_text(reference_parts(report.reference), true) : report.reference.value.to_string();
   std::printf("reference  %s of %s = %s", args.op.c_str(), std::string(to_string(q.dtype)).c_str(), reference.c_str());
   if (report.reference.index && !several)
     std::printf(" at index %llu", static_cast<unsigned long long>(*report.reference.index));
@@ -342,8 +422,8 @@ int print_validation(Context& ctx, const ValidateArgs& args, const Request& q, c
       if (row.failure_code != ErrorCode::unavailable) std::printf("  %-*s %s\n", w, row.backend.c_str(), row.failure.c_str());
       continue;
     }
-    std::string value = value_text(*row.result, q.segments.segmented());
-    if (row.result->index && !q.segments.segmented()) value += " @" + std::to_string(*row.result->index);
+    std::string value = value_text(*row.result, listed(q));
+    if (row.result->index && !listed(q)) value += " @" + std::to_string(*row.result->index);
     char err[32];
     std::snprintf(err, sizeof err, "%.3g", row.error);
     std::string verdict = row.agrees ? "agrees" : row.exact ? "DISAGREES" : "disagrees (declares itself inexact)";

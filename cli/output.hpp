@@ -10,6 +10,7 @@
 
 #include "args.hpp"
 #include "xreduce/context.hpp"
+#include "xreduce/backend/features.hpp"
 #include "xreduce/backend/registry.hpp"
 #include "xreduce/validate.hpp"
 
@@ -28,6 +29,10 @@ std::string seconds_text(double s);
 std::string machine_line();
 //! The width of the backend-name column: the longest registered name.
 int name_width(const Registry& registry);
+//! A backend's feature set as words ("f32 f64: sum; layouts all outer; host, device; exact sums")
+//! and as JSON (every feature's values as a list).
+std::string feature_set_text(const FeatureSet& s);
+nlohmann::json feature_set_json(const FeatureSet& s);
 //! Every backend: engine, priority, available or why not; then plugins that did not load.
 void print_backends(Context& ctx);
 //! The thresholds `auto` uses, each with where it came from: the config file's line, or the

@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     for (auto& v : a.m) v = value(rng);
 
   // 1. Runtime API: n records of 9 i32 values.
-  const xreduce::Request request{mats.data(), n, xreduce::DType::i32, xreduce::Op::min, xreduce::Memory::automatic, 9};
+  const xreduce::Request request = xreduce::Request::records(mats.data(), n, 9, xreduce::DType::i32, xreduce::Op::min);
   const xreduce::Result r = xreduce::reduce(request);
 
   // 2. Template API: Mat3 and its element-wise minimum, identity all INT32_MAX.

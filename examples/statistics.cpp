@@ -28,8 +28,9 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(top));
 
   // Each of 1000 rows: the same ops, one result per row.
-  q.segments = xreduce::Segments::rows(rows);
-  const xreduce::Result per_row = xreduce::reduce(q);
+  xreduce::Request per_row_request = xreduce::Request::rows(x.data(), rows, n / rows, xreduce::DType::f64, xreduce::Op::sum);
+  per_row_request.ops = q.ops;
+  const xreduce::Result per_row = xreduce::reduce(per_row_request);
 
   // A plain loop for the check: the whole array, then every row.
   bool ok = true;

@@ -82,16 +82,7 @@ class CudaReducer final : public Reducer {
  public:
   explicit CudaReducer(const TechniqueInfo& info) : info_(info) {}
   std::string_view name() const override { return info_.name; }
-  Capabilities capabilities() const override {
-    Capabilities c(Engine::gpu);
-    for (Op op : {Op::sum, Op::prod, Op::min, Op::max}) c.set(op, Support::exact);
-    if (info_.arg_ops) c.set(Op::argmin, Support::exact).set(Op::argmax, Support::exact);
-    if (info_.exact) c.accept_exact_sums(/*records=*/false);
-    if (info_.segments) c.accept_segments(/*exact_sums=*/false);
-    if (info_.ops) c.accept_ops(/*segments=*/info_.segments);
-    if (info_.multi_gpu) return c.accept(Memory::host).accept_records(info_.records);
-    return c.accept(Memory::host).accept(Memory::device).accept_records(info_.records);
-  }
+  Capabilities capabilities() const override { return info_.capabilities; }
   Availability available() const override {
     if (!gpu_availability()) return gpu_availability();
     if (info_.multi_gpu && gpu_count() < 2)
@@ -118,7 +109,8 @@ class CudaReducer final : public Reducer {
 
  protected:
   Result do_reduce(const Request& q, const Options& o) override {
-    const bool exact = q.ops.empty() && exact_sum(q.dtype, q.op, o.accuracy.value_or(Accuracy::standard));
+    const Features f = features_of(q, o.accuracy.value_or(Accuracy::standard));
+    const bool exact = f.accuracy == Accuracy::exact;
     // The seed kernels take the block size they are given; the others only for exact sums.
     const int block = info_.block_size || exact ? block_size(o.settings, block_) : kDefaultBlockSize;
     Location where = locate_pointer(q.data);
@@ -127,25 +119,33 @@ class CudaReducer final : public Reducer {
     if (q.memory == Memory::device && where.memory != Memory::device)
       throw Error(ErrorCode::invalid_argument, "'" + std::string(info_.name) + "': the request says device memory, but " +
                                                    "CUDA does not know the pointer as device memory");
-    if (q.segments.segmented()) return reduce_segmented(q, where);
+    if (f.layout == Layout::inner || f.layout == Layout::ragged) return reduce_segmented(q, where);
+    if (f.layout != Layout::all && f.layout != Layout::outer)
+      throw Error(ErrorCode::internal, "'" + std::string(info_.name) + "' has no kernels for " + to_string(f));
+    // Records (layout outer): `count` rows of `width` values, a result per column, into q.out.
+    const bool records = f.layout == Layout::outer;
+    const std::size_t width = records ? static_cast<std::size_t>(q.view.shape[1]) : 1;
+    const std::size_t count = records ? static_cast<std::size_t>(q.view.shape[0]) : q.count;
     const Streaming stream_settings = o.settings.empty() ? streaming_ : streaming(o.settings, streaming_);
     if (info_.multi_gpu)
-      return reduce_host_on_gpus(info_.technique, q.data, q.count, q.width, q.dtype, q.op, exact, block, gpu_count(),
-                                 where.pinned, stream_settings);
+      return into_out(reduce_host_on_gpus(info_.technique, q.data, count, width, q.dtype, q.op, exact, block, gpu_count(),
+                                          where.pinned, stream_settings),
+                      q, records);
     if (exact && where.memory == Memory::host) {
       Result r;
       r.exact = {exact_sum_of_host(info_.technique, q.data, q.count, q.dtype, block, where.device, where.pinned, stream_settings)};
       return r;
     }
-    if (where.memory == Memory::host && !q.ops.empty()) {
+    if (where.memory == Memory::host && f.several) {
       reduce_host_stats(q.data, q.count, q.dtype, q.ops, *q.ops_out, where.device, where.pinned, stream_settings);
       return Result{};
     }
     if (where.memory == Memory::host)
-      return reduce_host(info_.technique, q.data, q.count, q.width, q.dtype, q.op, block, where.device, where.pinned,
-                         stream_settings);
+      return into_out(reduce_host(info_.technique, q.data, count, width, q.dtype, q.op, block, where.device, where.pinned,
+                                  stream_settings),
+                      q, records);
     WorkspaceLease ws(where.device);
-    const std::size_t bytes = q.count * q.width * size_of(q.dtype);
+    const std::size_t bytes = q.count * size_of(q.dtype);
     const void* data = q.data;
     if (reinterpret_cast<std::uintptr_t>(q.data) % size_of(q.dtype) != 0) {
       void* staging = ws->staging.reserve(bytes, "realigned device input");
@@ -157,14 +157,14 @@ class CudaReducer final : public Reducer {
       r.exact = {exact_sum_of_device(info_.technique, data, q.count, q.dtype, block, *ws)};
       return r;
     }
-    if (!q.ops.empty()) {
+    if (f.several) {
       enqueue_stats(data, q.count, q.dtype, *ws);
       collect_stats(q.dtype, q.ops, *q.ops_out, *ws);
       return Result{};  // the results are in q.ops_out; Reducer::reduce fills the rest
     }
-    if (q.width > 1) {
-      enqueue_records(data, q.count, q.width, q.dtype, q.op, *ws);
-      return collect_records(q.dtype, q.op, q.width, *ws);
+    if (records) {
+      enqueue_records(data, count, width, q.dtype, q.op, *ws);
+      return into_out(collect_records(q.dtype, q.op, width, *ws), q, true);
     }
     enqueue(info_.technique, data, q.count, q.dtype, q.op, block, *ws);
     return collect(q.dtype, q.op, *ws);
@@ -189,7 +189,24 @@ class CudaReducer final : public Reducer {
     return reduce_segments(info_.technique, q, on_device, out_on_device, where.device);
   }
 
-  bool takes_block_size() const { return info_.block_size || info_.exact; }
+  bool takes_block_size() const {
+    Features exact_sum;
+    exact_sum.accuracy = Accuracy::exact;
+    return info_.block_size || info_.capabilities.support(exact_sum) != Support::none;
+  }
+
+  //! Records' column results (Result::values) packed into q.out, host or device memory: what
+  //! the core expects of layout outer. A flat result is returned as it is.
+  static Result into_out(Result r, const Request& q, bool records) {
+    if (!records) return r;
+    std::vector<unsigned char> packed;
+    for (const Scalar& v : r.values) {
+      const auto* bytes = static_cast<const unsigned char*>(v.bytes());
+      packed.insert(packed.end(), bytes, bytes + size_of(v.dtype()));
+    }
+    XREDUCE_CUDA(cudaMemcpy(q.out, packed.data(), packed.size(), cudaMemcpyDefault));
+    return Result{};
+  }
 
   //! The `block_size` of `s`, else `base`.
   int block_size(const Settings& s, int base) const {
@@ -278,7 +295,7 @@ void unpin(void* p) { cudaHostUnregister(p); }
 }  // namespace
 }  // namespace xreduce::cuda
 
-extern "C" XREDUCE_PLUGIN_EXPORT std::int32_t xreduce_plugin_init_v2(std::uint32_t host_abi, xreduce_plugin_v2* out,
+extern "C" XREDUCE_PLUGIN_EXPORT std::int32_t xreduce_plugin_init_v3(std::uint32_t host_abi, xreduce_plugin_v3* out,
                                                                      char* message, size_t message_size) {
   static xreduce::plugin::Exporter exporter("cuda", [] {
     std::vector<xreduce::plugin::Entry> backends;

@@ -1,5 +1,6 @@
-// Segmented requests on the GPU: the arrays put where the kernels can read them, the launches
-// (segments.cuh), the results brought to where the caller wants them, and the offsets' check.
+// Rows and segments on the GPU (layouts inner and ragged): the arrays put where the kernels can
+// read them, the launches (segments.cuh), the results brought to where the caller wants them, and
+// the offsets' check.
 
 #include <cstring>
 #include <string>
@@ -27,7 +28,9 @@ std::string bad_offsets(std::uint64_t first_bad, const std::uint64_t* offsets, c
 
 Result reduce_segments(Technique t, const Request& q, bool data_on_device, bool out_on_device, int device) {
   WorkspaceLease ws(device);
-  const std::size_t count = q.segments.count;
+  // Equal rows are a view (rows, length); segments carry their offsets.
+  const bool rows = !q.segments.segmented();
+  const std::size_t count = rows ? static_cast<std::size_t>(q.view.shape[0]) : q.segments.count;
   const std::size_t data_bytes = q.count * size_of(q.dtype);
   const std::size_t offset_bytes = q.segments.offsets ? (count + 1) * sizeof(std::uint64_t) : 0;
   const void* data = q.data;
@@ -74,7 +77,7 @@ Result reduce_segments(Technique t, const Request& q, bool data_on_device, bool 
       cursor += round16(index_bytes[k]);
     }
   }
-  const SegmentBounds bounds{offsets, offsets || count == 0 ? 0 : q.count / count, count, q.count};
+  const SegmentBounds bounds{offsets, rows ? static_cast<std::uint64_t>(q.view.shape[1]) : 0, count, q.count};
   unsigned long long* bad = nullptr;
   visit_dtype(q.dtype, [&](auto tag) {
     using T = decltype(tag);

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "workspace.hpp"
+#include "xreduce/backend/reducer.hpp"
 #include "xreduce/request.hpp"
 
 namespace xreduce::cuda {
@@ -26,24 +27,50 @@ enum class Technique {
   thrust,
 };
 
+// What the techniques do, as feature sets of host and device data.
+namespace caps {
+inline constexpr OpSet kSeedOps{Op::sum, Op::prod, Op::min, Op::max};
+inline constexpr OpSet kOneOps{Op::sum, Op::prod, Op::min, Op::max, Op::argmin, Op::argmax};
+//! What StatsOp computes together (the sum of squares only there: no kernel of its own).
+inline constexpr OpSet kTogether{Op::sum, Op::min, Op::max, Op::argmin, Op::argmax, Op::sumsq};
+constexpr FeatureSet on_gpu(OpSet ops, std::initializer_list<Layout> layouts) {
+  return FeatureSet().every_dtype().ops(ops).layouts(layouts).memory({Memory::host, Memory::device});
+}
+constexpr FeatureSet exact_sums(std::initializer_list<Memory> memory) {
+  return FeatureSet().dtypes({DType::f32, DType::f64}).ops({Op::sum}).layouts({Layout::all}).memory(memory).only_exact_sums();
+}
+//! The seed kernels: sum, prod, min and max of a flat array.
+inline constexpr Capabilities kSeed = Capabilities(Engine::gpu).add(on_gpu(kSeedOps, {Layout::all}));
+inline constexpr Capabilities kSinglePass =
+    Capabilities(Engine::gpu).add(on_gpu(kOneOps, {Layout::all})).add(exact_sums({Memory::host, Memory::device}));
+//! Rows and segments with its binned kernels, records with kernels/records.cuh, several ops with StatsOp.
+inline constexpr Capabilities kShuffle = Capabilities(Engine::gpu)
+                                             .add(on_gpu(kOneOps, {Layout::all, Layout::inner, Layout::ragged}))
+                                             .add(on_gpu(kSeedOps, {Layout::outer}))
+                                             .add(exact_sums({Memory::host, Memory::device}))
+                                             .add(on_gpu(kTogether, {Layout::all, Layout::inner, Layout::ragged}).only_together());
+//! Host data over every GPU: flat arrays and records.
+inline constexpr Capabilities kMultiGpu = Capabilities(Engine::gpu)
+                                              .add(on_gpu(kOneOps, {Layout::all}).memory({Memory::host}))
+                                              .add(on_gpu(kSeedOps, {Layout::outer}).memory({Memory::host}))
+                                              .add(exact_sums({Memory::host}));
+//! cub::DeviceReduce, and DeviceSegmentedReduce for rows and segments.
+inline constexpr Capabilities kCub = Capabilities(Engine::gpu).add(on_gpu(kOneOps, {Layout::all, Layout::inner, Layout::ragged}));
+inline constexpr Capabilities kThrust = Capabilities(Engine::gpu).add(on_gpu(kSeedOps, {Layout::all}));
+}  // namespace caps
+
 struct TechniqueInfo {
   Technique technique;
   std::string_view name;
-  int priority;          //!< among GPU backends, for the dispatcher
-  bool arg_ops;          //!< argmin/argmax too (besides sum, prod, min, max)
-  bool block_size;       //!< takes the setting `block_size` (the seed kernels)
-  bool records = false;  //!< reduces records (Request::width > 1), with kernels/records.cuh
-  //! Sums f32/f64 exactly (Accuracy::exact; single values), with kernels/exact_sum.cuh in this
-  //! technique's form: one launch (single_pass) or two (shuffle). Takes the setting `block_size`.
-  bool exact = false;
-  //! Reduces segmented requests (Request::segments): its own tiled kernels (shuffle) or
-  //! cub::DeviceSegmentedReduce (cub).
-  bool segments = false;
+  int priority;  //!< among GPU backends, for the dispatcher
+  Capabilities capabilities;
+  //! Takes the setting `block_size` for every launch (the seed kernels); the others take it for
+  //! exact sums only (kernels/exact_sum.cuh in the technique's form: one launch for single_pass,
+  //! two for shuffle).
+  bool block_size = false;
   //! Host data over every visible GPU at once (reduce_host_on_gpus), with this technique on each;
-  //! host memory only, and available with two GPUs or more.
+  //! available with two GPUs or more.
   bool multi_gpu = false;
-  //! Several ops in one pass (Request::ops), with StatsOp through this technique's kernel.
-  bool ops = false;
 };
 
 // The dispatcher prefers the fastest; the seed kernels rank by how far along the progression
@@ -51,19 +78,19 @@ struct TechniqueInfo {
 // cuda.multi_gpu ranks below the single-GPU ones: `auto` does not split host data over GPUs
 // unless configured to (name it, or make it the config's backend).
 inline constexpr std::array<TechniqueInfo, 13> techniques{{
-    {Technique::single_pass, "cuda.single_pass", 300, true, false, false, true},
-    {Technique::shuffle, "cuda.shuffle", 290, true, false, true, true, true, false, true},
-    {Technique::shuffle, "cuda.multi_gpu", 105, true, false, true, true, false, true},
-    {Technique::cub, "cub", 280, true, false, false, false, true},
-    {Technique::thrust, "thrust", 250, false, false},
-    {Technique::cascaded, "cuda.cascaded", 170, false, true},
-    {Technique::unroll_full, "cuda.unroll_full", 160, false, true},
-    {Technique::unroll_warp, "cuda.unroll_warp", 150, false, true},
-    {Technique::first_add, "cuda.first_add", 140, false, true},
-    {Technique::sequential, "cuda.sequential", 130, false, true},
-    {Technique::interleaved_strided, "cuda.interleaved_strided", 120, false, true},
-    {Technique::interleaved, "cuda.interleaved", 110, false, true},
-    {Technique::global_halving, "cuda.global_halving", 100, false, true},
+    {Technique::single_pass, "cuda.single_pass", 300, caps::kSinglePass},
+    {Technique::shuffle, "cuda.shuffle", 290, caps::kShuffle},
+    {Technique::shuffle, "cuda.multi_gpu", 105, caps::kMultiGpu, false, true},
+    {Technique::cub, "cub", 280, caps::kCub},
+    {Technique::thrust, "thrust", 250, caps::kThrust},
+    {Technique::cascaded, "cuda.cascaded", 170, caps::kSeed, true},
+    {Technique::unroll_full, "cuda.unroll_full", 160, caps::kSeed, true},
+    {Technique::unroll_warp, "cuda.unroll_warp", 150, caps::kSeed, true},
+    {Technique::first_add, "cuda.first_add", 140, caps::kSeed, true},
+    {Technique::sequential, "cuda.sequential", 130, caps::kSeed, true},
+    {Technique::interleaved_strided, "cuda.interleaved_strided", 120, caps::kSeed, true},
+    {Technique::interleaved, "cuda.interleaved", 110, caps::kSeed, true},
+    {Technique::global_halving, "cuda.global_halving", 100, caps::kSeed, true},
 }};
 
 inline constexpr int kDefaultBlockSize = 256;
@@ -121,10 +148,11 @@ ExactSum exact_sum_of_device(Technique t, const void* data, std::size_t n, DType
 ExactSum exact_sum_of_host(Technique t, const void* data, std::size_t n, DType dtype, int block, int device, bool pinned,
                            const Streaming& streaming);
 
-//! Reduces a segmented request (Request::segments, Request::out set) with technique t (shuffle's
-//! tiles, or cub) on `device`: data and offsets in device memory, or in host memory (copied in
-//! first); out and out_index in device memory if `out_on_device`, else host. Throws
-//! Error(invalid_argument) for bad offsets (checked on the device as they are read).
+//! Reduces rows (layout inner) or segments (layout ragged) of a canonical request, Request::out
+//! set, with technique t (shuffle's tiles, or cub) on `device`: data and offsets in device memory,
+//! or in host memory (copied in first); out and out_index in device memory if `out_on_device`,
+//! else host. Throws Error(invalid_argument) for bad offsets (checked on the device as they are
+//! read).
 Result reduce_segments(Technique t, const Request& q, bool data_on_device, bool out_on_device, int device);
 
 //! Several ops in one pass (Request::ops) of `count` elements at device pointer `data` (aligned

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstring>
 #include <future>
 #include <mutex>
 #include <numeric>
@@ -93,13 +94,15 @@ class HybridReducer final : public Reducer {
  public:
   explicit HybridReducer(const Registry& registry) : registry_(registry) {}
   std::string_view name() const override { return "hybrid"; }
-  Capabilities capabilities() const override {
-    // Everything: a call the parts cannot both do exactly fails with `unavailable`, naming it.
-    // Exact sums of single values (the GPU backends do not sum records exactly): the parts'
-    // partials add exactly.
-    // No sum of squares alone: the GPU backends compute it only among several ops.
-    return Capabilities(Engine::cpu_gpu).set_all(Support::exact).set(Op::sumsq, Support::none).accept_records().accept_exact_sums(false);
-  }
+  // Flat arrays and records, which split into slices of elements or of records: what its parts
+  // do, the GPU's being the narrower (a call the parts cannot both do fails with `unavailable`,
+  // naming it). Exact sums of flat arrays: the parts' partials add exactly.
+  static constexpr Capabilities kCaps =
+      Capabilities(Engine::cpu_gpu)
+          .add(FeatureSet().every_dtype().ops({Op::sum, Op::prod, Op::min, Op::max, Op::argmin, Op::argmax}).layouts({Layout::all}))
+          .add(FeatureSet().every_dtype().ops({Op::sum, Op::prod, Op::min, Op::max}).layouts({Layout::outer}))
+          .add(FeatureSet().dtypes({DType::f32, DType::f64}).ops({Op::sum}).layouts({Layout::all}).only_exact_sums());
+  Capabilities capabilities() const override { return kCaps; }
   Availability available() const override {
     Workload any;  // an f32 sum of host data: what every GPU and CPU-parallel backend does
     if (!registry_.any(Engine::gpu, any)) return Availability::no("no GPU backend can run here");
@@ -132,9 +135,7 @@ class HybridReducer final : public Reducer {
       throw Error(ErrorCode::unknown_backend, "hybrid: cpu_backend '" + cpu_name + "' is not a registered backend");
     if (!cpu || !Registry::fits(*cpu, work)) cpu = registry_.best(Engine::cpu_parallel, work);
     if (!gpu || !cpu)
-      throw Error(ErrorCode::unavailable, "hybrid: no GPU or CPU-parallel backend does " + std::string(to_string(q.op)) +
-                                              " of " + std::string(to_string(q.dtype)) +
-                                              (q.width > 1 ? " records of width " + std::to_string(q.width) : "") + " here");
+      throw Error(ErrorCode::unavailable, "hybrid: no GPU or CPU-parallel backend does " + to_string(work.features) + " here");
     const bool pinned = registry_.where(q.data).pinned;
     std::atomic<double>& measured = measured_[kind_of(work, pinned)];
     double fraction = o.settings.number("gpu_fraction", 0, 0.99).value_or(0);
@@ -144,15 +145,21 @@ class HybridReducer final : public Reducer {
     if (fraction == 0) fraction = kDefaultGpuFraction;
     // Slices start on a 4 KiB boundary of the input, so every part keeps its alignment (and
     // between whole records: slices count records).
-    const std::size_t record_bytes = q.width * size_of(q.dtype);
+    const bool records = work.features.layout == Layout::outer;
+    const std::size_t width = records ? static_cast<std::size_t>(q.view.shape[1]) : 1;
+    const std::size_t count = records ? static_cast<std::size_t>(q.view.shape[0]) : q.count;
+    const std::size_t record_bytes = width * size_of(q.dtype);
     const std::size_t elements_per_page = 4096 / size_of(q.dtype);
-    const std::size_t step = elements_per_page / std::gcd(elements_per_page, q.width);
-    SliceClaims claims(q.count, step, record_bytes, fraction);
+    const std::size_t step = elements_per_page / std::gcd(elements_per_page, width);
+    SliceClaims claims(count, step, record_bytes, fraction);
 
     auto slice = [&](const Slice& s) {
-      Request part = q;
+      Request part = q;  // the records' results come back to be folded, not written to `out`
       part.data = static_cast<const unsigned char*>(q.data) + s.begin * record_bytes;
-      part.count = s.count;
+      part.count = s.count * width;
+      part.view.shape[0] = static_cast<std::int64_t>(s.count);
+      part.out = nullptr;
+      part.out_index = nullptr;
       return part;
     };
     // Each part gets the call's settings it reads (a user may tune the GPU part's streaming).
@@ -187,10 +194,12 @@ class HybridReducer final : public Reducer {
     gpu_side.get();
     // Only calls long enough that each side's start (a GPU pipeline to fill, a CPU team to wake)
     // is small beside its work say where the two rates meet.
-    if (q.count * record_bytes >= kLearnFromBytes)
-      measured.store(std::clamp(static_cast<double>(gpu_count) / static_cast<double>(q.count), 0.01, 0.99),
+    if (count * record_bytes >= kLearnFromBytes)
+      measured.store(std::clamp(static_cast<double>(gpu_count) / static_cast<double>(count), 0.01, 0.99),
                      std::memory_order_relaxed);
-    return fold.result();
+    Result total = fold.result();
+    if (records) write_columns(total, q.out);
+    return total;
   }
 
  private:
@@ -200,10 +209,19 @@ class HybridReducer final : public Reducer {
   //! The kind of call whose share a call measures: pinned, exact, records, op, dtype.
   static std::size_t kind_of(const Workload& work, bool pinned) {
     std::size_t k = pinned;
-    k = k * 2 + work.exact;
-    k = k * 2 + work.records;
-    k = k * all_ops.size() + static_cast<std::size_t>(work.op);
-    return k * all_dtypes.size() + static_cast<std::size_t>(work.dtype);
+    k = k * 2 + (work.features.accuracy == Accuracy::exact);
+    k = k * 2 + (work.features.layout == Layout::outer);
+    k = k * all_ops.size() + static_cast<std::size_t>(work.features.ops.first());
+    return k * all_dtypes.size() + static_cast<std::size_t>(work.features.dtype);
+  }
+
+  //! The folded column results of records, packed into the request's `out` (host memory).
+  static void write_columns(const Result& r, void* out) {
+    auto* bytes = static_cast<unsigned char*>(out);
+    for (const Scalar& v : r.values) {
+      std::memcpy(bytes, v.bytes(), size_of(v.dtype()));
+      bytes += size_of(v.dtype());
+    }
   }
 
   const Registry& registry_;

@@ -12,8 +12,7 @@ namespace xreduce::backends {
 namespace {
 
 class OpenMpReducer final : public backend::HostChunkReducer {
-  static constexpr Capabilities kCaps = Capabilities(Engine::cpu_parallel).set_all(Support::exact)
-      .accept_records().accept_exact_sums().accept_segments(/*exact_sums=*/true).accept_ops(/*segments=*/true);
+  static constexpr Capabilities kCaps = backend::host_chunk_capabilities(Engine::cpu_parallel);
 
  public:
   OpenMpReducer() : HostChunkReducer(kCaps.engine()) {}

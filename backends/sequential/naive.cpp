@@ -49,15 +49,14 @@ Result naive(const T* x, std::size_t n, Op op) {
 class NaiveReducer final : public Reducer {
  public:
   std::string_view name() const override { return "sequential.naive"; }
-  Capabilities capabilities() const override {
-    return Capabilities(Engine::cpu_serial)
-        .set_all(Support::exact)
-        .set(Op::sumsq, Support::none)
-        .set(DType::f32, Op::sum, Support::inexact)
-        .set(DType::f64, Op::sum, Support::inexact)
-        .set(DType::f32, Op::prod, Support::inexact)
-        .set(DType::f64, Op::prod, Support::inexact);
-  }
+  // Flat arrays; float sums and products declared inexact.
+  static constexpr Capabilities kCaps =
+      Capabilities(Engine::cpu_serial)
+          .add(FeatureSet().dtypes({DType::i32, DType::i64, DType::u32, DType::u64})
+                   .ops({Op::sum, Op::prod, Op::min, Op::max, Op::argmin, Op::argmax}).layouts({Layout::all}))
+          .add(FeatureSet().dtypes({DType::f32, DType::f64}).ops({Op::min, Op::max, Op::argmin, Op::argmax}).layouts({Layout::all}))
+          .add(FeatureSet().dtypes({DType::f32, DType::f64}).ops({Op::sum, Op::prod}).layouts({Layout::all}).support(Support::inexact));
+  Capabilities capabilities() const override { return kCaps; }
   Availability available() const override { return Availability::yes(); }
 
  protected:

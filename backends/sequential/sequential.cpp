@@ -11,8 +11,7 @@ namespace xreduce::backends {
 namespace {
 
 class SequentialReducer final : public backend::HostChunkReducer {
-  static constexpr Capabilities kCaps = Capabilities(Engine::cpu_serial).set_all(Support::exact)
-      .accept_records().accept_exact_sums().accept_segments(/*exact_sums=*/true).accept_ops(/*segments=*/true);
+  static constexpr Capabilities kCaps = backend::host_chunk_capabilities(Engine::cpu_serial);
 
  public:
   SequentialReducer() : HostChunkReducer(kCaps.engine()) {}

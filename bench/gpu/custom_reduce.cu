@@ -123,8 +123,9 @@ int main(int argc, char** argv) {
                           xr::cuda::reduce(gpu, std::span<const Mat3>(reinterpret_cast<const Mat3*>(words), mats), Mat3Min{}, identity);
                         }), "records"});
     measured.push_back({"records of width 9, i32 min, cuda.shuffle (runtime API)", wall_per_call(args.repeat, [&] {
-                          xr::reduce(xr::Request{words, mats, xr::DType::i32, xr::Op::min, xr::Memory::device, 9},
-                                     {.backend = "cuda.shuffle"});
+                          xr::Request q = xr::Request::records(words, mats, 9, xr::DType::i32, xr::Op::min);
+                          q.memory = xr::Memory::device;
+                          xr::reduce(q, {.backend = "cuda.shuffle"});
                         }), "records"});
     auto reference_of = [&](const std::string& name) {
       for (const Row& r : measured)

@@ -54,7 +54,7 @@ std::vector<Variant> variants_here(xr::Context& ctx) {
   std::vector<Variant> v;
   for (const auto& e : ctx.registry().entries()) {
     const xr::Capabilities c = e.reducer->capabilities();
-    if (!c.exact_sums() || !c.accepts(xr::Memory::host) || !e.reducer->available()) continue;
+    if (!c.takes_exact_sums() || !c.reads(xr::Memory::host) || !e.reducer->available()) continue;
     const bool cpu = c.engine() == xr::Engine::cpu_serial || c.engine() == xr::Engine::cpu_parallel;
     v.push_back({std::string(e.reducer->name()), 0, cpu});
     if (c.engine() == xr::Engine::cpu_parallel) v.push_back({std::string(e.reducer->name()), 1, true});

@@ -210,7 +210,7 @@ int run_crossover(const SuiteArgs& args) {
       std::vector<std::string> names;  // exact backends that read this memory, then auto
       for (const auto& e : ctx.registry().entries()) {
         const xr::Capabilities c = e.reducer->capabilities();
-        if (c.support(q.dtype, q.op) == xr::Support::exact && c.accepts(res.memory) && e.reducer->available())
+        if (c.support(q.dtype, q.op) == xr::Support::exact && c.reads(res.memory) && e.reducer->available())
           names.emplace_back(e.reducer->name());
       }
       names.emplace_back("auto");

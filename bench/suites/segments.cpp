@@ -41,10 +41,10 @@ void auto_on_segments(const SuiteArgs& args, const std::vector<float>& data, nlo
     for (int log2n = 12; log2n <= top && (std::size_t{1} << log2n) <= data.size(); log2n += 2, ++done) {
       const std::size_t n = std::size_t{1} << log2n;
       progress.update(0.5 + 0.2 * done / (4.0 * ((top - 12) / 2 + 1)), "auto, rows of " + std::to_string(length));
-      Request q{data.data(), n, DType::f32, Op::sum, Memory::host};
-      q.segments = Segments::rows(n / length);
+      Request q = Request::rows(data.data(), n / length, length, DType::f32, Op::sum);
+      q.memory = Memory::host;
       q.out = out.data();
-      const Workload w = Workload::of(q);
+      const Workload w = Workload::of(canonical(q));
       std::map<std::string, double> times;
       std::string fastest;
       for (const auto& e : ctx.registry().entries()) {
@@ -82,7 +82,7 @@ int run_segments(const SuiteArgs& args) {
   Progress progress("segments", args.quick ? 2 : 40);
   std::vector<xr::Reducer*> cpu;
   for (const auto& e : ctx.registry().entries())
-    if (const xr::Capabilities c = e.reducer->capabilities(); c.segments() && c.engine() != xr::Engine::gpu && e.reducer->available())
+    if (const xr::Capabilities c = e.reducer->capabilities(); c.takes(xr::Layout::ragged) && c.engine() != xr::Engine::gpu && e.reducer->available())
       cpu.push_back(e.reducer);
   for (std::size_t k = 0; k < cpu.size(); ++k) {
     xr::Reducer& r = *cpu[k];
@@ -94,10 +94,11 @@ int run_segments(const SuiteArgs& args) {
     md += "| ";
     md += r.name();
     md += " | " + fmt("%.1f", flat) + " |";
-    q.out = out.data();
     for (std::size_t count : {n / 16, std::size_t{16}}) {
-      q.segments = xr::Segments::rows(count);
-      const double gbps = n * 4 / time_per_call([&] { r.reduce(q); }, args.repeat, &raw) / 1e9;
+      xr::Request per_row = xr::Request::rows(data.data(), count, n / count, xr::DType::f32, xr::Op::sum);
+      per_row.memory = xr::Memory::host;
+      per_row.out = out.data();
+      const double gbps = n * 4 / time_per_call([&] { r.reduce(per_row); }, args.repeat, &raw) / 1e9;
       md += fmt(" %.1f", gbps) + fmt(" (%.0f%%) |", 100 * gbps / flat);
       rows.push_back({{"backend", r.name()}, {"shape", std::to_string(count) + " rows"}, {"rows", count}, {"n", n},
                       {"gbps", gbps}, {"fraction_of_flat", gbps / flat}, {"times_s", raw}});

@@ -31,7 +31,7 @@ int run_stats(const SuiteArgs& args) {
   Progress progress("stats", args.quick ? 2 : 30);
   std::vector<xr::Reducer*> cpu;
   for (const auto& e : ctx.registry().entries())
-    if (const xr::Capabilities c = e.reducer->capabilities(); c.ops() && c.engine() != xr::Engine::gpu && e.reducer->available())
+    if (const xr::Capabilities c = e.reducer->capabilities(); c.takes_several() && c.engine() != xr::Engine::gpu && e.reducer->available())
       cpu.push_back(e.reducer);
   for (std::size_t k = 0; k < cpu.size(); ++k) {
     xr::Reducer& r = *cpu[k];

@@ -9,7 +9,8 @@
 
 namespace xreduce::detail {
 
-//! `q` itself if its data is aligned; otherwise `q` pointing at an aligned copy held in `storage`.
+//! `q` itself if its data is aligned; otherwise `q` pointing at an aligned copy held in `storage`
+//! (of its elements, or of a view's whole span, strides unchanged).
 //! Throws Error(out_of_memory) if the copy cannot be allocated.
 Request with_aligned_data(const Request& q, std::unique_ptr<std::uint64_t[]>& storage);
 

@@ -222,8 +222,9 @@ Calibration calibrate(Context& context, const CalibrationOptions& options) {
     constexpr std::size_t kElements = std::size_t{1} << 16, kRow = 16;
     if (max_n >= kElements) {
       std::vector<float> rows_out(kElements / kRow);
-      Request rows = on_pageable(kElements);
-      rows.segments = Segments::rows(kElements / kRow);
+      const Request flat_one = on_pageable(kElements);
+      Request rows = Request::rows(flat_one.data, kElements / kRow, kRow, DType::f32, Op::sum);
+      rows.memory = flat_one.memory;
       rows.out = rows_out.data();
       const double flat = median_time(serial, on_pageable(kElements), {}, options.repeat);
       const double segmented = median_time(serial, rows, {}, options.repeat);

@@ -1,5 +1,7 @@
 #include "xreduce/context.hpp"
 
+#include <algorithm>
+
 #include "xreduce/backend/dispatcher.hpp"
 #include "xreduce/error.hpp"
 #include "xreduce/backend/registry.hpp"
@@ -97,7 +99,12 @@ Residency Context::locate(const Request& q) const {
   // Host data the caller vouches for: whether it is pinned only matters from the smallest GPU or
   // CPU+GPU threshold on, and asking the driver costs more than reducing a small array.
   if (q.memory == Memory::host) {
-    const std::uint64_t elements = static_cast<std::uint64_t>(q.count) * q.width;
+    std::uint64_t elements = q.count;
+    if (q.view.rank > 0) {  // a view's size, short of what the address space holds
+      elements = 1;
+      for (std::size_t k = 0; k < q.view.rank && k < kMaxRank; ++k)
+        elements = q.view.shape[k] <= 0 ? 0 : std::min<std::uint64_t>(elements * static_cast<std::uint64_t>(q.view.shape[k]), std::uint64_t{1} << 62);
+    }
     const DispatchConfig& d = impl_->config.dispatch;
     bool matters = false;
     for (std::uint64_t t : {d.gpu_min_count_pinned, d.gpu_min_count_pageable, d.cpu_gpu_min_count_pinned, d.cpu_gpu_min_count_pageable})
@@ -116,7 +123,7 @@ Context::Selection Context::resolve(const Request& request, const Options& optio
   const std::string name = backend_for(options);
   if (name == "auto") {
     const Accuracy accuracy = options.accuracy.value_or(impl_->config.accuracy);
-    Dispatcher::Choice c = impl_->dispatcher.choose(Workload::of(q, where.pinned, accuracy));
+    Dispatcher::Choice c = impl_->dispatcher.choose(Workload::of(canonical(q), where.pinned, accuracy));
     return {c.reducer, std::move(c.reason)};
   }
   const std::string source = options.backend.empty() ? impl_->config.backend_source : "the caller";
@@ -137,7 +144,9 @@ Result Context::reduce(const Request& request, const Options& options) {
   const Accuracy accuracy = options.accuracy.value_or(config.accuracy);
   const std::string& name = options.backend.empty() ? config.backend : options.backend;
   const bool automatic = name == "auto";
-  Reducer* r = automatic ? &impl_->dispatcher.pick(Workload::of(q, where.pinned, accuracy)) : impl_->registry.find(name);
+  Reducer* r = !automatic      ? impl_->registry.find(name)
+               : q.view.rank > 0 ? &impl_->dispatcher.pick(Workload::of(canonical(q), where.pinned, accuracy))
+                                 : &impl_->dispatcher.pick(Workload::of(q, where.pinned, accuracy));
   if (r == nullptr) r = resolve(q, options).reducer;  // throws, naming the valid backends and the name's source
   const bool fill_threads = options.threads == 0 && config.threads != 0;
   const bool fill_accuracy = !options.accuracy && accuracy != Accuracy::standard;  // unset is standard to a backend

@@ -49,7 +49,7 @@ ExactSum exact_partial(const std::string& backend, DType dtype, const void* x, s
   o.accuracy = Accuracy::exact;
   if (backend == "cuda") {
     Workload work = Workload::of(q, false, Accuracy::exact);
-    work.memory = context.locate(q).memory;
+    work.features.memory = context.locate(q).memory;
     Reducer* gpu = context.registry().best(Engine::gpu, work);
     if (!gpu) throw Error(ErrorCode::unavailable, "Policy::accuracy exact: no GPU backend sums exactly here");
     o.backend = std::string(gpu->name());

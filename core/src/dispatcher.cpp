@@ -10,19 +10,16 @@ namespace xreduce {
 namespace {
 
 std::string describe(const Workload& w) {
-  const std::string segments = w.segmented ? " in " + std::to_string(w.segments) + " segments" : std::string();
-  return std::to_string(w.elements) + (w.records ? " elements in records" : " elements" + segments) + " in " +
-         std::string(to_string(w.memory)) + " memory";
+  const std::string segments = w.segments ? " in " + std::to_string(w.segments) + " rows or segments" : std::string();
+  const std::string layout = w.features.layout == Layout::all || w.segments ? std::string() : " (layout " + std::string(to_string(w.features.layout)) + ")";
+  return std::to_string(w.elements) + " elements" + segments + layout + " in " + std::string(to_string(w.features.memory)) + " memory";
 }
 
 //! Everything but the element and segment counts: what selects a registry's candidate list.
-bool same_kind(const Workload& a, const Workload& b) {
-  return a.dtype == b.dtype && a.op == b.op && a.memory == b.memory && a.pinned == b.pinned && a.records == b.records &&
-         a.user_code == b.user_code && a.exact == b.exact && a.segmented == b.segmented && a.ops == b.ops;
-}
+bool same_kind(const Workload& a, const Workload& b) { return a.kind() == b.kind(); }
 
-//! A segmented request of one tile runs on one thread (engine_among).
-bool in_one_tile(const Workload& w) { return w.segmented && w.elements <= backend::kChunkElements; }
+//! A request of rows or segments within one tile runs on one thread (engine_among).
+bool in_one_tile(const Workload& w) { return w.segments != 0 && w.elements <= backend::kChunkElements; }
 
 //! A thread's last choice (Dispatcher::pick).
 struct Remembered {
@@ -49,7 +46,7 @@ Dispatcher::Choice Dispatcher::choose(const Workload& w) const {
 
 std::pair<std::uint64_t, std::uint64_t> Dispatcher::band(const Workload& w, std::uint64_t work) const {
   std::uint64_t lo = 0, hi = std::numeric_limits<std::uint64_t>::max();
-  if (w.memory == Memory::device) return {lo, hi};  // no threshold applies
+  if (w.features.memory == Memory::device) return {lo, hi};  // no threshold applies
   // Registry::best prefers a CPU-parallel backend by its own preferences' threshold, which a
   // dispatcher made with another config does not share.
   for (std::uint64_t t : {config_.parallel_min_count, config_.parallel_large_min_count, registry_.preferences().parallel_large_min_count,
@@ -85,7 +82,7 @@ std::optional<Engine> Dispatcher::engine_among(const Workload& w, Has&& has, std
     if (why) *why = describe(w) + reason();
     return e;
   };
-  if (w.memory == Memory::device) {
+  if (w.features.memory == Memory::device) {
     if (has(Engine::gpu)) return chosen(Engine::gpu, [] { return std::string(": best GPU backend"); });
     return std::nullopt;
   }
@@ -145,8 +142,8 @@ Reducer& Dispatcher::decide(const Workload& w, std::string* why) const {
     if (why) *why = describe(w) + ": the only kind of backend that can run";
     return *fit.front().reducer;
   }
-  const std::string what = w.user_code ? "a user's operator" : std::string(to_string(w.op)) + " of " + std::string(to_string(w.dtype));
-  throw Error(ErrorCode::unavailable, "no available backend does " + what + " on " + describe(w) + (w.user_code ? "" : w.exact ? " with accuracy 'exact'" : " exactly"));
+  const std::string what = w.user_code ? "a user's operator on " + describe(w) : to_string(w.features) + " (" + std::to_string(w.elements) + " elements)";
+  throw Error(ErrorCode::unavailable, "no available backend does " + what + (w.user_code ? "" : " to the semantics table"));
 }
 
 }  // namespace xreduce

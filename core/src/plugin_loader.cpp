@@ -2,34 +2,23 @@
 
 #include <dlfcn.h>
 
-#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "xreduce/error.hpp"
-#include "xreduce/backend/plugin.hpp"
 
 namespace xreduce::detail {
 namespace {
 
 class PluginReducer final : public Reducer {
  public:
-  explicit PluginReducer(const xreduce_backend_v2& b) : b_(b), name_(b.name), caps_(static_cast<Engine>(b.engine)) {
-    for (DType t : all_dtypes)
-      for (std::size_t op = 0; op < plugin::v2::kTableOps; ++op)
-        caps_.set(t, all_ops[op], static_cast<Support>(b.support[static_cast<int>(t)][op]));
-    caps_.set_memory_mask(b.memory_mask & ~(XREDUCE_MEMORY_MASK_RECORDS | XREDUCE_MEMORY_MASK_EXACT_SUMS |
-                                            XREDUCE_MEMORY_MASK_EXACT_RECORDS | XREDUCE_MEMORY_MASK_SEGMENTS |
-                                            XREDUCE_MEMORY_MASK_EXACT_SEGMENTS | XREDUCE_MEMORY_MASK_OPS |
-                                            XREDUCE_MEMORY_MASK_SEGMENTED_OPS));
-    caps_.accept_records((b.memory_mask & XREDUCE_MEMORY_MASK_RECORDS) != 0);
-    if (b.memory_mask & XREDUCE_MEMORY_MASK_EXACT_SUMS)
-      caps_.accept_exact_sums((b.memory_mask & XREDUCE_MEMORY_MASK_EXACT_RECORDS) != 0);
-    if (b.memory_mask & XREDUCE_MEMORY_MASK_SEGMENTS)
-      caps_.accept_segments((b.memory_mask & XREDUCE_MEMORY_MASK_EXACT_SEGMENTS) != 0);
-    if (b.memory_mask & XREDUCE_MEMORY_MASK_OPS) caps_.accept_ops((b.memory_mask & XREDUCE_MEMORY_MASK_SEGMENTED_OPS) != 0);
+  explicit PluginReducer(const xreduce_backend_v3& b) : b_(b), name_(b.name), caps_(static_cast<Engine>(b.engine)) {
+    for (std::uint32_t i = 0; i < b.feature_set_count; ++i) {
+      const xreduce_feature_set_v3& s = b.feature_sets[i];
+      caps_.add(FeatureSet::from_bits(s.dtypes, s.ops, s.layouts, s.accuracies, s.memory, s.passes, static_cast<Support>(s.support)));
+    }
     if (b.settings_info) settings_ = settings_info_from_text(b.settings_info);
   }
   std::vector<SettingInfo> settings() const override { return settings_; }
@@ -38,7 +27,7 @@ class PluginReducer final : public Reducer {
     char message[1024] = {};
     const std::string text = s.to_text();
     if (std::int32_t code = b_.configure(b_.self, text.c_str(), message, sizeof message); code != 0)
-      throw Error(error_code(code), message[0] ? message : "backend '" + name_ + "' refused its settings without a message");
+      throw Error(plugin_error_code(code), message[0] ? message : "backend '" + name_ + "' refused its settings without a message");
   }
   std::string_view name() const override { return name_; }
   Capabilities capabilities() const override { return caps_; }
@@ -50,56 +39,52 @@ class PluginReducer final : public Reducer {
 
  protected:
   Result do_reduce(const Request& q, const Options& o) override {
-    if (q.width > std::numeric_limits<std::uint32_t>::max())
-      throw Error(ErrorCode::unsupported, "backend '" + name_ + "': the plugin ABI carries widths below 2^32");
-    std::vector<unsigned char> values(q.width > 1 ? 8 * q.width : 0);
     const Accuracy accuracy = o.accuracy.value_or(Accuracy::standard);
-    const bool segmented = q.segments.segmented();
-    std::vector<ExactSum> exact(exact_sum(q.dtype, q.op, accuracy) && !segmented ? q.width : 0);
-    xreduce_request_v2 cq{q.data,
-                          q.count,
-                          static_cast<std::int32_t>(q.dtype),
-                          static_cast<std::int32_t>(q.op),
-                          static_cast<std::int32_t>(q.memory),
-                          static_cast<std::uint32_t>(q.width),
-                          values.empty() ? nullptr : values.data(),
-                          exact.empty() ? nullptr : exact.data(),
-                          segmented ? 1 : 0,
-                          q.segments.count,
-                          q.segments.offsets,
-                          q.out,
-                          q.out_index,
-                          plugin::v2::stat_bits(q.ops),
-                          {},
-                          {}};
-    for (Op op : all_ops)
-      if (const int k = plugin::v2::stat_of(op); q.ops_out && k >= 0)
-        cq.ops_values[k] = q.ops_out->values[static_cast<int>(op)], cq.ops_indices[k] = q.ops_out->indices[static_cast<int>(op)];
+    const Features f = features_of(q, accuracy);
+    xreduce_request_v3 cq{};
+    cq.features = {static_cast<std::int32_t>(f.dtype), f.ops.bits(),         f.several ? 1 : 0,
+                   static_cast<std::int32_t>(f.layout), static_cast<std::int32_t>(f.accuracy), static_cast<std::int32_t>(f.memory)};
+    cq.data = q.data;
+    cq.count = q.count;
+    cq.op = static_cast<std::int32_t>(q.op);
+    cq.rank = static_cast<std::uint32_t>(q.view.rank);
+    for (std::size_t k = 0; k < q.view.rank; ++k) cq.shape[k] = q.view.shape[k], cq.strides[k] = q.view.strides[k];
+    cq.axes = q.axes.bits();
+    cq.segment_count = q.segments.count;
+    cq.segment_offsets = q.segments.offsets;
+    cq.out = q.out;
+    cq.out_index = q.out_index;
+    void* values[all_ops.size()] = {};
+    std::uint64_t* indices[all_ops.size()] = {};
+    if (q.ops_out) {
+      for (std::size_t k = 0; k < all_ops.size(); ++k) values[k] = q.ops_out->values[k], indices[k] = q.ops_out->indices[k];
+      cq.op_count = static_cast<std::uint32_t>(all_ops.size());
+      cq.ops_values = values;
+      cq.ops_indices = indices;
+    }
+    // Exact sums of a flat array or of records: a partial per result, which the core rounds.
+    const bool partials = f.accuracy == Accuracy::exact && (f.layout == Layout::all || f.layout == Layout::outer);
+    std::vector<ExactSum> exact(partials ? (f.layout == Layout::outer ? static_cast<std::size_t>(q.view.shape[1]) : 1) : 0);
+    cq.exact = exact.empty() ? nullptr : exact.data();
     const std::string settings = o.settings.empty() ? std::string() : o.settings.to_text();
-    xreduce_options_v2 co{o.block_size, o.threads, static_cast<std::int32_t>(accuracy),
-                          o.settings.empty() ? nullptr : settings.c_str()};
-    xreduce_result_v2 cr{};
+    const xreduce_options_v3 co{o.threads, static_cast<std::int32_t>(accuracy), o.settings.empty() ? nullptr : settings.c_str()};
+    xreduce_result_v3 cr{};
     char message[1024] = {};
-    std::int32_t code = b_.reduce(b_.self, &cq, &co, &cr, message, sizeof message);
-    if (code != 0) throw Error(error_code(code), message[0] ? message : "backend '" + name_ + "' failed without a message");
-    if (cr.dtype < 0 || cr.dtype >= static_cast<std::int32_t>(all_dtypes.size()))
-      throw Error(ErrorCode::internal, "backend '" + name_ + "' returned an out-of-range dtype");
+    if (std::int32_t code = b_.reduce(b_.self, &cq, &co, &cr, message, sizeof message); code != 0)
+      throw Error(plugin_error_code(code), message[0] ? message : "backend '" + name_ + "' failed without a message");
     Result r;
-    r.value = Scalar::from_bytes(static_cast<DType>(cr.dtype), cr.value);
-    if (cr.has_index) r.index = cr.index;
-    for (std::size_t j = 0; j < values.size() / 8; ++j)
-      r.values.push_back(Scalar::from_bytes(static_cast<DType>(cr.dtype), values.data() + 8 * j));
+    if (f.layout == Layout::all && !f.several) {
+      if (cr.dtype < 0 || cr.dtype >= static_cast<std::int32_t>(all_dtypes.size()))
+        throw Error(ErrorCode::internal, "backend '" + name_ + "' returned an out-of-range dtype");
+      r.value = Scalar::from_bytes(static_cast<DType>(cr.dtype), cr.value);
+      if (cr.has_index) r.index = cr.index;
+    }
     r.exact = std::move(exact);
     return r;
   }
 
  private:
-  static ErrorCode error_code(std::int32_t code) {
-    const bool known = code > 0 && code <= static_cast<std::int32_t>(ErrorCode::internal);
-    return known ? static_cast<ErrorCode>(code) : ErrorCode::internal;
-  }
-
-  xreduce_backend_v2 b_;
+  xreduce_backend_v3 b_;
   std::string name_;
   Capabilities caps_;
   std::vector<SettingInfo> settings_;
@@ -118,25 +103,63 @@ std::map<std::filesystem::path, LoadedPlugin>& loaded() {
   throw Error(ErrorCode::plugin, "plugin " + p.string() + ": " + why);
 }
 
+//! What both ABIs' backend entries must hold: a name, functions, an engine that exists.
+template <class Backend>
+void check_backend(const std::filesystem::path& library, std::size_t i, const Backend& b) {
+  if (b.name == nullptr || b.name[0] == '\0' || b.available == nullptr || b.reduce == nullptr)
+    refuse(library, "backend #" + std::to_string(i) + " has no name or no functions");
+  if (b.engine < 0 || b.engine > static_cast<std::int32_t>(Engine::cpu_gpu))
+    refuse(library, "backend '" + std::string(b.name) + "' claims an engine (" + std::to_string(b.engine) + ") that does not exist");
+}
+
+template <class Table>
+void check_table_size(const std::filesystem::path& library, const Table& table, std::uint32_t abi) {
+  if (table.abi_version != abi)
+    refuse(library, "was built for plugin ABI version " + std::to_string(table.abi_version) + ", this library speaks " +
+                        std::to_string(XREDUCE_PLUGIN_ABI_VERSION) + " (and loads 2); rebuild it against this xreduce");
+  if (table.struct_size != sizeof(Table))
+    refuse(library, "has a plugin table of " + std::to_string(table.struct_size) + " bytes, expected " +
+                        std::to_string(sizeof(Table)) + "; rebuild it against this xreduce");
+  if (table.backend_count > 0 && table.backends == nullptr) refuse(library, "lists backends but gives no table");
+}
+
 }  // namespace
 
+ErrorCode plugin_error_code(std::int32_t code) {
+  const bool known = code > 0 && code <= static_cast<std::int32_t>(ErrorCode::internal);
+  return known ? static_cast<ErrorCode>(code) : ErrorCode::internal;
+}
+
+void check_plugin_table(const std::filesystem::path& library, const xreduce_plugin_v3& table) {
+  check_table_size(library, table, XREDUCE_PLUGIN_ABI_VERSION);
+  for (std::size_t i = 0; i < table.backend_count; ++i) {
+    const xreduce_backend_v3& b = table.backends[i];
+    check_backend(library, i, b);
+    // What the core would act on must be a value it knows: a feature value beyond the enums, or
+    // a support level that does not exist, is a plugin built wrong.
+    const std::string which = "backend '" + std::string(b.name) + "'";
+    if (b.feature_set_count > Capabilities::kMaxSets || (b.feature_set_count > 0 && b.feature_sets == nullptr))
+      refuse(library, which + " declares " + std::to_string(b.feature_set_count) + " feature sets (at most " +
+                          std::to_string(Capabilities::kMaxSets) + ", in a table)");
+    for (std::uint32_t k = 0; k < b.feature_set_count; ++k) {
+      const xreduce_feature_set_v3& s = b.feature_sets[k];
+      const FeatureSet known = FeatureSet::from_bits(s.dtypes, s.ops, s.layouts, s.accuracies, s.memory, s.passes, Support::exact);
+      if (known.dtype_bits() != s.dtypes || known.op_set().bits() != s.ops || known.layout_bits() != s.layouts ||
+          known.accuracy_bits() != s.accuracies || known.memory_bits() != s.memory || known.pass_bits() != s.passes)
+        refuse(library, which + " claims a dtype, op, layout, accuracy, memory space or pass (feature set " +
+                            std::to_string(k) + ") that does not exist");
+      if (s.support != static_cast<std::int32_t>(Support::exact) && s.support != static_cast<std::int32_t>(Support::inexact))
+        refuse(library, which + " claims a support level (" + std::to_string(s.support) + ") that does not exist");
+    }
+  }
+}
+
 void check_plugin_table(const std::filesystem::path& library, const xreduce_plugin_v2& table) {
-  if (table.abi_version != XREDUCE_PLUGIN_ABI_VERSION)
-    refuse(library, "was built for plugin ABI version " + std::to_string(table.abi_version) + ", this library speaks " +
-                        std::to_string(XREDUCE_PLUGIN_ABI_VERSION) + "; rebuild it against this xreduce");
-  if (table.struct_size != sizeof(xreduce_plugin_v2))
-    refuse(library, "has a plugin table of " + std::to_string(table.struct_size) + " bytes, expected " +
-                        std::to_string(sizeof(xreduce_plugin_v2)) + "; rebuild it against this xreduce");
-  if (table.backend_count > 0 && table.backends == nullptr) refuse(library, "lists backends but gives no table");
+  check_table_size(library, table, 2);
   for (std::size_t i = 0; i < table.backend_count; ++i) {
     const xreduce_backend_v2& b = table.backends[i];
-    if (b.name == nullptr || b.name[0] == '\0' || b.available == nullptr || b.reduce == nullptr)
-      refuse(library, "backend #" + std::to_string(i) + " has no name or no functions");
-    // What the core would act on must be a value it knows: an engine or support level beyond
-    // the enums, or a memory space it has never heard of, is a plugin built wrong.
+    check_backend(library, i, b);
     const std::string which = "backend '" + std::string(b.name) + "'";
-    if (b.engine < 0 || b.engine > static_cast<std::int32_t>(Engine::cpu_gpu))
-      refuse(library, which + " claims an engine (" + std::to_string(b.engine) + ") that does not exist");
     for (const auto& row : b.support)
       for (std::uint8_t level : row)
         if (level > static_cast<std::uint8_t>(Support::inexact))
@@ -164,28 +187,33 @@ const LoadedPlugin& load_plugin_library(const std::filesystem::path& library) {
   // names and static state of the plugin live as long as the process.
   void* handle = dlopen(key.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) refuse(library, std::string("cannot be loaded: ") + dlerror());
-  auto init = reinterpret_cast<xreduce_plugin_init_v2_fn>(dlsym(handle, XREDUCE_PLUGIN_ENTRY));
-  if (init == nullptr && dlsym(handle, XREDUCE_PLUGIN_ENTRY_V1) != nullptr)
-    refuse(library, "was built for plugin ABI version 1 (it exports " XREDUCE_PLUGIN_ENTRY_V1 "), this library speaks " +
-                        std::to_string(XREDUCE_PLUGIN_ABI_VERSION) + "; rebuild it against this xreduce");
-  if (init == nullptr) refuse(library, "has no entry point " XREDUCE_PLUGIN_ENTRY " (not an xreduce plugin?)");
-
-  xreduce_plugin_v2 table{};
+  LoadedPlugin plugin{key};
   char message[1024] = {};
-  std::int32_t code = init(XREDUCE_PLUGIN_ABI_VERSION, &table, message, sizeof message);
+  std::int32_t code = 0;
+  if (auto init = reinterpret_cast<xreduce_plugin_init_v3_fn>(dlsym(handle, XREDUCE_PLUGIN_ENTRY))) {
+    code = init(XREDUCE_PLUGIN_ABI_VERSION, &plugin.table, message, sizeof message);
+    if (code == 0) check_plugin_table(library, plugin.table);
+  } else if (auto init_v2 = reinterpret_cast<xreduce_plugin_init_v2_fn>(dlsym(handle, XREDUCE_PLUGIN_ENTRY_V2))) {
+    plugin.abi = 2;
+    code = init_v2(2, &plugin.table_v2, message, sizeof message);
+    if (code == 0) check_plugin_table(library, plugin.table_v2);
+  } else if (dlsym(handle, XREDUCE_PLUGIN_ENTRY_V1) != nullptr) {
+    refuse(library, "was built for plugin ABI version 1 (it exports " XREDUCE_PLUGIN_ENTRY_V1 "), this library speaks " +
+                        std::to_string(XREDUCE_PLUGIN_ABI_VERSION) + " (and loads 2); rebuild it against this xreduce");
+  } else {
+    refuse(library, "has no entry point " XREDUCE_PLUGIN_ENTRY " (not an xreduce plugin?)");
+  }
   if (code != 0) refuse(library, std::string("initialisation failed: ") + (message[0] ? message : "no message"));
-  check_plugin_table(library, table);
-  const xreduce_memory_v1* memory = nullptr;
   if (auto entry = reinterpret_cast<xreduce_plugin_memory_v1_fn>(dlsym(handle, XREDUCE_PLUGIN_MEMORY_ENTRY))) {
-    memory = entry();
-    if (memory && memory->struct_size != sizeof(xreduce_memory_v1))
-      refuse(library, "has a memory table of " + std::to_string(memory->struct_size) + " bytes, expected " +
+    plugin.memory = entry();
+    if (plugin.memory && plugin.memory->struct_size != sizeof(xreduce_memory_v1))
+      refuse(library, "has a memory table of " + std::to_string(plugin.memory->struct_size) + " bytes, expected " +
                           std::to_string(sizeof(xreduce_memory_v1)) + "; rebuild it against this xreduce");
   }
-  return loaded().emplace(key, LoadedPlugin{key, table, memory}).first->second;
+  return loaded().emplace(key, plugin).first->second;
 }
 
-std::unique_ptr<Reducer> make_plugin_reducer(const xreduce_backend_v2& backend) {
+std::unique_ptr<Reducer> make_plugin_reducer(const xreduce_backend_v3& backend) {
   return std::make_unique<PluginReducer>(backend);
 }
 

@@ -7,13 +7,18 @@
 #include <vector>
 
 #include "aligned_input.hpp"
-#include "backend/cpu_kernels.hpp"
 #include "xreduce/error.hpp"
 #include "xreduce/exact.hpp"
 #include "xreduce/validate.hpp"
 
 namespace xreduce {
 namespace {
+
+template <class T>
+bool is_nan(T x) {
+  if constexpr (std::is_floating_point_v<T>) return x != x;
+  else return false;
+}
 
 //! The exactly rounded sum (ExactSum: the tests check it against MPFR), and sum |x|.
 template <class T>
@@ -92,8 +97,8 @@ Reference reference_of(const T* x, std::size_t n, Op op) {
     case Op::argmax: {
       const bool want_max = op == Op::max || op == Op::argmax;
       std::size_t best = 0;
-      for (std::size_t i = 0; i < n && !detail::is_nan(x[best]); ++i) {
-        if (detail::is_nan(x[i]) || (want_max ? x[best] < x[i] : x[i] < x[best])) best = i;
+      for (std::size_t i = 0; i < n && !is_nan(x[best]); ++i) {
+        if (is_nan(x[i]) || (want_max ? x[best] < x[i] : x[i] < x[best])) best = i;
       }
       r.value = Scalar(x[best]);
       if (returns_index(op)) r.index = best;
@@ -103,24 +108,20 @@ Reference reference_of(const T* x, std::size_t n, Op op) {
   return r;
 }
 
-//! The reference of every segment: of its elements (`one`), or for an empty one the identity
-//! (and no_index) that the backends give.
-template <class T, class One>
-Reference segments_reference(const Request& q, One&& one) {
+//! The reference of every segment: of its elements, or for an empty one the identity (and
+//! no_index) that the backends give.
+template <class T>
+Reference segments_reference(const Request& q) {
   const Segments& seg = q.segments;
-  if (!seg.offsets && q.count % seg.count != 0)
-    throw Error(ErrorCode::invalid_argument, "reference: equal rows do not divide the elements");
-  const std::uint64_t row = seg.offsets ? 0 : q.count / seg.count;
-  auto begin = [&](std::size_t s) { return seg.offsets ? seg.offsets[s] : s * row; };
-  if (begin(seg.count) > q.count) throw Error(ErrorCode::invalid_argument, "reference: offsets past the data");
+  if (seg.offsets[seg.count] > q.count) throw Error(ErrorCode::invalid_argument, "reference: offsets past the data");
   const T* x = static_cast<const T*>(q.data);
   Reference r;
-  r.segments.reserve(seg.count);
+  r.results.reserve(seg.count);
   for (std::size_t s = 0; s < seg.count; ++s) {
-    const std::uint64_t b = begin(s), e = begin(s + 1);
+    const std::uint64_t b = seg.offsets[s], e = seg.offsets[s + 1];
     if (e < b) throw Error(ErrorCode::invalid_argument, "reference: decreasing offsets");
     if (e > b || accumulates(q.op)) {
-      r.segments.push_back(one(x + b, e - b));
+      r.results.push_back(reference_of(x + b, e - b, q.op));
       continue;
     }
     Reference empty;
@@ -129,70 +130,116 @@ Reference segments_reference(const Request& q, One&& one) {
       empty.value = Scalar(want_max ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity());
     else empty.value = Scalar(want_max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max());
     if (returns_index(q.op)) empty.index = no_index;
-    r.segments.push_back(empty);
+    r.results.push_back(empty);
   }
-  if (!r.segments.empty()) r.value = r.segments.front().value;
+  if (!r.results.empty()) r.value = r.results.front().value;
   r.count = q.count;
   return r;
 }
 
-}  // namespace
+//! Whether dimension k of q's view is reduced.
+bool reduced_axis(const Request& q, std::size_t k) { return q.axes.empty() || q.axes.contains(k); }
+
+//! Whether the request's results are an array (Result::values): ragged, or a view that keeps an
+//! axis or its dimensions.
+bool array_result(const Request& q) {
+  if (q.segments.segmented()) return true;
+  if (q.view.rank == 0) return false;
+  bool kept = q.keepdims;
+  for (std::size_t k = 0; k < q.view.rank; ++k) kept = kept || !reduced_axis(q, k);
+  return kept;
+}
+
+//! The element offset of C-order index i over the dimensions `dims` of q's view.
+std::int64_t offset_of(const Request& q, const std::vector<std::size_t>& dims, std::uint64_t i) {
+  std::int64_t offset = 0;
+  for (std::size_t k = dims.size(); k-- > 0;) {
+    const auto extent = static_cast<std::uint64_t>(q.view.shape[dims[k]]);
+    offset += static_cast<std::int64_t>(i % extent) * q.view.strides[dims[k]];
+    i /= extent;
+  }
+  return offset;
+}
+
+//! A view, the plain way: each result's elements gathered by their index, one at a time, in the C
+//! order of the reduced axes (which is what argmin/argmax count), and referenced as an array.
+template <class T>
+Reference view_reference(const Request& q) {
+  std::vector<std::size_t> kept, reduced;
+  std::uint64_t results = 1, per_result = 1;
+  for (std::size_t k = 0; k < q.view.rank; ++k) {
+    if (q.view.shape[k] < 0) throw Error(ErrorCode::invalid_argument, "reference: a negative extent");
+    (reduced_axis(q, k) ? reduced : kept).push_back(k);
+    (reduced_axis(q, k) ? per_result : results) *= static_cast<std::uint64_t>(q.view.shape[k]);
+  }
+  const T* x = static_cast<const T*>(q.data);
+  std::vector<T> elements(per_result);
+  auto one = [&](std::uint64_t o) {
+    const std::int64_t base = offset_of(q, kept, o);
+    for (std::uint64_t i = 0; i < per_result; ++i) elements[i] = x[base + offset_of(q, reduced, i)];
+    return reference_of(elements.data(), per_result, q.op);
+  };
+  if (!array_result(q)) return one(0);
+  Reference r;
+  for (std::uint64_t o = 0; o < results; ++o) r.results.push_back(one(o));
+  if (!r.results.empty()) r.value = r.results.front().value, r.index = r.results.front().index;
+  r.count = per_result;
+  return r;
+}
 
 //! One op of a request with several ops, as a request of that op alone.
-static Request alone(const Request& q, Op s) {
+Request alone(const Request& q, Op op) {
   Request one = q;
   one.ops = {};
   one.ops_out = nullptr;
-  one.op = s;
+  one.op = op;
   return one;
 }
 
+//! One result of an array request, as a flat request of its own (for its tolerance and check).
+Request one_result(const Request& q) {
+  Request one = q;
+  one.view = View{};
+  one.segments = {};
+  return one;
+}
+
+}  // namespace
+
 Reference exact_reference(const Request& request) {
-  if (request.count > 0 && request.data == nullptr) throw Error(ErrorCode::invalid_argument, "reference: null data");
-  if (request.width == 0) throw Error(ErrorCode::invalid_argument, "reference: width 0");
+  std::uint64_t elements = request.count;
+  if (request.view.rank > 0) {
+    elements = 1;
+    for (std::size_t k = 0; k < request.view.rank; ++k) elements *= request.view.shape[k] > 0 ? request.view.shape[k] : 0;
+  }
+  if (elements > 0 && request.data == nullptr) throw Error(ErrorCode::invalid_argument, "reference: null data");
+  if (request.segments.count > 0 && !request.segments.offsets) throw Error(ErrorCode::invalid_argument, "reference: segments without offsets");
   std::unique_ptr<std::uint64_t[]> aligned_copy;
-  const Request q = detail::with_aligned_data(request, aligned_copy);
-  return visit_dtype(q.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const T* x = static_cast<const T*>(q.data);
-    if (!q.ops.empty()) {  // each op as if alone
-      Reference r;
-      for (Op s : all_ops) {
-        if (!q.ops.contains(s)) continue;
-        Request alone = q;
-        alone.ops = {};
-        alone.op = s;
-        auto one = [&](const T* p, std::size_t n) { return reference_of(p, n, alone.op); };
-        r.ops.push_back(q.segments.segmented() ? segments_reference<T>(alone, one) : one(x, q.count));
-      }
-      r.value = r.ops.front().value;
-      r.index = r.ops.front().index;
-      r.count = q.count;
-      return r;
-    }
-    if (q.segments.segmented())
-      return segments_reference<T>(q, [&](const T* p, std::size_t n) { return reference_of(p, n, q.op); });
-    if (q.width == 1) return reference_of(x, q.count, q.op);
-    Reference r;  // records: each column gathered and referenced on its own
-    std::vector<T> column(q.count);
-    for (std::size_t j = 0; j < q.width; ++j) {
-      for (std::size_t i = 0; i < q.count; ++i) column[i] = x[i * q.width + j];
-      r.columns.push_back(reference_of(column.data(), q.count, q.op));
-    }
-    r.value = r.columns.front().value;
+  const Request q = elements > 0 ? detail::with_aligned_data(request, aligned_copy) : request;
+  if (!q.ops.empty()) {  // each op as if alone
+    Reference r;
+    for (Op op : all_ops)
+      if (q.ops.contains(op)) r.ops.push_back(exact_reference(alone(q, op)));
+    r.value = r.ops.front().value;
+    r.index = r.ops.front().index;
     r.count = q.count;
     return r;
+  }
+  return visit_dtype(q.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (q.view.rank > 0) return view_reference<T>(q);
+    if (q.segments.segmented()) return segments_reference<T>(q);
+    return reference_of(static_cast<const T*>(q.data), q.count, q.op);
   });
 }
 
 double tolerance(const Request& q, const Reference& ref, Accuracy accuracy) {
-  if (!ref.columns.empty() || !ref.segments.empty() || !ref.ops.empty()) {
+  if (!ref.results.empty() || !ref.ops.empty()) {
     double widest = 0;
-    for (const Reference& c : ref.columns) widest = std::max(widest, tolerance(q, c, accuracy));
-    for (const Reference& c : ref.segments) widest = std::max(widest, tolerance(q, c, accuracy));
+    for (const Reference& c : ref.results) widest = std::max(widest, tolerance(one_result(q), c, accuracy));
     std::size_t k = 0;
-    for (Op s : all_ops)
-      if (q.ops.contains(s) && k < ref.ops.size()) widest = std::max(widest, tolerance(alone(q, s), ref.ops[k++], accuracy));
+    for (Op op : all_ops)
+      if (q.ops.contains(op) && k < ref.ops.size()) widest = std::max(widest, tolerance(alone(q, op), ref.ops[k++], accuracy));
     return widest;
   }
   if (!is_floating(q.dtype) || exact_sum(q.dtype, q.op, accuracy)) return 0;
@@ -207,41 +254,29 @@ bool agrees(const Request& q, const Reference& ref, const Result& result, double
     bool all = result.ops.size() == q.ops.size() && ref.ops.size() == q.ops.size();
     double worst = all ? 0 : std::numeric_limits<double>::infinity();
     std::size_t k = 0;
-    for (Op s : all_ops) {
-      if (!all || !q.ops.contains(s)) continue;
+    for (Op op : all_ops) {
+      if (!all || !q.ops.contains(op)) continue;
       const OpResult& got = result.ops[k];
       Result one{got.value, got.index, {}};
       one.values = got.values;
       one.indices = got.indices;
       double e = 0;
-      all = got.op == s && agrees(alone(q, s), ref.ops[k++], one, &e, accuracy);
+      all = got.op == op && agrees(alone(q, op), ref.ops[k++], one, &e, accuracy);
       worst = std::max(worst, e);
     }
     if (error) *error = worst;
     return all;
   }
-  if (q.segments.segmented()) {  // every segment within its own tolerance, with its own index
-    const std::size_t n = ref.segments.size();
+  if (array_result(q)) {  // every result within its own tolerance, with its own index
+    const std::size_t n = ref.results.size();
     bool all = result.values.size() == n && (!returns_index(q.op) || result.indices.size() == n);
     double worst = all ? 0 : std::numeric_limits<double>::infinity();
-    Request one = q;
-    one.segments = {};
+    const Request one = one_result(q);
     for (std::size_t s = 0; all && s < n; ++s) {
       double e = 0;
       std::optional<std::uint64_t> index;
       if (returns_index(q.op)) index = result.indices[s];
-      all = agrees(one, ref.segments[s], Result{result.values[s], index, {}}, &e, accuracy);
-      worst = std::max(worst, e);
-    }
-    if (error) *error = worst;
-    return all;
-  }
-  if (!ref.columns.empty()) {  // records: every column within its own tolerance
-    bool all = result.values.size() == ref.columns.size();
-    double worst = all ? 0 : std::numeric_limits<double>::infinity();
-    for (std::size_t j = 0; all && j < ref.columns.size(); ++j) {
-      double e = 0;
-      all = agrees(q, ref.columns[j], Result{result.values[j], {}, {}}, &e, accuracy);
+      all = agrees(one, ref.results[s], Result{result.values[s], index, {}}, &e, accuracy);
       worst = std::max(worst, e);
     }
     if (error) *error = worst;

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
 
 #include "plugin_loader.hpp"
 #include "xreduce/error.hpp"
@@ -23,14 +25,12 @@ struct Registry::Impl {
   std::vector<Entry> entries;
   std::map<std::string, Reducer*, std::less<>> by_name;  // find() on every named call
   DispatchConfig preferences;  // the CPU-parallel backend to prefer by size (prefer())
-  // candidates(): [dtype][op][memory][records][exact][segmented][ops], and one list for user code, each for every
-  // engine and for each engine alone (kEngines + 1), filled on first use and read without a lock,
-  // since "auto" reads them on every call. add() clears them; lists it drops are kept until the
-  // registry goes, as a reader may still hold one.
-  static constexpr std::size_t kEngines = 4;
-  mutable std::mutex candidates_mutex;
-  mutable std::array<std::atomic<const std::vector<Candidate>*>,
-                     (all_dtypes.size() * all_ops.size() * 3 * 2 * 2 * 2 * 2 + 1) * (kEngines + 1)> candidates{};
+  // candidates(): one list per kind of workload (Workload::kind) and engine (or every engine),
+  // worked out on first use. add() drops them; lists it drops are kept until the registry goes,
+  // as a reader may still hold one. "auto" reaches them only when a thread's remembered choice
+  // does not apply (Dispatcher::pick), so a shared lock is cheap enough.
+  mutable std::shared_mutex candidates_mutex;
+  mutable std::unordered_map<std::uint64_t, const std::vector<Candidate>*> candidates;
   mutable std::vector<std::unique_ptr<const std::vector<Candidate>>> candidate_lists;
   std::atomic<std::uint64_t> generation{0};  // add()s so far: a list worked out before one is not stored
   std::vector<std::int32_t (*)(const void*)> locators;
@@ -55,8 +55,8 @@ void Registry::add(std::unique_ptr<Reducer> reducer, int priority, std::string o
   };
   Entry entry{reducer.get(), priority, std::move(origin), family.empty() ? name : std::move(family)};
   {
-    std::lock_guard lock(impl_->candidates_mutex);
-    for (auto& c : impl_->candidates) c.store(nullptr, std::memory_order_release);
+    std::unique_lock lock(impl_->candidates_mutex);
+    impl_->candidates.clear();
     impl_->generation.fetch_add(1, std::memory_order_acq_rel);
   }
   impl_->entries.insert(std::upper_bound(impl_->entries.begin(), impl_->entries.end(), entry, before), std::move(entry));
@@ -70,17 +70,16 @@ std::vector<std::string> Registry::load_plugin(const std::filesystem::path& libr
   const detail::LoadedPlugin& plugin = detail::load_plugin_library(library);
   const std::string origin = plugin.path.string();
   // Check every name before adding any, so a clash leaves the registry as it was.
-  for (std::size_t i = 0; i < plugin.table.backend_count; ++i)
-    if (find(plugin.table.backends[i].name))
-      throw Error(ErrorCode::plugin, "plugin " + origin + ": backend '" + plugin.table.backends[i].name +
-                                         "' is already registered");
+  for (std::size_t i = 0; i < plugin.backend_count(); ++i)
+    if (find(plugin.backend_name(i)))
+      throw Error(ErrorCode::plugin, "plugin " + origin + ": backend '" + plugin.backend_name(i) + "' is already registered");
   std::vector<std::string> added;
-  for (std::size_t i = 0; i < plugin.table.backend_count; ++i) {
-    add(detail::make_plugin_reducer(plugin.table.backends[i]), plugin.table.backends[i].priority, origin,
-        plugin.table.name ? plugin.table.name : "");
-    added.emplace_back(plugin.table.backends[i].name);
+  for (std::size_t i = 0; i < plugin.backend_count(); ++i) {
+    add(plugin.abi == 2 ? detail::make_plugin_reducer(plugin.table_v2.backends[i]) : detail::make_plugin_reducer(plugin.table.backends[i]),
+        plugin.backend_priority(i), origin, plugin.name() ? plugin.name() : "");
+    added.emplace_back(plugin.backend_name(i));
   }
-  if (plugin.table.locate) impl_->locators.push_back(plugin.table.locate);
+  if (plugin.locate()) impl_->locators.push_back(plugin.locate());
   if (plugin.memory && !impl_->memory) impl_->memory = plugin.memory;
   return added;
 }
@@ -146,11 +145,7 @@ bool runs_user_code(Reducer& r) {
 
 bool Registry::fits(Reducer& r, const Workload& w) {
   if (w.user_code) return runs_user_code(r);
-  const Capabilities caps = r.capabilities();
-  return caps.support(w.dtype, w.op) == Support::exact && caps.accepts(w.memory) && (!w.records || caps.records()) &&
-         (!w.exact || caps.exact_sums(w.records)) && (!w.segmented || (caps.segments() && (!w.exact || caps.exact_segments()))) &&
-         (!w.ops || caps.ops(w.segmented)) &&
-         r.available();
+  return r.capabilities().support(w.features) == Support::exact && r.available();
 }
 
 const std::vector<Registry::Candidate>& Registry::candidates(const Workload& w) const { return candidates_of(w, std::nullopt); }
@@ -160,15 +155,12 @@ const std::vector<Registry::Candidate>& Registry::candidates(const Workload& w, 
 }
 
 const std::vector<Registry::Candidate>& Registry::candidates_of(const Workload& w, std::optional<Engine> engine) const {
-  const std::size_t kinds = impl_->candidates.size() / (Impl::kEngines + 1);
-  const std::size_t kind =
-      w.user_code ? kinds - 1
-                  : (((((static_cast<std::size_t>(w.dtype) * all_ops.size() + static_cast<std::size_t>(w.op)) * 3 +
-                      static_cast<std::size_t>(w.memory)) * 2 + (w.records ? 1 : 0)) * 2 + (w.exact ? 1 : 0)) * 2 +
-                    (w.segmented ? 1 : 0)) * 2 + (w.ops ? 1 : 0);
-  const std::size_t key = kind * (Impl::kEngines + 1) + (engine ? static_cast<std::size_t>(*engine) : Impl::kEngines);
-  std::atomic<const std::vector<Candidate>*>& slot = impl_->candidates.at(key);
-  if (const auto* list = slot.load(std::memory_order_acquire)) return *list;
+  // The kind's bits leave 12 to 15 free (Features::key, Workload::kind): the engine goes there.
+  const std::uint64_t key = w.kind() | (std::uint64_t{engine ? static_cast<unsigned>(*engine) + 1 : 0} << 12);
+  {
+    std::shared_lock lock(impl_->candidates_mutex);
+    if (auto it = impl_->candidates.find(key); it != impl_->candidates.end()) return *it->second;
+  }
   // Worked out outside the lock: a backend's available() may ask the registry in turn (hybrid
   // asks whether its parts exist). Two threads may both work it out; the first stored is kept.
   // Only the backends of `engine` are asked whether they can run: asking a GPU backend starts the
@@ -179,9 +171,9 @@ const std::vector<Registry::Candidate>& Registry::candidates_of(const Workload& 
     const Engine own = e.reducer->capabilities().engine();
     if ((!engine || own == *engine) && fits(*e.reducer, w)) list->push_back({e.reducer, own});
   }
-  std::lock_guard lock(impl_->candidates_mutex);
-  if (const auto* stored = slot.load(std::memory_order_acquire)) return *stored;
-  if (generation == impl_->generation.load(std::memory_order_acquire)) slot.store(list.get(), std::memory_order_release);
+  std::unique_lock lock(impl_->candidates_mutex);
+  if (auto it = impl_->candidates.find(key); it != impl_->candidates.end()) return *it->second;
+  if (generation == impl_->generation.load(std::memory_order_acquire)) impl_->candidates.emplace(key, list.get());
   impl_->candidate_lists.push_back(std::move(list));
   return *impl_->candidate_lists.back();
 }

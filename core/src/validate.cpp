@@ -4,6 +4,7 @@
 
 #include "xreduce/context.hpp"
 #include "xreduce/error.hpp"
+#include "xreduce/backend/features.hpp"
 #include "xreduce/backend/registry.hpp"
 
 namespace xreduce {
@@ -25,22 +26,18 @@ ValidationReport validate(Context& context, const Request& request, const Option
   Options given = options;
   if (!given.accuracy) given.accuracy = context.config().accuracy;
   const Accuracy accuracy = *given.accuracy;
-  const bool several = !q.ops.empty();
-  const bool exact = !several && exact_sum(q.dtype, q.op, accuracy);
+  const Features features = features_of(canonical(q), accuracy);
   std::vector<Reducer*> chosen;
   if (backends.empty()) {
     for (const auto& e : context.registry().entries())
-      if (Capabilities c = e.reducer->capabilities(); (several ? c.ops(q.segments.segmented()) : c.support(q.dtype, q.op) != Support::none) &&
-                                                     (q.width <= 1 || c.records()) && (!exact || c.exact_sums(q.width > 1)) &&
-                                                     (!q.segments.segmented() || (c.segments() && (!exact || c.exact_segments()))))
-        chosen.push_back(e.reducer);
+      if (e.reducer->capabilities().support(features) != Support::none) chosen.push_back(e.reducer);
   } else {
     for (const auto& name : backends) chosen.push_back(&context.registry().get(name));
   }
   for (Reducer* r : chosen) {
     ValidationRow row;
     row.backend = std::string(r->name());
-    row.exact = r->capabilities().support(q.dtype, several ? Op::sum : q.op) == Support::exact;
+    row.exact = r->capabilities().support(features) == Support::exact;
     try {
       auto start = std::chrono::steady_clock::now();
       Options mine = given;  // each backend gets the call's settings it reads

@@ -62,9 +62,11 @@ Local reduce_shard(MPI_Comm comm, const Request& shard, const Options& options, 
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   const Accuracy accuracy = options.accuracy.value_or(context.config().accuracy);
-  Local local{Partials(shard.dtype, shard.op, shard.width, accuracy, with_message), "(empty shard)", {}};
+  const detail::ShardShape shape = detail::shape_of(shard);
+  Local local{Partials(shard.dtype, shard.op, shape.columns, accuracy, with_message), "(empty shard)", {}};
   try {
-    if (shard.count > 0) {
+    if (!shape.unsupported.empty()) throw Error(ErrorCode::unsupported, shape.unsupported);
+    if (shape.records > 0) {
       Result r = context.reduce(shard, options);
       local.backend = r.backend;
       local.partials.set_local(r);
@@ -76,7 +78,7 @@ Local reduce_shard(MPI_Comm comm, const Request& shard, const Options& options, 
     local.reason = e.what();
     local.partials.set_error(rank, ErrorCode::internal, local.reason);
   }
-  local.partials.header().count = shard.count;
+  local.partials.header().count = shape.records;
   return local;
 }
 

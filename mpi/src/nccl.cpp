@@ -56,10 +56,12 @@ Result allreduce(ncclComm_t comm, const Request& shard, const Options& options, 
   check(ncclCommCount(comm, &ranks), "ncclCommCount");
   const Accuracy accuracy = options.accuracy.value_or(context.config().accuracy);
   // The reason of a failure travels in the partials (with_message): there is no second message.
-  mpi::detail::Partials local(shard.dtype, shard.op, shard.width, accuracy, /*with_message=*/true);
+  const mpi::detail::ShardShape shape = mpi::detail::shape_of(shard);
+  mpi::detail::Partials local(shard.dtype, shard.op, shape.columns, accuracy, /*with_message=*/true);
   std::string backend = "(empty shard)";
   try {
-    if (shard.count > 0) {
+    if (!shape.unsupported.empty()) throw Error(ErrorCode::unsupported, shape.unsupported);
+    if (shape.records > 0) {
       Result r = context.reduce(shard, options);
       backend = r.backend;
       local.set_local(r);
@@ -69,7 +71,7 @@ Result allreduce(ncclComm_t comm, const Request& shard, const Options& options, 
   } catch (const std::exception& e) {
     local.set_error(rank, ErrorCode::internal, e.what());
   }
-  local.header().count = shard.count;
+  local.header().count = shape.records;
 
   const std::size_t bytes = local.bytes();
   static thread_local Gather gather;

@@ -68,6 +68,17 @@ Extreme better(const Extreme& a, const Extreme& b, DType dtype, bool is_max) {
 
 }  // namespace
 
+ShardShape shape_of(const Request& shard) {
+  if (shard.view.rank == 0 && !shard.segments.segmented()) return {1, shard.count, {}};
+  ShardShape s;
+  s.unsupported = "xreduce::mpi combines flat arrays and records (Request::records), not segments or other views";
+  if (shard.segments.segmented()) return s;
+  if (shard.view.rank == 2 && shard.axes.bits() == 0b01 && shard.view.strides[1] == 1 &&
+      shard.view.strides[0] == shard.view.shape[1] && shard.view.shape[0] >= 0 && shard.view.shape[1] > 0)
+    return {static_cast<std::size_t>(shard.view.shape[1]), static_cast<std::uint64_t>(shard.view.shape[0]), {}};
+  return s;
+}
+
 Kind kind_of(DType dtype, Op op, Accuracy accuracy) {
   if (op == Op::sum && is_floating(dtype)) return accuracy == Accuracy::exact ? Kind::exact_sum : Kind::float_sum;
   if (op == Op::sumsq) return is_floating(dtype) ? Kind::float_sum : Kind::integer_sum;  // no exact form
@@ -192,6 +203,7 @@ Result Partials::result(const std::string& reason) const {
     if (h.columns > 1) r.values.push_back(value);
     if (c == 0) r.value = value;
   }
+  if (h.columns > 1) r.shape = {static_cast<std::int64_t>(h.columns)};
   return r;
 }
 

@@ -13,6 +13,17 @@
 
 namespace xreduce::mpi::detail {
 
+//! A shard as the wire carries it: its columns (1 for a flat array, the width of records) and its
+//! records (elements of a flat array), or why it cannot be combined across ranks.
+struct ShardShape {
+  std::size_t columns = 1;
+  std::uint64_t records = 0;
+  std::string unsupported;  //!< empty if it can
+};
+//! The shape of `shard`: a flat array, or records (a view of count x width reduced along axis 0,
+//! Request::records). Other views and segments are not combined across ranks.
+ShardShape shape_of(const Request& shard);
+
 //! How a column's partials combine.
 enum class Kind : std::uint8_t {
   integer_sum,   //!< uint64, added modulo 2^64 (signed sums are the same bits)

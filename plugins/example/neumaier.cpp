@@ -1,6 +1,7 @@
 // An example plugin: `example.neumaier`, a single-thread Neumaier-compensated sum of f32 and f64,
-// of single values or of records (column by column).
-// It shows the whole of what a plugin needs: a Reducer, and the entry point that exports it; and
+// of a flat array (layout all) or of records (layout outer: column by column).
+// It shows the whole of what a plugin needs: a Reducer that says what it does (capabilities),
+// and the entry point that exports it; and
 // how a backend takes settings of its own: it declares them (settings()), and takes them from
 // the config file ([backends.example] for every backend of this plugin, or
 // [backends."example.neumaier"]) in configure(), and per call from Options::settings.
@@ -17,11 +18,9 @@ class NeumaierSum final : public xreduce::Reducer {
  public:
   std::string_view name() const override { return "example.neumaier"; }
   xreduce::Capabilities capabilities() const override {
-    using xreduce::DType, xreduce::Op, xreduce::Support;
+    using xreduce::DType, xreduce::Layout, xreduce::Op;
     return xreduce::Capabilities(xreduce::Engine::cpu_serial)
-        .set(DType::f32, Op::sum, Support::exact)
-        .set(DType::f64, Op::sum, Support::exact)
-        .accept_records();
+        .add(xreduce::FeatureSet().dtypes({DType::f32, DType::f64}).ops({Op::sum}).layouts({Layout::all, Layout::outer}));
   }
   xreduce::Availability available() const override { return xreduce::Availability::yes(); }
   std::vector<xreduce::SettingInfo> settings() const override {
@@ -30,19 +29,22 @@ class NeumaierSum final : public xreduce::Reducer {
   void configure(const xreduce::Settings& s) override { compensated_ = compensated(s, compensated_); }
 
  protected:
-  // The core has already checked the request: count > 0, aligned host data, a supported dtype,
-  // and only declared settings.
+  // The core has already checked the request: what the capabilities declare (so a flat array,
+  // or records as a view of `count` rows of `width`), count > 0, aligned host data, and only
+  // declared settings. A flat array's sum comes back as the value; records' column sums are
+  // written to `out`, packed.
   xreduce::Result do_reduce(const xreduce::Request& q, const xreduce::Options& o) override {
     const bool compensate = compensated(o.settings, compensated_);
+    const bool records = xreduce::layout_of(q) == xreduce::Layout::outer;
+    const std::size_t width = records ? static_cast<std::size_t>(q.view.shape[1]) : 1;
+    const std::size_t count = records ? static_cast<std::size_t>(q.view.shape[0]) : q.count;
     xreduce::Result r;
-    for (std::size_t j = 0; j < q.width; ++j) {  // column j of the records; width 1: the whole array
-      if (q.dtype == xreduce::DType::f32)
-        r.value = xreduce::Scalar(static_cast<float>(sum(static_cast<const float*>(q.data) + j, q.count, q.width, compensate)));
-      else
-        r.value = xreduce::Scalar(sum(static_cast<const double*>(q.data) + j, q.count, q.width, compensate));
-      if (q.width > 1) r.values.push_back(r.value);
+    for (std::size_t j = 0; j < width; ++j) {  // column j of the records; the whole array if flat
+      const double s = q.dtype == xreduce::DType::f32 ? sum(static_cast<const float*>(q.data) + j, count, width, compensate)
+                                                      : sum(static_cast<const double*>(q.data) + j, count, width, compensate);
+      if (q.dtype == xreduce::DType::f32) put(r, q, records, j, static_cast<float>(s));
+      else put(r, q, records, j, s);
     }
-    if (q.width > 1) r.value = r.values.front();
     return r;
   }
 
@@ -61,6 +63,12 @@ class NeumaierSum final : public xreduce::Reducer {
     return std::isfinite(s) ? s + c : s;
   }
 
+  template <class T>
+  static void put(xreduce::Result& r, const xreduce::Request& q, bool records, std::size_t j, T value) {
+    if (records) static_cast<T*>(q.out)[j] = value;
+    else r.value = xreduce::Scalar(value);
+  }
+
   //! The "compensation" setting of `s`, else `otherwise`.
   static bool compensated(const xreduce::Settings& s, bool otherwise) {
     const auto v = s.text("compensation");
@@ -77,7 +85,7 @@ class NeumaierSum final : public xreduce::Reducer {
 
 }  // namespace
 
-extern "C" XREDUCE_PLUGIN_EXPORT std::int32_t xreduce_plugin_init_v2(std::uint32_t host_abi, xreduce_plugin_v2* out,
+extern "C" XREDUCE_PLUGIN_EXPORT std::int32_t xreduce_plugin_init_v3(std::uint32_t host_abi, xreduce_plugin_v3* out,
                                                                      char* message, size_t message_size) {
   static xreduce::plugin::Exporter exporter("example", [] {
     std::vector<xreduce::plugin::Entry> backends;

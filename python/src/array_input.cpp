@@ -192,6 +192,13 @@ void check_width(std::size_t size, std::size_t width) {
                               .c_str());
 }
 
+//! `size` elements at `data`, flat, or as records of `width` (Request::records).
+Request request_of(const void* data, std::size_t size, std::size_t width, DType dtype, Op op, Memory memory) {
+  Request q = width > 1 ? Request::records(data, size / width, width, dtype, op) : Request{data, size, dtype, op};
+  q.memory = memory;
+  return q;
+}
+
 }  // namespace
 
 ArrayInput read_array(nb::handle object, Op op, std::size_t width, bool copy) {
@@ -201,7 +208,7 @@ ArrayInput read_array(nb::handle object, Op op, std::size_t width, bool copy) {
     check_width(t->size, width);
     in.owner = nb::borrow(object);
     in.device = t->cuda;
-    in.request = Request{t->data, t->size / width, t->dtype, op, t->cuda ? Memory::device : Memory::host, width};
+    in.request = request_of(t->data, t->size, width, t->dtype, op, t->cuda ? Memory::device : Memory::host);
     return in;
   }
   in.array = export_array(object);
@@ -235,7 +242,7 @@ ArrayInput read_array(nb::handle object, Op op, std::size_t width, bool copy) {
   const Memory memory = device_type == kDLCUDA ? Memory::device
                         : device_type == kDLCUDAManaged ? Memory::automatic
                                                          : Memory::host;
-  in.request = Request{data, size / width, dtype, op, memory, width};
+  in.request = request_of(data, size, width, dtype, op, memory);
   return in;
 }
 

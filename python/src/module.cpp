@@ -216,7 +216,7 @@ std::vector<PyBackend> list_backends() {
     const Capabilities c = e.reducer->capabilities();
     const Availability a = e.reducer->available();
     PyBackend b{std::string(e.reducer->name()), std::string(to_string(c.engine())), e.origin, a.reason, e.priority,
-                a.ok, c.accepts(Memory::host), c.accepts(Memory::device), c.records(), c.exact_sums(), {}, {}};
+                a.ok, c.reads(Memory::host), c.reads(Memory::device), c.takes(Layout::outer), c.takes_exact_sums(), {}, {}};
     for (const SettingInfo& s : e.reducer->settings()) b.settings[s.key] = s.default_value;
     for (DType t : all_dtypes)
       for (Op op : all_ops)

@@ -58,7 +58,7 @@ void check_exact(const std::vector<T>& data, std::size_t byte_offset) {
   for (xr::Reducer* r : backends()) {
     if (memory_for(*r) != xr::Memory::host) continue;  // device-only backends: tests/gpu
     INFO("backend " << r->name());
-    if (!r->capabilities().exact_sums()) {
+    if (xr::test::support_of(*r, q, xr::Accuracy::exact) == xr::Support::none) {
       try {
         r->reduce(q, kExact);
         FAIL("an exact sum from a backend that does not declare them");
@@ -120,12 +120,12 @@ TEST_CASE("exact sums of records: each column's bits, on every backend that decl
     for (std::size_t count : {std::size_t{1}, std::size_t{1000}, std::size_t{70001}}) {
       const ExactShape shape = xr::test::all_exact_shapes[rng() % std::size(xr::test::all_exact_shapes)];
       const std::vector<double> data = xr::test::make_exact_data<double>(shape, count * width, rng);
-      const xr::Request q{data.data(), count, xr::DType::f64, xr::Op::sum, xr::Memory::host, width};
+      const xr::Request q = xr::Request::records(data.data(), count, width, xr::DType::f64, xr::Op::sum);
       for (xr::Reducer* r : backends()) {
-        if (memory_for(*r) != xr::Memory::host || !r->capabilities().records()) continue;
+        if (memory_for(*r) != xr::Memory::host || xr::test::support_of(*r, q) == xr::Support::none) continue;
         INFO("seed " << xr::test::run_seed() << ", backend " << r->name() << ", " << count << " records of width " << width
                      << ", data " << name(shape));
-        if (!r->capabilities().exact_sums(true)) {
+        if (xr::test::support_of(*r, q, xr::Accuracy::exact) == xr::Support::none) {
           CHECK_THROWS_AS(r->reduce(q, kExact), xr::Error);
           continue;
         }
@@ -142,16 +142,17 @@ TEST_CASE("exact sums of records: each column's bits, on every backend that decl
   }
 }
 
-TEST_CASE("exact sums: products of floats refuse the exact accuracy on every backend") {
+TEST_CASE("exact sums: products and sums of squares of floats refuse the exact accuracy on every backend") {
   const float x[3] = {1, 2, 3};
-  for (xr::Reducer* r : backends()) {
-    if (r->capabilities().support(xr::DType::f32, xr::Op::prod) == xr::Support::none) continue;
-    INFO("backend " << r->name());
-    try {
-      r->reduce(xr::Request{x, 3, xr::DType::f32, xr::Op::prod, memory_for(*r)}, kExact);
-      FAIL("no error");
-    } catch (const xr::Error& e) {
-      CHECK(e.code() == xr::ErrorCode::unsupported);
+  for (xr::Reducer* r : backends())
+    for (xr::Op op : {xr::Op::prod, xr::Op::sumsq}) {
+      if (r->capabilities().support(xr::DType::f32, op) == xr::Support::none) continue;
+      INFO("backend " << r->name() << ", " << to_string(op));
+      try {
+        r->reduce(xr::Request{x, 3, xr::DType::f32, op, memory_for(*r)}, kExact);
+        FAIL("no error");
+      } catch (const xr::Error& e) {
+        CHECK(e.code() == xr::ErrorCode::unsupported);
+      }
     }
-  }
 }

@@ -249,7 +249,7 @@ TEST_CASE("gpu: records (width > 1) on device-resident data, vector and scalar l
   // 70001 columns: wider than a block's slots, so partials are kept per slot.
   const std::vector<Shape> shapes{{1, 2, 0}, {1000, 9, 0}, {1000, 9, 4}, {100003, 9, 0}, {77, 1000, 8}, {3, 70001, 0}};
   for (xr::Reducer* r : gpu_backends()) {
-    if (!r->capabilities().records()) continue;
+    if (!r->capabilities().takes(xr::Layout::outer)) continue;
     for (xr::Op op : {xr::Op::sum, xr::Op::prod, xr::Op::min, xr::Op::max})
       for (const Shape& s : shapes) {
         auto one = [&](auto tag) {
@@ -257,9 +257,10 @@ TEST_CASE("gpu: records (width > 1) on device-resident data, vector and scalar l
           if (s.byte_offset % sizeof(T) != 0) return;
           std::vector<T> host = xr::test::make_data<T>(xr::test::Pattern::random, op, s.count * s.width, rng);
           const xr::Reference ref =
-              xr::exact_reference(xr::Request{host.data(), s.count, xr::dtype_of<T>(), op, xr::Memory::host, s.width});
+              xr::exact_reference(xr::Request::records(host.data(), s.count, s.width, xr::dtype_of<T>(), op));
           DeviceCopy<T> dev(host, s.byte_offset);
-          const xr::Request q{dev.data, s.count, xr::dtype_of<T>(), op, xr::Memory::device, s.width};
+          xr::Request q = xr::Request::records(dev.data, s.count, s.width, xr::dtype_of<T>(), op);
+          q.memory = xr::Memory::device;
           const xr::Result res = r->reduce(q);
           double error = 0;
           INFO("seed " << xr::test::run_seed() << ", backend " << r->name() << ", " << to_string(op) << " of "

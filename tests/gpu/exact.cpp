@@ -25,7 +25,7 @@ std::vector<xr::Reducer*> exact_gpu_backends() {
   std::vector<xr::Reducer*> v;
   for (const auto& e : xr::default_context().registry().entries()) {
     const xr::Capabilities c = e.reducer->capabilities();
-    if (c.engine() == xr::Engine::gpu && c.exact_sums() && e.reducer->available()) v.push_back(e.reducer);
+    if (c.engine() == xr::Engine::gpu && c.takes_exact_sums() && e.reducer->available()) v.push_back(e.reducer);
   }
   if (v.empty()) MESSAGE("no GPU backend that sums exactly can run here: exact GPU tests skipped");
   return v;

@@ -20,7 +20,7 @@ namespace {
 std::vector<xr::Reducer*> segment_backends() {
   std::vector<xr::Reducer*> v;
   for (const auto& e : xr::default_context().registry().entries())
-    if (e.reducer->capabilities().engine() == xr::Engine::gpu && e.reducer->capabilities().segments() && e.reducer->available())
+    if (e.reducer->capabilities().engine() == xr::Engine::gpu && e.reducer->capabilities().takes(xr::Layout::ragged) && e.reducer->available())
       v.push_back(e.reducer);
   if (v.empty()) MESSAGE("no GPU backend that reduces segments can run here: skipped");
   return v;
@@ -72,7 +72,11 @@ TEST_CASE("GPU segments: a million segments, more blocks than the GPU holds at o
     xr::test::DevicePlacement device;
     xr::test::check_segments<float>(*r, device, xr::Op::sum, shape, xr::test::Pattern::random, rng);
     xr::test::check_segments<double>(*r, device, xr::Op::argmax, shape, xr::test::Pattern::ties, rng);
-    if (r->capabilities().exact_segments())
+    xr::Features exact_segments;
+    exact_segments.layout = xr::Layout::ragged;
+    exact_segments.accuracy = xr::Accuracy::exact;
+    exact_segments.memory = xr::Memory::device;
+    if (r->capabilities().support(exact_segments) != xr::Support::none)
       xr::test::check_segments<float>(*r, device, xr::Op::sum, shape, xr::test::Pattern::random, rng, xr::Accuracy::exact);
     INFO("backend " << r->name());
     const std::size_t at = shape.count() - 1000;

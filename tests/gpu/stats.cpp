@@ -18,7 +18,7 @@ namespace {
 std::vector<xr::Reducer*> stats_backends() {
   std::vector<xr::Reducer*> v;
   for (const auto& e : xr::default_context().registry().entries())
-    if (e.reducer->capabilities().engine() == xr::Engine::gpu && e.reducer->capabilities().ops() && e.reducer->available())
+    if (e.reducer->capabilities().engine() == xr::Engine::gpu && e.reducer->capabilities().takes_several() && e.reducer->available())
       v.push_back(e.reducer);
   if (v.empty()) MESSAGE("no GPU backend that does several ops in one pass can run here: skipped");
   return v;
@@ -46,11 +46,11 @@ TEST_CASE("GPU several ops in one pass, u64") { gpu_stats_for_type<std::uint64_t
 TEST_CASE("GPU several ops of segments: the results go to one memory") {
   std::vector<float> x(100, 1.0f);
   for (xr::Reducer* r : stats_backends()) {
-    if (!r->capabilities().ops(true)) continue;
+    if (!r->capabilities().takes(xr::Layout::inner)) continue;
     INFO("backend " << r->name());
     xr::test::DevicePlacement d;
-    xr::Request q{d.put(x.data(), 400), x.size(), xr::DType::f32, xr::Op::sum, xr::Memory::device};
-    q.segments = xr::Segments::rows(4);
+    xr::Request q = xr::Request::rows(d.put(x.data(), 400), 4, 25, xr::DType::f32, xr::Op::sum);
+    q.memory = xr::Memory::device;
     q.ops = {xr::Op::sum, xr::Op::max};
     float host_max[4];
     xr::OpsOut out;
@@ -67,7 +67,7 @@ TEST_CASE("GPU several ops of a million segments") {
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x57a75);
   const xr::test::SegmentShape shape = xr::test::many_segments(rng, xr::test::few() ? 300000 : 1000000);
   for (xr::Reducer* r : stats_backends()) {
-    if (!r->capabilities().ops(true)) continue;
+    if (!r->capabilities().takes(xr::Layout::ragged)) continue;
     xr::test::DevicePlacement device;
     const xr::OpSet ops{xr::Op::sum, xr::Op::min, xr::Op::max, xr::Op::argmax};
     xr::test::check_stats<float>(*r, device, ops, shape.n, &shape, xr::test::Pattern::random, rng);

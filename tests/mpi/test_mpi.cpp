@@ -47,23 +47,29 @@ std::string backend_of_rank() {
   return names[static_cast<std::size_t>(rank()) % names.size()];
 }
 
+//! `count` values of `t` at `data`, or `count` records of `width` of them (Request::records).
+xr::Request request_of(const void* data, std::size_t count, xr::DType t, xr::Op op, std::size_t width) {
+  if (width > 1) return xr::Request::records(data, count, width, t, op);
+  return xr::Request{data, count, t, op, xr::Memory::host};
+}
+
 template <class T>
 xr::Request shard_of(const std::vector<T>& whole, const std::vector<std::size_t>& cut, xr::Op op, std::size_t width = 1) {
   const std::size_t first = cut[rank()], last = cut[rank() + 1];
-  return xr::Request{whole.data() + first * width, last - first, xr::dtype_of<T>(), op, xr::Memory::host, width};
+  return request_of(whole.data() + first * width, last - first, xr::dtype_of<T>(), op, width);
 }
 
 //! The whole array's result on this process (sequential): what the ranks must agree with.
 xr::Result whole_result(const void* data, std::size_t count, xr::DType t, xr::Op op, std::size_t width,
                         xr::Accuracy accuracy) {
-  return xr::default_context().reduce(xr::Request{data, count, t, op, xr::Memory::host, width},
+  return xr::default_context().reduce(request_of(data, count, t, op, width),
                                       xr::Options{.backend = "sequential", .accuracy = accuracy});
 }
 
 template <class T>
 void check_against_whole(const std::vector<T>& whole, std::size_t width, xr::Op op, const xr::Result& got) {
   const std::size_t count = whole.size() / width;
-  const xr::Request q{whole.data(), count, xr::dtype_of<T>(), op, xr::Memory::host, width};
+  const xr::Request q = request_of(whole.data(), count, xr::dtype_of<T>(), op, width);
   const xr::Reference ref = xr::exact_reference(q);
   double error = 0;
   // Float sums (of squares too) and products: the bounds xreduce/mpi.hpp states; everything
@@ -71,7 +77,7 @@ void check_against_whole(const std::vector<T>& whole, std::size_t width, xr::Op 
   if (std::is_floating_point_v<T> && xr::accumulates(op)) {
     const double eps = std::numeric_limits<T>::epsilon();
     for (std::size_t c = 0; c < width; ++c) {
-      const xr::Reference& r = width > 1 ? ref.columns[c] : ref;
+      const xr::Reference& r = width > 1 ? ref.results[c] : ref;
       const xr::Scalar& v = width > 1 ? got.values[c] : got.value;
       const double bound = op != xr::Op::prod ? (64 + ranks()) * eps * r.abs_sum + r.slack
                                               : (count + 64 + ranks()) * eps * r.abs_sum;

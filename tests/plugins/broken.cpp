@@ -10,7 +10,8 @@ class OffByOne final : public xreduce::Reducer {
  public:
   std::string_view name() const override { return "test.off_by_one"; }
   xreduce::Capabilities capabilities() const override {
-    return xreduce::Capabilities(xreduce::Engine::cpu_serial).set(xreduce::DType::f32, xreduce::Op::sum, xreduce::Support::exact);
+    return xreduce::Capabilities(xreduce::Engine::cpu_serial)
+        .add(xreduce::FeatureSet().dtypes({xreduce::DType::f32}).ops({xreduce::Op::sum}).layouts({xreduce::Layout::all}));
   }
   xreduce::Availability available() const override { return xreduce::Availability::yes(); }
 
@@ -27,7 +28,8 @@ class Throws final : public xreduce::Reducer {
  public:
   std::string_view name() const override { return "test.throws"; }
   xreduce::Capabilities capabilities() const override {
-    return xreduce::Capabilities(xreduce::Engine::cpu_serial).set(xreduce::DType::i32, xreduce::Op::min, xreduce::Support::exact);
+    return xreduce::Capabilities(xreduce::Engine::cpu_serial)
+        .add(xreduce::FeatureSet().dtypes({xreduce::DType::i32}).ops({xreduce::Op::min}).layouts({xreduce::Layout::all}));
   }
   xreduce::Availability available() const override { return xreduce::Availability::yes(); }
 
@@ -38,7 +40,7 @@ class Throws final : public xreduce::Reducer {
 };
 }  // namespace
 
-extern "C" XREDUCE_PLUGIN_EXPORT std::int32_t xreduce_plugin_init_v2(std::uint32_t abi, xreduce_plugin_v2* out, char* m, size_t n) {
+extern "C" XREDUCE_PLUGIN_EXPORT std::int32_t xreduce_plugin_init_v3(std::uint32_t abi, xreduce_plugin_v3* out, char* m, size_t n) {
   static xreduce::plugin::Exporter exporter("broken", [] {
     std::vector<xreduce::plugin::Entry> v;
     v.push_back({std::make_unique<OffByOne>(), -10});

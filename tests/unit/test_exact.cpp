@@ -161,13 +161,13 @@ TEST_CASE("exact accuracy: the config key, auto's choice, and backends that refu
   const xr::Request q{x.data(), x.size(), xr::DType::f32, xr::Op::sum, xr::Memory::host};
   INFO("seed " << xr::test::run_seed());
   const xr::Result r = context.reduce(q);  // the config's accuracy: exact
-  CHECK(context.registry().get(r.backend).capabilities().exact_sums());
+  CHECK(context.registry().get(r.backend).capabilities().takes_exact_sums());
   CHECK(xr::test::same_bits(r.value.get<float>(), xr::test::mpfr_sum(x.data(), x.size())));
   CHECK(r.exact.size() == 1);
   CHECK(context.reduce(q, {.accuracy = xr::Accuracy::standard}).exact.empty());
 
   xr::Reducer& naive = context.registry().get("sequential.naive");
-  CHECK(!naive.capabilities().exact_sums());
+  CHECK(!naive.capabilities().takes_exact_sums());
   try {
     naive.reduce(q, {.accuracy = xr::Accuracy::exact});
     FAIL("naive summed exactly");
@@ -184,7 +184,7 @@ TEST_CASE("exact accuracy: a plugin without the capability bit refuses, through 
   xr::Context context(config);
   const double x[3] = {1, 2, 3};
   xr::Reducer& neumaier = context.registry().get("example.neumaier");
-  CHECK(!neumaier.capabilities().exact_sums());
+  CHECK(!neumaier.capabilities().takes_exact_sums());
   try {
     neumaier.reduce(xr::Request{x, 3, xr::DType::f64, xr::Op::sum, xr::Memory::host}, {.accuracy = xr::Accuracy::exact});
     FAIL("no error");

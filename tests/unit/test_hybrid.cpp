@@ -21,9 +21,7 @@ class SliceNotingGpu final : public xr::Reducer {
  public:
   std::string_view name() const override { return "noting-gpu"; }
   xr::Capabilities capabilities() const override {
-    return xr::Capabilities(xr::Engine::gpu)
-        .set(xr::DType::f32, xr::Op::sum, xr::Support::exact)
-        .set(xr::DType::f32, xr::Op::max, xr::Support::exact);
+    return xr::Capabilities(xr::Engine::gpu).add(xr::FeatureSet().dtypes({xr::DType::f32}).ops({xr::Op::sum, xr::Op::max}).layouts({xr::Layout::all}));
   }
   xr::Availability available() const override { return xr::Availability::yes(); }
   //! The counts of the slices of each call, in the order claimed.

@@ -73,6 +73,43 @@ TEST_CASE("npy: versions 1.0, 2.0 and 3.0 of every dtype read back exactly") {
   // Fortran order is the same layout in one dimension.
   float one = 1;
   CHECK(xr::cli::read_npy(write_npy("fo.npy", 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }", &one, 4)).count == 1);
+  // A 0-d array is one element, with no dimensions.
+  const auto scalar = xr::cli::read_npy(write_npy("0d.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }", &one, 4));
+  CHECK(scalar.count == 1);
+  CHECK(scalar.shape.empty());
+}
+
+TEST_CASE("npy: N-D arrays in C and Fortran order read as views with their strides") {
+  float data[24];
+  for (int i = 0; i < 24; ++i) data[i] = static_cast<float>(i);
+  const auto c = xr::cli::read_npy(write_npy("c3.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, 4), }", data, 96));
+  CHECK(c.count == 24);
+  CHECK(c.shape == std::vector<std::int64_t>{2, 3, 4});
+  const xr::View cv = c.view();
+  REQUIRE(cv.rank == 3);
+  CHECK((cv.strides[0] == 12 && cv.strides[1] == 4 && cv.strides[2] == 1));
+  const auto f = xr::cli::read_npy(write_npy("f3.npy", 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3, 4), }", data, 96));
+  CHECK(f.shape == std::vector<std::int64_t>{2, 3, 4});
+  const xr::View fv = f.view();
+  REQUIRE(fv.rank == 3);
+  CHECK((fv.strides[0] == 1 && fv.strides[1] == 2 && fv.strides[2] == 6));
+  // Element (i, j, k) of the Fortran file is data[i + 2 j + 6 k].
+  const auto* x = static_cast<const float*>(f.data);
+  CHECK(x[1 * fv.strides[0] + 2 * fv.strides[1] + 3 * fv.strides[2]] == 1 + 4 + 18);
+}
+
+TEST_CASE("npy: shapes and axes given as text") {
+  CHECK(xr::cli::parse_shape("100,200,3", "--shape") == std::vector<std::int64_t>{100, 200, 3});
+  CHECK(xr::cli::parse_shape("0", "--shape") == std::vector<std::int64_t>{0});
+  for (const char* bad : {"", "1,,2", "-1", "1,x", "010", "4611686018427387904,2", "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1"})
+    CHECK_THROWS_AS(xr::cli::parse_shape(bad, "--shape"), xr::Error);
+  CHECK(xr::cli::parse_axes("0,2", 3) == xr::Axes{0, 2});
+  CHECK(xr::cli::parse_axes("-1", 3) == xr::Axes{2});
+  CHECK(xr::cli::parse_axes("", 3).empty());
+  for (const char* bad : {"3", "-4", "0,0", "0,-3", "1,x", ","}) {
+    INFO(bad);
+    CHECK_THROWS_AS(xr::cli::parse_axes(bad, 3), xr::Error);
+  }
 }
 
 TEST_CASE("npy: malformed, truncated and unsupported files are clear errors") {
@@ -83,10 +120,14 @@ TEST_CASE("npy: malformed, truncated and unsupported files are clear errors") {
             .find("bytes after the data") != std::string::npos);
   CHECK(io_error(write_npy("be.npy", 1, "{'descr': '>f4', 'fortran_order': False, 'shape': (4,), }", data, 16))
             .find("big-endian") != std::string::npos);
-  CHECK(io_error(write_npy("2d.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", data, 16))
-            .find("must be 1-D") != std::string::npos);
-  CHECK(io_error(write_npy("0d.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }", data, 4))
-            .find("must be 1-D") != std::string::npos);
+  CHECK(io_error(write_npy("2d.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", data, 16))
+            .find("truncated: shape (2, 3) needs 24 bytes") != std::string::npos);
+  std::string dims;
+  for (int k = 0; k < 17; ++k) dims += "1, ";
+  CHECK(io_error(write_npy("17d.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }", data, 4))
+            .find("at most 16 extents") != std::string::npos);
+  CHECK(io_error(write_npy("neg.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, -2), }", data, 16))
+            .find("shape") != std::string::npos);
   CHECK(io_error(write_npy("f2.npy", 1, "{'descr': '<f2', 'fortran_order': False, 'shape': (8,), }", data, 16))
             .find("unsupported dtype '<f2'") != std::string::npos);
   CHECK(io_error(write_npy("obj.npy", 1, "{'descr': '|O', 'fortran_order': False, 'shape': (4,), }", data, 16))

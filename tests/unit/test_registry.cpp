@@ -17,10 +17,10 @@ class Fake final : public xr::Reducer {
       : name_(std::move(name)), engine_(engine), available_(available), device_(device) {}
   std::string_view name() const override { return name_; }
   xr::Capabilities capabilities() const override {
-    xr::Capabilities c(engine_);
-    c.set(xr::DType::f32, xr::Op::sum, xr::Support::exact).set(xr::DType::f64, xr::Op::sum, xr::Support::inexact);
-    if (device_) c.set_memory_mask(1u << static_cast<unsigned>(xr::Memory::device));
-    return c;
+    const xr::Memory memory = device_ ? xr::Memory::device : xr::Memory::host;
+    return xr::Capabilities(engine_)
+        .add(xr::FeatureSet().dtypes({xr::DType::f32}).ops({xr::Op::sum}).layouts({xr::Layout::all}).memory({memory}))
+        .add(xr::FeatureSet().dtypes({xr::DType::f64}).ops({xr::Op::sum}).layouts({xr::Layout::all}).memory({memory}).support(xr::Support::inexact));
   }
   xr::Availability available() const override {
     return available_ ? xr::Availability::yes() : xr::Availability::no("switched off for the test");
@@ -87,9 +87,9 @@ TEST_CASE("reducer: the core's checks run before any backend code") {
   Fake on("on", xr::Engine::cpu_serial);
   xr::Request q = f32_sum(1);
   q.op = xr::Op::argmax;
-  CHECK_THROWS_WITH_AS(on.reduce(q), doctest::Contains("does not support argmax of f32"), xr::Error);
+  CHECK_THROWS_WITH_AS(on.reduce(q), doctest::Contains("does not do argmax of f32, host memory"), xr::Error);
   Fake gpu("gpu", xr::Engine::gpu, true, true);
-  CHECK_THROWS_WITH_AS(gpu.reduce(f32_sum(1)), doctest::Contains("does not read host memory"), xr::Error);
+  CHECK_THROWS_WITH_AS(gpu.reduce(f32_sum(1)), doctest::Contains("does not do sum of f32, host memory"), xr::Error);
   CHECK(on.reduce(f32_sum(1)).backend == "on");
   // A backend that returns the wrong type is caught, not passed on.
   q = f32_sum(1);

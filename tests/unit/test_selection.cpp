@@ -26,11 +26,10 @@ class Fake final : public xr::Reducer {
   Fake(std::string name, xr::Engine engine, bool segments = false) : name_(std::move(name)), engine_(engine), segments_(segments) {}
   std::string_view name() const override { return name_; }
   xr::Capabilities capabilities() const override {
-    xr::Capabilities c(engine_);
-    c.set(xr::DType::f32, xr::Op::sum, xr::Support::exact);
-    if (engine_ == xr::Engine::gpu) c.accept(xr::Memory::device);
-    if (segments_) c.accept_segments();
-    return c;
+    xr::FeatureSet f32_sum = xr::FeatureSet().dtypes({xr::DType::f32}).ops({xr::Op::sum}).layouts({xr::Layout::all});
+    if (segments_) f32_sum.layouts({xr::Layout::ragged});
+    if (engine_ == xr::Engine::gpu) f32_sum.memory({xr::Memory::host, xr::Memory::device});
+    return xr::Capabilities(engine_).add(f32_sum);
   }
   xr::Availability available() const override { return xr::Availability::yes(); }
   bool run_chunks(std::size_t chunks, ChunkBody body, void* context, int) override {
@@ -154,7 +153,7 @@ TEST_CASE("selection: segments weigh segment_cost elements each; a segmented req
   int weighed = 0;  // cases where the weight changed the choice
   for (int k = 0; k < 2000; ++k) {
     xr::Workload w;
-    w.segmented = true;
+    w.features.layout = xr::Layout::ragged;
     w.elements = rng() % (std::uint64_t{1} << (8 + rng() % 20));
     w.segments = 1 + rng() % (w.elements + 1);
     INFO("seed " << xr::test::run_seed() << ": " << w.elements << " elements in " << w.segments << " segments");
@@ -172,7 +171,7 @@ TEST_CASE("selection: segments weigh segment_cost elements each; a segmented req
   CHECK(weighed > 0);
   // Segment counts near 2^64 saturate instead of wrapping round to a small work.
   xr::Workload huge;
-  huge.segmented = true;
+  huge.features.layout = xr::Layout::ragged;
   huge.elements = std::uint64_t{1} << 40;
   huge.segments = ~std::uint64_t{0} / 2;
   CHECK(cfg.dispatch.work(huge.elements, huge.segments) == ~std::uint64_t{0});
@@ -201,9 +200,10 @@ TEST_CASE("selection: the choice each thread remembers is the choice made afresh
     xr::Workload w;
     w.elements = near[rng() % std::size(near)] + (rng() % 3 == 0 ? rng() % 7 : 0);
     w.pinned = rng() % 2;
-    w.memory = rng() % 5 == 0 ? xr::Memory::device : xr::Memory::host;
-    w.segmented = rng() % 3 == 0;
-    w.segments = w.segmented ? 1 + rng() % (w.elements + 1) : 0;
+    w.features.memory = rng() % 5 == 0 ? xr::Memory::device : xr::Memory::host;
+    const bool segmented = rng() % 3 == 0;
+    w.features.layout = segmented ? xr::Layout::ragged : xr::Layout::all;
+    w.segments = segmented ? 1 + rng() % (w.elements + 1) : 0;
     const bool use_other = rng() % 4 == 0;
     const xr::Dispatcher& d = use_other ? other : ctx.dispatcher();
     INFO("seed " << xr::test::run_seed() << ", draw " << k << ": " << w.elements << " elements, " << w.segments << " segments");
@@ -317,9 +317,8 @@ class CountingGpu final : public xr::Reducer {
  public:
   std::string_view name() const override { return "counting.gpu"; }
   xr::Capabilities capabilities() const override {
-    xr::Capabilities c(xr::Engine::gpu);
-    c.set(xr::DType::f32, xr::Op::sum, xr::Support::exact);
-    return c.accept(xr::Memory::host).accept(xr::Memory::device);
+    return xr::Capabilities(xr::Engine::gpu)
+        .add(xr::FeatureSet().dtypes({xr::DType::f32}).ops({xr::Op::sum}).layouts({xr::Layout::all}).memory({xr::Memory::host, xr::Memory::device}));
   }
   xr::Availability available() const override {
     ++asked;

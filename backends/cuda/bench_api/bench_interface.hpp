@@ -41,16 +41,18 @@ class Kernels {
   //! Records: cuda.shuffle's column-by-column reduction of `count` records of `width` values.
   void enqueue_records(const void* data, std::size_t count, std::size_t width, DType dtype, Op op);
   Result collect_records(DType dtype, Op op, std::size_t width);
-  //! Segmented (Request::segments, offsets in device memory): one result per segment into device
-  //! `out` (and `out_index`), by cuda.shuffle's tiled kernels or cub; the offsets' check is
-  //! enqueued but not read (the benchmarks pass good ones).
+  //! Segmented (Request::segments, offsets in device memory; null offsets: `segments.count` equal
+  //! rows of `count`): one result per segment into device `out` (and `out_index`), by
+  //! cuda.shuffle's tiled kernels or cub; the offsets' check is enqueued but not read (the
+  //! benchmarks pass good ones).
   void enqueue_segments(std::string_view backend, const void* data, std::size_t count, DType dtype, Op op,
                         const Segments& segments, void* out, std::uint64_t* out_index = nullptr);
   //! Several ops in one pass (Request::ops) of device data by cuda.shuffle's kernel;
   //! collect_stats waits and writes the asked ones to `out`'s first slots (host memory).
   void enqueue_stats(const void* data, std::size_t count, DType dtype);
   void collect_stats(DType dtype, OpSet ops, const OpsOut& out);
-  //! Several ops of each segment (offsets in device memory) into device arrays `out`.
+  //! Several ops of each segment (offsets in device memory, or equal rows as above) into device
+  //! arrays `out`.
   void enqueue_segment_stats(const void* data, std::size_t count, DType dtype, OpSet ops, const Segments& segments,
                              const OpsOut& out);
   //! Exact sums (Accuracy::exact) of at most 2^30 f32/f64 elements, by `backend`'s exact form

@@ -17,10 +17,11 @@ struct Reference {
   std::optional<std::uint64_t> index;
   double abs_sum = 0;  //!< sum of |x| (floating sums) or |exact| (products): scales the tolerance
   std::size_t count = 0;
-  std::vector<Reference> columns;  //!< records (width > 1): one per column; `value` is the first
-  //! Segmented requests: one per segment (index relative to its start; an empty one's is the
-  //! op's identity and no_index); `value` is the first.
-  std::vector<Reference> segments;
+  //! Requests with more than one result (a view that keeps an axis or its dimensions, segments):
+  //! one per result, in the order of Result::values (argmin/argmax's index along the reduced
+  //! axes, or relative to the segment; an empty segment's is the op's identity and no_index);
+  //! `value` is the first.
+  std::vector<Reference> results;
   //! Requests with several ops (Request::ops): one per op, in the order of all_ops, each as
   //! that op alone would have it (a sum of squares as a sum); `value` is the first.
   std::vector<Reference> ops;
@@ -29,23 +30,24 @@ struct Reference {
   double slack = 0;
 };
 
-//! Computes the reference on the CPU; `request.data` (and its offsets) must be host memory.
-//! Throws Error(empty_input) for min/max/argmin/argmax of nothing (but not of an empty segment),
-//! Error(invalid_argument) for bad segment offsets.
+//! Computes the reference on the CPU, element by element from the request as it is given (no
+//! canonical form, none of the backends' kernels); `request.data` (and its offsets) must be host
+//! memory. Throws Error(empty_input) for min/max/argmin/argmax of nothing (but not of an empty
+//! segment), Error(invalid_argument) for bad segment offsets.
 Reference exact_reference(const Request& request);
 
 //! The largest error a backend that does a combination exactly may make:
 //! sums 64 * eps(T) * sum|x|, products (n + 64) * eps(T) * |exact|, zero for everything else;
 //! sums of squares (Request::ops) 64 * eps(T) * sum x^2, plus Reference::slack.
-//! For records, the largest over the columns (agrees() checks each column against its own).
+//! For more than one result, the largest over them (agrees() checks each against its own).
 //! Exact sums (Accuracy::exact): zero.
 double tolerance(const Request& request, const Reference& reference, Accuracy accuracy = Accuracy::standard);
 
 //! Whether a result agrees with the reference within tolerance(); NaN agrees with NaN, an
 //! infinity only with the same infinity, and argmin/argmax need the same index. `error` gets the
 //! absolute difference (0 when agreeing exactly, inf on a NaN/infinity mismatch). Exact sums
-//! (Accuracy::exact) agree only with the reference's very bits (any NaN with a NaN). Segmented:
-//! every segment must agree (Result::values and indices); several ops: every op
+//! (Accuracy::exact) agree only with the reference's very bits (any NaN with a NaN). More than one
+//! result: every one must agree (Result::values and indices); several ops: every op
 //! (Result::ops); `error` is the worst.
 bool agrees(const Request& request, const Reference& reference, const Result& result, double* error = nullptr,
             Accuracy accuracy = Accuracy::standard);

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "chunk_runner.hpp"
+#include "columns.hpp"
 #include "host_segments.hpp"
+#include "xreduce/backend/features.hpp"
 #include "cpu_kernels.hpp"
 #include "xreduce/error.hpp"
 
@@ -74,123 +76,6 @@ Result fold_arg(const T* x, std::size_t n, const ChunkRunner* runner) {
   return Result{Scalar(a.value), a.index, {}};
 }
 
-// Records (width k > 1): every record adds its k values to k column accumulators. The records are
-// cut into at most kRecordChunks chunks, a fixed number, so the partials (chunks x k) stay small
-// for any width and the result is the same bits on every backend and for every thread count.
-constexpr std::size_t kRecordChunks = 256;
-
-//! One column's sum: floats in double, f64 compensated (a column may hold millions of values in
-//! sequence), integers in uint64.
-template <class T>
-struct ColumnSum {
-  using P = SumPolicy<T>;
-  typename P::acc s = 0;
-  double c = 0;
-  void add(T x) {
-    if constexpr (std::is_same_v<T, double>) {
-      const double t = s + x;
-      c += std::fabs(s) >= std::fabs(x) ? (s - t) + x : (x - t) + s;
-      s = t;
-    } else {
-      s += static_cast<typename P::acc>(x);
-    }
-  }
-  typename P::acc value() const {
-    if constexpr (std::is_same_v<T, double>) return std::isfinite(s) ? s + c : s;
-    else return s;
-  }
-};
-
-template <class T>
-struct ColumnProd {
-  using P = ProdPolicy<T>;
-  typename P::acc p = P::identity();
-  void add(T x) { p *= static_cast<typename P::acc>(x); }
-  typename P::acc value() const { return p; }
-};
-
-template <class T>
-struct ColumnSquares {
-  using P = SquaresPolicy<T>;
-  typename P::acc s = P::identity();
-  void add(T x) { s += P::template lift<typename P::acc>(x); }
-  typename P::acc value() const { return s; }
-};
-
-template <bool kMax, class T>
-struct ColumnExtreme : RunningExtreme<kMax, T> {
-  T value() const { return this->result(); }
-};
-
-//! The column accumulators of every chunk of records (at most `max_chunks` chunks): a row of
-//! `width` columns per chunk.
-template <class Column, class T>
-std::vector<Column> record_partials(const Request& q, const ChunkRunner* runner, std::size_t max_chunks = kRecordChunks) {
-  const T* x = static_cast<const T*>(q.data);
-  const std::size_t k = q.width;
-  const std::size_t per_chunk_min = std::max<std::size_t>(1, kChunkElements / k);
-  const std::size_t chunks = std::min(max_chunks, (q.count + per_chunk_min - 1) / per_chunk_min);
-  const std::size_t per_chunk = (q.count + chunks - 1) / chunks;
-  std::vector<Column> partial(chunks * k);
-  auto body = [&](std::size_t c) {
-    Column* cols = partial.data() + c * k;
-    const std::size_t first = std::min(q.count, c * per_chunk), last = std::min(q.count, first + per_chunk);
-    const T* row = x + first * k;  // the last chunks may be empty: ceil(count / chunks) rounds up
-    for (std::size_t r = first; r < last; ++r, row += k)
-      for (std::size_t j = 0; j < k; ++j) cols[j].add(row[j]);
-  };
-  run_each(runner, chunks, body);
-  return partial;
-}
-
-//! Sums and products: each column's chunk values combined pairwise.
-template <class Column, class T>
-Result fold_record_columns(const Request& q, const ChunkRunner* runner) {
-  const std::vector<Column> partial = record_partials<Column, T>(q, runner);
-  const std::size_t k = q.width, chunks = partial.size() / k;
-  Result r;
-  for (std::size_t j = 0; j < k; ++j) {
-    PairwiseStack<typename Column::P> stack;
-    for (std::size_t c = 0; c < chunks; ++c) stack.push(partial[c * k + j].value());
-    r.values.push_back(narrow<T>(stack.result()));
-  }
-  return r;
-}
-
-template <bool kMax, class T>
-Result fold_record_extremes(const Request& q, const ChunkRunner* runner) {
-  const std::vector<ColumnExtreme<kMax, T>> partial = record_partials<ColumnExtreme<kMax, T>, T>(q, runner);
-  const std::size_t k = q.width, chunks = partial.size() / k;
-  Result r;
-  for (std::size_t j = 0; j < k; ++j) {
-    T e = partial[j].value();
-    for (std::size_t c = 1; c < chunks; ++c) e = ops::Extreme<T, kMax>{}(e, partial[c * k + j].value());
-    r.values.push_back(Scalar(e));
-  }
-  return r;
-}
-
-//! One column's exact sum (Accuracy::exact).
-template <class T>
-struct ColumnExact {
-  ExactSum s;
-  void add(T x) { s.add(static_cast<double>(x)); }
-};
-
-//! Exact sums of records: the columns' partials of every chunk, added. Any split gives the same
-//! bits, so the chunks are only as many as 64 MiB of partials hold.
-template <class T>
-Result exact_record_sums(const Request& q, const ChunkRunner* runner) {
-  const std::size_t k = q.width;
-  const std::size_t most = std::clamp<std::size_t>((std::size_t{64} << 20) / (k * sizeof(ExactSum)), 1, kRecordChunks);
-  const std::vector<ColumnExact<T>> partial = record_partials<ColumnExact<T>, T>(q, runner, most);
-  Result r;
-  r.exact.resize(k);
-  for (std::size_t c = 0; c < partial.size() / k; ++c)
-    for (std::size_t j = 0; j < k; ++j) r.exact[j] += partial[c * k + j].s;
-  return r;
-}
-
 //! An exact sum of single values: one partial per chunk, added.
 template <class T>
 Result exact_sum_of(const T* x, std::size_t n, const ChunkRunner* runner) {
@@ -207,34 +92,13 @@ Result exact_sum_of(const T* x, std::size_t n, const ChunkRunner* runner) {
   return r;
 }
 
-Result reduce_records(const Request& q, const ChunkRunner* runner) {
-  return visit_dtype(q.dtype, [&](auto tag) -> Result {
-    using T = decltype(tag);
-    Result r;
-    switch (q.op) {
-      case Op::sum: r = fold_record_columns<ColumnSum<T>, T>(q, runner); break;
-      case Op::prod: r = fold_record_columns<ColumnProd<T>, T>(q, runner); break;
-      case Op::min: r = fold_record_extremes<false, T>(q, runner); break;
-      case Op::max: r = fold_record_extremes<true, T>(q, runner); break;
-      case Op::sumsq: r = fold_record_columns<ColumnSquares<T>, T>(q, runner); break;
-      default: throw Error(ErrorCode::internal, "reduce_records: an op with an index");
-    }
-    r.value = r.values.front();
-    return r;
-  });
-}
-
-Result reduce_on_host(const Request& request, const ChunkRunner* runner, Accuracy accuracy) {
-  if (request.segments.segmented()) return reduce_host_segments(request, runner, accuracy);
+//! A flat array (layout all): one result, or several ops' one each.
+Result reduce_flat(const Request& request, const ChunkRunner* runner, Accuracy accuracy) {
   if (!request.ops.empty()) return reduce_host_stats(request, runner);
   if (exact_sum(request.dtype, request.op, accuracy)) {
-    if (request.dtype == DType::f32)
-      return request.width > 1 ? exact_record_sums<float>(request, runner)
-                               : exact_sum_of(static_cast<const float*>(request.data), request.count, runner);
-    return request.width > 1 ? exact_record_sums<double>(request, runner)
-                             : exact_sum_of(static_cast<const double*>(request.data), request.count, runner);
+    if (request.dtype == DType::f32) return exact_sum_of(static_cast<const float*>(request.data), request.count, runner);
+    return exact_sum_of(static_cast<const double*>(request.data), request.count, runner);
   }
-  if (request.width > 1) return reduce_records(request, runner);
   return visit_dtype(request.dtype, [&](auto tag) -> Result {
     using T = decltype(tag);
     const T* x = static_cast<const T*>(request.data);
@@ -248,8 +112,24 @@ Result reduce_on_host(const Request& request, const ChunkRunner* runner, Accurac
       case Op::argmax: return fold_arg<true>(x, n, runner);
       case Op::sumsq: return Result{fold<SquaresPolicy<T>>(x, n, runner), {}, {}};
     }
-    throw Error(ErrorCode::internal, "reduce_on_cpu: unknown op");
+    throw Error(ErrorCode::internal, "reduce_flat: unknown op");
   });
+}
+
+//! Each layout to its family: flat arrays; rows of consecutive elements (segments, equal rows,
+//! strided views gathered by rows); columns (records, batches of them, strided views whose
+//! results run along the smallest stride).
+Result reduce_on_host(const Request& request, const ChunkRunner* runner, Accuracy accuracy) {
+  switch (layout_of(request)) {
+    case Layout::all: return reduce_flat(request, runner, accuracy);
+    case Layout::inner:
+    case Layout::ragged: return reduce_host_segments(request, runner, accuracy);
+    case Layout::outer:
+    case Layout::middle: return reduce_host_columns(request, runner, accuracy);
+    case Layout::strided: break;
+  }
+  return runs_along_columns(request) ? reduce_host_columns(request, runner, accuracy)
+                                     : reduce_host_segments(request, runner, accuracy);
 }
 
 }  // namespace

@@ -134,6 +134,15 @@ typename P::acc combine_pairwise(std::span<const typename P::acc> partials) {
   return stack.result();
 }
 
+//! Partials combined with the table's operator F, in the order pushed: a fold for the ops whose
+//! partials need no tree (extremes, argmin/argmax), beside PairwiseStack for sums.
+template <class F>
+struct Running {
+  typename F::acc_t a = F::identity();
+  void push(const typename F::acc_t& v) { a = F{}(a, v); }
+  typename F::acc_t result() const { return a; }
+};
+
 //! A min or max accumulated one element at a time: a running value and a NaN flag apart, so that
 //! each element costs one compare; result() is ops::Extreme's partial (NaN if any element was).
 template <bool kMax, class T>

@@ -9,12 +9,15 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "view_walk.hpp"
 #include "xreduce/backend/chunk_driver.hpp"
+#include "xreduce/backend/features.hpp"
 #include "cpu_kernels.hpp"
 #include "xreduce/error.hpp"
 #include "xreduce/exact.hpp"
@@ -73,17 +76,17 @@ struct Outputs {
   std::uint64_t* indices;
 };
 
-//! What an op does with segments. Each provides acc (a piece's partial), piece(x, a, b) over
-//! elements [a, b), a Fold that combines pieces in index order, write(out, s, acc, begin) and
-//! write_empty(out, s).
+//! What an op does with segments. Each provides acc (a piece's partial), piece(p, n, first) over
+//! the n elements at p (element `first` of the request onwards), a Fold that combines pieces in
+//! index order, write(out, s, acc, begin) and write_empty(out, s).
 template <class T, class P>
 struct FoldSegments {  // sums, products, sums of squares
   using acc = typename P::acc;
   using Out = typename P::Op::result_t;
-  static acc piece(const T* x, std::uint64_t a, std::uint64_t b) {
-    if (b - a <= kShortPiece) return short_piece(x + a, b - a);
+  static acc piece(const T* p, std::uint64_t n, std::uint64_t) {
+    if (n <= kShortPiece) return short_piece(p, n);
     // One leaf is what reduce_pairwise would return for it (the same bits), without its stack.
-    return b - a <= kBlock ? reduce_leaf<P>(x + a, b - a) : reduce_pairwise<P>(x + a, b - a);
+    return n <= kBlock ? reduce_leaf<P>(p, n) : reduce_pairwise<P>(p, n);
   }
   static acc short_piece(const T* x, std::size_t n) {
     using L = typename P::leaf;
@@ -103,22 +106,14 @@ struct FoldSegments {  // sums, products, sums of squares
   static void write_empty(const Outputs& o, std::size_t s) { write(o, s, P::identity(), 0); }
 };
 
-//! Combines pieces with the table's operator F, the first as it is.
-template <class F>
-struct Running {
-  std::optional<typename F::acc_t> a;
-  void push(const typename F::acc_t& v) { a = a ? F{}(*a, v) : v; }
-  typename F::acc_t result() const { return *a; }
-};
-
 template <class T, bool kMax>
 struct ExtremeSegments {
   using F = ops::Extreme<T, kMax>;
   using acc = T;
-  static acc piece(const T* x, std::uint64_t a, std::uint64_t b) {
-    if (b - a > kShortPiece) return extreme<kMax>(x + a, b - a);
+  static acc piece(const T* p, std::uint64_t n, std::uint64_t) {
+    if (n > kShortPiece) return extreme<kMax>(p, n);
     RunningExtreme<kMax, T> e;  // short: a plain loop, not sixteen lanes to set up and fold
-    for (std::uint64_t i = a; i < b; ++i) e.add(x[i]);
+    for (std::uint64_t i = 0; i < n; ++i) e.add(p[i]);
     return e.result();
   }
   using Fold = Running<F>;
@@ -130,10 +125,10 @@ template <class T, bool kMax>
 struct ArgSegments {
   using F = ops::Arg<T, kMax>;
   using acc = ops::ArgPair<T>;
-  static acc piece(const T* x, std::uint64_t a, std::uint64_t b) {
-    if (b - a > kShortPiece) return arg_extreme<kMax>(x + a, b - a, a);
-    acc best{x[a], a};
-    for (std::uint64_t i = a + 1; i < b; ++i) best = F{}(best, acc{x[i], i});
+  static acc piece(const T* p, std::uint64_t n, std::uint64_t first) {
+    if (n > kShortPiece) return arg_extreme<kMax>(p, n, first);
+    acc best{p[0], first};
+    for (std::uint64_t i = 1; i < n; ++i) best = F{}(best, acc{p[i], first + i});
     return best;
   }
   using Fold = Running<F>;
@@ -150,9 +145,9 @@ struct ArgSegments {
 template <class T>
 struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, rounded once
   using acc = ExactSum;
-  static acc piece(const T* x, std::uint64_t a, std::uint64_t b) {
+  static acc piece(const T* p, std::uint64_t n, std::uint64_t) {
     ExactSum e;
-    e.add(x + a, b - a);
+    e.add(p, n);
     return e;
   }
   struct Fold {
@@ -189,14 +184,14 @@ class SeveralSegments {
     for (Op op : all_ops) out_[static_cast<int>(op)] = {out.values[static_cast<int>(op)], out.indices[static_cast<int>(op)]};
   }
 
-  acc piece(const T* x, std::uint64_t a, std::uint64_t b) const {
+  acc piece(const T* p, std::uint64_t n, std::uint64_t first) const {
     acc r;
-    if (ops_.contains(Op::sum)) r.sum = Sum::piece(x, a, b);
-    if (ops_.contains(Op::min)) r.min = Min::piece(x, a, b);
-    if (ops_.contains(Op::max)) r.max = Max::piece(x, a, b);
-    if (ops_.contains(Op::argmin)) r.argmin = ArgMin::piece(x, a, b);
-    if (ops_.contains(Op::argmax)) r.argmax = ArgMax::piece(x, a, b);
-    if (ops_.contains(Op::sumsq)) r.squares = Squares::piece(x, a, b);
+    if (ops_.contains(Op::sum)) r.sum = Sum::piece(p, n, first);
+    if (ops_.contains(Op::min)) r.min = Min::piece(p, n, first);
+    if (ops_.contains(Op::max)) r.max = Max::piece(p, n, first);
+    if (ops_.contains(Op::argmin)) r.argmin = ArgMin::piece(p, n, first);
+    if (ops_.contains(Op::argmax)) r.argmax = ArgMax::piece(p, n, first);
+    if (ops_.contains(Op::sumsq)) r.squares = Squares::piece(p, n, first);
     return r;
   }
   struct Fold {  // every op's fold; those not asked for fold their zeros
@@ -234,8 +229,40 @@ class SeveralSegments {
   Outputs out_[all_ops.size()];
 };
 
+//! A strided view's elements in the order of its results' rows (one row of `per_result` elements
+//! each), gathered a tile at a time into a buffer the tile then reads as memory.
+class Gather {
+ public:
+  explicit Gather(const Request& q) : split_(q), x_(q.data) {}
+  const SplitView& split() const { return split_; }
+  //! Row-order elements [lo, hi) into `out`: runs along the last reduced axis at a time.
+  template <class T>
+  void fill(T* out, std::uint64_t lo, std::uint64_t hi) const {
+    const T* x = static_cast<const T*>(x_);
+    const std::uint64_t n = split_.per_result;
+    const std::int64_t step = split_.reduced.back().stride;
+    Odometer result(split_.kept, lo / n), row(split_.reduced, lo % n);
+    std::uint64_t r = lo % n;
+    for (std::uint64_t i = lo; i < hi;) {
+      const auto run = static_cast<std::uint64_t>(std::min<std::int64_t>(row.left_along_last(), static_cast<std::int64_t>(hi - i)));
+      const T* from = x + result.offset() + row.offset();
+      if (step == 1) std::memcpy(out, from, run * sizeof(T));
+      else
+        for (std::uint64_t j = 0; j < run; ++j) out[j] = from[static_cast<std::int64_t>(j) * step];
+      out += run, i += run, r += run;
+      row.advance(static_cast<std::int64_t>(run));
+      if (r == n) r = 0, result.next();  // the row is done: on to the next result's
+    }
+  }
+
+ private:
+  SplitView split_;
+  const void* x_;
+};
+
 template <class T, class Seg>
-void reduce_tiles(const T* x, const Bounds& b, const Outputs& out, const ChunkRunner* runner, const Seg& seg = {}) {
+void reduce_tiles(const T* x, const Bounds& b, const Outputs& out, const ChunkRunner* runner, const Seg& seg = {},
+                  const Gather* gather = nullptr) {
   const std::size_t count = b.count;
   const std::uint64_t first = b.begin(0), end = b.begin(count);
   const std::size_t tiles = static_cast<std::size_t>((end - first + kTile - 1) / kTile);
@@ -250,9 +277,20 @@ void reduce_tiles(const T* x, const Bounds& b, const Outputs& out, const ChunkRu
   std::vector<std::size_t> carried(tiles, none), tail_of(tiles, none);  // the segment each partial belongs to
   run_each(runner, tiles, [&](std::size_t t) {
     const std::uint64_t lo = first + t * kTile, hi = std::min(end, lo + kTile);
+    // Element i of the tile is at tile[i - base]: in memory, or gathered into this thread's buffer.
+    const T* tile = x;
+    std::uint64_t base = 0;
+    if (gather) {
+      thread_local std::vector<T> buffer;
+      buffer.resize(kTile);
+      gather->fill(buffer.data(), lo, hi);
+      tile = buffer.data();
+      base = lo;
+    }
+    auto piece = [&](std::uint64_t a, std::uint64_t e) { return seg.piece(tile + (a - base), e - a, a); };
     const std::size_t own = b.first_from(lo), own_end = t + 1 < tiles ? b.first_from(hi) : count;
     if (own > 0 && b.begin(own) > lo) {  // the segment before the first it owns runs into this tile
-      carry[t] = seg.piece(x, lo, std::min<std::uint64_t>(b.begin(own), hi));
+      carry[t] = piece(lo, std::min<std::uint64_t>(b.begin(own), hi));
       carried[t] = own - 1;
     }
     std::size_t s = own;
@@ -270,12 +308,14 @@ void reduce_tiles(const T* x, const Bounds& b, const Outputs& out, const ChunkRu
       constexpr std::size_t kAhead = 4096, kStep = 512;
       const std::size_t step = std::max<std::size_t>(1, kStep / (L * sizeof(T)));
       // Addresses as integers: the lines ahead may lie past the data (a prefetch never faults).
+      // (A gathered tile is in the cache already.)
       std::uintptr_t line = reinterpret_cast<std::uintptr_t>(x + s * L) + kAhead;
       while (s < whole_end) {
         const std::size_t stop = std::min(whole_end, s + step);
-        for (const std::uintptr_t end = reinterpret_cast<std::uintptr_t>(x + stop * L) + kAhead; line < end; line += 64)
-          __builtin_prefetch(reinterpret_cast<const void*>(line));
-        for (; s < stop; ++s) seg.write(out, s, seg.piece(x, s * L, s * L + L), s * L);
+        if (!gather)
+          for (const std::uintptr_t end = reinterpret_cast<std::uintptr_t>(x + stop * L) + kAhead; line < end; line += 64)
+            __builtin_prefetch(reinterpret_cast<const void*>(line));
+        for (; s < stop; ++s) seg.write(out, s, piece(s * L, s * L + L), s * L);
       }
     };
     if (!b.offsets && b.row_length > 0 && b.row_length <= kShortPiece) {
@@ -291,12 +331,12 @@ void reduce_tiles(const T* x, const Bounds& b, const Outputs& out, const ChunkRu
     for (; s < own_end; ++s) {
       const std::uint64_t bs = b.begin(s), es = b.begin(s + 1);
       if (es > hi) {  // only the last it owns can run on
-        tail[t] = seg.piece(x, bs, hi);
+        tail[t] = piece(bs, hi);
         tail_of[t] = s;
       } else if (es == bs) {
         seg.write_empty(out, s);
       } else {
-        seg.write(out, s, seg.piece(x, bs, es), bs);
+        seg.write(out, s, piece(bs, es), bs);
       }
     }
   });
@@ -325,23 +365,30 @@ Result reduce_host_stats(const Request& q, const ChunkRunner* runner) {
 }
 
 Result reduce_host_segments(const Request& q, const ChunkRunner* runner, Accuracy accuracy) {
-  if (q.segments.offsets) check_offsets(q, runner);
-  const Bounds b{q.segments.offsets, q.segments.offsets ? 0 : q.count / q.segments.count, q.segments.count};
+  // Ragged segments at their offsets; a view's rows: equal rows in memory (layout inner), or
+  // each result's elements gathered (a strided view whose smallest stride is reduced).
+  const Layout layout = layout_of(q);
+  std::optional<Gather> gather;
+  Bounds b{q.segments.offsets, 0, q.segments.count};
+  if (layout == Layout::ragged) check_offsets(q, runner);
+  else if (layout == Layout::inner) b = Bounds{nullptr, static_cast<std::uint64_t>(q.view.shape[1]), static_cast<std::size_t>(q.view.shape[0])};
+  else gather.emplace(q), b = Bounds{nullptr, gather->split().per_result, static_cast<std::size_t>(gather->split().results)};
+  const Gather* g = gather ? &*gather : nullptr;
   const Outputs out{q.out, q.out_index};
   visit_dtype(q.dtype, [&](auto tag) {
     using T = decltype(tag);
     const T* x = static_cast<const T*>(q.data);
-    if (!q.ops.empty()) return reduce_tiles<T>(x, b, out, runner, SeveralSegments<T>(q.ops, *q.ops_out));
+    if (!q.ops.empty()) return reduce_tiles<T>(x, b, out, runner, SeveralSegments<T>(q.ops, *q.ops_out), g);
     if constexpr (std::is_floating_point_v<T>)
-      if (exact_sum(q.dtype, q.op, accuracy)) return reduce_tiles<T, ExactSegments<T>>(x, b, out, runner);
+      if (exact_sum(q.dtype, q.op, accuracy)) return reduce_tiles<T, ExactSegments<T>>(x, b, out, runner, {}, g);
     switch (q.op) {
-      case Op::sum: return reduce_tiles<T, FoldSegments<T, SumPolicy<T>>>(x, b, out, runner);
-      case Op::prod: return reduce_tiles<T, FoldSegments<T, ProdPolicy<T>>>(x, b, out, runner);
-      case Op::sumsq: return reduce_tiles<T, FoldSegments<T, SquaresPolicy<T>>>(x, b, out, runner);
-      case Op::min: return reduce_tiles<T, ExtremeSegments<T, false>>(x, b, out, runner);
-      case Op::max: return reduce_tiles<T, ExtremeSegments<T, true>>(x, b, out, runner);
-      case Op::argmin: return reduce_tiles<T, ArgSegments<T, false>>(x, b, out, runner);
-      case Op::argmax: return reduce_tiles<T, ArgSegments<T, true>>(x, b, out, runner);
+      case Op::sum: return reduce_tiles<T, FoldSegments<T, SumPolicy<T>>>(x, b, out, runner, {}, g);
+      case Op::prod: return reduce_tiles<T, FoldSegments<T, ProdPolicy<T>>>(x, b, out, runner, {}, g);
+      case Op::sumsq: return reduce_tiles<T, FoldSegments<T, SquaresPolicy<T>>>(x, b, out, runner, {}, g);
+      case Op::min: return reduce_tiles<T, ExtremeSegments<T, false>>(x, b, out, runner, {}, g);
+      case Op::max: return reduce_tiles<T, ExtremeSegments<T, true>>(x, b, out, runner, {}, g);
+      case Op::argmin: return reduce_tiles<T, ArgSegments<T, false>>(x, b, out, runner, {}, g);
+      case Op::argmax: return reduce_tiles<T, ArgSegments<T, true>>(x, b, out, runner, {}, g);
     }
   });
   return Result{};  // the values are in q.out; Reducer::reduce fills the rest

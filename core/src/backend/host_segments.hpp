@@ -1,14 +1,16 @@
 #pragma once
-// Inside the CPU chunk driver: segmented requests (Request::segments), and several ops in one
-// pass (Request::ops), which are tiles of segments too.
+// Inside the CPU chunk driver: reductions whose results are rows of consecutive elements: ragged
+// segments, equal rows (layout inner), strided views gathered into rows, and several ops of one
+// array in one pass, which is one row.
 
 #include "chunk_runner.hpp"
 #include "xreduce/request.hpp"
 
 namespace xreduce::backend {
 
-//! Reduces every segment of a segmented host request into request.out (and out_index), through
-//! `runner` (null: in this thread). Checks the offsets first: Error(invalid_argument).
+//! Reduces every row of a canonical host request (layout ragged, inner, or strided with its
+//! smallest stride reduced) into request.out (and out_index), or ops_out, through `runner` (null:
+//! in this thread). Checks ragged offsets first: Error(invalid_argument).
 Result reduce_host_segments(const Request& request, const ChunkRunner* runner, Accuracy accuracy);
 
 //! Several ops of one array (Request::ops, not segmented) in one read, into request.ops_out.

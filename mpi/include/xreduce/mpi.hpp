@@ -19,12 +19,14 @@
 //!   number of ranks (or one MPI algorithm) to another.
 //! - Float products: the ranks' partials multiply in double, in the order MPI chooses: within
 //!   (n + 64 + ranks) eps(T) |exact|.
-//! - Records (width > 1) reduce column by column, as on one rank.
+//! - A shard is a flat array, or records (Request::records: `count` rows of `width` values,
+//!   reduced column by column, as on one rank). Other views and segments are refused with
+//!   Error(unsupported).
 //!
 //! What crosses the wire is a 32-byte header and one partial a column: 8 bytes (sums, products),
 //! 24 (extremes) or 576 (exact sums): one collective of a few dozen bytes, whatever N is.
 //!
-//! Every rank of `comm` must call, with the same dtype, op, width and accuracy. Ranks whose
+//! Every rank of `comm` must call, with the same dtype, op, width (of records) and accuracy. Ranks whose
 //! partials have the same size but a different dtype or op get Error(invalid_argument) on every
 //! rank; a different width or accuracy changes the message's size, which MPI reports itself (by
 //! default, by ending the job). A failure on a rank (an unknown or unavailable backend, an

@@ -6,8 +6,7 @@
 //! implement name(), capabilities(), available() and run_chunks(); nothing else.
 //!
 //!   class MyPool final : public xreduce::backend::HostChunkReducer {
-//!     static constexpr xreduce::Capabilities kCaps = xreduce::Capabilities(xreduce::Engine::cpu_parallel)
-//!         .set_all(xreduce::Support::exact).accept_records().accept_exact_sums().accept_segments(true).accept_ops(true);
+//!     static constexpr xreduce::Capabilities kCaps = xreduce::backend::host_chunk_capabilities(xreduce::Engine::cpu_parallel);
 //!    public:
 //!     MyPool() : HostChunkReducer(kCaps.engine()) {}
 //!     std::string_view name() const override { return "mypool"; }
@@ -31,11 +30,18 @@ namespace xreduce::backend {
 //! a few hundred threads.
 inline constexpr std::size_t kChunkElements = std::size_t{1} << 16;
 
+//! What the driver does: every dtype, op and layout of host data, exact sums, and several ops
+//! (all but prod) in one pass. A backend whose do_reduce is the driver declares this.
+constexpr Capabilities host_chunk_capabilities(Engine engine) {
+  return Capabilities(engine)
+      .add(FeatureSet().every_dtype().ops(OpSet::all()).every_layout().exact_sums())
+      .add(FeatureSet().every_dtype().ops({Op::sum, Op::min, Op::max, Op::argmin, Op::argmax, Op::sumsq}).every_layout().only_together());
+}
+
 //! Reduces host data through `scheduler`'s run_chunks with options.threads threads (0: all);
-//! with no scheduler, in one pass in the calling thread. Plain requests, records (width > 1) and
-//! segments, several ops in one pass, exact sums too (options.accuracy; a backend using it may accept_records(),
-//! accept_exact_sums(), accept_segments(true) and accept_ops(true)); the request
-//! must have passed Reducer::reduce's checks (count > 0, aligned host data).
+//! with no scheduler, in one pass in the calling thread. Every request of
+//! host_chunk_capabilities(), once it has passed Reducer::reduce's checks (a canonical request,
+//! count > 0 but for segments, aligned host data), as Reducer::do_reduce returns it.
 Result reduce_host_chunks(const Request& request, Reducer* scheduler, const Options& options);
 
 //! A CPU backend that is only a schedule: do_reduce is the driver. A cpu_serial engine runs in

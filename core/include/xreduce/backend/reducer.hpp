@@ -1,23 +1,18 @@
 #pragma once
 //! The interface every backend implements, and what a backend says about itself.
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "xreduce/backend/features.hpp"
+#include "xreduce/error.hpp"
 #include "xreduce/request.hpp"
 
 namespace xreduce {
 
-//! How well a backend does one dtype/op combination.
-enum class Support : std::uint8_t {
-  none,     //!< refuses it with ErrorCode::unsupported
-  exact,    //!< obeys the semantics table (floating sums within the stated tolerance)
-  inexact,  //!< runs, but makes no accuracy promise (the seeds' naive loop)
-};
 //! What kind of engine a backend is; the dispatcher chooses among engines. cpu_gpu: the CPU and
 //! a GPU at work on one request together.
 enum class Engine : std::uint8_t { cpu_serial, cpu_parallel, gpu, cpu_gpu };
@@ -25,89 +20,75 @@ enum class Engine : std::uint8_t { cpu_serial, cpu_parallel, gpu, cpu_gpu };
 std::string_view to_string(Support);
 std::string_view to_string(Engine);
 
-//! The dtype x op table of a backend, and the memory spaces it reads.
+//! What a backend does: its engine, and the requests it takes, as a union of FeatureSets. A
+//! request fits if one set contains its Features; its promise is the best such set's.
+//!
+//!   static constexpr Capabilities kCaps = Capabilities(Engine::cpu_serial)
+//!       .add(FeatureSet().every_dtype().ops({Op::sum, Op::max}).layouts({Layout::all}));
 class Capabilities {
  public:
+  static constexpr std::size_t kMaxSets = 16;
+
   explicit constexpr Capabilities(Engine engine = Engine::cpu_serial) : engine_(engine) {}
-
-  constexpr Capabilities& set(DType t, Op op, Support s) {
-    table_[static_cast<int>(t)][static_cast<int>(op)] = s;
-    return *this;
-  }
-  //! Sets one op for every dtype.
-  constexpr Capabilities& set(Op op, Support s) {
-    for (DType t : all_dtypes) set(t, op, s);
-    return *this;
-  }
-  //! Sets every dtype and op.
-  constexpr Capabilities& set_all(Support s) {
-    for (Op op : all_ops) set(op, s);
-    return *this;
-  }
-  constexpr Capabilities& accept(Memory m) {
-    memory_mask_ |= bit(m);
-    return *this;
-  }
-  //! Reduces records (Request::width > 1) column by column, for sum, prod, min and max.
-  constexpr Capabilities& accept_records(bool yes = true) {
-    records_ = yes;
-    return *this;
-  }
-  //! Sums f32 and f64 exactly when asked (Accuracy::exact), returning Result::exact: single
-  //! values, and records too if `records`. A backend without it refuses exact sums (unsupported).
-  constexpr Capabilities& accept_exact_sums(bool records = true) {
-    exact_sums_ = true;
-    exact_records_ = records;
-    return *this;
-  }
-
-  //! Reduces segmented requests (Request::segments) for every op it supports; exact sums of them
-  //! too (Accuracy::exact) if `exact_sums`.
-  constexpr Capabilities& accept_segments(bool exact_sums = false) {
-    segments_ = true;
-    exact_segments_ = exact_sums;
-    return *this;
-  }
-
-  //! Computes several ops in one read (Request::ops), for every dtype: flat requests, and
-  //! segmented ones too if `segments` (and accept_segments()).
-  constexpr Capabilities& accept_ops(bool segments = false) {
-    ops_ = true;
-    segmented_ops_ = segments;
+  //! One more set of requests it takes. At most kMaxSets.
+  constexpr Capabilities& add(const FeatureSet& s) {
+    if (count_ == kMaxSets) throw Error(ErrorCode::internal, "Capabilities: more than 16 feature sets");
+    sets_[count_++] = s;
     return *this;
   }
 
   constexpr Engine engine() const { return engine_; }
+  //! How well it does requests of these features: the best promise among the sets that contain
+  //! them (exact over inexact), none if no set does.
+  constexpr Support support(const Features& f) const {
+    Support best = Support::none;
+    for (std::size_t k = 0; k < count_; ++k)
+      if (sets_[k].contains(f)) {
+        if (sets_[k].promise() == Support::exact) return Support::exact;
+        best = sets_[k].promise();
+      }
+    return best;
+  }
+  //! The same for one op over a flat array of `t` (standard accuracy), in the first memory it reads.
   constexpr Support support(DType t, Op op) const {
-    return table_[static_cast<int>(t)][static_cast<int>(op)];
+    Features f;
+    f.dtype = t;
+    f.ops = OpSet{op};
+    f.memory = reads(Memory::host) ? Memory::host : Memory::device;
+    return support(f);
   }
-  //! `automatic` is accepted by everyone: it is resolved before the backend sees the request.
-  constexpr bool accepts(Memory m) const { return m == Memory::automatic || (memory_mask_ & bit(m)); }
-  constexpr bool records() const { return records_; }
-  //! Whether it sums floats exactly (Accuracy::exact), of records (width > 1) if `records`.
-  constexpr bool exact_sums(bool records = false) const { return exact_sums_ && (!records || exact_records_); }
-  constexpr bool segments() const { return segments_; }
-  constexpr bool exact_segments() const { return segments_ && exact_segments_; }
-  //! Whether it does several ops in one read, of segments if `segmented`.
-  constexpr bool ops(bool segmented = false) const { return ops_ && (!segmented || (segments_ && segmented_ops_)); }
-  constexpr std::uint32_t memory_mask() const { return memory_mask_; }
-  constexpr Capabilities& set_memory_mask(std::uint32_t mask) {
-    memory_mask_ = mask;
-    return *this;
+  //! Whether some set reads memory `m` (automatic: any, it is resolved before a backend runs).
+  constexpr bool reads(Memory m) const {
+    if (m == Memory::automatic) return true;
+    for (std::size_t k = 0; k < count_; ++k)
+      if (sets_[k].memory_bits() & FeatureSet::bit(m)) return true;
+    return false;
   }
+  //! Whether some set takes layout `l` (for some type and op): "does it do segments at all".
+  constexpr bool takes(Layout l) const { return any_set([&](const FeatureSet& s) { return (s.layout_bits() & FeatureSet::bit(l)) != 0; }); }
+  //! Whether some set takes exact sums (Accuracy::exact).
+  constexpr bool takes_exact_sums() const {
+    return any_set([](const FeatureSet& s) { return (s.accuracy_bits() & FeatureSet::bit(Accuracy::exact)) != 0; });
+  }
+  //! Whether some set takes several ops in one pass (Request::ops).
+  constexpr bool takes_several() const {
+    return any_set([](const FeatureSet& s) { return (s.pass_bits() & FeatureSet::kSeveral) != 0; });
+  }
+  constexpr const FeatureSet* begin() const { return sets_; }
+  constexpr const FeatureSet* end() const { return sets_ + count_; }
+  constexpr std::size_t size() const { return count_; }
 
  private:
-  static constexpr std::uint32_t bit(Memory m) { return 1u << static_cast<unsigned>(m); }
+  template <class Predicate>
+  constexpr bool any_set(Predicate p) const {
+    for (std::size_t k = 0; k < count_; ++k)
+      if (p(sets_[k])) return true;
+    return false;
+  }
+
   Engine engine_;
-  std::array<std::array<Support, all_ops.size()>, all_dtypes.size()> table_{};
-  std::uint32_t memory_mask_ = bit(Memory::host);
-  bool records_ = false;
-  bool exact_sums_ = false;
-  bool exact_records_ = false;
-  bool segments_ = false;
-  bool exact_segments_ = false;
-  bool ops_ = false;
-  bool segmented_ops_ = false;
+  FeatureSet sets_[kMaxSets] = {};
+  std::size_t count_ = 0;
 };
 
 //! Whether a backend can run on this machine now, and if not, why.
@@ -124,15 +105,23 @@ struct ReducerAccess;
 }
 
 //! A reduction engine. Backends implement `do_reduce`; callers use `reduce`, which checks the
-//! request once for every backend (null data, unsupported combinations, availability), answers
-//! empty input, copies misaligned data to aligned memory, and names the backend in the result.
-//! So `do_reduce` may assume count > 0, aligned non-null data and a supported combination.
-//! Segmented requests (Request::segments) reach it even with count 0 (each segment still has a
-//! result), always with Request::out (and out_index for argmin/argmax) set; their offsets are
-//! the backend's to check as it reads them (they may be device memory): Error(invalid_argument)
-//! for decreasing offsets or ones past Request::count. Requests with several ops
-//! (Request::ops) always come with Request::ops_out set, for every requested stat (host memory
-//! for flat ones), and reach it with count 0 only if segmented; the backend writes there.
+//! request once for every backend (a bad view, null data, a combination the backend does not
+//! declare, availability), answers empty input, copies misaligned host data to aligned memory,
+//! and brings the results into the Result.
+//!
+//! So `do_reduce` receives a canonical request (xreduce/backend/features.hpp) whose Features its
+//! capabilities contain, with count > 0 and aligned data, except ragged requests, which reach
+//! it even with count 0 (each segment still has a result). What it returns, by layout:
+//!
+//! - all: Result::value (and Result::index for argmin/argmax); an exact sum returns its exact
+//!   partial in Result::exact instead; several ops write their one result each to ops_out.
+//! - outer, exact sums: one exact partial per column in Result::exact.
+//! - every other request: its results written to Request::out (and out_index), packed in the
+//!   order of the kept axes, or to ops_out for several ops; always set, host memory or device
+//!   memory like the data.
+//!
+//! A ragged request's offsets are the backend's to check as it reads them (they may be device
+//! memory): Error(invalid_argument) for decreasing offsets or ones past Request::count.
 class Reducer {
  public:
   virtual ~Reducer() = default;

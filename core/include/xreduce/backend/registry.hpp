@@ -9,9 +9,10 @@
 #include <string_view>
 #include <vector>
 
-#include "xreduce/config.hpp"
+#include "xreduce/backend/features.hpp"
 #include "xreduce/backend/plugin.h"
 #include "xreduce/backend/reducer.hpp"
+#include "xreduce/config.hpp"
 
 namespace xreduce {
 
@@ -19,35 +20,19 @@ namespace xreduce {
 //! template APIs, a backend that delegates, calibration) describes its work this way and asks
 //! Registry::best or the Dispatcher, so that all of them choose alike.
 struct Workload {
-  DType dtype = DType::f32;
-  Op op = Op::sum;
-  std::uint64_t elements = 0;    //!< count x width: a record of width k is k elements
-  Memory memory = Memory::host;  //!< where the data lives, resolved (host or device)
-  bool pinned = false;           //!< host data that is page-locked
-  bool records = false;          //!< width > 1
-  //! A user's operator through Reducer::run_chunks (the template API): dtype and op do not apply.
+  Features features;             //!< what kind of request (memory resolved: host or device)
+  std::uint64_t elements = 0;    //!< elements read
+  //! Rows of layout inner, segments of layout ragged: reductions of their own, which
+  //! DispatchConfig::work weighs; 0 for the other layouts.
+  std::uint64_t segments = 0;
+  bool pinned = false;     //!< host data that is page-locked
+  //! A user's operator through Reducer::run_chunks (the template API): the features do not apply.
   bool user_code = false;
-  //! An exact sum of floats (Accuracy::exact): only backends that do them fit.
-  bool exact = false;
-  bool segmented = false;  //!< Request::segments: one result per segment
-  std::uint64_t segments = 0;  //!< how many (0 for a plain request): DispatchConfig::work weighs them
-  bool ops = false;        //!< Request::ops: several ops in one pass (`op` is then sum)
 
-  //! The workload of a request whose memory is resolved (Context::locate).
-  static Workload of(const Request& request, bool pinned = false, Accuracy accuracy = Accuracy::standard) {
-    const bool several = !request.ops.empty();
-    return {request.dtype,
-            several ? Op::sum : request.op,
-            static_cast<std::uint64_t>(request.count) * request.width,
-            request.memory == Memory::automatic ? Memory::host : request.memory,
-            pinned,
-            request.width > 1,
-            false,
-            !several && exact_sum(request.dtype, request.op, accuracy),
-            request.segments.segmented(),
-            request.segments.segmented() ? static_cast<std::uint64_t>(request.segments.count) : 0,
-            several};
-  }
+  //! The workload of a canonical request whose memory is resolved (Context::locate).
+  static Workload of(const Request& canonical, bool pinned = false, Accuracy accuracy = Accuracy::standard);
+  //! Everything but the element and segment counts: what selects a registry's candidate list.
+  std::uint64_t kind() const { return features.key() | (pinned ? 1u << 4 : 0u) | (user_code ? 1u << 5 : 0u); }
 };
 
 class Registry {
@@ -89,9 +74,9 @@ class Registry {
   Reducer& get(std::string_view name) const;
   //! All entries, highest priority first (ties by name); kept in that order as they are added.
   const std::vector<Entry>& entries() const;
-  //! Whether `reducer` can take `workload` now: it is available, reads that memory, does the
-  //! combination exactly (records too, if asked), or, for user code, runs host chunks. The one
-  //! filter every selection uses.
+  //! Whether `reducer` can take `workload` now: it is available and does its features to the
+  //! semantics table (Support::exact), or, for user code, runs host chunks. The one filter every
+  //! selection uses.
   static bool fits(Reducer& reducer, const Workload& workload);
   //! The reducers that fit `workload`, in entries() order. Worked out once per kind of workload
   //! (availability included) and kept until the next add(), so that "auto" costs a lookup rather

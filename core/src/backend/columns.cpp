@@ -1,0 +1,290 @@
+// Column-wise reductions on the CPU. The results are columns along the kept axis of smallest
+// stride (a row-major matrix's columns, records' fields); the other kept axes make batches of
+// them. A task takes a block of neighbouring columns of one batch and adds, row by row of the
+// reduced axes, each element to its column's accumulator. The reduced rows are cut into at most
+// kChunks chunks, a number fixed by the shape alone, and the chunks' partials are folded in order:
+// the same bits on every CPU backend and thread count.
+
+#include "columns.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "cpu_kernels.hpp"
+#include "view_walk.hpp"
+#include "xreduce/backend/chunk_driver.hpp"
+#include "xreduce/backend/features.hpp"
+#include "xreduce/error.hpp"
+#include "xreduce/exact.hpp"
+
+namespace xreduce::backend {
+namespace {
+
+using namespace xreduce::detail;  // the kernels' accumulation policies
+
+constexpr std::size_t kChunks = 256;
+//! Partials of every chunk kept for the fold take at most this much memory: a wide shape gets
+//! fewer chunks rather than gigabytes of partials.
+constexpr std::size_t kPartialBytes = std::size_t{64} << 20;
+
+//! One column's sum: floats in double, f64 compensated (a column may hold millions of values in
+//! sequence), integers in uint64.
+template <class T>
+struct SumColumn {
+  using P = SumPolicy<T>;
+  using Partial = typename P::acc;
+  using Fold = PairwiseStack<P>;
+  Partial s = 0;
+  double c = 0;
+  void add(T x, std::uint64_t) {
+    if constexpr (std::is_same_v<T, double>) {
+      const double t = s + x;
+      c += std::fabs(s) >= std::fabs(x) ? (s - t) + x : (x - t) + s;
+      s = t;
+    } else {
+      s += static_cast<Partial>(x);
+    }
+  }
+  Partial partial() const {
+    if constexpr (std::is_same_v<T, double>) return std::isfinite(s) ? s + c : s;
+    else return s;
+  }
+  static void write(const Request& q, std::size_t at, Partial v) { static_cast<typename P::Op::result_t*>(q.out)[at] = P::Op::finish(v); }
+};
+
+//! Products and sums of squares: policy P's accumulator, added to in sequence.
+template <class T, class P>
+struct FoldColumn {
+  using Partial = typename P::acc;
+  using Fold = PairwiseStack<P>;
+  Partial v = P::identity();
+  void add(T x, std::uint64_t) { v = P::combine(v, P::template lift<Partial>(x)); }
+  Partial partial() const { return v; }
+  static void write(const Request& q, std::size_t at, Partial p) { static_cast<typename P::Op::result_t*>(q.out)[at] = P::Op::finish(p); }
+};
+
+template <bool kMax, class T>
+struct ExtremeColumn {
+  using Partial = T;
+  using Fold = Running<ops::Extreme<T, kMax>>;
+  RunningExtreme<kMax, T> e;
+  void add(T x, std::uint64_t) { e.add(x); }
+  Partial partial() const { return e.result(); }
+  static void write(const Request& q, std::size_t at, Partial v) { static_cast<T*>(q.out)[at] = v; }
+};
+
+//! argmin/argmax along the reduced axes: the index is the row's, in their C order.
+template <bool kMax, class T>
+struct ArgColumn {
+  using F = ops::Arg<T, kMax>;
+  using Partial = ops::ArgPair<T>;
+  using Fold = Running<F>;
+  Partial best = F::identity();
+  void add(T x, std::uint64_t r) { best = F{}(best, Partial{x, r}); }
+  Partial partial() const { return best; }
+  static void write(const Request& q, std::size_t at, const Partial& v) {
+    static_cast<T*>(q.out)[at] = v.value;
+    q.out_index[at] = v.index;
+  }
+};
+
+template <class T>
+struct ExactColumn {
+  using Partial = ExactSum;
+  struct Fold {
+    ExactSum sum;
+    void push(const ExactSum& e) { sum += e; }
+    const ExactSum& result() const { return sum; }
+  };
+  ExactSum s;
+  void add(T x, std::uint64_t) { s.add(static_cast<double>(x)); }
+  const Partial& partial() const { return s; }
+  static void write(const Request& q, std::size_t at, const Partial& v) { static_cast<T*>(q.out)[at] = v.round<T>(); }
+};
+
+//! Several ops in one read (Request::ops): the sum, the sum of squares, and the extremes with
+//! their indices (min and max are those pairs' values), each as its own column would have it;
+//! only the ops asked for are written.
+template <class T>
+struct SeveralColumn {
+  using Sum = SumColumn<T>;
+  using Squares = FoldColumn<T, SquaresPolicy<T>>;
+  using Lo = ArgColumn<false, T>;
+  using Hi = ArgColumn<true, T>;
+  struct Partial {
+    typename Sum::Partial sum;
+    typename Squares::Partial squares;
+    typename Lo::Partial lo;
+    typename Hi::Partial hi;
+  };
+  struct Fold {
+    typename Sum::Fold sum;
+    typename Squares::Fold squares;
+    typename Lo::Fold lo;
+    typename Hi::Fold hi;
+    void push(const Partial& p) { sum.push(p.sum), squares.push(p.squares), lo.push(p.lo), hi.push(p.hi); }
+    Partial result() const { return {sum.result(), squares.result(), lo.result(), hi.result()}; }
+  };
+  Sum sum;
+  Squares squares;
+  Lo lo;
+  Hi hi;
+  void add(T x, std::uint64_t r) { sum.add(x, r), squares.add(x, r), lo.add(x, r), hi.add(x, r); }
+  Partial partial() const { return {sum.partial(), squares.partial(), lo.partial(), hi.partial()}; }
+  static void write(const Request& q, std::size_t at, const Partial& p) {
+    const OpsOut& o = *q.ops_out;
+    auto values = [&](Op op) { return o.values[static_cast<int>(op)]; };
+    if (q.ops.contains(Op::sum)) static_cast<typename ops::Sum<T>::result_t*>(values(Op::sum))[at] = ops::Sum<T>::finish(p.sum);
+    if (q.ops.contains(Op::sumsq)) static_cast<typename ops::Sum<T>::result_t*>(values(Op::sumsq))[at] = ops::Sum<T>::finish(p.squares);
+    if (q.ops.contains(Op::min)) static_cast<T*>(values(Op::min))[at] = p.lo.value;
+    if (q.ops.contains(Op::max)) static_cast<T*>(values(Op::max))[at] = p.hi.value;
+    if (q.ops.contains(Op::argmin)) static_cast<T*>(values(Op::argmin))[at] = p.lo.value, o.indices[static_cast<int>(Op::argmin)][at] = p.lo.index;
+    if (q.ops.contains(Op::argmax)) static_cast<T*>(values(Op::argmax))[at] = p.hi.value, o.indices[static_cast<int>(Op::argmax)][at] = p.hi.index;
+  }
+};
+
+//! The view as columns: the kept axis of smallest stride (its results' packed step), the other
+//! kept axes as batches (their steps), and the reduced axes.
+struct Plan {
+  Axis column{1, 1};
+  std::int64_t column_out = 1;
+  std::vector<Axis> batch_in, batch_out;  // input strides, and the results' packed strides
+  std::vector<Axis> reduced;
+  std::uint64_t batches = 1, rows = 1;
+
+  explicit Plan(const SplitView& v) : reduced(v.reduced), rows(v.per_result) {
+    const std::vector<std::int64_t> out = packed_strides(v.kept);
+    std::size_t c = v.kept.size();  // the kept axis of smallest |stride| among those of extent above 1
+    for (std::size_t k = 0; k < v.kept.size(); ++k)
+      if (v.kept[k].extent > 1 && (c == v.kept.size() || std::llabs(v.kept[k].stride) <= std::llabs(v.kept[c].stride))) c = k;
+    column = v.kept[c];
+    column_out = out[c];
+    for (std::size_t k = 0; k < v.kept.size(); ++k) {
+      if (k == c) continue;
+      batch_in.push_back(v.kept[k]);
+      batch_out.push_back({v.kept[k].extent, out[k]});
+      batches *= static_cast<std::uint64_t>(v.kept[k].extent);
+    }
+  }
+  std::int64_t in_offset(std::uint64_t b) const { return Odometer(batch_in, b).offset(); }
+  std::int64_t out_offset(std::uint64_t b) const { return Odometer(batch_out, b).offset(); }
+};
+
+//! Adds rows [r0, r1) of one batch (its elements at x) to columns [j0, j0 + n) of `cols`.
+template <bool kUnit, class Column, class T>
+void add_rows(const T* x, const Plan& p, std::uint64_t r0, std::uint64_t r1, std::size_t j0, std::size_t n, Column* cols) {
+  const std::int64_t step = kUnit ? 1 : p.column.stride;
+  Odometer row(p.reduced, r0);
+  for (std::uint64_t r = r0; r < r1; ++r, row.next()) {
+    const T* at = x + row.offset() + static_cast<std::int64_t>(j0) * step;
+    for (std::size_t j = 0; j < n; ++j) cols[j].add(at[static_cast<std::int64_t>(j) * step], r);
+  }
+}
+
+//! Runs the plan with Column: results written to q.out / ops_out, or kept in `keep` (exact
+//! partials of layout outer) when it is not null.
+template <class Column, class T>
+void run_columns(const Request& q, const Plan& p, const ChunkRunner* runner, std::vector<typename Column::Partial>* keep) {
+  const T* x = static_cast<const T*>(q.data);
+  const auto width = static_cast<std::size_t>(p.column.extent);
+  // Blocks of columns whose accumulators stay in cache (exact ones are 576 bytes each).
+  const std::size_t block = std::min(width, sizeof(Column) > 256 ? std::size_t{64} : std::size_t{4096});
+  const std::size_t blocks = (width + block - 1) / block;
+  // Chunks of rows: as many as 2^16 elements a chunk make, at most kChunks in all (a few per
+  // batch when there are many), and no more than kPartialBytes of partials hold.
+  const std::uint64_t per_chunk_min = std::max<std::uint64_t>(1, kChunkElements / width);
+  const std::uint64_t memory_cap = std::max<std::uint64_t>(1, kPartialBytes / (p.batches * width * sizeof(typename Column::Partial)));
+  const std::uint64_t most = std::min<std::uint64_t>(memory_cap, std::max<std::uint64_t>(1, kChunks / p.batches));
+  const std::uint64_t chunks = std::max<std::uint64_t>(1, std::min(most, (p.rows + per_chunk_min - 1) / per_chunk_min));
+  const std::uint64_t per_chunk = (p.rows + chunks - 1) / chunks;
+  auto add = [&](std::uint64_t b, std::uint64_t r0, std::uint64_t r1, std::size_t j0, std::size_t n, Column* cols) {
+    if (p.column.stride == 1) add_rows<true>(x + p.in_offset(b), p, r0, r1, j0, n, cols);
+    else add_rows<false>(x + p.in_offset(b), p, r0, r1, j0, n, cols);
+  };
+  auto finish = [&](std::uint64_t b, std::size_t j, const typename Column::Partial& v) {
+    if (keep) (*keep)[b * width + j] = v;
+    else Column::write(q, static_cast<std::size_t>(p.out_offset(b) + static_cast<std::int64_t>(j) * p.column_out), v);
+  };
+  if (chunks == 1) {  // each task adds its columns' every row and writes them
+    run_each(runner, p.batches * blocks, [&](std::size_t task) {
+      const std::uint64_t b = task / blocks;
+      const std::size_t j0 = task % blocks * block, n = std::min(block, width - j0);
+      std::vector<Column> cols(n);
+      add(b, 0, p.rows, j0, n, cols.data());
+      for (std::size_t j = 0; j < n; ++j) finish(b, j0 + j, cols[j].partial());
+    });
+    return;
+  }
+  std::vector<typename Column::Partial> partial(p.batches * chunks * width);
+  run_each(runner, p.batches * chunks * blocks, [&](std::size_t task) {
+    const std::uint64_t b = task / (chunks * blocks), c = task / blocks % chunks;
+    const std::size_t j0 = task % blocks * block, n = std::min(block, width - j0);
+    const std::uint64_t r0 = std::min(p.rows, c * per_chunk), r1 = std::min(p.rows, r0 + per_chunk);
+    std::vector<Column> cols(n);
+    add(b, r0, r1, j0, n, cols.data());  // the last chunks may be empty: ceil(rows / chunks) rounds up
+    for (std::size_t j = 0; j < n; ++j) partial[(b * chunks + c) * width + j0 + j] = cols[j].partial();
+  });
+  run_each(runner, p.batches * blocks, [&](std::size_t task) {
+    const std::uint64_t b = task / blocks;
+    const std::size_t j0 = task % blocks * block, n = std::min(block, width - j0);
+    for (std::size_t j = j0; j < j0 + n; ++j) {
+      typename Column::Fold fold;
+      for (std::uint64_t c = 0; c < chunks; ++c) fold.push(partial[(b * chunks + c) * width + j]);
+      finish(b, j, fold.result());
+    }
+  });
+}
+
+template <class T>
+Result columns_of(const Request& q, const ChunkRunner* runner, Accuracy accuracy) {
+  const Plan p{SplitView(q)};
+  Result r;
+  if (!q.ops.empty()) {
+    run_columns<SeveralColumn<T>, T>(q, p, runner, nullptr);
+    return r;
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    if (exact_sum(q.dtype, q.op, accuracy)) {
+      // Layout outer hands its partials on (Reducer::reduce rounds them); the others round here.
+      if (layout_of(q) != Layout::outer) {
+        run_columns<ExactColumn<T>, T>(q, p, runner, nullptr);
+        return r;
+      }
+      r.exact.resize(static_cast<std::size_t>(p.batches * static_cast<std::uint64_t>(p.column.extent)));
+      run_columns<ExactColumn<T>, T>(q, p, runner, &r.exact);
+      return r;
+    }
+  }
+  switch (q.op) {
+    case Op::sum: run_columns<SumColumn<T>, T>(q, p, runner, nullptr); break;
+    case Op::prod: run_columns<FoldColumn<T, ProdPolicy<T>>, T>(q, p, runner, nullptr); break;
+    case Op::sumsq: run_columns<FoldColumn<T, SquaresPolicy<T>>, T>(q, p, runner, nullptr); break;
+    case Op::min: run_columns<ExtremeColumn<false, T>, T>(q, p, runner, nullptr); break;
+    case Op::max: run_columns<ExtremeColumn<true, T>, T>(q, p, runner, nullptr); break;
+    case Op::argmin: run_columns<ArgColumn<false, T>, T>(q, p, runner, nullptr); break;
+    case Op::argmax: run_columns<ArgColumn<true, T>, T>(q, p, runner, nullptr); break;
+  }
+  return r;
+}
+
+}  // namespace
+
+bool runs_along_columns(const Request& q) {
+  std::int64_t kept = -1, reduced = -1;  // the smallest |stride| of each kind, of extent above 1
+  for (std::size_t k = 0; k < q.view.rank; ++k) {
+    if (q.view.shape[k] <= 1) continue;
+    std::int64_t& least = q.axes.contains(k) ? reduced : kept;
+    const std::int64_t s = std::llabs(q.view.strides[k]);
+    if (least < 0 || s < least) least = s;
+  }
+  return kept >= 0 && (reduced < 0 || kept < reduced);
+}
+
+Result reduce_host_columns(const Request& q, const ChunkRunner* runner, Accuracy accuracy) {
+  return visit_dtype(q.dtype, [&](auto tag) { return columns_of<decltype(tag)>(q, runner, accuracy); });
+}
+
+}  // namespace xreduce::backend
