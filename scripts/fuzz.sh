@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets (tests/fuzz/: the .npy reader, the config reader, the plugin-table
-# checks) for longer than the tests do, one after another, under AddressSanitizer and UBSan.
+# checks, --shape and --axis) longer than the tests do, one after another, under ASan and UBSan.
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET...]      (defaults: 600 seconds each; npy config plugin_table)
+#   scripts/fuzz.sh [SECONDS] [TARGET...]      (defaults: 600 seconds each; npy config plugin_table view_args)
 #
 # New inputs go to build/fuzz/long-<target>/ (the committed corpus, tests/fuzz/corpus/<target>/, is
 # only read); a crash, leak or timeout leaves its input in build/fuzz/crashes-<target>/ and stops that
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(npy config plugin_table)
+[ ${#targets[@]} -gt 0 ] || targets=(npy config plugin_table view_args)
 scripts/install-deps.sh
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j "$(nproc)"

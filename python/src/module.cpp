@@ -7,6 +7,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -85,6 +86,8 @@ Options options_of(const CallOptions& c) {
 struct PyResult {
   nb::object value;
   std::optional<std::uint64_t> index;
+  //! argmin/argmax of records (width > 1): the row of each column's extreme, a list; else None.
+  nb::object indices = nb::none();
   std::string backend;
   double seconds = 0;
 };
@@ -102,7 +105,13 @@ PyResult run(nb::handle x, const std::string& op_name, const CallOptions& call) 
     r = context->reduce(in.request, options);
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
-  return {value_of(r.value, r.values), r.index, std::move(r.backend), seconds};
+  nb::object indices = nb::none();
+  if (!r.indices.empty()) {
+    nb::list rows;
+    for (std::uint64_t i : r.indices) rows.append(i);
+    indices = rows;
+  }
+  return {value_of(r.value, r.values), r.index, indices, std::move(r.backend), seconds};
 }
 
 std::string result_repr(const PyResult& r) {
@@ -151,7 +160,7 @@ PyReport validate_array(nb::handle x, const std::string& op_name, std::optional<
   }
   PyReport out;
   std::vector<Scalar> columns;
-  for (const Reference& c : report.reference.columns) columns.push_back(c.value);
+  for (const Reference& c : report.reference.results) columns.push_back(c.value);
   out.reference = value_of(report.reference.value, columns);
   out.reference_index = report.reference.index;
   out.ok = report.ok();
@@ -293,7 +302,9 @@ NB_MODULE(_core, m) {
   nb::class_<PyResult>(m, "Result", "The outcome of one reduction.")
       .def_prop_ro("value", [](const PyResult& r) { return r.value; }, nb::sig("def value(self) -> float | int | list[float | int]"),
                    "The result: a float or an int (a list of them for width > 1).")
-      .def_ro("index", &PyResult::index, "argmin and argmax: the lowest index of the extreme; else None.")
+      .def_ro("index", &PyResult::index, "argmin and argmax: the lowest index of the extreme (of the first column for width > 1); else None.")
+      .def_prop_ro("indices", [](const PyResult& r) { return r.indices; }, nb::sig("def indices(self) -> list[int] | None"),
+                   "argmin and argmax with width > 1: the row of each column's extreme; else None.")
       .def_ro("backend", &PyResult::backend, "The backend that ran (never \"auto\").")
       .def_ro("seconds", &PyResult::seconds, "Wall time of the reduction alone, in seconds.")
       .def("__repr__", &result_repr);
@@ -316,9 +327,11 @@ NB_MODULE(_core, m) {
                          std::size_t width, int threads, int block_size,
                          std::optional<std::map<std::string, std::string>> settings, bool copy) -> nb::object {
       PyResult r = run(x, std::string(to_string(op)), call_options(backend, accuracy, width, threads, block_size, settings, copy));
-      return returns_index(op) ? nb::cast(*r.index) : r.value;
+      if (!returns_index(op)) return r.value;
+      return r.indices.is_none() ? nb::cast(*r.index) : r.indices;
     };
-    static constexpr const char* what[] = {"sum", "product", "minimum", "maximum", "minimum", "maximum"};
+    static constexpr std::array<const char*, all_ops.size()> what{"sum", "product", "minimum", "maximum", "minimum", "maximum", "sum of squares"};
+    static_assert(what.back() != nullptr, "every op needs its name here");
     const std::string head = returns_index(op) ? "The index of the first " + std::string(what[static_cast<int>(op)]) +
                                                      " of x (of the first NaN, if any)."
                                                : "The " + std::string(what[static_cast<int>(op)]) +

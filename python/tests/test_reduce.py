@@ -98,6 +98,10 @@ def test_records_reduce_columns(rng, backend):
                 assert got.value[c] == exact_sum(x[:, c]) or abs(got.value[c] - expected[c]) <= 64 * 2**-52 * 10007
         else:
             assert got.value == expected.tolist()
+    if backend == "auto" or BACKENDS[backend].records:  # the row of each column's extreme, the first on ties
+        ties = rng.integers(0, 3, size=(1001, 4)).astype(numpy.int64)
+        assert xreduce.argmax(ties, width=4, backend=backend) == ties.argmax(axis=0).tolist()
+        assert xreduce.argmin(ties, width=4, backend=backend) == ties.argmin(axis=0).tolist()
 
 
 def test_threads_and_settings_reach_the_backend(rng):
