@@ -131,7 +131,12 @@ Request canonical(const Request& q) {
     const std::int64_t stride = dims.empty() ? 1 : dims.front().extent * dims.front().stride;
     dims.insert(dims.begin(), Dim{1, stride, is_reduced});
   };
-  if (std::none_of(dims.begin(), dims.end(), [](const Dim& d) { return d.reduced; })) in_front(true);
+  // An axis of extent 1 reduced goes after the kept ones if the view's last axis is reduced (rows
+  // of one element stay rows: layout inner), else before them (one record stays records: outer).
+  if (std::none_of(dims.begin(), dims.end(), [](const Dim& d) { return d.reduced; })) {
+    if (reduced_axis(q, q.view.rank - 1) && !dims.empty()) dims.push_back(Dim{1, 1, true});
+    else in_front(true);
+  }
   if (shaped_result(q) && std::all_of(dims.begin(), dims.end(), [](const Dim& d) { return d.reduced; })) in_front(false);
 
   c.data = base;

@@ -92,10 +92,17 @@ Result Reducer::reduce(const Request& q, const Options& options) {
   if (Availability a = available(); !a)
     throw Error(ErrorCode::unavailable, "backend '" + backend + "' is unavailable: " + a.reason);
 
-  if (c.count == 0 && !c.segments.segmented()) {  // nothing to read; segments still each get a result
-    Result r = detail::empty_result(q, c, f);
-    r.backend = backend;
-    return r;
+  // Nothing to read: the core answers, but for segments, which each get a result from the
+  // backend, and rows of nothing whose results go to device memory, which only a GPU backend
+  // writes (each the op's identity).
+  const bool device_results = q.memory == Memory::device && (q.out || q.ops_out);
+  if (c.count == 0 && !c.segments.segmented()) {
+    if (!(device_results && f.layout == Layout::inner)) {
+      Result r = detail::empty_result(q, c, f);
+      r.backend = backend;
+      return r;
+    }
+    detail::check_extremes_of_empty(q, c, f);
   }
   // Misaligned host data is copied to aligned memory; device data is the device module's business.
   const bool host_data = c.memory == Memory::host || (c.memory == Memory::automatic && caps.engine() != Engine::gpu);

@@ -156,7 +156,7 @@ Result run_for_results(const Request& q, const Request& c, const Features& f, co
   return r;
 }
 
-Result empty_result(const Request& q, const Request& c, const Features& f) {
+void check_extremes_of_empty(const Request& q, const Request& c, const Features& f) {
   const bool array = q.view.rank > 0 && !result_shape(q).empty();
   const std::size_t n = array ? static_cast<std::size_t>(result_count(c)) : 1;
   if (n > 0 && f.ops.needs_elements()) {
@@ -167,6 +167,12 @@ Result empty_result(const Request& q, const Request& c, const Features& f) {
                                                              std::to_string(n) + " results would be of an empty slice)"
                                                        : " of an empty array has no value"));
   }
+}
+
+Result empty_result(const Request& q, const Request& c, const Features& f) {
+  check_extremes_of_empty(q, c, f);
+  const bool array = q.view.rank > 0 && !result_shape(q).empty();
+  const std::size_t n = array ? static_cast<std::size_t>(result_count(c)) : 1;
   if (array && (q.out || q.ops_out) && q.memory == Memory::device)
     throw Error(ErrorCode::unsupported, "an empty reduction's results are written by the core, to host memory: "
                                         "`out` in device memory is for requests with elements");

@@ -24,6 +24,8 @@ Result run_for_results(const Request& q, const Request& c, const Features& f, co
 //! of squares 0, one per result; Error(empty_input) for min, max, argmin and argmax if there is
 //! a result to give (an empty slice has no extreme).
 Result empty_result(const Request& q, const Request& c, const Features& f);
+//! The check of empty_result alone: Error(empty_input) for an extreme of an empty slice.
+void check_extremes_of_empty(const Request& q, const Request& c, const Features& f);
 
 //! The exact partial's value as T's result: the one rounding of an exact sum.
 Scalar rounded(DType dtype, const ExactSum& s);
