@@ -11,7 +11,7 @@ venv=build/venv
 "$venv/bin/python" -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "nanobind>=2.2" pytest "numpy>=1.22"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation \
   -C cmake.define.XREDUCE_ENABLE_CUDA=OFF .
-# The README's first line of Python, from a folder with no source in it.
+# A first reduction from a folder with no source in it: the installed package, not the tree.
 (cd /tmp && "$OLDPWD/$venv/bin/python" -c "import xreduce, numpy; print(xreduce.sum(numpy.ones(10)))")
 cd python/tests
 exec "../../$venv/bin/python" -m pytest -q "$@"
