@@ -8,6 +8,7 @@ crossover:   time per element against N, one line per backend, `auto` highlighte
 cpu:         GB/s and relative error against N, one line per backend and thread count, and the read probes.
 exact:       exact sums' speed over plain ones against N, per backend and dtype (host data); and on
              the GPU, exact time over plain cub's.
+views:       N-D views reduced in place: GB/s, and the time over a gather into rows plus their reduction.
 """
 import json
 import sys
@@ -166,6 +167,20 @@ def stats(data, axes):
         ax.legend(fontsize=7)
 
 
+def views(data, axes):
+    rows = data["rows"]
+    labels = [f'{r["view"]}\n{r["backend"]}' for r in rows]
+    axes[0].bar(range(len(rows)), [r["gbps"] for r in rows])
+    axes[0].set_ylabel("GB/s, the view reduced in place")
+    axes[1].bar(range(len(rows)), [r["ratio"] for r in rows])
+    axes[1].axhline(1.0, color="black", linestyle=":", label="as fast as copy + reduce")
+    axes[1].set_ylabel("time in place / time of copy + reduce")
+    axes[1].legend(fontsize=7)
+    for ax in axes:
+        ax.set_xticks(range(len(rows)), labels, fontsize=6, rotation=40, ha="right")
+        ax.grid(True, axis="y", alpha=0.3)
+
+
 def main(path_in, path_out):
     with open(path_in) as f:
         data = json.load(f)
@@ -192,6 +207,9 @@ def main(path_in, path_out):
     elif suite == "stats":
         fig, axes = plt.subplots(1, 2, figsize=(14, 6))
         stats(data, axes)
+    elif suite == "views":
+        fig, axes = plt.subplots(1, 2, figsize=(16, 6))
+        views(data, axes)
     else:
         print(f"plot_suites.py: nothing to plot for suite '{suite}'")
         return

@@ -34,7 +34,7 @@ void add_data_options(CLI::App* cmd, DataArgs& d) {
   cmd->add_option("--seed", d.seed, "Seed of the generated data")->capture_default_str();
   cmd->add_option("--width", d.width,
                   "Read the array as records of K values each and reduce column by column to K results "
-                  "(sum, prod, min, max); the element count must be a multiple of K")
+                  "(argmin/argmax: the record of each column's extreme); the element count must be a multiple of K")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 32));
   auto* rows = cmd->add_option("--rows", d.rows,

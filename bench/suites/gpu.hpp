@@ -52,5 +52,7 @@ int run_segments(const SuiteArgs& args);
 int run_stats_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md);
 //! The `stats` suite (stats.cpp).
 int run_stats(const SuiteArgs& args);
+//! The views suite (views.cpp): N-D views reduced in place against copy + reduce, host data.
+int run_views(const SuiteArgs& args);
 
 }  // namespace xreduce::bench

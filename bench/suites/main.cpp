@@ -2,7 +2,7 @@
 //
 //   xreduce_bench SUITE [--out DIR] [--max-log2 L] [--repeat R] [--quick]
 //
-// Suites: progression, gpu-reduce, transfer (GPU), crossover, calibrate, cpu, exact, segments, stats. Each prints an estimate of its
+// Suites: progression, gpu-reduce, transfer (GPU), crossover, calibrate, cpu, exact, segments, stats, views. Each prints an estimate of its
 // time, a progress line, and a markdown table, and writes SUITE.json (every raw timing) and
 // SUITE.md under DIR (default $XDG_DATA_HOME/xreduce/bench/<machine>/, outside the source tree).
 // bench/plot_suites.py draws the PNGs.
@@ -369,7 +369,8 @@ int main(int argc, char** argv) {
       {"cpu", "the CPU backends on all threads and one, with their relative error"},
       {"exact", "exact sums against plain ones, f32 and f64, every backend with both, host and device data"},
       {"segments", "per-segment sums: CPU rows against flat sums, device data against cub::DeviceSegmentedReduce and the read probe"},
-      {"stats", "several ops in one pass (sum, min, max, argmax) against a plain sum and against four calls, host and device data"}};
+      {"stats", "several ops in one pass (sum, min, max, argmax) against a plain sum and against four calls, host and device data"},
+      {"views", "N-D views (rows, columns, a middle axis, a transpose, a cube, reversed) reduced in place against copy + reduce, host data"}};
   std::string help = "Suite:";
   for (const auto& [name, what] : suites) help += "\n  " + name + ": " + what;
   app.add_option("suite", suite, help)->required()->check(CLI::IsMember([&] {
@@ -397,6 +398,7 @@ int main(int argc, char** argv) {
     if (suite == "exact") return run_exact(args);
     if (suite == "segments") return run_segments(args);
     if (suite == "stats") return run_stats(args);
+    if (suite == "views") return run_views(args);
     if (suite == "calibrate") return run_calibrate(args);
     if (suite == "crossover") return run_crossover(args);
     if (suite == "progression") return run_progression(args);

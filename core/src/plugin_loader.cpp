@@ -12,30 +12,19 @@
 namespace xreduce::detail {
 namespace {
 
-class PluginReducer final : public Reducer {
+//! Capabilities from an ABI 3 backend's feature sets.
+Capabilities capabilities_of(const xreduce_backend_v3& b) {
+  Capabilities caps(static_cast<Engine>(b.engine));
+  for (std::uint32_t i = 0; i < b.feature_set_count; ++i) {
+    const xreduce_feature_set_v3& s = b.feature_sets[i];
+    caps.add(FeatureSet::from_bits(s.dtypes, s.ops, s.layouts, s.accuracies, s.memory, s.passes, static_cast<Support>(s.support)));
+  }
+  return caps;
+}
+
+class PluginReducer final : public PluginReducerBase<xreduce_backend_v3> {
  public:
-  explicit PluginReducer(const xreduce_backend_v3& b) : b_(b), name_(b.name), caps_(static_cast<Engine>(b.engine)) {
-    for (std::uint32_t i = 0; i < b.feature_set_count; ++i) {
-      const xreduce_feature_set_v3& s = b.feature_sets[i];
-      caps_.add(FeatureSet::from_bits(s.dtypes, s.ops, s.layouts, s.accuracies, s.memory, s.passes, static_cast<Support>(s.support)));
-    }
-    if (b.settings_info) settings_ = settings_info_from_text(b.settings_info);
-  }
-  std::vector<SettingInfo> settings() const override { return settings_; }
-  void configure(const Settings& s) override {
-    if (!b_.configure) return;
-    char message[1024] = {};
-    const std::string text = s.to_text();
-    if (std::int32_t code = b_.configure(b_.self, text.c_str(), message, sizeof message); code != 0)
-      throw Error(plugin_error_code(code), message[0] ? message : "backend '" + name_ + "' refused its settings without a message");
-  }
-  std::string_view name() const override { return name_; }
-  Capabilities capabilities() const override { return caps_; }
-  Availability available() const override {
-    char reason[512] = {};
-    if (b_.available(b_.self, reason, sizeof reason)) return Availability::yes();
-    return Availability::no(reason[0] ? reason : "the plugin gave no reason");
-  }
+  explicit PluginReducer(const xreduce_backend_v3& b) : PluginReducerBase(b, capabilities_of(b)) {}
 
  protected:
   Result do_reduce(const Request& q, const Options& o) override {
@@ -45,6 +34,7 @@ class PluginReducer final : public Reducer {
     cq.features = {static_cast<std::int32_t>(f.dtype), f.ops.bits(),         f.several ? 1 : 0,
                    static_cast<std::int32_t>(f.layout), static_cast<std::int32_t>(f.accuracy), static_cast<std::int32_t>(f.memory)};
     cq.data = q.data;
+    cq.memory = static_cast<std::uint32_t>(q.memory);
     cq.count = q.count;
     cq.op = static_cast<std::int32_t>(q.op);
     cq.rank = static_cast<std::uint32_t>(q.view.rank);
@@ -83,11 +73,6 @@ class PluginReducer final : public Reducer {
     return r;
   }
 
- private:
-  xreduce_backend_v3 b_;
-  std::string name_;
-  Capabilities caps_;
-  std::vector<SettingInfo> settings_;
 };
 
 std::mutex& loader_mutex() {

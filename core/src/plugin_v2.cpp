@@ -71,26 +71,9 @@ Capabilities capabilities_of(const xreduce_backend_v2& b) {
   return caps;
 }
 
-class PluginReducerV2 final : public Reducer {
+class PluginReducerV2 final : public PluginReducerBase<xreduce_backend_v2> {
  public:
-  explicit PluginReducerV2(const xreduce_backend_v2& b) : b_(b), name_(b.name), caps_(capabilities_of(b)) {
-    if (b.settings_info) settings_ = settings_info_from_text(b.settings_info);
-  }
-  std::vector<SettingInfo> settings() const override { return settings_; }
-  void configure(const Settings& s) override {
-    if (!b_.configure) return;
-    char message[1024] = {};
-    const std::string text = s.to_text();
-    if (std::int32_t code = b_.configure(b_.self, text.c_str(), message, sizeof message); code != 0)
-      throw Error(plugin_error_code(code), message[0] ? message : "backend '" + name_ + "' refused its settings without a message");
-  }
-  std::string_view name() const override { return name_; }
-  Capabilities capabilities() const override { return caps_; }
-  Availability available() const override {
-    char reason[512] = {};
-    if (b_.available(b_.self, reason, sizeof reason)) return Availability::yes();
-    return Availability::no(reason[0] ? reason : "the plugin gave no reason");
-  }
+  explicit PluginReducerV2(const xreduce_backend_v2& b) : PluginReducerBase(b, capabilities_of(b)) {}
 
  protected:
   Result do_reduce(const Request& q, const Options& o) override {
@@ -148,11 +131,6 @@ class PluginReducerV2 final : public Reducer {
     return r;
   }
 
- private:
-  xreduce_backend_v2 b_;
-  std::string name_;
-  Capabilities caps_;
-  std::vector<SettingInfo> settings_;
 };
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The contract: one body, run over every registered backend (built-in and plugins found beside
-// the core library or on XREDUCE_PLUGIN_PATH), checking the semantics table of README.md against
+// the core library or on XREDUCE_PLUGIN_PATH), checking the semantics table of docs/semantics.md against
 // exact references. XREDUCE_TEST_BACKENDS=a,b,prefix* narrows the run (scripts/gpu-check.sh
 // uses it for the CUDA backends). Backends that cannot run here are skipped, saying why.
 

@@ -19,7 +19,7 @@ enum class Op : std::uint8_t { sum, prod, min, max, argmin, argmax, sumsq };
 //! Where the data lives. `automatic` asks the loaded modules (a GPU module knows its pointers).
 enum class Memory : std::uint8_t { automatic, host, device };
 //! How a floating-point sum is rounded. `standard`: within the tolerance of the semantics table
-//! (README.md), fast. `exact`: the exact sum rounded once to nearest-even, the same bits on every
+//! (docs/semantics.md), fast. `exact`: the exact sum rounded once to nearest-even, the same bits on every
 //! backend, thread count and GPU (xreduce/exact.hpp); other ops and integer sums are exact anyway.
 enum class Accuracy : std::uint8_t { standard, exact };
 

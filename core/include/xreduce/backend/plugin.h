@@ -71,7 +71,10 @@ typedef struct xreduce_request_v3 {
   int64_t shape[XREDUCE_MAX_RANK];
   int64_t strides[XREDUCE_MAX_RANK]; /* in elements */
   uint32_t axes;                     /* bit 1 << k: dimension k is reduced */
-  uint32_t reserved;
+  /* Where the data lives as the caller said (xreduce::Memory: 0 automatic, ask where the pointer
+   * lives; 1 host; 2 device). features.memory is the space the capabilities were tested in, host
+   * for automatic: a device pointer given as automatic is still device memory. */
+  uint32_t memory;
   /* Layout ragged: `segment_count` segments at `segment_offsets` (segment_count + 1 of them). */
   uint64_t segment_count;
   const uint64_t* segment_offsets;

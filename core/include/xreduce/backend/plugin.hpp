@@ -152,7 +152,7 @@ class Exporter {
       request.count = static_cast<std::size_t>(q->count);
       request.dtype = static_cast<DType>(f.dtype);
       request.op = static_cast<Op>(q->op);
-      request.memory = static_cast<Memory>(f.memory);
+      request.memory = static_cast<Memory>(q->memory);  // as the caller said: automatic stays automatic
       request.view.rank = std::min<std::size_t>(q->rank, kMaxRank);
       for (std::size_t k = 0; k < request.view.rank; ++k) request.view.shape[k] = q->shape[k], request.view.strides[k] = q->strides[k];
       request.axes = Axes::from_bits(q->axes);
