@@ -152,7 +152,9 @@ TEST_CASE("cli: --width K reduces records: value is a list of K column results")
   CHECK(xreduce("run --op sum --dtype f32 --n 10 --width 3").code == 2);   // not whole records
   Run arg = xreduce("run --op argmax --dtype f32 --n 9 --width 3 --json");  // the row of each column's maximum
   REQUIRE(arg.code == 0);
-  for (const auto& i : nlohmann::json::parse(arg.out)["index"]) CHECK(i.get<int>() < 3);
+  const nlohmann::json arg_json = nlohmann::json::parse(arg.out);
+  REQUIRE(arg_json["index"].size() == 3);
+  for (const auto& i : arg_json["index"]) CHECK(i.get<int>() < 3);
   CHECK(xreduce("run --op sum --dtype f32 --n 9 --width 0").code == 2);
 }
 

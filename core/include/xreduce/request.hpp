@@ -46,11 +46,12 @@ struct View {
                                                    std::to_string(kMaxRank) + " are read");
     View v;
     v.rank = rank;
-    std::int64_t step = 1;
+    // In unsigned arithmetic: a view too large to hold wraps here, and is refused by every reducer.
+    std::uint64_t step = 1;
     for (std::size_t k = rank; k-- > 0;) {
       v.shape[k] = shape[k];
-      v.strides[k] = strides ? strides[k] : step;
-      step *= shape[k] > 0 ? shape[k] : 1;
+      v.strides[k] = strides ? strides[k] : static_cast<std::int64_t>(step);
+      step *= shape[k] > 0 ? static_cast<std::uint64_t>(shape[k]) : 1;
     }
     return v;
   }

@@ -82,6 +82,14 @@ inline std::string to_string(const Features& f) {
 //! each of the request's features is in its set (several ops: all of them in `ops`).
 class FeatureSet {
  public:
+  // Defined before the builders that use them: clang evaluates a constexpr set in the class that
+  // declares it, where a member defined further down is not yet usable.
+  template <class E>
+  static constexpr std::uint32_t bit(E e) {
+    return 1u << static_cast<unsigned>(e);
+  }
+  static constexpr std::uint32_t kOne = 1, kSeveral = 2;
+
   //! Nothing yet: name the values of each feature (every dtype, every op... are the defaults of
   //! nothing; each builder below adds).
   constexpr FeatureSet() = default;
@@ -165,11 +173,6 @@ class FeatureSet {
     return s;
   }
 
-  template <class E>
-  static constexpr std::uint32_t bit(E e) {
-    return 1u << static_cast<unsigned>(e);
-  }
-  static constexpr std::uint32_t kOne = 1, kSeveral = 2;
 
  private:
   std::uint32_t dtypes_ = 0;
