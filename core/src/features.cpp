@@ -2,6 +2,7 @@
 // reduction), its layout class, its features, and the shape of its results.
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -47,6 +48,16 @@ void check_view(const Request& q) {
   for (std::size_t k = 0; k < v.rank; ++k)
     if (v.shape[k] < 0)
       throw Error(ErrorCode::invalid_argument, "the view's extent " + std::to_string(k) + " is negative (" + std::to_string(v.shape[k]) + ")");
+  // No memory holds an axis that reaches further, and within it every product of an extent and a
+  // stride, counted in bytes too, fits in 64 bits.
+  constexpr std::uint64_t kReach = std::uint64_t{1} << 59;
+  for (std::size_t k = 0; k < v.rank; ++k) {
+    const std::int64_t s = v.strides[k];
+    const std::uint64_t step = s < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(s) : static_cast<std::uint64_t>(s);
+    if (v.shape[k] > 1 && step > kReach / static_cast<std::uint64_t>(v.shape[k] - 1))
+      throw Error(ErrorCode::invalid_argument, "the view's axis " + std::to_string(k) + " (extent " + std::to_string(v.shape[k]) +
+                                                   ", stride " + std::to_string(s) + ") reaches past 2^59 elements");
+  }
 }
 
 //! The elements of a view, at most 2^62.
@@ -102,14 +113,16 @@ Request canonical(const Request& q) {
 
   // The kept axes in their order (the results' order), the reduced ones apart.
   std::vector<Dim> kept, reduced;
-  const auto* base = static_cast<const unsigned char*>(q.data);
+  // An address, moved in integers: no pointer arithmetic on a caller's pointer that may not point
+  // into an array this code can see.
+  auto base = reinterpret_cast<std::uintptr_t>(q.data);
   const auto element = static_cast<std::int64_t>(size_of(q.dtype));
   const bool order_free = !has_index(q);
   for (std::size_t k = 0; k < q.view.rank; ++k) {
     Dim d{q.view.shape[k], q.view.strides[k], reduced_axis(q, k)};
     if (d.extent == 1) continue;
     if (d.reduced && order_free && d.stride < 0) {  // walked forwards: the same elements
-      base += (d.extent - 1) * d.stride * element;
+      base += static_cast<std::uintptr_t>((d.extent - 1) * d.stride * element);
       d.stride = -d.stride;
     }
     (d.reduced ? reduced : kept).push_back(d);
@@ -139,7 +152,7 @@ Request canonical(const Request& q) {
   }
   if (shaped_result(q) && std::all_of(dims.begin(), dims.end(), [](const Dim& d) { return d.reduced; })) in_front(false);
 
-  c.data = base;
+  c.data = reinterpret_cast<const void*>(base);
   if (dims.size() == 1 && dims[0].stride == 1) {  // one contiguous run, all reduced: flat
     c.view = View{};
     c.axes = Axes{};

@@ -227,6 +227,9 @@ TEST_CASE("every backend: bad views are refused") {
     CHECK(code_of(q) == xr::ErrorCode::invalid_argument);  // more than 2^62 elements
     q = xr::Request::over(nullptr, xr::DType::f32, xr::View::of({2, 3}), xr::Axes{1});
     CHECK(code_of(q) == xr::ErrorCode::invalid_argument);
+    // An axis that reaches past any memory (its extent times its stride past 2^59 elements).
+    q = xr::Request::over(x.data(), xr::DType::f32, xr::View::of({4, 2}).with_strides({std::int64_t{1} << 58, 1}), xr::Axes{1});
+    CHECK(code_of(q) == xr::ErrorCode::invalid_argument);
   }
   CHECK_THROWS_AS(xr::View::of({1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}), xr::Error);
 }
