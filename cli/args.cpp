@@ -22,9 +22,11 @@ void add_data_options(CLI::App* cmd, DataArgs& d) {
                                 "Read the array from a .npy file (N-D, C or Fortran order, little-endian), or a raw file "
                                 "(1-D) with --dtype; with --distributed, FILE may hold {rank}: each rank reads its own shard")
                     ->check(file_or_per_rank);
-  cmd->add_option("--dtype", d.dtype, "Element type: f32 f64 i32 i64 u32 u64 (of --input raw files, or of generated data)")
-      ->check(CLI::IsMember({"f32", "f64", "i32", "i64", "u32", "u64"}));
-  auto* n = cmd->add_option("--n", d.n, "Generate this many random elements (floats in [0,1), integers in [-2^20,2^20))");
+  cmd->add_option("--dtype", d.dtype,
+                  "Element type: f16 bf16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool (of --input raw files, of generated data, "
+                  "and bf16 for a .npy of ml_dtypes' bfloat16, which numpy saves as opaque '<V2')")
+      ->check(CLI::IsMember(std::vector<std::string>(dtype_names.begin(), dtype_names.end())));
+  auto* n = cmd->add_option("--n", d.n, "Generate this many random elements (floats in [0,1), 32/64-bit integers in [-2^20,2^20) or [0,2^20), 8/16-bit ones over their whole range, bools half true)");
   auto* shape = cmd->add_option("--shape", d.shape, "Generate an N-D array of random elements of this shape (A,B,C: up to 16 extents), C order");
   auto* axis = cmd->add_option("--axis", d.axis,
                                "Reduce these axes of an N-D array (0,2; -1 counts from the end), one result per index of the "
@@ -170,7 +172,7 @@ Array load(const DataArgs& d) {
       throw CLI::ValidationError("--input " + d.input + ": {rank} names one file per rank, with --distributed only");
     Array a = read_input(d.input, dtype);
     if (dtype && a.dtype != *dtype)
-      throw CLI::ValidationError("--dtype " + d.dtype + " conflicts with " + a.description + ": leave --dtype out for .npy files");
+      throw CLI::ValidationError("--dtype " + d.dtype + " conflicts with " + a.description + ": leave --dtype out for .npy files (bf16 excepted: numpy cannot name it)");
     return a;
   }
   if (dtype && !d.shape.empty()) {

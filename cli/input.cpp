@@ -62,10 +62,16 @@ constexpr unsigned char kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
 bool has_npy_magic(const Mapping& m) { return m.size >= 6 && std::memcmp(m.bytes, kMagic, 6) == 0; }
 
+//! numpy's type codes, after the byte-order character: '<' or '=' (little-endian here), or '|'
+//! (not applicable: one-byte types).
+constexpr std::pair<const char*, DType> kDescrs[] = {
+    {"f4", DType::f32}, {"f8", DType::f64}, {"i4", DType::i32}, {"i8", DType::i64}, {"u4", DType::u32},
+    {"u8", DType::u64}, {"f2", DType::f16}, {"i1", DType::i8},  {"u1", DType::u8},  {"i2", DType::i16},
+    {"u2", DType::u16}, {"b1", DType::boolean}};
+
 std::optional<DType> dtype_of_descr(const std::string& d) {
-  static const std::pair<const char*, DType> known[] = {{"f4", DType::f32}, {"f8", DType::f64}, {"i4", DType::i32},
-                                                         {"i8", DType::i64}, {"u4", DType::u32}, {"u8", DType::u64}};
-  for (auto& [code, t] : known)
+  if (d.empty() || (d[0] != '<' && d[0] != '=' && d[0] != '|')) return std::nullopt;
+  for (auto& [code, t] : kDescrs)
     if (d.substr(1) == code) return t;
   return std::nullopt;
 }
@@ -140,7 +146,7 @@ Array finish(const std::filesystem::path& file, std::shared_ptr<Mapping> m, std:
 
 }  // namespace
 
-Array read_npy(const std::filesystem::path& file) {
+Array read_npy(const std::filesystem::path& file, std::optional<DType> hint) {
   auto m = map_file(file);
   if (!has_npy_magic(*m)) fail(file, "not a .npy file (no \\x93NUMPY magic)");
   if (m->size < 10) fail(file, "truncated .npy header");
@@ -170,10 +176,19 @@ Array read_npy(const std::filesystem::path& file) {
 
   if (descr.size() < 2) fail(file, "unsupported dtype '" + excerpt(descr) + "'");
   if (descr[0] == '>') fail(file, "big-endian data ('" + excerpt(descr) + "') is not supported; save it little-endian");
-  std::optional<DType> dtype = descr[0] == '<' || descr[0] == '=' ? dtype_of_descr(descr) : std::nullopt;
+  std::optional<DType> dtype = dtype_of_descr(descr);
+  if (descr.substr(1) == "V2") {
+    // numpy has no bfloat16: ml_dtypes saves one as 'V2', two opaque bytes, which only the caller
+    // can name.
+    if (hint != DType::bf16 && hint != DType::f16 && hint != DType::i16 && hint != DType::u16)
+      fail(file, "dtype '" + excerpt(descr) +
+                     "' is two opaque bytes per element, as ml_dtypes saves bfloat16: give --dtype bf16 to read it as bfloat16");
+    dtype = hint;
+  }
   if (!dtype)
     fail(file, "unsupported dtype '" + excerpt(descr) +
-                   "' (supported: <f4 <f8 <i4 <i8 <u4 <u8, i.e. f32 f64 i32 i64 u32 u64)");
+                   "' (supported: <f2 <f4 <f8 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 |b1, i.e. f16 f32 f64 i8 i16 i32 i64 u8 u16 "
+                   "u32 u64 bool, and bfloat16 from ml_dtypes' <V2 with --dtype bf16)");
 
   const std::optional<std::vector<std::int64_t>> dims = dimensions_of(*shape_value);
   if (!dims) fail(file, "shape (" + excerpt(shape) + ") is not a tuple of at most " + std::to_string(kMaxRank) + " extents");
@@ -206,9 +221,9 @@ Array read_raw(const std::filesystem::path& file, DType dtype) {
 }
 
 Array read_input(const std::filesystem::path& file, std::optional<DType> dtype) {
-  if (file.extension() == ".npy") return read_npy(file);
+  if (file.extension() == ".npy") return read_npy(file, dtype);
   auto m = map_file(file);
-  if (has_npy_magic(*m)) return read_npy(file);
+  if (has_npy_magic(*m)) return read_npy(file, dtype);
   if (!dtype) fail(file, "a raw file needs --dtype (or give a .npy file)");
   return read_raw(file, *dtype);
 }
@@ -246,8 +261,14 @@ Array generate(DType dtype, std::size_t n, std::uint64_t seed, std::size_t first
     T* out = reinterpret_cast<T*>(buffer.get());
     for (std::size_t i = 0; i < n; ++i) {
       std::uint64_t bits = splitmix64(key ^ ((first + i) * 0xd1342543de82ef95ULL));
+      // Floats uniform in [0, 1) at their own precision; 32- and 64-bit integers in [-2^20, 2^20)
+      // or [0, 2^20); the narrower ones over their whole range; bools true or false alike.
       if constexpr (std::is_same_v<T, float>) out[i] = static_cast<float>(bits >> 40) * 0x1p-24f;
       else if constexpr (std::is_same_v<T, double>) out[i] = static_cast<double>(bits >> 11) * 0x1p-53;
+      else if constexpr (std::is_same_v<T, f16>) out[i] = f16(static_cast<double>(bits >> 53) * 0x1p-11);
+      else if constexpr (std::is_same_v<T, bf16>) out[i] = bf16(static_cast<double>(bits >> 56) * 0x1p-8);
+      else if constexpr (std::is_same_v<T, bool>) out[i] = (bits >> 63) != 0;
+      else if constexpr (sizeof(T) <= 2) out[i] = static_cast<T>(bits >> (64 - 8 * sizeof(T)));
       else if constexpr (std::is_signed_v<T>) out[i] = static_cast<T>(static_cast<std::int64_t>(bits >> 43) - (1 << 20));
       else out[i] = static_cast<T>(bits >> 44);
     }
@@ -326,7 +347,10 @@ Axes parse_axes(const std::string& text, std::size_t rank) {
 }
 
 void write_npy(const std::filesystem::path& file, DType dtype, const std::vector<std::int64_t>& shape, const void* values) {
-  static constexpr const char* descr[] = {"<f4", "<f8", "<i4", "<i8", "<u4", "<u8"};
+  // In the order of DType; bf16 as ml_dtypes saves it (numpy has no code for it).
+  static constexpr const char* descr[] = {"<f4", "<f8", "<i4", "<i8", "<u4", "<u8", "<f2",
+                                          "<V2", "|i1", "|u1", "<i2", "<u2", "|b1"};
+  static_assert(std::size(descr) == all_dtypes.size());
   std::size_t count = 1;
   std::string dims;  // "3, 4"; one dimension keeps its comma, "3,"
   for (std::size_t k = 0; k < shape.size(); ++k) {

@@ -29,9 +29,11 @@ struct Array {
 };
 
 //! Reads a NumPy .npy file: format 1.0, 2.0 or 3.0, of up to 16 dimensions in C or Fortran order
-//! (0-d: one element), little-endian, one of the six dtypes. Anything else (bad magic,
-//! big-endian, truncated, trailing bytes) throws Error(io) saying what is wrong and where.
-Array read_npy(const std::filesystem::path& file);
+//! (0-d: one element), little-endian, of a DType: numpy's <f2 <f4 <f8 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8
+//! |b1, and <V2 (two opaque bytes: what ml_dtypes writes for bfloat16) when `dtype` names a 16-bit
+//! type (`dtype` is not read otherwise: the caller compares it with the file's). Anything else (bad
+//! magic, big-endian, truncated, trailing bytes) throws Error(io) saying what is wrong and where.
+Array read_npy(const std::filesystem::path& file, std::optional<DType> dtype = std::nullopt);
 
 //! Writes `values` (`count` packed elements of `dtype`) as a .npy file (format 1.0, C order) of
 //! `shape` (empty: a 0-d array). Throws Error(io).

@@ -23,9 +23,14 @@ json value_json(const xr::Scalar& s) {
   return xr::visit_dtype(s.dtype(), [&](auto tag) -> json {
     using T = decltype(tag);
     T v = s.get<T>();
-    if constexpr (std::is_floating_point_v<T>)
-      if (!std::isfinite(v)) return s.to_string();  // JSON has no NaN or infinity
-    return v;
+    if constexpr (is_float_v<T>) {
+      const double d = static_cast<double>(v);
+      if (!std::isfinite(d)) return s.to_string();  // JSON has no NaN or infinity
+      if constexpr (is_float16_v<T>) return d;        // exact: every f16 and bf16 is a double
+      else return v;
+    } else {
+      return v;
+    }
   });
 }
 

@@ -42,7 +42,7 @@ typename F::acc_t to_accumulator(const Scalar& v, std::optional<std::uint64_t> i
 //! (sums of floats in double, so the fold adds one rounding to the parts'), indices offset.
 Result fold_parts(const std::vector<Result>& parts, const std::vector<std::size_t>& first_record, std::size_t width,
                   DType dtype, Op op) {
-  return visit_dtype(dtype, [&](auto tag) {
+  return visit_gpu_dtype(dtype, [&](auto tag) {
     return visit_op<decltype(tag)>(op, [&](auto f) {
       using F = decltype(f);
       std::vector<typename F::acc_t> total(width, f.identity());

@@ -32,14 +32,14 @@ void write_typed(OpSet ops, const StatsAcc<T>& a, const OpsOut& out) {
 }  // namespace
 
 void enqueue_stats(const void* data, std::size_t count, DType dtype, Workspace& ws) {
-  visit_dtype(dtype, [&](auto tag) {
+  visit_gpu_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     enqueue_stats_typed(static_cast<const T*>(data), count, ws);
   });
 }
 
 void write_stats(DType dtype, OpSet ops, const void* acc, const OpsOut& out) {
-  visit_dtype(dtype, [&](auto tag) {
+  visit_gpu_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     StatsAcc<T> a;
     std::memcpy(&a, acc, sizeof a);

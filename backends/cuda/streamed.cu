@@ -162,7 +162,7 @@ void streamed_stats(const T* x, std::size_t n, OpSet ops, const OpsOut& out, int
 
 void reduce_host_stats(const void* data, std::size_t count, DType dtype, OpSet ops, const OpsOut& out, int device,
                        bool pinned, const Streaming& streaming) {
-  visit_dtype(dtype, [&](auto tag) {
+  visit_gpu_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     streamed_stats(static_cast<const T*>(data), count, ops, out, device, pinned, streaming);
   });
@@ -176,7 +176,7 @@ ExactSum exact_sum_of_host(Technique t, const void* data, std::size_t n, DType d
 
 Result reduce_host(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype, Op op, int block,
                    int device, bool pinned, const Streaming& streaming) {
-  return visit_dtype(dtype, [&](auto tag) {
+  return visit_gpu_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     return visit_op<T>(op, [&](auto f) {
       return streamed(t, static_cast<const T*>(data), count, width, f, block, device, pinned, streaming);

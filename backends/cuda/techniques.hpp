@@ -3,6 +3,8 @@
 // enqueues one reduction of device data on a workspace's stream, leaving the result in ws.result.
 
 #include <array>
+#include <string>
+#include <utility>
 #include <cstddef>
 #include <string_view>
 
@@ -27,6 +29,15 @@ enum class Technique {
   thrust,
 };
 
+//! visit_dtype over the types the kernels are built for (the 32- and 64-bit ones); any other is
+//! refused, as the capabilities below say.
+template <class F>
+decltype(auto) visit_gpu_dtype(DType t, F&& f) {
+  return visit_dtype_32_64(t, std::forward<F>(f), [t] {
+    throw Error(ErrorCode::unsupported, "the CUDA kernels do not reduce " + std::string(to_string(t)) + " elements");
+  });
+}
+
 // What the techniques do, as feature sets of host and device data.
 namespace caps {
 inline constexpr OpSet kSeedOps{Op::sum, Op::prod, Op::min, Op::max};
@@ -34,7 +45,7 @@ inline constexpr OpSet kOneOps{Op::sum, Op::prod, Op::min, Op::max, Op::argmin, 
 //! What StatsOp computes together (the sum of squares only there: no kernel of its own).
 inline constexpr OpSet kTogether{Op::sum, Op::min, Op::max, Op::argmin, Op::argmax, Op::sumsq};
 constexpr FeatureSet on_gpu(OpSet ops, std::initializer_list<Layout> layouts) {
-  return FeatureSet().every_dtype().ops(ops).layouts(layouts).memory({Memory::host, Memory::device});
+  return FeatureSet().dtypes(dtypes_32_64).ops(ops).layouts(layouts).memory({Memory::host, Memory::device});
 }
 constexpr FeatureSet exact_sums(std::initializer_list<Memory> memory) {
   return FeatureSet().dtypes({DType::f32, DType::f64}).ops({Op::sum}).layouts({Layout::all}).memory(memory).only_exact_sums();

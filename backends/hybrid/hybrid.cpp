@@ -99,8 +99,8 @@ class HybridReducer final : public Reducer {
   // naming it). Exact sums of flat arrays: the parts' partials add exactly.
   static constexpr Capabilities kCaps =
       Capabilities(Engine::cpu_gpu)
-          .add(FeatureSet().every_dtype().ops({Op::sum, Op::prod, Op::min, Op::max, Op::argmin, Op::argmax}).layouts({Layout::all}))
-          .add(FeatureSet().every_dtype().ops({Op::sum, Op::prod, Op::min, Op::max}).layouts({Layout::outer}))
+          .add(FeatureSet().dtypes(dtypes_32_64).ops({Op::sum, Op::prod, Op::min, Op::max, Op::argmin, Op::argmax}).layouts({Layout::all}))
+          .add(FeatureSet().dtypes(dtypes_32_64).ops({Op::sum, Op::prod, Op::min, Op::max}).layouts({Layout::outer}))
           .add(FeatureSet().dtypes({DType::f32, DType::f64}).ops({Op::sum}).layouts({Layout::all}).only_exact_sums());
   Capabilities capabilities() const override { return kCaps; }
   Availability available() const override {

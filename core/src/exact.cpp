@@ -267,12 +267,63 @@ void add_with_width(ExactSum& s, const double* x, std::size_t n, int width) { ad
 void ExactSum::add(const float* x, std::size_t n) { add_many(*this, x, n, detail::exact_vector_width()); }
 void ExactSum::add(const double* x, std::size_t n) { add_many(*this, x, n, detail::exact_vector_width()); }
 
+void ExactSum::add(const f16* x, std::size_t n) {
+  // Every finite f16 is a multiple of 2^-24 below 2^16: as an integer count of 2^-24 it has at most
+  // 40 bits, so runs of 2^22 of them add exactly in one int64, with no data-dependent path (the
+  // loop vectorises). Infinities and NaNs are counted apart, as add_value does.
+  constexpr std::size_t kRun = std::size_t{1} << 22;
+  for (std::size_t start = 0; start < n; start += kRun) {
+    const std::size_t len = std::min(kRun, n - start);
+    std::int64_t fixed = 0, nans = 0, pos_inf = 0, neg_inf = 0, not_negative_zero = 0;
+    for (std::size_t i = 0; i < len; ++i) {
+      const std::uint32_t u = x[start + i].bits, field = (u >> 10) & 31, mant = u & 0x3ff;
+      const bool negative = (u & 0x8000) != 0, special = field == 31;
+      const std::uint32_t shift = field - (field != 0);  // subnormals: mant * 2^-24 is mant
+      const std::int64_t k = special ? 0 : static_cast<std::int64_t>(mant | (field != 0 ? 0x400u : 0u)) << shift;
+      fixed += negative ? -k : k;
+      nans += special && mant != 0;
+      pos_inf += special && mant == 0 && !negative;
+      neg_inf += special && mant == 0 && negative;
+      not_negative_zero += u != 0x8000;
+    }
+    detail::add_scaled(*this, fixed, -24);
+    words[kNaN] += nans;
+    words[kPosInf] += pos_inf;
+    words[kNegInf] += neg_inf;
+    words[kNotNegativeZero] += not_negative_zero;
+    words[kCount] += static_cast<std::int64_t>(len);
+    normalize();
+  }
+}
+
+void ExactSum::add(const bf16* x, std::size_t n) {
+  // bf16 spans f32's exponents: widened to float (exact) a block at a time, then f32's path.
+  constexpr std::size_t kBlock = 2048;
+  float wide[kBlock];
+  for (std::size_t start = 0; start < n; start += kBlock) {
+    const std::size_t len = std::min(kBlock, n - start);
+    for (std::size_t i = 0; i < len; ++i) wide[i] = static_cast<float>(x[start + i]);
+    add(wide, len);
+  }
+}
+
 template <class T>
 T ExactSum::round() const {
   using Limits = std::numeric_limits<T>;
+  // q * 2^e (exact in double for every T here: q has at most 54 bits) as T, signed; for the 16-bit
+  // floats the conversion from double is exact or overflows to infinity.
+  auto value = [](std::uint64_t q, int e, bool negative) {
+    if constexpr (is_float16_v<T>) {
+      const double v = std::ldexp(static_cast<double>(q), e);
+      return T(negative ? -v : v);
+    } else {
+      const T r = std::ldexp(static_cast<T>(q), e);  // +-inf past the largest finite T
+      return negative ? -r : r;
+    }
+  };
   if (words[kNaN] != 0 || (words[kPosInf] != 0 && words[kNegInf] != 0)) return Limits::quiet_NaN();
   if (words[kPosInf] != 0) return Limits::infinity();
-  if (words[kNegInf] != 0) return -Limits::infinity();
+  if (words[kNegInf] != 0) return T(-static_cast<double>(Limits::infinity()));
 
   ExactSum m = *this;
   m.normalize();
@@ -283,12 +334,12 @@ T ExactSum::round() const {
   }
   int top = kDigits - 1;
   while (top >= 0 && m.words[top] == 0) --top;
-  if (top < 0) return words[kCount] > 0 && words[kNotNegativeZero] == 0 ? -T(0) : T(0);
+  if (top < 0) return value(0, 0, words[kCount] > 0 && words[kNotNegativeZero] == 0);
 
   // Bit positions count from 2^kLowestExponent. Keep Limits::digits bits from the top one, or
   // fewer where they would fall below the smallest subnormal, and round on the rest.
   const int msb = top * kDigitBits + 63 - std::countl_zero(static_cast<std::uint64_t>(m.words[top]));
-  const int lowest = (std::is_same_v<T, float> ? -149 : -1074) - kLowestExponent;
+  const int lowest = (Limits::min_exponent - Limits::digits) - kLowestExponent;  // the smallest subnormal's bit
   const int lsb = std::max(msb - (Limits::digits - 1), lowest);
   // The magnitude's bits from `pos` up, of which at most 55 can be set (modulo 2^64, each term
   // is exact: the true value is below 2^64).
@@ -305,11 +356,12 @@ T ExactSum::round() const {
   bool sticky = (m.words[below / kDigitBits] & ((std::int64_t{1} << (below % kDigitBits)) - 1)) != 0;
   for (int i = 0; i < below / kDigitBits && !sticky; ++i) sticky = m.words[i] != 0;
   if (round_bit && (sticky || (q & 1) != 0)) ++q;  // may carry to 2^digits: still exact in T
-  const T r = std::ldexp(static_cast<T>(q), lsb + kLowestExponent);  // +-inf past the largest finite T
-  return negative ? -r : r;
+  return value(q, lsb + kLowestExponent, negative);
 }
 
 template float ExactSum::round<float>() const;
 template double ExactSum::round<double>() const;
+template f16 ExactSum::round<f16>() const;
+template bf16 ExactSum::round<bf16>() const;
 
 }  // namespace xreduce

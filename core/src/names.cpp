@@ -1,4 +1,7 @@
 #include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <string>
 
@@ -48,14 +51,24 @@ std::string Scalar::to_string() const {
   return visit_dtype(dtype_, [&](auto tag) {
     using T = decltype(tag);
     T v = get<T>();
-    if constexpr (std::is_floating_point_v<T>) {
-      if (v != v) return std::string("nan");
-      if (v == std::numeric_limits<T>::infinity()) return std::string("inf");
-      if (v == -std::numeric_limits<T>::infinity()) return std::string("-inf");
+    if constexpr (is_float_v<T>) {
+      const double d = static_cast<double>(v);
+      if (d != d) return std::string("nan");
+      if (std::isinf(d)) return std::string(d > 0 ? "inf" : "-inf");
     }
     char buf[64];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);  // shortest round-trip form for floats
-    return std::string(buf, end);
+    if constexpr (std::is_same_v<T, bool>) {
+      return std::string(v ? "true" : "false");
+    } else if constexpr (is_float16_v<T>) {
+      // The shortest decimal that reads back to the same 16 bits (to_chars has no 16-bit floats).
+      for (int digits = 1;; ++digits) {
+        std::snprintf(buf, sizeof buf, "%.*g", digits, static_cast<double>(v));
+        if (T(std::strtod(buf, nullptr)).bits == v.bits || digits >= 17) return std::string(buf);
+      }
+    } else {
+      auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);  // shortest round-trip form for floats
+      return std::string(buf, end);
+    }
   });
 }
 

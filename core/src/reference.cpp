@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "aligned_input.hpp"
+#include "xreduce/backend/ops.hpp"
 #include "xreduce/error.hpp"
 #include "xreduce/exact.hpp"
 #include "xreduce/validate.hpp"
@@ -14,11 +15,7 @@
 namespace xreduce {
 namespace {
 
-template <class T>
-bool is_nan(T x) {
-  if constexpr (std::is_floating_point_v<T>) return x != x;
-  else return false;
-}
+using ops::is_nan;
 
 //! The exactly rounded sum (ExactSum: the tests check it against MPFR), and sum |x|.
 template <class T>
@@ -37,11 +34,11 @@ template <class T>
 Reference squares_reference(const T* x, std::size_t n) {
   Reference r;
   r.count = n;
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_float_v<T>) {
     ExactSum s;
     double plain = 0;
     for (std::size_t i = 0; i < n; ++i) {
-      const double v = x[i], square = v * v;
+      const double v = static_cast<double>(x[i]), square = v * v;
       s.add(square);
       // The remainder only of a finite square: fma(v, v, -inf) of an infinite one is NaN or -inf.
       if (std::isfinite(square)) s.add(std::fma(v, v, -square));
@@ -49,7 +46,7 @@ Reference squares_reference(const T* x, std::size_t n) {
     }
     r.value = Scalar(s.round<T>());
     r.abs_sum = plain;
-    r.slack = static_cast<double>(n) * std::numeric_limits<T>::denorm_min();
+    r.slack = static_cast<double>(n) * static_cast<double>(std::numeric_limits<T>::denorm_min());
   } else {
     std::uint64_t s = 0;
     for (std::size_t i = 0; i < n; ++i) s += static_cast<std::uint64_t>(x[i]) * static_cast<std::uint64_t>(x[i]);
@@ -67,7 +64,7 @@ Reference reference_of(const T* x, std::size_t n, Op op) {
     throw Error(ErrorCode::empty_input, std::string(to_string(op)) + " of an empty array has no value");
   switch (op) {
     case Op::sum:
-      if constexpr (std::is_floating_point_v<T>) {
+      if constexpr (is_float_v<T>) {
         r.value = Scalar(rounded_sum(x, n, &r.abs_sum));
       } else {
         std::uint64_t s = 0;
@@ -77,10 +74,10 @@ Reference reference_of(const T* x, std::size_t n, Op op) {
       }
       break;
     case Op::prod:
-      if constexpr (std::is_floating_point_v<T>) {
+      if constexpr (is_float_v<T>) {
         long double p = 1;  // 64-bit mantissa: error about n * 2^-64, far below the tolerance
-        for (std::size_t i = 0; i < n; ++i) p *= x[i];
-        r.value = Scalar(static_cast<T>(p));
+        for (std::size_t i = 0; i < n; ++i) p *= static_cast<double>(x[i]);
+        r.value = Scalar(static_cast<T>(static_cast<double>(p)));
         r.abs_sum = std::fabs(static_cast<double>(p));
       } else {
         std::uint64_t p = 1;
@@ -126,9 +123,7 @@ Reference segments_reference(const Request& q) {
     }
     Reference empty;
     const bool want_max = q.op == Op::max || q.op == Op::argmax;
-    if constexpr (std::is_floating_point_v<T>)
-      empty.value = Scalar(want_max ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity());
-    else empty.value = Scalar(want_max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max());
+    empty.value = Scalar(want_max ? ops::extreme_identity<T, true>() : ops::extreme_identity<T, false>());
     if (returns_index(q.op)) empty.index = no_index;
     r.results.push_back(empty);
   }
@@ -173,11 +168,11 @@ Reference view_reference(const Request& q) {
     (reduced_axis(q, k) ? per_result : results) *= static_cast<std::uint64_t>(q.view.shape[k]);
   }
   const T* x = static_cast<const T*>(q.data);
-  std::vector<T> elements(per_result);
+  const std::unique_ptr<T[]> elements(new T[per_result]);  // not a vector: vector<bool> has no data()
   auto one = [&](std::uint64_t o) {
     const std::int64_t base = offset_of(q, kept, o);
     for (std::uint64_t i = 0; i < per_result; ++i) elements[i] = x[base + offset_of(q, reduced, i)];
-    return reference_of(elements.data(), per_result, q.op);
+    return reference_of(elements.get(), per_result, q.op);
   };
   if (!array_result(q)) return one(0);
   Reference r;
@@ -243,9 +238,20 @@ double tolerance(const Request& q, const Reference& ref, Accuracy accuracy) {
     return widest;
   }
   if (!is_floating(q.dtype) || exact_sum(q.dtype, q.op, accuracy)) return 0;
-  const double eps = q.dtype == DType::f32 ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
-  if (q.op == Op::sum || q.op == Op::sumsq) return 64 * eps * ref.abs_sum + ref.slack;
-  if (q.op == Op::prod) return (static_cast<double>(ref.count) + 64) * eps * ref.abs_sum;
+  // f16 and bf16 accumulate as f32 does (float lanes, then double), and round once more at the
+  // end, to their own type: half an ulp of the result, below eps(T) |result| (+ the subnormal
+  // spacing, for a result among them).
+  const double eps = q.dtype == DType::f64 ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
+  double last_rounding = 0;
+  if (is_float16(q.dtype))
+    visit_dtype(q.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (is_float16_v<T>)
+        last_rounding = static_cast<double>(std::numeric_limits<T>::epsilon()) * std::fabs(ref.value.to_double()) +
+                        static_cast<double>(std::numeric_limits<T>::denorm_min());
+    });
+  if (q.op == Op::sum || q.op == Op::sumsq) return 64 * eps * ref.abs_sum + ref.slack + last_rounding;
+  if (q.op == Op::prod) return (static_cast<double>(ref.count) + 64) * eps * ref.abs_sum + last_rounding;
   return 0;
 }
 

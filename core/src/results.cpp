@@ -86,7 +86,12 @@ void put(void* out, std::size_t s, const Scalar& v) {
 }  // namespace
 
 Scalar rounded(DType dtype, const ExactSum& s) {
-  return dtype == DType::f32 ? Scalar(s.round<float>()) : Scalar(s.round<double>());
+  switch (dtype) {
+    case DType::f32: return Scalar(s.round<float>());
+    case DType::f16: return Scalar(s.round<f16>());
+    case DType::bf16: return Scalar(s.round<bf16>());
+    default: return Scalar(s.round<double>());
+  }
 }
 
 Result run_for_results(const Request& q, const Request& c, const Features& f, const Run& run) {

@@ -34,7 +34,7 @@ Message& message_of(void* buffer) { return *reinterpret_cast<Message*>(static_ca
 //! An extreme's value, as the header's dtype (floats travel as doubles).
 template <class T>
 T value_of(const Extreme& e) {
-  if constexpr (std::is_floating_point_v<T>) return static_cast<T>(std::bit_cast<double>(e.bits));
+  if constexpr (is_float_v<T>) return static_cast<T>(std::bit_cast<double>(e.bits));
   else return static_cast<T>(e.bits);
 }
 
@@ -43,8 +43,8 @@ Extreme extreme_of(T value, std::uint64_t index) {
   Extreme x;
   x.has = 1;
   x.index = index;
-  if constexpr (std::is_floating_point_v<T>) {
-    x.nan = std::isnan(value) ? 1 : 0;
+  if constexpr (is_float_v<T>) {
+    x.nan = std::isnan(static_cast<double>(value)) ? 1 : 0;
     x.bits = std::bit_cast<std::uint64_t>(static_cast<double>(value));
   } else {
     x.bits = static_cast<std::uint64_t>(value);  // signed: the two's complement bits
@@ -183,14 +183,22 @@ Result Partials::result(const std::string& reason) const {
       }
       case Kind::exact_sum: {
         const auto e = load<ExactSum>(s);
-        value = dtype == DType::f32 ? Scalar(e.round<float>()) : Scalar(e.round<double>());
+        value = visit_dtype(dtype, [&](auto tag) {
+          using T = decltype(tag);
+          if constexpr (is_float_v<T>) return Scalar(e.round<T>());
+          else return Scalar(e.round<double>());  // not reached: exact sums are of floats
+        });
         r.exact.push_back(e);
         break;
       }
       case Kind::float_sum:
       case Kind::float_prod: {
         const auto d = load<double>(s);
-        value = dtype == DType::f32 ? Scalar(static_cast<float>(d)) : Scalar(d);
+        value = visit_dtype(dtype, [&](auto tag) {
+          using T = decltype(tag);
+          if constexpr (is_float_v<T>) return Scalar(static_cast<T>(d));
+          else return Scalar(d);  // not reached: float sums and products are of floats
+        });
         break;
       }
       case Kind::extreme: {

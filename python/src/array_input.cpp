@@ -35,18 +35,34 @@ std::string dtype_name(nb::dlpack::dtype t) {
 
 DType dtype_of(nb::dlpack::dtype t) {
   using code = nb::dlpack::dtype_code;
-  if (t.lanes == 1 && (t.bits == 32 || t.bits == 64)) {
-    const bool wide = t.bits == 64;
-    switch (static_cast<code>(t.code)) {
-      case code::Float: return wide ? DType::f64 : DType::f32;
-      case code::Int: return wide ? DType::i64 : DType::i32;
-      case code::UInt: return wide ? DType::u64 : DType::u32;
-      default: break;
-    }
-  }
+  struct Known {
+    code kind;
+    int bits;
+    DType dtype;
+  };
+  static constexpr Known known[] = {
+      {code::Float, 16, DType::f16}, {code::Float, 32, DType::f32}, {code::Float, 64, DType::f64},
+      {code::Bfloat, 16, DType::bf16}, {code::Int, 8, DType::i8},    {code::Int, 16, DType::i16},
+      {code::Int, 32, DType::i32},    {code::Int, 64, DType::i64},   {code::UInt, 8, DType::u8},
+      {code::UInt, 16, DType::u16},   {code::UInt, 32, DType::u32},  {code::UInt, 64, DType::u64},
+      {code::Bool, 8, DType::boolean}};
+  if (t.lanes == 1)
+    for (const Known& k : known)
+      if (static_cast<code>(t.code) == k.kind && t.bits == k.bits) return k.dtype;
   throw nb::type_error(("xreduce: element type " + dtype_name(t) +
-                        " is not reduced; supported: float32, float64, int32, int64, uint32, uint64")
+                        " is not reduced; supported: float16, bfloat16, float32, float64, int8, int16, int32, int64, "
+                        "uint8, uint16, uint32, uint64, bool")
                            .c_str());
+}
+
+//! Whether `object` is a numpy array of ml_dtypes' bfloat16, which numpy can export neither through
+//! DLPack nor the buffer protocol (it is no numpy type): read through a uint16 view of it instead.
+bool ml_dtypes_bfloat16(nb::handle object) {
+  if (!nb::hasattr(object, "dtype") || !nb::hasattr(object, "view")) return false;
+  nb::object dtype = object.attr("dtype");
+  return nb::hasattr(dtype, "name") && nb::str(dtype.attr("name")).equal(nb::str("bfloat16")) &&
+         nb::hasattr(dtype, "itemsize") && nb::cast<int>(dtype.attr("itemsize")) == 2 &&
+         nb::hasattr(dtype, "kind") && nb::str(dtype.attr("kind")).equal(nb::str("V"));
 }
 
 bool c_contiguous(const nb::ndarray<nb::ro>& a) {
@@ -89,9 +105,10 @@ struct Torch {
     auto* t = new Torch;
     t->tensor = reinterpret_cast<PyTypeObject*>(nb::object(module.attr("Tensor")).release().ptr());
     t->current_stream = nb::object(module.attr("_C").attr("_cuda_getCurrentRawStream")).release().ptr();
-    static constexpr const char* names[] = {"float32", "float64", "int32", "int64", "uint32", "uint64"};
-    for (std::size_t i = 0; i < t->dtypes.size(); ++i)
-      if (nb::hasattr(module, names[i])) t->dtypes[i] = nb::object(module.attr(names[i])).release().ptr();
+    for (std::size_t i = 0; i < t->dtypes.size(); ++i) {
+      const std::string name = numpy_name(all_dtypes[i]);
+      if (nb::hasattr(module, name.c_str())) t->dtypes[i] = nb::object(module.attr(name.c_str())).release().ptr();
+    }
     return loaded = t;
   }
 
@@ -201,6 +218,13 @@ Request request_of(const void* data, std::size_t size, std::size_t width, DType 
 
 }  // namespace
 
+std::string numpy_name(DType t) {
+  static constexpr const char* names[] = {"float32", "float64", "int32", "int64", "uint32", "uint64", "float16",
+                                          "bfloat16", "int8", "uint8", "int16", "uint16", "bool"};
+  static_assert(std::size(names) == all_dtypes.size(), "in DType order");
+  return names[static_cast<int>(t)];
+}
+
 ArrayInput read_array(nb::handle object, Op op, std::size_t width, bool copy) {
   if (width == 0) throw nb::value_error("xreduce: width must be at least 1");
   ArrayInput in;
@@ -211,14 +235,15 @@ ArrayInput read_array(nb::handle object, Op op, std::size_t width, bool copy) {
     in.request = request_of(t->data, t->size, width, t->dtype, op, t->cuda ? Memory::device : Memory::host);
     return in;
   }
-  in.array = export_array(object);
+  const bool bfloat16_view = ml_dtypes_bfloat16(object);
+  in.array = export_array(bfloat16_view ? object.attr("view")("uint16") : nb::object(nb::borrow(object)));
   const std::int32_t device_type = in.array.device_type();
   if (device_type != kDLCPU && device_type != kDLCUDA && device_type != kDLCUDAHost && device_type != kDLCUDAManaged)
     throw nb::value_error(("xreduce: the array lives in DLPack device type " + std::to_string(device_type) +
                            "; xreduce reads host memory and CUDA device memory")
                               .c_str());
   in.device = device_type == kDLCUDA || device_type == kDLCUDAManaged;
-  const DType dtype = dtype_of(in.array.dtype());
+  const DType dtype = bfloat16_view ? DType::bf16 : dtype_of(in.array.dtype());
   const std::size_t size = in.array.size();
   check_width(size, width);
   const void* data = in.array.data();

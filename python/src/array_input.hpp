@@ -30,4 +30,7 @@ struct ArrayInput {
 //! (with `copy`, such an array is copied once, in C order).
 ArrayInput read_array(nanobind::handle object, Op op, std::size_t width, bool copy);
 
+//! numpy's name of a dtype (torch's too; ml_dtypes' for bfloat16), the name Python users know.
+std::string numpy_name(DType t);
+
 }  // namespace xreduce::python

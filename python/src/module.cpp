@@ -31,8 +31,10 @@ namespace {
 nb::object to_python(const Scalar& s) {
   return visit_dtype(s.dtype(), [&](auto tag) -> nb::object {
     using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (is_float_v<T>)
       return nb::float_(static_cast<double>(s.get<T>()));
+    else if constexpr (std::is_same_v<T, bool>)
+      return nb::bool_(s.get<T>());
     else
       return nb::int_(s.get<T>());
   });
@@ -211,12 +213,6 @@ struct PyBackend {
   std::map<std::string, std::string> settings;  // key -> default
   std::map<std::string, std::map<std::string, std::string>> support;  // dtype -> op -> exact | inexact
 };
-
-//! numpy's name of a dtype, the name Python users know.
-std::string numpy_name(DType t) {
-  static constexpr const char* names[] = {"float32", "float64", "int32", "int64", "uint32", "uint64"};
-  return names[static_cast<int>(t)];
-}
 
 std::vector<PyBackend> list_backends() {
   std::shared_ptr<Context> context = State::get().context();

@@ -56,7 +56,7 @@ def test_non_contiguous_is_refused_or_copied_once(rng):
 
 @pytest.mark.parametrize(
     "dtype, name",
-    [("float16", "float16"), ("int8", "int8"), ("uint16", "uint16"), ("bool", "bool"), ("complex64", "complex64")],
+    [("complex64", "complex64"), ("complex128", "complex128")],
 )
 def test_unsupported_dtypes_are_named(dtype, name):
     with pytest.raises(TypeError, match=f"element type {name} is not reduced"):

@@ -44,7 +44,7 @@ void check_one(xr::Reducer& r, const xr::Request& q, const xr::Reference& ref) {
 
 //! Reduces `data` (copied to the requested misalignment) with every backend and op-compatible check.
 template <class T>
-void check_all_backends(const std::vector<T>& data, xr::Op op, std::size_t byte_offset) {
+void check_all_backends(const xr::test::Elements<T>& data, xr::Op op, std::size_t byte_offset) {
   // Place the elements `byte_offset` bytes past a 64-byte boundary: 0, one element (aligned to the
   // element but not to vectors), or 1 (not even aligned to the element).
   std::vector<std::uint64_t> storage((data.size() * sizeof(T) + byte_offset) / 8 + 16);
@@ -83,7 +83,7 @@ const std::vector<std::size_t>& sizes() {
 
 template <class T>
 void conformance_for_type() {
-  const bool floating = std::is_floating_point_v<T>;
+  const bool floating = xr::is_float_v<T>;
   std::mt19937_64 rng(xr::test::run_seed() ^ static_cast<std::uint64_t>(xr::dtype_of<T>()));
   for (xr::Op op : xr::all_ops) {
     std::vector<Pattern> patterns{Pattern::random};
@@ -93,7 +93,7 @@ void conformance_for_type() {
     if (floating && !quick()) patterns.insert(patterns.end(), {Pattern::inf, Pattern::both_inf});
     for (std::size_t n : sizes()) {
       for (Pattern p : patterns) {
-        std::vector<T> data = xr::test::make_data<T>(p, op, n, rng);
+        xr::test::Elements<T> data = xr::test::make_data<T>(p, op, n, rng);
         for (std::size_t offset : {std::size_t{0}, sizeof(T), std::size_t{1}}) {
           if ((n > 65537 || quick()) && offset == sizeof(T)) continue;  // the small sizes already cover it
           INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), " << to_string(op) << " of "
@@ -114,6 +114,13 @@ TEST_CASE("every backend: i32") { conformance_for_type<std::int32_t>(); }
 TEST_CASE("every backend: i64") { conformance_for_type<std::int64_t>(); }
 TEST_CASE("every backend: u32") { conformance_for_type<std::uint32_t>(); }
 TEST_CASE("every backend: u64") { conformance_for_type<std::uint64_t>(); }
+TEST_CASE("every backend: f16") { conformance_for_type<xr::f16>(); }
+TEST_CASE("every backend: bf16") { conformance_for_type<xr::bf16>(); }
+TEST_CASE("every backend: i8") { conformance_for_type<std::int8_t>(); }
+TEST_CASE("every backend: u8") { conformance_for_type<std::uint8_t>(); }
+TEST_CASE("every backend: i16") { conformance_for_type<std::int16_t>(); }
+TEST_CASE("every backend: u16") { conformance_for_type<std::uint16_t>(); }
+TEST_CASE("every backend: bool") { conformance_for_type<bool>(); }
 
 TEST_CASE("every backend: empty input gives the identity of sum, prod and sumsq, in the result type") {
   for (xr::Reducer* r : backends()) {
@@ -205,10 +212,10 @@ void records_for_type() {
   for (xr::Op op : xr::all_ops) {
     std::vector<Pattern> patterns{Pattern::random};
     if (!xr::accumulates(op)) patterns.push_back(Pattern::ties);
-    if (std::is_floating_point_v<T>) patterns.push_back(Pattern::nan);
+    if (xr::is_float_v<T>) patterns.push_back(Pattern::nan);
     for (Shape s : shapes)
       for (Pattern p : patterns) {
-        std::vector<T> data = xr::test::make_data<T>(p, op, s.count * s.width, rng);
+        xr::test::Elements<T> data = xr::test::make_data<T>(p, op, s.count * s.width, rng);
         const xr::Request q = xr::Request::records(data.empty() ? nullptr : data.data(), s.count, s.width, xr::dtype_of<T>(), op);
         INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), " << to_string(op) << " of "
                      << to_string(xr::dtype_of<T>()) << ", " << s.count << " records of width " << s.width << ", data "
@@ -240,6 +247,11 @@ void records_for_type() {
 
 TEST_CASE("every backend: records, f32") { records_for_type<float>(); }
 TEST_CASE("every backend: records, f64") { records_for_type<double>(); }
+TEST_CASE("every backend: records, f16") { records_for_type<xr::f16>(); }
+TEST_CASE("every backend: records, bf16") { records_for_type<xr::bf16>(); }
+TEST_CASE("every backend: records, u8") { records_for_type<std::uint8_t>(); }
+TEST_CASE("every backend: records, i16") { records_for_type<std::int16_t>(); }
+TEST_CASE("every backend: records, bool") { records_for_type<bool>(); }
 TEST_CASE("every backend: records, i32") { records_for_type<std::int32_t>(); }
 TEST_CASE("every backend: records, u64") { records_for_type<std::uint64_t>(); }
 

@@ -87,7 +87,9 @@ void exact_for_type() {
   static const std::vector<std::size_t> few{0, 1, 33, 2049, 65537};
   for (std::size_t n : quick() ? few : full)
     for (ExactShape shape : xr::test::all_exact_shapes) {
-      const std::vector<T> data = xr::test::make_exact_data<T>(shape, n, rng);
+      std::vector<T> data;
+      if constexpr (xr::is_float16_v<T>) data = xr::test::make_exact_data16<T>(shape, n, rng);
+      else data = xr::test::make_exact_data<T>(shape, n, rng);
       for (std::size_t offset : {std::size_t{0}, sizeof(T), std::size_t{1}}) {
         if (n > 65537 && offset == sizeof(T)) continue;  // the small sizes cover it
         INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), exact sum of " << to_string(xr::dtype_of<T>())
@@ -101,6 +103,8 @@ void exact_for_type() {
 
 TEST_CASE("exact sums: f32, every size class, shape, alignment, thread count and block size") { exact_for_type<float>(); }
 TEST_CASE("exact sums: f64, every size class, shape, alignment, thread count and block size") { exact_for_type<double>(); }
+TEST_CASE("exact sums: f16, every size class, shape, alignment, thread count and block size") { exact_for_type<xr::f16>(); }
+TEST_CASE("exact sums: bf16, every size class, shape, alignment, thread count and block size") { exact_for_type<xr::bf16>(); }
 
 TEST_CASE("exact sums: random data of random shapes and sizes (a property test)") {
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x9e0f5ull);

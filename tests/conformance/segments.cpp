@@ -26,6 +26,11 @@ TEST_CASE("every backend: rows and segments, i32") { segments_for_type<std::int3
 TEST_CASE("every backend: rows and segments, i64") { segments_for_type<std::int64_t>(); }
 TEST_CASE("every backend: rows and segments, u32") { segments_for_type<std::uint32_t>(); }
 TEST_CASE("every backend: rows and segments, u64") { segments_for_type<std::uint64_t>(); }
+TEST_CASE("every backend: rows and segments, f16") { segments_for_type<xr::f16>(); }
+TEST_CASE("every backend: rows and segments, bf16") { segments_for_type<xr::bf16>(); }
+TEST_CASE("every backend: rows and segments, i8") { segments_for_type<std::int8_t>(); }
+TEST_CASE("every backend: rows and segments, u16") { segments_for_type<std::uint16_t>(); }
+TEST_CASE("every backend: rows and segments, bool") { segments_for_type<bool>(); }
 
 TEST_CASE("every backend: bad segmented requests are refused, never read out of bounds") {
   std::vector<float> x(100, 1.0f);

@@ -35,6 +35,11 @@ TEST_CASE("every backend: several ops in one pass, i32") { stats_for_type<std::i
 TEST_CASE("every backend: several ops in one pass, i64") { stats_for_type<std::int64_t>(); }
 TEST_CASE("every backend: several ops in one pass, u32") { stats_for_type<std::uint32_t>(); }
 TEST_CASE("every backend: several ops in one pass, u64") { stats_for_type<std::uint64_t>(); }
+TEST_CASE("every backend: several ops in one pass, f16") { stats_for_type<xr::f16>(); }
+TEST_CASE("every backend: several ops in one pass, bf16") { stats_for_type<xr::bf16>(); }
+TEST_CASE("every backend: several ops in one pass, u8") { stats_for_type<std::uint8_t>(); }
+TEST_CASE("every backend: several ops in one pass, i16") { stats_for_type<std::int16_t>(); }
+TEST_CASE("every backend: several ops in one pass, bool") { stats_for_type<bool>(); }
 
 TEST_CASE("every backend: several ops of nothing, and the requests they refuse") {
   std::vector<double> x(100, 1.5);

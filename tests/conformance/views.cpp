@@ -96,8 +96,8 @@ bool empty_slices(const ViewCase& v) {
 
 template <class T>
 void check_view_case(const ViewCase& v, xr::Op op, xr::test::Pattern pattern, std::mt19937_64& rng) {
-  std::vector<T> buffer = xr::test::make_data<T>(pattern, op, v.span, rng);
-  if constexpr (std::is_floating_point_v<T>)
+  xr::test::Elements<T> buffer = xr::test::make_data<T>(pattern, op, v.span, rng);
+  if constexpr (xr::is_float_v<T>)
     if (pattern == xr::test::Pattern::nan)  // about one element in 64, so that slices hold some
       for (T& x : buffer)
         if (rng() % 64 == 0) x = std::numeric_limits<T>::quiet_NaN();
@@ -176,7 +176,7 @@ void views_for_type(std::size_t cases, std::size_t max_rank, const std::vector<s
                     std::uint64_t salt) {
   std::mt19937_64 rng(xr::test::run_seed() ^ salt ^ static_cast<std::uint64_t>(xr::dtype_of<T>()));
   std::vector<xr::test::Pattern> patterns{xr::test::Pattern::random, xr::test::Pattern::ties};
-  if (std::is_floating_point_v<T>) patterns.push_back(xr::test::Pattern::nan);
+  if (xr::is_float_v<T>) patterns.push_back(xr::test::Pattern::nan);
   for (std::size_t c = 0; c < cases; ++c) {
     const ViewCase v = draw_view(rng, 1 + rng() % max_rank, extents, most);
     const xr::Op op = xr::all_ops[rng() % xr::all_ops.size()];
@@ -204,6 +204,15 @@ TEST_CASE("every backend: N-D views, i32") { views_for_type<std::int32_t>(quick(
 TEST_CASE("every backend: N-D views, u64") {
   views_for_type<std::uint64_t>(quick() ? 40 : 150, 6, kSmall, 1 << 12, 0x71e3);
   views_for_type<std::uint64_t>(quick() ? 3 : 8, 3, kLong, 1 << 20, 0x10e6);
+}
+
+TEST_CASE("every backend: N-D views, f16, bf16, i8, u16, bool") {
+  views_for_type<xr::f16>(quick() ? 30 : 120, 6, kSmall, 1 << 12, 0x71e3);
+  views_for_type<xr::f16>(quick() ? 2 : 6, 3, kLong, 1 << 20, 0x10e6);
+  views_for_type<xr::bf16>(quick() ? 30 : 120, 6, kSmall, 1 << 12, 0x71e3);
+  views_for_type<std::int8_t>(quick() ? 30 : 100, 6, kSmall, 1 << 12, 0x71e3);
+  views_for_type<std::uint16_t>(quick() ? 30 : 100, 6, kSmall, 1 << 12, 0x71e3);
+  views_for_type<bool>(quick() ? 30 : 100, 6, kSmall, 1 << 12, 0x71e3);
 }
 
 TEST_CASE("every backend: bad views are refused") {

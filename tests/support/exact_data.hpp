@@ -12,6 +12,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "xreduce/float16.hpp"
+
 namespace xreduce::test {
 
 enum class ExactShape {
@@ -121,8 +123,89 @@ std::vector<T> make_exact_data(ExactShape shape, std::size_t n, std::mt19937_64&
 //! The same bits, or both NaN.
 template <class T>
 bool same_bits(T a, T b) {
-  if (std::isnan(a) && std::isnan(b)) return true;
+  if (std::isnan(static_cast<double>(a)) && std::isnan(static_cast<double>(b))) return true;
   return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+//! make_exact_data's shapes for f16 and bf16, built from bit patterns and doubles (every value of
+//! T is a double): the same ways of going wrong, at 16 bits. Overflow matters most for f16, whose
+//! largest finite value (65504) is within reach of a few thousand ordinary elements.
+template <class T>
+std::vector<T> make_exact_data16(ExactShape shape, std::size_t n, std::mt19937_64& rng) {
+  static_assert(is_float16_v<T>);
+  using L = std::numeric_limits<T>;
+  constexpr unsigned kMant = L::digits - 1;                      // stored significand bits
+  constexpr std::uint16_t kExpMask = static_cast<std::uint16_t>(0x7fff & ~((1u << kMant) - 1));
+  const double max = static_cast<double>(L::max()), tiny = static_cast<double>(L::denorm_min());
+  auto finite = [&] {
+    for (;;) {
+      const auto b = static_cast<std::uint16_t>(rng());
+      if ((b & kExpMask) != kExpMask) return T::from_bits(b);
+    }
+  };
+  auto sign = [&] { return rng() % 2 ? 1.0 : -1.0; };
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::vector<T> v(n);
+  switch (shape) {
+    case ExactShape::uniform:
+      for (T& x : v) x = T(unit(rng));
+      break;
+    case ExactShape::wide:
+      for (T& x : v) x = finite();
+      break;
+    case ExactShape::subnormal:
+      for (T& x : v)
+        x = rng() % 4 ? T::from_bits(static_cast<std::uint16_t>((rng() & ((1u << kMant) - 1)) | (rng() % 2 ? 0x8000u : 0u)))
+                      : T(sign() * static_cast<double>(L::min()) * (1 + std::fabs(unit(rng)) / 4));
+      break;
+    case ExactShape::cancellation:
+      for (std::size_t i = 0; i + 1 < n; i += 2) {
+        v[i] = finite();
+        v[i + 1] = T(-static_cast<double>(v[i]));
+      }
+      if (n % 2) v[n - 1] = T(sign() * std::ldexp(1.0, -static_cast<int>(rng() % 24)));
+      break;
+    case ExactShape::halfway: {
+      if (n == 0) break;
+      // big + pieces adding to half its ulp: a tie; one smallest subnormal more moves it past.
+      const T big = T(std::ldexp(1 + std::fabs(unit(rng)), static_cast<int>(rng() % 12) - 6));
+      v[0] = T(sign() * static_cast<double>(big));
+      const double ulp = static_cast<double>(T::from_bits(static_cast<std::uint16_t>(big.bits + 1))) - static_cast<double>(big);
+      double half = (static_cast<double>(v[0]) < 0 ? -ulp : ulp) / 2;
+      std::size_t i = 1;
+      for (double piece = half / 2; i + 1 < n && std::fabs(piece) >= tiny; ++i, piece /= 2) v[i] = T(piece);
+      if (i < n) {
+        v[i] = i >= 2 ? v[i - 1] : T(half);
+        ++i;
+      }
+      if (i < n && rng() % 2) v[i++] = T(sign() * tiny);
+      break;
+    }
+    case ExactShape::overflow: {
+      for (std::size_t i = 0; i + 1 < n; i += 2) {
+        v[i] = T(unit(rng) * max);
+        v[i + 1] = T(-static_cast<double>(v[i]));
+      }
+      if (n == 0) break;
+      const double ulp = max - static_cast<double>(T::from_bits(static_cast<std::uint16_t>(L::max().bits - 1)));
+      const double last[] = {ulp / 2, ulp / 4, ulp, -max, 0};  // past max: a tie (to even: inf), no, yes, zero, no
+      v[n - 1] = L::max();
+      if (n >= 2) v[n - 2] = T(last[rng() % 5]);
+      break;
+    }
+    case ExactShape::specials: {
+      const T special[] = {L::quiet_NaN(), L::infinity(), T(-HUGE_VAL)};
+      for (T& x : v) x = rng() % 8 ? T(unit(rng)) : special[rng() % 3];
+      break;
+    }
+    case ExactShape::zeros: {
+      const bool all_negative = rng() % 2;
+      for (T& x : v) x = T(all_negative || rng() % 2 ? -0.0 : 0.0);
+      break;
+    }
+  }
+  std::shuffle(v.begin(), v.end(), rng);
+  return v;
 }
 
 }  // namespace xreduce::test

@@ -15,14 +15,14 @@ namespace xreduce::test {
 
 template <class T>
 T mpfr_sum(const T* x, std::size_t n) {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || is_float16_v<T>);
   bool nan = false, pos_inf = false, neg_inf = false, all_negative_zero = n > 0;
   mpfr_t sum, term;
   mpfr_init2(sum, 2300);
   mpfr_init2(term, 64);
   mpfr_set_zero(sum, 1);
   for (std::size_t i = 0; i < n; ++i) {
-    const T v = x[i];
+    const double v = static_cast<double>(x[i]);  // exact for every T here
     all_negative_zero = all_negative_zero && v == 0 && std::signbit(v);
     if (std::isnan(v)) nan = true;
     else if (std::isinf(v)) (v > 0 ? pos_inf : neg_inf) = true;
@@ -35,7 +35,7 @@ T mpfr_sum(const T* x, std::size_t n) {
   if (nan || (pos_inf && neg_inf)) {
     result = std::numeric_limits<T>::quiet_NaN();
   } else if (pos_inf || neg_inf) {
-    result = pos_inf ? std::numeric_limits<T>::infinity() : -std::numeric_limits<T>::infinity();
+    result = T(pos_inf ? HUGE_VAL : -HUGE_VAL);
   } else {
     // T's exponent range (MPFR counts significands in [1/2, 1)), so that subnormalize rounds as T does.
     const mpfr_exp_t old_min = mpfr_get_emin(), old_max = mpfr_get_emax();
@@ -47,11 +47,12 @@ T mpfr_sum(const T* x, std::size_t n) {
     int inexact = mpfr_set(rounded, sum, MPFR_RNDN);
     inexact = mpfr_subnormalize(rounded, inexact, MPFR_RNDN);
     if constexpr (std::is_same_v<T, float>) result = mpfr_get_flt(rounded, MPFR_RNDN);
+    else if constexpr (is_float16_v<T>) result = T(mpfr_get_d(rounded, MPFR_RNDN));  // exact, or the infinity
     else result = mpfr_get_d(rounded, MPFR_RNDN);
     mpfr_clear(rounded);
     mpfr_set_emin(old_min);
     mpfr_set_emax(old_max);
-    if (result == 0) result = all_negative_zero ? -T(0) : T(0);
+    if (static_cast<double>(result) == 0) result = T(all_negative_zero ? -0.0 : 0.0);
   }
   mpfr_clear(sum);
   mpfr_clear(term);

@@ -144,7 +144,7 @@ bool reduces(const Reducer& r, const SegmentShape& shape, Op op, Accuracy accura
 template <class T>
 void check_segments(Reducer& r, Placement& place, Op op, const SegmentShape& shape, Pattern pattern,
                     std::mt19937_64& rng, Accuracy accuracy = Accuracy::standard, std::size_t lead = 0) {
-  const std::vector<T> data = make_data<T>(pattern, op, shape.n, rng);
+  const Elements<T> data = make_data<T>(pattern, op, shape.n, rng);
   const Request host = shaped(data.data(), shape, dtype_of<T>(), op);
   Options options;
   options.accuracy = accuracy;
@@ -158,8 +158,8 @@ void check_segments(Reducer& r, Placement& place, Op op, const SegmentShape& sha
 
   Request q = host;
   q.memory = place.memory;
-  std::vector<T> placed(lead, T{});
-  placed.insert(placed.end(), data.begin(), data.end());
+  Elements<T> placed(lead + data.size(), T{});
+  std::copy(data.begin(), data.end(), placed.begin() + lead);
   q.data = static_cast<const T*>(place.put(placed.data(), placed.size() * sizeof(T))) + lead;
   if (!shape.rows) q.segments.offsets = static_cast<const std::uint64_t*>(place.put(shape.offsets.data(), shape.offsets.size() * 8));
   INFO("seed " << run_seed() << " (replay with XREDUCE_TEST_SEED), backend " << r.name() << ", " << to_string(op) << " of "
@@ -198,7 +198,7 @@ void check_segments_for_type(Reducer& r, Placement& place, bool few) {
   for (Op op : all_ops) {
     for (const SegmentShape& shape : shapes) {
       if (!reduces<T>(r, shape, op)) continue;
-      const Pattern patterns[] = {Pattern::random, Pattern::ties, std::is_floating_point_v<T> ? Pattern::nan : Pattern::negative};
+      const Pattern patterns[] = {Pattern::random, Pattern::ties, is_float_v<T> ? Pattern::nan : Pattern::negative};
       check_segments<T>(r, place, op, shape, patterns[turn++ % 3], rng);
     }
   }
@@ -207,7 +207,7 @@ void check_segments_for_type(Reducer& r, Placement& place, bool few) {
     if (shape.name == "power-law lengths" || shape.name == "many segments of 1..32")
       for (Op op : {Op::sum, Op::argmax})
         if (reduces<T>(r, shape, op)) check_segments<T>(r, place, op, shape, Pattern::random, rng, Accuracy::standard, 1);
-  if constexpr (std::is_floating_point_v<T>)
+  if constexpr (is_float_v<T>)
     for (const SegmentShape& shape : shapes)
       if (reduces<T>(r, shape, Op::sum, Accuracy::exact)) check_segments<T>(r, place, Op::sum, shape, Pattern::random, rng, Accuracy::exact);
 }

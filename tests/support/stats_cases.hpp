@@ -37,7 +37,7 @@ inline std::string describe(OpSet ops) {
 template <class T>
 void check_stats(Reducer& r, Placement& place, OpSet ops, std::size_t n, const SegmentShape* shape, Pattern pattern,
                  std::mt19937_64& rng) {
-  const std::vector<T> data = make_data<T>(pattern, Op::sum, n, rng);
+  const Elements<T> data = make_data<T>(pattern, Op::sum, n, rng);
   // `op` is not used with `ops`: prod, which no backend computes among several, says so.
   Request host = shape ? shaped(data.data(), *shape, dtype_of<T>(), Op::prod) : Request{data.data(), n, dtype_of<T>(), Op::prod, Memory::host};
   host.ops = ops;
@@ -112,7 +112,7 @@ inline bool several_of(const Reducer& r, const SegmentShape& shape, OpSet ops) {
 template <class T>
 void check_stats_for_type(Reducer& r, Placement& place, bool few) {
   std::mt19937_64 rng(run_seed() ^ (0x57a75ull + static_cast<std::uint64_t>(dtype_of<T>())));
-  const Pattern patterns[] = {Pattern::random, Pattern::ties, std::is_floating_point_v<T> ? Pattern::nan : Pattern::negative};
+  const Pattern patterns[] = {Pattern::random, Pattern::ties, is_float_v<T> ? Pattern::nan : Pattern::negative};
   const std::vector<OpSet> sets = stat_sets();
   std::vector<std::size_t> lengths{1, 2, 5, 31, 33, 256, 4097, 65536 + 3, 3 * 65536 + 17};
   if (!few) lengths.push_back((std::size_t{1} << 21) + 7);

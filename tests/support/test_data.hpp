@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "xreduce/types.hpp"
@@ -22,6 +23,41 @@ inline std::uint64_t run_seed() {
   }();
   return seed;
 }
+
+//! The elements of a test array: a std::vector, but one whose data() is a `const T*` for bool too
+//! (std::vector<bool> packs bits and has no data()).
+template <class T>
+class Elements {
+  struct Bool {  // a bool in a struct of its own: the vector cannot specialise it
+    bool value;
+  };
+  using Slot = std::conditional_t<std::is_same_v<T, bool>, Bool, T>;
+  static_assert(sizeof(Slot) == sizeof(T) && alignof(Slot) == alignof(T));
+
+ public:
+  Elements() = default;
+  explicit Elements(std::size_t n, T value = T{}) : slots_(n, Slot{value}) {}
+  //! A copy as a plain vector, for the types that have one.
+  template <class U = T, class = std::enable_if_t<!std::is_same_v<U, bool>>>
+  operator std::vector<T>() const {
+    return std::vector<T>(begin(), end());
+  }
+  std::size_t size() const { return slots_.size(); }
+  bool empty() const { return slots_.empty(); }
+  T* data() { return reinterpret_cast<T*>(slots_.data()); }
+  const T* data() const { return reinterpret_cast<const T*>(slots_.data()); }
+  T& operator[](std::size_t i) { return data()[i]; }
+  const T& operator[](std::size_t i) const { return data()[i]; }
+  T* begin() { return data(); }
+  T* end() { return data() + size(); }
+  const T* begin() const { return data(); }
+  const T* end() const { return data() + size(); }
+  void resize(std::size_t n, T value = T{}) { slots_.resize(n, Slot{value}); }
+  void push_back(T value) { slots_.push_back(Slot{value}); }
+
+ private:
+  std::vector<Slot> slots_;
+};
 
 //! The shapes of data the conformance suite draws.
 enum class Pattern { random, ties, nan, inf, both_inf, negative };
@@ -42,13 +78,15 @@ inline const char* name(Pattern p) {
 //! products get odd integers (never zero) and floats 2^u, |u| < 1/64, with random signs (so the
 //! product neither overflows nor vanishes); ties draw from {-2..2}.
 template <class T>
-std::vector<T> make_data(Pattern p, Op op, std::size_t n, std::mt19937_64& rng) {
-  std::vector<T> v(n);
+Elements<T> make_data(Pattern p, Op op, std::size_t n, std::mt19937_64& rng) {
+  Elements<T> v(n);
   std::uniform_real_distribution<double> unit(-1.0, 1.0);
   for (auto& x : v) {
-    if (p == Pattern::ties) {
+    if constexpr (std::is_same_v<T, bool>) {
+      x = (rng() & (p == Pattern::ties ? 7 : 1)) != 0;  // ties: mostly true, so that argmin has few candidates
+    } else if (p == Pattern::ties) {
       x = static_cast<T>(static_cast<int>(rng() % 5) - 2);
-    } else if constexpr (std::is_floating_point_v<T>) {
+    } else if constexpr (is_float_v<T>) {
       double u = unit(rng);
       if (op == Op::prod) x = static_cast<T>(std::copysign(std::exp2(u / 64), unit(rng)));
       else x = static_cast<T>(p == Pattern::negative ? -std::fabs(u) : u);
@@ -59,11 +97,11 @@ std::vector<T> make_data(Pattern p, Op op, std::size_t n, std::mt19937_64& rng) 
       x = r;
     }
   }
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_float_v<T>) {
     if (n > 0 && (p == Pattern::nan || p == Pattern::inf || p == Pattern::both_inf)) {
       const T special = p == Pattern::nan ? std::numeric_limits<T>::quiet_NaN() : std::numeric_limits<T>::infinity();
       v[rng() % n] = special;
-      v[rng() % n] = p == Pattern::both_inf ? -special : special;
+      v[rng() % n] = p == Pattern::both_inf ? T(-static_cast<double>(special)) : special;
     }
   }
   return v;

@@ -59,8 +59,10 @@ TEST_CASE("npy: versions 1.0, 2.0 and 3.0 of every dtype read back exactly") {
     REQUIRE(a.count == 3);
     CHECK(std::memcmp(a.data, d.data(), 24) == 0);
   }
-  const std::pair<const char*, xr::DType> kinds[] = {{"<f4", xr::DType::f32}, {"<i4", xr::DType::i32}, {"<i8", xr::DType::i64},
-                                                     {"<u4", xr::DType::u32}, {"<u8", xr::DType::u64}};
+  const std::pair<const char*, xr::DType> kinds[] = {
+      {"<f4", xr::DType::f32}, {"<i4", xr::DType::i32}, {"<i8", xr::DType::i64}, {"<u4", xr::DType::u32},
+      {"<u8", xr::DType::u64}, {"<f2", xr::DType::f16}, {"|i1", xr::DType::i8},  {"|u1", xr::DType::u8},
+      {"<i2", xr::DType::i16}, {"<u2", xr::DType::u16}, {"|b1", xr::DType::boolean}, {"=f2", xr::DType::f16}};
   for (auto [descr, t] : kinds) {
     std::vector<unsigned char> bytes(5 * xr::size_of(t), 7);
     auto a = xr::cli::read_npy(write_npy("k.npy", 1, std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (5,), }",
@@ -128,8 +130,12 @@ TEST_CASE("npy: malformed, truncated and unsupported files are clear errors") {
             .find("at most 16 extents") != std::string::npos);
   CHECK(io_error(write_npy("neg.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, -2), }", data, 16))
             .find("shape") != std::string::npos);
-  CHECK(io_error(write_npy("f2.npy", 1, "{'descr': '<f2', 'fortran_order': False, 'shape': (8,), }", data, 16))
-            .find("unsupported dtype '<f2'") != std::string::npos);
+  CHECK(io_error(write_npy("c8.npy", 1, "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", data, 16))
+            .find("unsupported dtype '<c8'") != std::string::npos);
+  // ml_dtypes' bfloat16 is '<V2' in a .npy: two opaque bytes, read only when the caller names the type.
+  const std::string v2 = "{'descr': '<V2', 'fortran_order': False, 'shape': (8,), }";
+  CHECK(io_error(write_npy("v2.npy", 1, v2, data, 16)).find("--dtype bf16") != std::string::npos);
+  CHECK(xr::cli::read_npy(write_npy("v2.npy", 1, v2, data, 16), xr::DType::bf16).dtype == xr::DType::bf16);
   CHECK(io_error(write_npy("obj.npy", 1, "{'descr': '|O', 'fortran_order': False, 'shape': (4,), }", data, 16))
             .find("unsupported dtype") != std::string::npos);
   CHECK(io_error(write_npy("nodescr.npy", 1, "{'fortran_order': False, 'shape': (4,), }", data, 16)).find("no 'descr'") !=

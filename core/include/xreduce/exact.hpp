@@ -32,6 +32,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "xreduce/float16.hpp"
+
 namespace xreduce {
 
 struct ExactSum {
@@ -49,6 +51,10 @@ struct ExactSum {
   //! run of 2048 elements (any data is exact; wider ranges take a slower path).
   void add(const float* x, std::size_t n);
   void add(const double* x, std::size_t n);
+  //! The 16-bit floats: f16 at the same cost whatever the data (every finite f16 is a 40-bit
+  //! fixed-point number); bf16 as f32 is.
+  void add(const f16* x, std::size_t n);
+  void add(const bf16* x, std::size_t n);
 
   //! Adds `other`, word by word, and normalizes.
   ExactSum& operator+=(const ExactSum& other);
@@ -56,7 +62,7 @@ struct ExactSum {
   //! unchanged.
   void normalize();
 
-  //! The sum rounded once to the nearest T (float or double), ties to even: NaN if a NaN or both
+  //! The sum rounded once to the nearest T (float, double, f16 or bf16), ties to even: NaN if a NaN or both
   //! infinities were added, else +-inf if one was, else the exact sum rounded (+-inf beyond the
   //! largest finite T). A zero sum is -0 only if every element was -0.
   template <class T>
@@ -67,6 +73,8 @@ struct ExactSum {
 
 extern template float ExactSum::round<float>() const;
 extern template double ExactSum::round<double>() const;
+extern template f16 ExactSum::round<f16>() const;
+extern template bf16 ExactSum::round<bf16>() const;
 
 static_assert(sizeof(ExactSum) == 576, "ExactSum: the layout is 72 words, no padding");
 

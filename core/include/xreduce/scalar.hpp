@@ -1,5 +1,5 @@
 #pragma once
-//! A value of any of the six element types, tagged with its type.
+//! A value of any element type, tagged with its type.
 
 #include <cstdint>
 #include <cstring>
@@ -51,8 +51,8 @@ class Scalar {
     return visit_dtype(a.dtype_, [&](auto tag) {
       using T = decltype(tag);
       T x = a.get<T>(), y = b.get<T>();
-      if constexpr (std::is_floating_point_v<T>) {
-        if (x != x && y != y) return true;
+      if constexpr (is_float_v<T>) {
+        if (x != x && y != y) return true;  // the 16-bit floats compare as the floats they are
       }
       return x == y;
     });

@@ -9,10 +9,14 @@
 #include <string_view>
 #include <type_traits>
 
+#include "xreduce/float16.hpp"
+
 namespace xreduce {
 
-//! Element types a request can carry.
-enum class DType : std::uint8_t { f32, f64, i32, i64, u32, u64 };
+//! Element types a request can carry: floats (f16 is IEEE binary16, bf16 bfloat16; both are
+//! xreduce/float16.hpp's), signed and unsigned integers, and `boolean` (one byte, 0 or 1, as numpy,
+//! torch and C++ store a bool). New types take new numbers: the values cross the plugin ABI.
+enum class DType : std::uint8_t { f32, f64, i32, i64, u32, u64, f16, bf16, i8, u8, i16, u16, boolean };
 //! Built-in reduction operations. `sumsq` is the sum of the squares (for norms and variances; of
 //! integers, like a sum, modulo 2^64). Their semantics: xreduce/backend/ops.hpp.
 enum class Op : std::uint8_t { sum, prod, min, max, argmin, argmax, sumsq };
@@ -23,37 +27,47 @@ enum class Memory : std::uint8_t { automatic, host, device };
 //! backend, thread count and GPU (xreduce/exact.hpp); other ops and integer sums are exact anyway.
 enum class Accuracy : std::uint8_t { standard, exact };
 
-inline constexpr std::array<DType, 6> all_dtypes{DType::f32, DType::f64, DType::i32,
-                                                 DType::i64, DType::u32, DType::u64};
+inline constexpr std::array<DType, 13> all_dtypes{DType::f32, DType::f64, DType::i32, DType::i64, DType::u32,
+                                                  DType::u64,  DType::f16, DType::bf16, DType::i8,  DType::u8,
+                                                  DType::i16,  DType::u16, DType::boolean};
+//! The 32- and 64-bit types: the ones the ABI 2 plugin table and the CUDA module know.
+inline constexpr std::array<DType, 6> dtypes_32_64{DType::f32, DType::f64, DType::i32, DType::i64, DType::u32, DType::u64};
 inline constexpr std::array<Op, 7> all_ops{Op::sum, Op::prod, Op::min, Op::max, Op::argmin, Op::argmax, Op::sumsq};
 
 //! Bytes per element.
 constexpr std::size_t size_of(DType t) {
   switch (t) {
     case DType::f32: case DType::i32: case DType::u32: return 4;
+    case DType::f16: case DType::bf16: case DType::i16: case DType::u16: return 2;
+    case DType::i8: case DType::u8: case DType::boolean: return 1;
     default: return 8;
   }
 }
-constexpr bool is_floating(DType t) { return t == DType::f32 || t == DType::f64; }
-constexpr bool is_signed_integer(DType t) { return t == DType::i32 || t == DType::i64; }
+constexpr bool is_floating(DType t) {
+  return t == DType::f32 || t == DType::f64 || t == DType::f16 || t == DType::bf16;
+}
+//! f16 and bf16: sums and products accumulate in float or wider and round to the result type once.
+constexpr bool is_float16(DType t) { return t == DType::f16 || t == DType::bf16; }
+constexpr bool is_signed_integer(DType t) {
+  return t == DType::i8 || t == DType::i16 || t == DType::i32 || t == DType::i64;
+}
 //! argmin and argmax also return the index of the extreme.
 constexpr bool returns_index(Op op) { return op == Op::argmin || op == Op::argmax; }
 
 //! Sums, products and sums of squares: the ops whose integer results widen.
 constexpr bool accumulates(Op op) { return op == Op::sum || op == Op::prod || op == Op::sumsq; }
 
-//! The type of a result: sums, products and sums of squares of integers widen to 64 bits (exact
-//! modulo 2^64); everything else keeps the input type.
+//! The type of a result: sums, products and sums of squares of integers and bools widen to 64 bits
+//! (exact modulo 2^64; of bools, a count); everything else keeps the input type (an f16 sum is an
+//! f16, rounded once from its wider accumulator).
 constexpr DType result_dtype(DType in, Op op) {
-  if (accumulates(op)) {
-    if (is_signed_integer(in)) return DType::i64;
-    if (in == DType::u32 || in == DType::u64) return DType::u64;
-  }
+  if (accumulates(op) && !is_floating(in)) return is_signed_integer(in) ? DType::i64 : DType::u64;
   return in;
 }
 
 // Names are inline so that plugins, built against the headers alone, need nothing from the core.
-inline constexpr std::array<std::string_view, 6> dtype_names{"f32", "f64", "i32", "i64", "u32", "u64"};
+inline constexpr std::array<std::string_view, 13> dtype_names{"f32", "f64", "i32",  "i64", "u32", "u64", "f16",
+                                                               "bf16", "i8", "u8", "i16", "u16", "bool"};
 inline constexpr std::array<std::string_view, 7> op_names{"sum", "prod", "min", "max", "argmin", "argmax", "sumsq"};
 inline constexpr std::array<std::string_view, 3> memory_names{"auto", "host", "device"};
 inline constexpr std::array<std::string_view, 2> accuracy_names{"standard", "exact"};
@@ -135,7 +149,7 @@ class OpSet {
   std::uint32_t bits_ = 0;
 };
 
-//! The DType of a C++ element type; only the six supported types compile.
+//! The DType of a C++ element type; only the supported types compile.
 template <class T>
 constexpr DType dtype_of() {
   if constexpr (std::is_same_v<T, float>) return DType::f32;
@@ -144,7 +158,14 @@ constexpr DType dtype_of() {
   else if constexpr (std::is_same_v<T, std::int64_t>) return DType::i64;
   else if constexpr (std::is_same_v<T, std::uint32_t>) return DType::u32;
   else if constexpr (std::is_same_v<T, std::uint64_t>) return DType::u64;
-  else static_assert(sizeof(T) == 0, "xreduce: element type must be float, double or a 32/64-bit integer");
+  else if constexpr (std::is_same_v<T, f16>) return DType::f16;
+  else if constexpr (std::is_same_v<T, bf16>) return DType::bf16;
+  else if constexpr (std::is_same_v<T, std::int8_t>) return DType::i8;
+  else if constexpr (std::is_same_v<T, std::uint8_t>) return DType::u8;
+  else if constexpr (std::is_same_v<T, std::int16_t>) return DType::i16;
+  else if constexpr (std::is_same_v<T, std::uint16_t>) return DType::u16;
+  else if constexpr (std::is_same_v<T, bool>) return DType::boolean;
+  else static_assert(sizeof(T) == 0, "xreduce: element type must be a float (f16, bf16, float, double), an 8- to 64-bit integer or bool");
 }
 
 //! Calls `f(T{})` with the C++ type that `t` names.
@@ -156,7 +177,30 @@ decltype(auto) visit_dtype(DType t, F&& f) {
     case DType::i32: return f(std::int32_t{});
     case DType::i64: return f(std::int64_t{});
     case DType::u32: return f(std::uint32_t{});
+    case DType::f16: return f(f16{});
+    case DType::bf16: return f(bf16{});
+    case DType::i8: return f(std::int8_t{});
+    case DType::u8: return f(std::uint8_t{});
+    case DType::i16: return f(std::int16_t{});
+    case DType::u16: return f(std::uint16_t{});
+    case DType::boolean: return f(bool{});
     case DType::u64: break;
+  }
+  return f(std::uint64_t{});
+}
+
+//! visit_dtype over the 32- and 64-bit types alone (dtypes_32_64), for code that has no kernels for
+//! the others: `f(T{})`; for any other type `other()`, which throws.
+template <class F, class Other>
+decltype(auto) visit_dtype_32_64(DType t, F&& f, Other&& other) {
+  switch (t) {
+    case DType::f32: return f(float{});
+    case DType::f64: return f(double{});
+    case DType::i32: return f(std::int32_t{});
+    case DType::i64: return f(std::int64_t{});
+    case DType::u32: return f(std::uint32_t{});
+    case DType::u64: break;
+    default: other(); break;
   }
   return f(std::uint64_t{});
 }

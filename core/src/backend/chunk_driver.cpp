@@ -53,7 +53,7 @@ template <bool kMax, class T>
 Scalar fold_extreme(const T* x, std::size_t n, const ChunkRunner* runner) {
   const std::size_t chunk = chunk_size(n);
   if (runner == nullptr || n <= chunk) return Scalar(extreme<kMax>(x, n));
-  std::vector<T> partial(chunk_count(n, chunk));
+  PerTask<T> partial(chunk_count(n, chunk));
   (*runner)(partial.size(), [&](std::size_t c) { partial[c] = extreme<kMax>(x + c * chunk, chunk_length(n, chunk, c)); });
   T e = partial[0];
   for (std::size_t c = 1; c < partial.size(); ++c) e = ops::Extreme<T, kMax>{}(e, partial[c]);
@@ -96,8 +96,11 @@ Result exact_sum_of(const T* x, std::size_t n, const ChunkRunner* runner) {
 Result reduce_flat(const Request& request, const ChunkRunner* runner, Accuracy accuracy) {
   if (!request.ops.empty()) return reduce_host_stats(request, runner);
   if (exact_sum(request.dtype, request.op, accuracy)) {
-    if (request.dtype == DType::f32) return exact_sum_of(static_cast<const float*>(request.data), request.count, runner);
-    return exact_sum_of(static_cast<const double*>(request.data), request.count, runner);
+    return visit_dtype(request.dtype, [&](auto tag) -> Result {
+      using T = decltype(tag);
+      if constexpr (is_float_v<T>) return exact_sum_of(static_cast<const T*>(request.data), request.count, runner);
+      else throw Error(ErrorCode::internal, "an exact sum of integers");  // exact_sum() is false for them
+    });
   }
   return visit_dtype(request.dtype, [&](auto tag) -> Result {
     using T = decltype(tag);

@@ -8,6 +8,7 @@
 #include "columns.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -218,7 +219,7 @@ void run_columns(const Request& q, const Plan& p, const ChunkRunner* runner, std
     });
     return;
   }
-  std::vector<typename Column::Partial> partial(p.batches * chunks * width);
+  PerTask<typename Column::Partial> partial(p.batches * chunks * width);
   run_each(runner, p.batches * chunks * blocks, [&](std::size_t task) {
     const std::uint64_t b = task / (chunks * blocks), c = task / blocks % chunks;
     const std::size_t j0 = task % blocks * block, n = std::min(block, width - j0);
@@ -246,7 +247,7 @@ Result columns_of(const Request& q, const ChunkRunner* runner, Accuracy accuracy
     run_columns<SeveralColumn<T>, T>(q, p, runner, nullptr);
     return r;
   }
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_float_v<T>) {
     if (exact_sum(q.dtype, q.op, accuracy)) {
       // Layout outer hands its partials on (Reducer::reduce rounds them); the others round here.
       if (layout_of(q) != Layout::outer) {

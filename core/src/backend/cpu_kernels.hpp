@@ -22,10 +22,24 @@
 #include <limits>
 #include <span>
 #include <type_traits>
+#include <vector>
 
 #include "xreduce/backend/ops.hpp"
 
 namespace xreduce::detail {
+
+//! A bool that is a whole object: what PerTask holds instead of a bit.
+struct WholeBool {
+  bool value = false;
+  WholeBool() = default;
+  WholeBool(bool v) : value(v) {}  // NOLINT: converts both ways, as the bool it stands for
+  operator bool() const { return value; }
+};
+
+//! One value per task of a parallel loop: a std::vector, except that vector<bool> packs bits, and
+//! tasks writing neighbouring ones would race; bools are held whole.
+template <class T>
+using PerTask = std::vector<std::conditional_t<std::is_same_v<T, bool>, WholeBool, T>>;
 
 inline constexpr std::size_t kLanes = 16;
 inline constexpr std::size_t kBlock = 256;
@@ -40,7 +54,12 @@ template <class T>
 struct SumPolicy {
   using Op = ops::Sum<T>;
   using acc = typename Op::acc_t;
-  using leaf = std::conditional_t<std::is_same_v<T, float>, float, acc>;
+  // f32 and the 16-bit floats sum a leaf in float lanes (16-bit values are exact in float); the
+  // 8- and 16-bit integers and bools in 32-bit lanes (a leaf of 256 of them cannot overflow one).
+  using leaf = std::conditional_t<
+      std::is_same_v<T, float> || is_float16_v<T>, float,
+      std::conditional_t<std::is_integral_v<T> && sizeof(T) <= 2,
+                         std::conditional_t<std::is_signed_v<T>, std::int32_t, std::uint32_t>, acc>>;
   template <class A>
   static constexpr A identity() { return A(0); }
   static constexpr acc identity() { return Op::identity(); }
@@ -155,7 +174,7 @@ struct RunningExtreme {
     else value = x < value ? x : value;
   }
   T result() const {
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (is_float_v<T>)
       if (nan) return std::numeric_limits<T>::quiet_NaN();
     return value;
   }
@@ -177,11 +196,45 @@ XREDUCE_VECTOR16(std::int32_t)
 XREDUCE_VECTOR16(std::int64_t)
 XREDUCE_VECTOR16(std::uint32_t)
 XREDUCE_VECTOR16(std::uint64_t)
+XREDUCE_VECTOR16(std::int8_t)
+XREDUCE_VECTOR16(std::uint8_t)
+XREDUCE_VECTOR16(std::int16_t)
+XREDUCE_VECTOR16(std::uint16_t)
 #undef XREDUCE_VECTOR16
+
+//! How many 16-bit floats extreme() converts to float at a time: a block that stays in L1.
+inline constexpr std::size_t kConvertBlock = 512;
+
+template <bool kMax, class T>
+T extreme_of_vectors(const T* x, std::size_t n);
 
 //! Minimum or maximum of x[0..n), n >= 1, as ops::Extreme has it: NaN if any element is NaN.
 template <bool kMax, class T>
 T extreme(const T* x, std::size_t n) {
+  if constexpr (std::is_same_v<T, bool>) {
+    // A bool is a byte, 0 or 1: the byte kernel's min is `all`, its max `any`.
+    return extreme<kMax>(reinterpret_cast<const std::uint8_t*>(x), n) != 0;
+  } else if constexpr (is_float16_v<T>) {
+    // Blocks widened to float (exact, and it keeps the order, ±0 and NaN), then the float kernel;
+    // the extreme converts back exactly, being one of the elements.
+    float wide[kConvertBlock];
+    RunningExtreme<kMax, float> r;
+    for (std::size_t start = 0; start < n; start += kConvertBlock) {
+      const std::size_t len = n - start < kConvertBlock ? n - start : kConvertBlock;
+      for (std::size_t i = 0; i < len; ++i) wide[i] = static_cast<float>(x[start + i]);
+      const float e = extreme<kMax>(wide, len);
+      r.nan |= is_nan(e);
+      r.add(e);
+    }
+    return T(r.result());
+  } else {
+    return extreme_of_vectors<kMax>(x, n);
+  }
+}
+
+//! extreme() of the types that GCC's vectors hold.
+template <bool kMax, class T>
+T extreme_of_vectors(const T* x, std::size_t n) {
   // Vectors of `v < m ? v : m` (one minps/maxps) and of `v != v`, the NaN flags, tracked apart
   // so that a NaN cannot be lost. Written as plain lanes, neither GCC nor Clang vectorised the
   // select without -ffast-math: min and max ran at 40% of the sum's speed on one core.

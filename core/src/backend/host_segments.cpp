@@ -11,6 +11,7 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -273,7 +274,7 @@ void reduce_tiles(const T* x, const Bounds& b, const Outputs& out, const ChunkRu
     return;
   }
   constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
-  std::vector<typename Seg::acc> carry(tiles), tail(tiles);
+  PerTask<typename Seg::acc> carry(tiles), tail(tiles);
   std::vector<std::size_t> carried(tiles, none), tail_of(tiles, none);  // the segment each partial belongs to
   run_each(runner, tiles, [&](std::size_t t) {
     const std::uint64_t lo = first + t * kTile, hi = std::min(end, lo + kTile);
@@ -281,10 +282,9 @@ void reduce_tiles(const T* x, const Bounds& b, const Outputs& out, const ChunkRu
     const T* tile = x;
     std::uint64_t base = 0;
     if (gather) {
-      thread_local std::vector<T> buffer;
-      buffer.resize(kTile);
-      gather->fill(buffer.data(), lo, hi);
-      tile = buffer.data();
+      thread_local const std::unique_ptr<T[]> buffer(new T[kTile]);  // not a vector: vector<bool> has no data()
+      gather->fill(buffer.get(), lo, hi);
+      tile = buffer.get();
       base = lo;
     }
     auto piece = [&](std::uint64_t a, std::uint64_t e) { return seg.piece(tile + (a - base), e - a, a); };
@@ -379,7 +379,7 @@ Result reduce_host_segments(const Request& q, const ChunkRunner* runner, Accurac
     using T = decltype(tag);
     const T* x = static_cast<const T*>(q.data);
     if (!q.ops.empty()) return reduce_tiles<T>(x, b, out, runner, SeveralSegments<T>(q.ops, *q.ops_out), g);
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (is_float_v<T>)
       if (exact_sum(q.dtype, q.op, accuracy)) return reduce_tiles<T, ExactSegments<T>>(x, b, out, runner, {}, g);
     switch (q.op) {
       case Op::sum: return reduce_tiles<T, FoldSegments<T, SumPolicy<T>>>(x, b, out, runner, {}, g);

@@ -34,7 +34,7 @@ Result combine_results(Op op, const Result& a, const Result& b) {
 
 bool floating_sum(Op op, const Result& r) {
   const DType t = r.values.empty() ? r.value.dtype() : r.values.front().dtype();
-  return op == Op::sum && (t == DType::f32 || t == DType::f64);
+  return op == Op::sum && is_floating(t);
 }
 
 double as_double(const Scalar& s) {
@@ -76,7 +76,7 @@ Result PartFold::result() const {
   Result r = *acc_;
   auto rounded = [&](const Scalar& like, std::size_t j) {
     const double v = std::isfinite(sum_[j]) ? sum_[j] + compensation_[j] : sum_[j];
-    return like.dtype() == DType::f32 ? Scalar(static_cast<float>(v)) : Scalar(v);
+    return visit_dtype(like.dtype(), [&](auto tag) { return Scalar(static_cast<decltype(tag)>(v)); });
   };
   if (r.values.empty()) r.value = rounded(r.value, 0);
   else {

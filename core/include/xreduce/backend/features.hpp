@@ -98,6 +98,11 @@ class FeatureSet {
     for (DType t : ts) dtypes_ |= bit(t);
     return *this;
   }
+  template <std::size_t N>
+  constexpr FeatureSet& dtypes(const std::array<DType, N>& ts) {
+    for (DType t : ts) dtypes_ |= bit(t);
+    return *this;
+  }
   constexpr FeatureSet& every_dtype() {
     for (DType t : all_dtypes) dtypes_ |= bit(t);
     return *this;

@@ -41,16 +41,17 @@ inline constexpr index_t no_element = ~index_t{0};
 
 template <class T>
 XREDUCE_HOST_DEVICE constexpr bool is_nan(T x) {
-  if constexpr (std::is_floating_point_v<T>) return x != x;
+  if constexpr (is_float_v<T>) return x != x;
   else return false;
 }
 
-//! Sums and products of floats accumulate in double, of integers in 64 bits (exact modulo 2^64).
+//! Sums and products of floats (f16 and bf16 too) accumulate in double, of integers and bools in
+//! 64 bits (exact modulo 2^64).
 template <class T>
-using wide_t = std::conditional_t<std::is_floating_point_v<T>, double, unsigned long long>;
-//! Their result type: floats keep their type, integers widen to int64 / uint64.
+using wide_t = std::conditional_t<is_float_v<T>, double, unsigned long long>;
+//! Their result type: floats keep their type, integers widen to int64 / uint64, bools count in uint64.
 template <class T>
-using widened_t = std::conditional_t<std::is_floating_point_v<T>, T,
+using widened_t = std::conditional_t<is_float_v<T>, T,
                                      std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
 
 //! A wide partial as its result: rounded once to the float type, or the integer's bits.
@@ -99,7 +100,9 @@ struct Prod : Widening<T, Op::prod> {
 //! integers. An empty segment's min or max is this.
 template <class T, bool kMax>
 XREDUCE_HOST_DEVICE constexpr T extreme_identity() {
-  if constexpr (std::is_floating_point_v<T>)
+  if constexpr (is_float16_v<T>)
+    return T::from_bits(static_cast<std::uint16_t>(std::numeric_limits<T>::infinity().bits | (kMax ? 0x8000u : 0u)));
+  else if constexpr (is_float_v<T>)
     return kMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
   else return kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
 }

@@ -25,7 +25,7 @@ typename F::acc_t partial_of(const Scalar& value, std::optional<std::uint64_t> i
   } else {  // a wide partial: the float result widened, or the integer result's 64 bits
     const auto r = value.get<typename F::result_t>();
     A a;
-    if constexpr (std::is_floating_point_v<T>) a = static_cast<A>(r);
+    if constexpr (is_float_v<T>) a = static_cast<A>(r);
     else std::memcpy(&a, &r, sizeof a);
     return a;
   }

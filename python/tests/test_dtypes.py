@@ -1,0 +1,138 @@
+"""The 8- and 16-bit element types and bool: numpy arrays and ml_dtypes' bfloat16, every op through
+every host backend, against references in Python's integers and fractions."""
+
+import math
+from fractions import Fraction
+
+import numpy
+import pytest
+import xreduce
+from conftest import declared, host_backends
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+
+# (name, significand digits, smallest normal exponent, largest finite value) of the 16-bit floats.
+FLOAT16 = {"float16": (11, -14, 65504.0), "bfloat16": (8, -126, float(ml_dtypes.finfo(ml_dtypes.bfloat16).max))}
+TYPES = ["float16", "bfloat16", "int8", "uint8", "int16", "uint16", "bool"]
+OPS = ["sum", "prod", "min", "max", "argmin", "argmax"]
+
+
+def numpy_dtype(name):
+    return numpy.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else numpy.dtype(name)
+
+
+def round_to(value: Fraction, name: str) -> float:
+    """`value` rounded once to the nearest 16-bit float `name`, ties to even; inf past its range."""
+    digits, emin, largest = FLOAT16[name]
+    if value == 0:
+        return 0.0
+    a = abs(value)
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    lsb = Fraction(2) ** (max(e, emin) - (digits - 1))
+    q = a / lsb
+    n = q.numerator // q.denominator
+    rest = q - n
+    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n % 2 == 1):
+        n += 1
+    result = float(n * lsb)
+    if result > largest:
+        result = math.inf
+    return math.copysign(result, value)
+
+
+def draw(rng, name, n, op):
+    dtype = numpy_dtype(name)
+    if name == "bool":
+        return rng.random(n) < 0.5
+    if name in FLOAT16:
+        if op == "prod":
+            return (1 + (rng.random(n) - 0.5) / 64).astype(dtype)
+        return ((rng.random(n) - 0.5) * 2.0 ** rng.integers(-8, 4, n)).astype(dtype)
+    info = numpy.iinfo(dtype)
+    return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+
+
+def reference(x, name, op):
+    values = x.astype(numpy.float64).tolist() if name in FLOAT16 else [int(v) for v in x.tolist()]
+    if op in ("min", "max", "argmin", "argmax"):
+        pick = min if op in ("min", "argmin") else max
+        best = pick(values)
+        return (bool(best) if name == "bool" else best), values.index(best)
+    if op == "sum":
+        total = sum((Fraction(v) for v in values), Fraction(0))
+    else:
+        total = Fraction(1)
+        for v in values:
+            total *= Fraction(v)
+    if name in FLOAT16:
+        return total, None
+    return int(total) % 2**64 - (2**64 if name.startswith("int") and int(total) % 2**64 >= 2**63 else 0), None
+
+
+@pytest.mark.parametrize("backend", ["auto", *host_backends()])
+@pytest.mark.parametrize("name", TYPES)
+@pytest.mark.parametrize("op", OPS)
+def test_every_op(rng, backend, name, op):
+    for n in (1, 7, 1000, int(rng.integers(1, 1 << 16))):
+        x = draw(rng, name, n if op != "prod" else min(n, 300), op)
+        if not declared(backend, name, op):
+            with pytest.raises(xreduce.Error):
+                xreduce.reduce(x, op, backend=backend)
+            continue
+        r = xreduce.reduce(x, op, backend=backend)
+        want, index = reference(x, name, op)
+        if op in ("argmin", "argmax"):
+            assert r.index == index
+        elif name in FLOAT16 and op in ("sum", "prod"):
+            # Accumulated in f32 lanes and f64 partials, rounded once to the type (docs/semantics.md).
+            digits, emin, _ = FLOAT16[name]
+            exact = round_to(want, name)
+            bound = abs(exact) * 2.0 ** (1 - digits) + 2.0 ** (emin - digits + 1)
+            if op == "sum":
+                bound += 64 * 2.0**-23 * float(numpy.abs(x.astype(numpy.float64)).sum())
+            else:
+                bound += (x.size + 64) * 2.0**-23 * abs(float(want))
+            assert abs(r.value - exact) <= bound, (r.value, exact)
+        else:
+            assert r.value == want, (r.value, want)
+        assert type(r.value) is (bool if name == "bool" and op in ("min", "max") else float if name in FLOAT16 else int)
+
+
+@pytest.mark.parametrize("backend", host_backends(exact=True))
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+def test_exact_sums_round_once_to_the_type(rng, backend, name):
+    _, _, largest = FLOAT16[name]
+    for n in (0, 1, 100, int(rng.integers(1, 1 << 16))):
+        x = ((rng.random(n) - 0.5) * 2.0 ** rng.integers(-20, 12, n)).astype(numpy_dtype(name))
+        if n >= 3:  # the largest value and its negation, and the sum near the type's last binade
+            x[0], x[1] = largest, -largest
+        want = round_to(sum((Fraction(float(v)) for v in x.astype(numpy.float64).tolist()), Fraction(0)), name)
+        got = xreduce.sum(x, backend=backend, accuracy="exact")
+        assert got == want and math.copysign(1, got) == math.copysign(1, want), (got, want)
+
+
+def test_f16_sums_overflow_as_ieee_does():
+    x = numpy.full(3, 32752.0, dtype=numpy.float16)  # 98256: past 65504
+    assert xreduce.sum(x) == math.inf
+    assert xreduce.sum(x, accuracy="exact") == math.inf
+    edge = numpy.array([65504.0, 8.0], dtype=numpy.float16)  # 65512: below the tie at 65520
+    assert xreduce.sum(edge, accuracy="exact") == 65504.0
+    tie = numpy.array([65504.0, 16.0], dtype=numpy.float16)  # 65520: the tie rounds to even, past the range
+    assert xreduce.sum(tie, accuracy="exact") == math.inf
+
+
+def test_bool_counts_and_logic(rng):
+    x = rng.random(100_001) < 0.3
+    assert xreduce.sum(x) == int(x.sum())
+    assert xreduce.min(x) is bool(x.all()) and xreduce.max(x) is bool(x.any())
+    assert xreduce.argmax(x) == int(numpy.argmax(x)) and xreduce.argmin(x) == int(numpy.argmin(x))
+    assert xreduce.prod(numpy.ones(10, dtype=bool)) == 1 and xreduce.prod(x) == 0
+
+
+def test_bfloat16_views_are_read(rng):
+    x = rng.random(4096).astype(ml_dtypes.bfloat16)
+    total = sum((Fraction(float(v)) for v in x.astype(numpy.float64).tolist()), Fraction(0))
+    assert xreduce.sum(x, accuracy="exact") == round_to(total, "bfloat16")
+    assert xreduce.max(x[::2], copy=True) == float(x[::2].astype(numpy.float64).max())
