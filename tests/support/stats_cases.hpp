@@ -97,15 +97,15 @@ void check_stats(Reducer& r, Placement& place, OpSet ops, std::size_t n, const S
   CHECK(agrees(host, ref, fetched, &error));
 }
 
-//! Whether `r` computes `ops` together over `shape`'s layout (rows or segments), or flat (null).
-inline bool several_of(const Reducer& r, const SegmentShape* shape, OpSet ops) {
+//! Whether `r` computes `ops` of `dtype` together over `shape`'s layout (rows or segments), or flat (null).
+inline bool several_of(const Reducer& r, const SegmentShape* shape, OpSet ops, DType dtype) {
   const std::vector<std::uint64_t> one{0, 1};
   const SegmentShape probe = !shape ? SegmentShape{} : shape->rows ? SegmentShape{"", 2, 2, {}} : SegmentShape{"", 1, 0, one};
-  Request q = shape ? shaped(nullptr, probe, DType::f32, Op::sum) : Request{nullptr, 1, DType::f32, Op::sum, Memory::host};
+  Request q = shape ? shaped(nullptr, probe, dtype, Op::sum) : Request{nullptr, 1, dtype, Op::sum, Memory::host};
   q.ops = ops;
   return r.capabilities().support(features_of(canonical(q), Accuracy::standard)) == Support::exact;
 }
-inline bool several_of(const Reducer& r, const SegmentShape& shape, OpSet ops) { return several_of(r, &shape, ops); }
+inline bool several_of(const Reducer& r, const SegmentShape& shape, OpSet ops, DType dtype) { return several_of(r, &shape, ops, dtype); }
 
 //! Flat lengths around the kernels' edges (vectors, leaves, the CPU's tiles) and every segment
 //! shape, with each set of stats, for element type T on `r`.
@@ -119,11 +119,11 @@ void check_stats_for_type(Reducer& r, Placement& place, bool few) {
   int turn = 0;
   for (std::size_t n : lengths)
     for (OpSet ops : sets)
-      if (several_of(r, nullptr, ops)) check_stats<T>(r, place, ops, n, nullptr, patterns[turn++ % 3], rng);
+      if (several_of(r, nullptr, ops, dtype_of<T>())) check_stats<T>(r, place, ops, n, nullptr, patterns[turn++ % 3], rng);
   const std::vector<SegmentShape> shapes = segment_shapes(rng, few);
   for (const SegmentShape& shape : shapes)
     for (OpSet ops : {sets[0], sets[1], sets[2 + turn % (sets.size() - 2)]})
-      if (several_of(r, shape, ops)) check_stats<T>(r, place, ops, shape.n, &shape, patterns[turn++ % 3], rng);
+      if (several_of(r, shape, ops, dtype_of<T>())) check_stats<T>(r, place, ops, shape.n, &shape, patterns[turn++ % 3], rng);
 }
 
 }  // namespace xreduce::test
