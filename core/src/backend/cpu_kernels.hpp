@@ -24,6 +24,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "narrow_sums.hpp"
 #include "xreduce/backend/ops.hpp"
 
 namespace xreduce::detail {
@@ -102,6 +103,8 @@ struct ProdPolicy {
 //! One leaf: n <= kBlock elements into kLanes accumulators, combined pairwise.
 template <class P, class T>
 typename P::acc reduce_leaf(const T* x, std::size_t n) {
+  if constexpr (std::is_same_v<P, SumPolicy<T>> && has_leaf_sum<T>)
+    return static_cast<typename P::acc>(leaf_sum(x, n));  // signed sums: two's complement, modulo 2^64
   using L = typename P::leaf;
   L lane[kLanes];
   for (std::size_t j = 0; j < kLanes; ++j) lane[j] = P::template identity<L>();

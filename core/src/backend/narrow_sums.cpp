@@ -1,0 +1,154 @@
+// Leaf sums of the 8- and 16-bit types: see narrow_sums.hpp.
+
+#include "narrow_sums.hpp"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define XREDUCE_X86 1
+#else
+#define XREDUCE_X86 0
+#endif
+
+namespace xreduce::detail {
+namespace {
+
+//! Floats of a block summed pairwise: the lanes' results.
+float pairwise(float* lane, int n) {
+  for (int w = n / 2; w > 0; w /= 2)
+    for (int j = 0; j < w; ++j) lane[j] += lane[j + w];
+  return lane[0];
+}
+
+#if XREDUCE_X86
+//! The sum of the bytes x[0..n) (SSE2: psadbw against zero adds 8 bytes into each 64-bit half).
+std::uint64_t byte_sum(const std::uint8_t* x, std::size_t n, std::uint8_t bias) {
+  const __m128i zero = _mm_setzero_si128(), flip = _mm_set1_epi8(static_cast<char>(bias));
+  __m128i a = zero, b = zero;
+  std::size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m128i u = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)), flip);
+    const __m128i v = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i + 16)), flip);
+    a = _mm_add_epi64(a, _mm_sad_epu8(u, zero));
+    b = _mm_add_epi64(b, _mm_sad_epu8(v, zero));
+  }
+  a = _mm_add_epi64(a, b);
+  std::uint64_t s = static_cast<std::uint64_t>(_mm_cvtsi128_si64(a)) + static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_unpackhi_epi64(a, a)));
+  for (; i < n; ++i) s += static_cast<std::uint8_t>(x[i] ^ bias);
+  return s;
+}
+
+//! The sum of 16-bit values x[0..n) read as signed after flipping `bias` (SSE2: pmaddwd against
+//! ones adds pairs into 32-bit lanes; flushed to 64 bits every 2^14 vectors, before they can overflow).
+std::int64_t word_sum(const std::uint16_t* x, std::size_t n, std::uint16_t bias) {
+  const __m128i ones = _mm_set1_epi16(1), flip = _mm_set1_epi16(static_cast<short>(bias));
+  std::int64_t s = 0;
+  std::size_t i = 0;
+  while (i + 8 <= n) {
+    __m128i a = _mm_setzero_si128();
+    const std::size_t stop = i + 8 * (std::size_t{1} << 14) < n ? i + 8 * (std::size_t{1} << 14) : n;
+    for (; i + 8 <= stop; i += 8) {
+      const __m128i v = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)), flip);
+      a = _mm_add_epi32(a, _mm_madd_epi16(v, ones));
+    }
+    alignas(16) std::int32_t lane[4];
+    _mm_store_si128(reinterpret_cast<__m128i*>(lane), a);
+    s += std::int64_t{lane[0]} + lane[1] + lane[2] + lane[3];
+  }
+  for (; i < n; ++i) s += static_cast<std::int16_t>(x[i] ^ bias);
+  return s;
+}
+
+__attribute__((target("avx,f16c"))) float f16_sum_f16c(const f16* x, std::size_t n) {
+  __m256 a = _mm256_setzero_ps(), b = _mm256_setzero_ps();
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    a = _mm256_add_ps(a, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
+    b = _mm256_add_ps(b, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i + 8))));
+  }
+  alignas(32) float lane[16];
+  _mm256_store_ps(lane, a);
+  _mm256_store_ps(lane + 8, b);
+  for (int j = 0; i < n; ++i, j = (j + 1) % 16) lane[j] += static_cast<float>(x[i]);
+  return pairwise(lane, 16);
+}
+#endif
+
+}  // namespace
+
+std::uint64_t leaf_sum(const std::uint8_t* x, std::size_t n) {
+#if XREDUCE_X86
+  return byte_sum(x, n, 0);
+#else
+  std::uint64_t s = 0;
+  for (std::size_t i = 0; i < n; ++i) s += x[i];
+  return s;
+#endif
+}
+
+std::int64_t leaf_sum(const std::int8_t* x, std::size_t n) {
+#if XREDUCE_X86
+  // Biased by 128 to bytes 0..255, summed, and the bias taken back.
+  return static_cast<std::int64_t>(byte_sum(reinterpret_cast<const std::uint8_t*>(x), n, 0x80)) - 128 * static_cast<std::int64_t>(n);
+#else
+  std::int64_t s = 0;
+  for (std::size_t i = 0; i < n; ++i) s += x[i];
+  return s;
+#endif
+}
+
+std::uint64_t leaf_sum(const std::uint16_t* x, std::size_t n) {
+#if XREDUCE_X86
+  // Biased by -32768 to signed values, summed, and the bias taken back.
+  return static_cast<std::uint64_t>(word_sum(x, n, 0x8000) + 32768 * static_cast<std::int64_t>(n));
+#else
+  std::uint64_t s = 0;
+  for (std::size_t i = 0; i < n; ++i) s += x[i];
+  return s;
+#endif
+}
+
+std::int64_t leaf_sum(const std::int16_t* x, std::size_t n) {
+#if XREDUCE_X86
+  return word_sum(reinterpret_cast<const std::uint16_t*>(x), n, 0);
+#else
+  std::int64_t s = 0;
+  for (std::size_t i = 0; i < n; ++i) s += x[i];
+  return s;
+#endif
+}
+
+float leaf_sum(const f16* x, std::size_t n) {
+#if XREDUCE_X86
+  static const bool f16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  if (f16c) return f16_sum_f16c(x, n);
+#endif
+  float lane[16] = {};
+  for (std::size_t i = 0; i < n; ++i) lane[i % 16] += static_cast<float>(x[i]);
+  return pairwise(lane, 16);
+}
+
+float leaf_sum(const bf16* x, std::size_t n) {
+  std::size_t i = 0;
+  float lane[16] = {};
+#if XREDUCE_X86
+  // Each bf16 is the upper half of its float: interleaved below zeros, 8 become two float vectors.
+  const __m128i zero = _mm_setzero_si128();
+  __m128 a = _mm_setzero_ps(), b = _mm_setzero_ps(), c = _mm_setzero_ps(), d = _mm_setzero_ps();
+  for (; i + 16 <= n; i += 16) {
+    const __m128i u = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i));
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i + 8));
+    a = _mm_add_ps(a, _mm_castsi128_ps(_mm_unpacklo_epi16(zero, u)));
+    b = _mm_add_ps(b, _mm_castsi128_ps(_mm_unpackhi_epi16(zero, u)));
+    c = _mm_add_ps(c, _mm_castsi128_ps(_mm_unpacklo_epi16(zero, v)));
+    d = _mm_add_ps(d, _mm_castsi128_ps(_mm_unpackhi_epi16(zero, v)));
+  }
+  _mm_storeu_ps(lane, a);
+  _mm_storeu_ps(lane + 4, b);
+  _mm_storeu_ps(lane + 8, c);
+  _mm_storeu_ps(lane + 12, d);
+#endif
+  for (std::size_t j = 0; i < n; ++i, j = (j + 1) % 16) lane[j] += static_cast<float>(x[i]);
+  return pairwise(lane, 16);
+}
+
+}  // namespace xreduce::detail
