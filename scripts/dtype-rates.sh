@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Sums of each element type over the same 1 GiB, host data: one thread (sequential) and all (openmp).
-x=${1:-.device-build/bin/xreduce}
+# Sums of each element type over the same bytes (1 GiB by default, host data), one thread
+# (sequential) and every thread (openmp), median of 7: how far each type's rate is from f32's.
+#
+#   scripts/dtype-rates.sh [XREDUCE_BINARY] [BYTES]
+set -euo pipefail
+x=${1:-build/release/bin/xreduce}
+bytes=${2:-1073741824}
 for backend in sequential openmp; do
-  for spec in f32:268435456 f16:536870912 bf16:536870912 u8:1073741824 i8:1073741824 bool:1073741824 i16:536870912; do
-    t=${spec%%:*}; n=${spec##*:}
-    echo "== $backend $t n=$n"
-    $x run --op sum --dtype $t --n $n --backend $backend --repeat 7 2>&1 | grep -E "time|sum "
+  for t in f32 f16 bf16 i16 u16 u8 i8 bool; do
+    case $t in f32) size=4 ;; f16|bf16|i16|u16) size=2 ;; *) size=1 ;; esac
+    echo "$backend $t n=$((bytes / size)) $("$x" run --op sum --dtype $t --n $((bytes / size)) --backend $backend --repeat 7 | grep time)"
   done
 done

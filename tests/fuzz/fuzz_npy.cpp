@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "input.hpp"
@@ -21,7 +22,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     written += static_cast<std::size_t>(n);
   }
   try {
-    const xreduce::cli::Array a = xreduce::cli::read_npy("/proc/self/fd/" + std::to_string(fd));
+    // The type the caller names (--dtype), drawn from the size: none, or one of every DType, so
+    // that '<V2' files are read as bf16 (and the 16-bit types) as well as refused.
+    std::optional<xreduce::DType> named;
+    if (const std::size_t k = size % (xreduce::all_dtypes.size() + 1); k > 0) named = xreduce::all_dtypes[k - 1];
+    const xreduce::cli::Array a = xreduce::cli::read_npy("/proc/self/fd/" + std::to_string(fd), named);
     // Touch every byte the reader says it holds: ASan reports a read past the mapping.
     volatile unsigned char sink = 0;
     const auto* bytes = static_cast<const unsigned char*>(a.data);

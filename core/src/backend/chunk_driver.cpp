@@ -30,7 +30,15 @@ using namespace xreduce::detail;  // the blocked kernels (core/src/backend/cpu_k
 constexpr std::size_t kSmallestChunk = std::size_t{1} << 13;  // 32 KiB of f32: a few us of work
 static_assert(kChunkElements % kBlock == 0 && kSmallestChunk % kBlock == 0 && std::has_single_bit(kSmallestChunk));
 
-std::size_t chunk_size(std::size_t n) { return std::clamp(std::bit_floor(n / 16), kSmallestChunk, kChunkElements); }
+// Types narrower than 4 bytes take chunks of as many bytes as f32's (256 KiB) rather than as many
+// elements, so that handing a chunk out costs the same share of reading it (H100 host, 16 threads,
+// 8- and 16-bit sums: 62-90% of f32's rate with 2^16 elements a chunk, 75-93% with 256 KiB, in noisy runs;
+// bench/results/nvidia-h100/dtype-rates.md).
+template <class T>
+std::size_t chunk_size(std::size_t n) {
+  constexpr std::size_t most = sizeof(T) < 4 ? kChunkElements * (4 / sizeof(T)) : kChunkElements;
+  return std::clamp(std::bit_floor(n / 16), kSmallestChunk, most);
+}
 std::size_t chunk_count(std::size_t n, std::size_t chunk) { return (n + chunk - 1) / chunk; }
 std::size_t chunk_length(std::size_t n, std::size_t chunk, std::size_t c) { return std::min(chunk, n - c * chunk); }
 
@@ -42,7 +50,7 @@ Scalar narrow(ops::wide_t<T> wide) {
 
 template <class P, class T>
 Scalar fold(const T* x, std::size_t n, const ChunkRunner* runner) {
-  const std::size_t chunk = chunk_size(n);
+  const std::size_t chunk = chunk_size<T>(n);
   if (runner == nullptr || n <= chunk) return narrow<T>(reduce_pairwise<P>(x, n));
   std::vector<typename P::acc> partial(chunk_count(n, chunk));
   (*runner)(partial.size(), [&](std::size_t c) { partial[c] = reduce_pairwise<P>(x + c * chunk, chunk_length(n, chunk, c)); });
@@ -51,7 +59,7 @@ Scalar fold(const T* x, std::size_t n, const ChunkRunner* runner) {
 
 template <bool kMax, class T>
 Scalar fold_extreme(const T* x, std::size_t n, const ChunkRunner* runner) {
-  const std::size_t chunk = chunk_size(n);
+  const std::size_t chunk = chunk_size<T>(n);
   if (runner == nullptr || n <= chunk) return Scalar(extreme<kMax>(x, n));
   PerTask<T> partial(chunk_count(n, chunk));
   (*runner)(partial.size(), [&](std::size_t c) { partial[c] = extreme<kMax>(x + c * chunk, chunk_length(n, chunk, c)); });
@@ -63,7 +71,7 @@ Scalar fold_extreme(const T* x, std::size_t n, const ChunkRunner* runner) {
 template <bool kMax, class T>
 Result fold_arg(const T* x, std::size_t n, const ChunkRunner* runner) {
   ops::ArgPair<T> a;
-  const std::size_t chunk = chunk_size(n);
+  const std::size_t chunk = chunk_size<T>(n);
   if (runner == nullptr || n <= chunk) {
     a = arg_extreme<kMax>(x, n, 0);
   } else {
@@ -81,7 +89,7 @@ template <class T>
 Result exact_sum_of(const T* x, std::size_t n, const ChunkRunner* runner) {
   Result r;
   r.exact.resize(1);
-  const std::size_t chunk = chunk_size(n);
+  const std::size_t chunk = chunk_size<T>(n);
   if (runner == nullptr || n <= chunk) {
     r.exact[0].add(x, n);
     return r;
