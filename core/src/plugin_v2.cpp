@@ -44,7 +44,7 @@ Capabilities capabilities_of(const xreduce_backend_v2& b) {
   for (std::size_t op = 0; op < kTableOps; ++op)
     for (Support level : {Support::exact, Support::inexact}) {
       FeatureSet s;
-      for (DType t : all_dtypes)
+      for (DType t : dtypes_32_64)  // the table's rows: the types that existed in version 2
         if (b.support[static_cast<int>(t)][op] == static_cast<std::uint8_t>(level)) s.dtypes({t});
       if (s.dtype_bits() == 0) continue;
       const Op o = all_ops[op];

@@ -3,6 +3,7 @@
 #include "narrow_sums.hpp"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define XREDUCE_X86 1
 #else
@@ -56,6 +57,18 @@ std::int64_t word_sum(const std::uint16_t* x, std::size_t n, std::uint16_t bias)
   }
   for (; i < n; ++i) s += static_cast<std::int16_t>(x[i] ^ bias);
   return s;
+}
+
+//! Whether the processor converts halves (F16C) on 256-bit registers the system saves (AVX, and
+//! XSAVE of the YMM state). From CPUID itself: clang 14's __builtin_cpu_supports has no "f16c".
+bool has_f16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const bool osxsave = (c >> 27) & 1, avx = (c >> 28) & 1, f16c = (c >> 29) & 1;
+  if (!(osxsave && avx && f16c)) return false;
+  unsigned lo = 0, hi = 0;
+  __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (lo & 6) == 6;
 }
 
 __attribute__((target("avx,f16c"))) float f16_sum_f16c(const f16* x, std::size_t n) {
@@ -119,7 +132,7 @@ std::int64_t leaf_sum(const std::int16_t* x, std::size_t n) {
 
 float leaf_sum(const f16* x, std::size_t n) {
 #if XREDUCE_X86
-  static const bool f16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  static const bool f16c = has_f16c();
   if (f16c) return f16_sum_f16c(x, n);
 #endif
   float lane[16] = {};
