@@ -11,7 +11,31 @@
 #include <limits>
 #include <type_traits>
 
+#include "xreduce/float16.hpp"
+
 namespace xreduce::test {
+
+//! `value` rounded once to T, nearest with ties to even, subnormals and overflow as T has them.
+template <class T>
+T round_mpfr_to(const mpfr_t value) {
+  T result;
+  // T's exponent range (MPFR counts significands in [1/2, 1)), so that subnormalize rounds as T does.
+  const mpfr_exp_t old_min = mpfr_get_emin(), old_max = mpfr_get_emax();
+  constexpr int kDigits = std::numeric_limits<T>::digits;
+  mpfr_set_emin(std::numeric_limits<T>::min_exponent - kDigits + 1);
+  mpfr_set_emax(std::numeric_limits<T>::max_exponent);
+  mpfr_t rounded;
+  mpfr_init2(rounded, kDigits);
+  int inexact = mpfr_set(rounded, value, MPFR_RNDN);
+  inexact = mpfr_subnormalize(rounded, inexact, MPFR_RNDN);
+  if constexpr (std::is_same_v<T, float>) result = mpfr_get_flt(rounded, MPFR_RNDN);
+  else if constexpr (is_float16_v<T>) result = T(mpfr_get_d(rounded, MPFR_RNDN));  // exact, or the infinity
+  else result = mpfr_get_d(rounded, MPFR_RNDN);
+  mpfr_clear(rounded);
+  mpfr_set_emin(old_min);
+  mpfr_set_emax(old_max);
+  return result;
+}
 
 template <class T>
 T mpfr_sum(const T* x, std::size_t n) {
@@ -37,21 +61,7 @@ T mpfr_sum(const T* x, std::size_t n) {
   } else if (pos_inf || neg_inf) {
     result = T(pos_inf ? HUGE_VAL : -HUGE_VAL);
   } else {
-    // T's exponent range (MPFR counts significands in [1/2, 1)), so that subnormalize rounds as T does.
-    const mpfr_exp_t old_min = mpfr_get_emin(), old_max = mpfr_get_emax();
-    constexpr int kDigits = std::numeric_limits<T>::digits;
-    mpfr_set_emin(std::numeric_limits<T>::min_exponent - kDigits + 1);
-    mpfr_set_emax(std::numeric_limits<T>::max_exponent);
-    mpfr_t rounded;
-    mpfr_init2(rounded, kDigits);
-    int inexact = mpfr_set(rounded, sum, MPFR_RNDN);
-    inexact = mpfr_subnormalize(rounded, inexact, MPFR_RNDN);
-    if constexpr (std::is_same_v<T, float>) result = mpfr_get_flt(rounded, MPFR_RNDN);
-    else if constexpr (is_float16_v<T>) result = T(mpfr_get_d(rounded, MPFR_RNDN));  // exact, or the infinity
-    else result = mpfr_get_d(rounded, MPFR_RNDN);
-    mpfr_clear(rounded);
-    mpfr_set_emin(old_min);
-    mpfr_set_emax(old_max);
+    result = round_mpfr_to<T>(sum);
     if (static_cast<double>(result) == 0) result = T(all_negative_zero ? -0.0 : 0.0);
   }
   mpfr_clear(sum);
