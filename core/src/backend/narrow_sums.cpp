@@ -13,6 +13,14 @@
 namespace xreduce::detail {
 namespace {
 
+//! The plain loop, where no vector form is written (other processors than x86-64).
+template <class Acc, class T>
+[[maybe_unused]] Acc plain_sum(const T* x, std::size_t n) {
+  Acc s = 0;
+  for (std::size_t i = 0; i < n; ++i) s += static_cast<Acc>(x[i]);
+  return s;
+}
+
 //! Floats of a block summed pairwise: the lanes' results.
 float pairwise(float* lane, int n) {
   for (int w = n / 2; w > 0; w /= 2)
@@ -92,9 +100,7 @@ std::uint64_t leaf_sum(const std::uint8_t* x, std::size_t n) {
 #if XREDUCE_X86
   return byte_sum(x, n, 0);
 #else
-  std::uint64_t s = 0;
-  for (std::size_t i = 0; i < n; ++i) s += x[i];
-  return s;
+  return plain_sum<std::uint64_t>(x, n);
 #endif
 }
 
@@ -103,9 +109,7 @@ std::int64_t leaf_sum(const std::int8_t* x, std::size_t n) {
   // Biased by 128 to bytes 0..255, summed, and the bias taken back.
   return static_cast<std::int64_t>(byte_sum(reinterpret_cast<const std::uint8_t*>(x), n, 0x80)) - 128 * static_cast<std::int64_t>(n);
 #else
-  std::int64_t s = 0;
-  for (std::size_t i = 0; i < n; ++i) s += x[i];
-  return s;
+  return plain_sum<std::int64_t>(x, n);
 #endif
 }
 
@@ -114,9 +118,7 @@ std::uint64_t leaf_sum(const std::uint16_t* x, std::size_t n) {
   // Biased by -32768 to signed values, summed, and the bias taken back.
   return static_cast<std::uint64_t>(word_sum(x, n, 0x8000) + 32768 * static_cast<std::int64_t>(n));
 #else
-  std::uint64_t s = 0;
-  for (std::size_t i = 0; i < n; ++i) s += x[i];
-  return s;
+  return plain_sum<std::uint64_t>(x, n);
 #endif
 }
 
@@ -124,9 +126,7 @@ std::int64_t leaf_sum(const std::int16_t* x, std::size_t n) {
 #if XREDUCE_X86
   return word_sum(reinterpret_cast<const std::uint16_t*>(x), n, 0);
 #else
-  std::int64_t s = 0;
-  for (std::size_t i = 0; i < n; ++i) s += x[i];
-  return s;
+  return plain_sum<std::int64_t>(x, n);
 #endif
 }
 
