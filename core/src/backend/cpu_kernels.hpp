@@ -55,12 +55,8 @@ template <class T>
 struct SumPolicy {
   using Op = ops::Sum<T>;
   using acc = typename Op::acc_t;
-  // f32 and the 16-bit floats sum a leaf in float lanes (16-bit values are exact in float); the
-  // 8- and 16-bit integers and bools in 32-bit lanes (a leaf of 256 of them cannot overflow one).
-  using leaf = std::conditional_t<
-      std::is_same_v<T, float> || is_float16_v<T>, float,
-      std::conditional_t<std::is_integral_v<T> && sizeof(T) <= 2,
-                         std::conditional_t<std::is_signed_v<T>, std::int32_t, std::uint32_t>, acc>>;
+  // f32 sums a leaf in float lanes; the 8- and 16-bit types and bools in leaf_sum (narrow_sums.hpp).
+  using leaf = std::conditional_t<std::is_same_v<T, float>, float, acc>;
   template <class A>
   static constexpr A identity() { return A(0); }
   static constexpr acc identity() { return Op::identity(); }
