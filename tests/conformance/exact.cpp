@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <doctest/doctest.h>
 
+#include <string>
 #include <thread>
 
 #include "conformance/backends.hpp"
@@ -93,7 +94,7 @@ void exact_for_type() {
       for (std::size_t offset : {std::size_t{0}, sizeof(T), std::size_t{1}}) {
         if (n > 65537 && offset == sizeof(T)) continue;  // the small sizes cover it
         INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), exact sum of " << to_string(xr::dtype_of<T>())
-                     << ", n = " << n << ", data " << name(shape) << ", byte offset " << offset);
+                     << ", n = " << n << ", data " << std::string(name(shape)) << ", byte offset " << offset);
         check_exact(data, offset);
       }
     }
@@ -112,7 +113,7 @@ TEST_CASE("exact sums: random data of random shapes and sizes (a property test)"
     const std::size_t n = rng() % (rng() % 2 ? 100 : 300000);
     const ExactShape shape = xr::test::all_exact_shapes[rng() % std::size(xr::test::all_exact_shapes)];
     INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), draw " << k << ", n = " << n << ", data "
-                 << name(shape));
+                 << std::string(name(shape)));
     if (rng() % 2) check_exact(xr::test::make_exact_data<float>(shape, n, rng), 0);
     else check_exact(xr::test::make_exact_data<double>(shape, n, rng), 0);
   }
@@ -128,7 +129,7 @@ TEST_CASE("exact sums of records: each column's bits, on every backend that decl
       for (xr::Reducer* r : backends()) {
         if (memory_for(*r) != xr::Memory::host || xr::test::support_of(*r, q) == xr::Support::none) continue;
         INFO("seed " << xr::test::run_seed() << ", backend " << r->name() << ", " << count << " records of width " << width
-                     << ", data " << name(shape));
+                     << ", data " << std::string(name(shape)));
         if (xr::test::support_of(*r, q, xr::Accuracy::exact) == xr::Support::none) {
           CHECK_THROWS_AS(r->reduce(q, kExact), xr::Error);
           continue;
