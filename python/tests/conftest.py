@@ -30,6 +30,19 @@ def declared(backend, dtype, op):
     return backend == "auto" or op in BACKENDS[backend].support.get(str(dtype), {})
 
 
+def reduce_or_refused(x, op, backend):
+    """`xreduce.reduce(x, op, backend=backend)`, or None where the backend does not declare the
+    array's dtype and op, after checking that it refuses it with "unsupported"."""
+    if not declared(backend, x.dtype.name, op):
+        with pytest.raises(xreduce.Error) as e:
+            xreduce.reduce(x, op, backend=backend)
+        assert e.value.code == "unsupported"
+        return None
+    r = xreduce.reduce(x, op, backend=backend)
+    assert backend == "auto" or r.backend == backend
+    return r
+
+
 def host_backends(exact=False):
     """Every backend that runs here on host data and promises the semantics table."""
     return [

@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy
 import pytest
 import xreduce
-from conftest import declared, host_backends
+from conftest import host_backends, reduce_or_refused
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
@@ -77,11 +77,9 @@ def reference(x, name, op):
 def test_every_op(rng, backend, name, op):
     for n in (1, 7, 1000, int(rng.integers(1, 1 << 16))):
         x = draw(rng, name, n if op != "prod" else min(n, 300), op)
-        if not declared(backend, name, op):
-            with pytest.raises(xreduce.Error):
-                xreduce.reduce(x, op, backend=backend)
+        r = reduce_or_refused(x, op, backend)
+        if r is None:
             continue
-        r = xreduce.reduce(x, op, backend=backend)
         want, index = reference(x, name, op)
         if op in ("argmin", "argmax"):
             assert r.index == index

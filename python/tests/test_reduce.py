@@ -5,7 +5,7 @@ import math
 import numpy
 import pytest
 import xreduce
-from conftest import BACKENDS, declared, host_backends
+from conftest import BACKENDS, host_backends, reduce_or_refused
 from reference import exact_sum, reference
 
 DTYPES = ["float32", "float64", "int32", "int64", "uint32", "uint64"]
@@ -42,13 +42,9 @@ def check(x, op, result, index):
 def test_every_op_and_dtype(rng, backend, dtype, op):
     for n in (1, 7, 1000, int(rng.integers(1, 1 << 17))):
         x = draw(rng, dtype, n if op != "prod" else min(n, 300), op)
-        if not declared(backend, dtype, op):
-            with pytest.raises(xreduce.Error) as e:
-                xreduce.reduce(x, op, backend=backend)
-            assert e.value.code == "unsupported"
+        r = reduce_or_refused(x, op, backend)
+        if r is None:
             continue
-        r = xreduce.reduce(x, op, backend=backend)
-        assert backend == "auto" or r.backend == backend
         check(x, op, r.value, r.index)
         # The per-op function returns the value, or the index for argmin/argmax.
         short = getattr(xreduce, op)(x, backend=backend)
