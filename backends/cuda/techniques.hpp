@@ -29,12 +29,18 @@ enum class Technique {
   thrust,
 };
 
-//! visit_dtype over the types the kernels are built for (the 32- and 64-bit ones); any other is
-//! refused, as the capabilities below say.
+//! visit_dtype over the types the kernels are built for (dtypes_32_64): `f` is instantiated for
+//! those alone; any other type is refused, as the capabilities below say.
 template <class F>
 decltype(auto) visit_gpu_dtype(DType t, F&& f) {
-  return visit_dtype_32_64(t, std::forward<F>(f), [t] {
-    throw Error(ErrorCode::unsupported, "the CUDA kernels do not reduce " + std::string(to_string(t)) + " elements");
+  return visit_dtype(t, [&](auto tag) -> decltype(auto) {
+    using T = decltype(tag);
+    if constexpr (is_float16_v<T> || sizeof(T) < 4) {
+      throw Error(ErrorCode::unsupported, "the CUDA kernels do not reduce " + std::string(to_string(t)) + " elements");
+      return f(std::uint64_t{});  // not reached: gives this branch the others' return type
+    } else {
+      return f(tag);
+    }
   });
 }
 

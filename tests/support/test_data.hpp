@@ -52,8 +52,6 @@ class Elements {
   T* end() { return data() + size(); }
   const T* begin() const { return data(); }
   const T* end() const { return data() + size(); }
-  void resize(std::size_t n, T value = T{}) { slots_.resize(n, Slot{value}); }
-  void push_back(T value) { slots_.push_back(Slot{value}); }
 
  private:
   std::vector<Slot> slots_;

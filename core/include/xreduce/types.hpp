@@ -189,20 +189,4 @@ decltype(auto) visit_dtype(DType t, F&& f) {
   return f(std::uint64_t{});
 }
 
-//! visit_dtype over the 32- and 64-bit types alone (dtypes_32_64), for code that has no kernels for
-//! the others: `f(T{})`; for any other type `other()`, which throws.
-template <class F, class Other>
-decltype(auto) visit_dtype_32_64(DType t, F&& f, Other&& other) {
-  switch (t) {
-    case DType::f32: return f(float{});
-    case DType::f64: return f(double{});
-    case DType::i32: return f(std::int32_t{});
-    case DType::i64: return f(std::int64_t{});
-    case DType::u32: return f(std::uint32_t{});
-    case DType::u64: break;
-    default: other(); break;
-  }
-  return f(std::uint64_t{});
-}
-
 }  // namespace xreduce
