@@ -64,7 +64,7 @@ SegmentBounds bounds_of(const Segments& segments, std::size_t count) {
 void Kernels::enqueue_segment_stats(const void* data, std::size_t count, DType dtype, OpSet ops, const Segments& segments,
                                     const OpsOut& out) {
   unsigned long long* bad = nullptr;
-  visit_gpu_dtype(dtype, [&](auto tag) {
+  visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     enqueue_segment_stats_typed<T>(static_cast<const T*>(data), bounds_of(segments, count), ops, out, *impl_->lease, &bad);
   });
@@ -74,7 +74,7 @@ void Kernels::enqueue_segments(std::string_view backend, const void* data, std::
                                const Segments& segments, void* out, std::uint64_t* out_index) {
   const SegmentBounds b = bounds_of(segments, count);
   unsigned long long* bad = nullptr;
-  visit_gpu_dtype(dtype, [&](auto tag) {
+  visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     enqueue_segments_typed<T>(technique_of(backend), static_cast<const T*>(data), b, op, out, out_index, *impl_->lease, &bad);
   });

@@ -175,11 +175,16 @@ inline constexpr bool is_stats_acc = false;
 template <class T>
 inline constexpr bool is_stats_acc<StatsAcc<T>> = true;
 
+template <class A>
+inline constexpr bool is_arg_pair = false;
+template <class T>
+inline constexpr bool is_arg_pair<ArgPair<T>> = true;
+
 //! Warp shuffle of any acc_t: a value-index pair or the stats field by field (their padding
-//! need not cross).
+//! need not cross); a scalar (a 16-bit float too) in one shuffle.
 template <class A>
 __device__ inline A shfl_down(A v, int offset) {
-  if constexpr (std::is_arithmetic_v<A>) {
+  if constexpr (!is_arg_pair<A> && !is_stats_acc<A>) {
     return xreduce::gpu::shfl_down(v, offset);
   } else if constexpr (is_stats_acc<A>) {
     return {shfl_down(v.sum, offset), shfl_down(v.squares, offset), shfl_down(v.lo, offset), shfl_down(v.hi, offset)};
@@ -198,11 +203,15 @@ struct AccShuffle {
 };
 
 //! Load that bypasses L1 (partials written by other blocks of the same launch). __ldcg has no
-//! overload for `long` (int64_t on Linux), so scalars go through an unsigned type of their size.
+//! overload for `long` (int64_t on Linux), so scalars (16-bit floats too) go through an unsigned
+//! type of their size.
 template <class A>
 __device__ inline A load_cg(const A* p) {
-  if constexpr (std::is_arithmetic_v<A>) {
-    using Bits = std::conditional_t<sizeof(A) == 4, unsigned int, unsigned long long>;
+  if constexpr (!is_arg_pair<A>) {
+    static_assert(sizeof(A) == 1 || sizeof(A) == 2 || sizeof(A) == 4 || sizeof(A) == 8, "a scalar partial");
+    using Bits = std::conditional_t<
+        sizeof(A) == 1, unsigned char,
+        std::conditional_t<sizeof(A) == 2, unsigned short, std::conditional_t<sizeof(A) == 4, unsigned int, unsigned long long>>>;
     Bits b = __ldcg(reinterpret_cast<const Bits*>(p));
     A r;
     memcpy(&r, &b, sizeof r);

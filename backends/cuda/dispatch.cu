@@ -7,12 +7,14 @@
 namespace xreduce::cuda {
 
 void enqueue(Technique t, const void* data, std::size_t count, DType dtype, Op op, int block, Workspace& ws) {
-  visit_gpu_dtype(dtype, [&](auto tag) {
+  visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     const T* x = static_cast<const T*>(data);
     switch (t) {
       case Technique::cub: return enqueue_cub(x, count, op, ws);
-      case Technique::thrust: return enqueue_thrust(x, count, op, ws);
+      case Technique::thrust:
+        if constexpr (is_32_64_v<T>) return enqueue_thrust(x, count, op, ws);
+        else throw Error(ErrorCode::unsupported, "thrust: no kernels for " + std::string(to_string(dtype)) + " elements");
       default: return enqueue_typed(t, x, count, op, block, ws);
     }
   });
@@ -21,7 +23,7 @@ void enqueue(Technique t, const void* data, std::size_t count, DType dtype, Op o
 Result collect(DType dtype, Op op, Workspace& ws) {
   ws.fetch_result(64);
   XREDUCE_CUDA(cudaStreamSynchronize(ws.stream));
-  return visit_gpu_dtype(dtype, [&](auto tag) {
+  return visit_dtype(dtype, [&](auto tag) {
     return visit_op<decltype(tag)>(op, [&](auto f) {
       typename decltype(f)::acc_t a;
       std::memcpy(&a, ws.host_result, sizeof a);
@@ -31,12 +33,12 @@ Result collect(DType dtype, Op op, Workspace& ws) {
 }
 
 std::size_t accumulator_bytes(DType dtype, Op op) {
-  return visit_gpu_dtype(dtype, [&](auto tag) { return visit_op<decltype(tag)>(op, [](auto f) { return sizeof(typename decltype(f)::acc_t); }); });
+  return visit_dtype(dtype, [&](auto tag) { return visit_op<decltype(tag)>(op, [](auto f) { return sizeof(typename decltype(f)::acc_t); }); });
 }
 
 void enqueue_records(const void* data, std::size_t count, std::size_t width, DType dtype, Op op, Workspace& ws) {
   void* out = ws.columns.reserve(width * accumulator_bytes(dtype, op), "column results of records");
-  visit_gpu_dtype(dtype, [&](auto tag) {
+  visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     enqueue_records_typed(static_cast<const T*>(data), count, width, op, out, ws);
   });
@@ -47,7 +49,7 @@ Result collect_records(DType dtype, Op op, std::size_t width, Workspace& ws) {
   void* host = ws.host_columns.reserve(bytes, "column results of records");
   XREDUCE_CUDA(cudaMemcpyAsync(host, ws.columns.get(), bytes, cudaMemcpyDeviceToHost, ws.stream));
   XREDUCE_CUDA(cudaStreamSynchronize(ws.stream));
-  return visit_gpu_dtype(dtype, [&](auto tag) {
+  return visit_dtype(dtype, [&](auto tag) {
     return visit_op<decltype(tag)>(op, [&](auto f) {
       using A = typename decltype(f)::acc_t;
       Result r;

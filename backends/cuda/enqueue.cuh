@@ -26,7 +26,8 @@ void run_technique(Technique t, const typename F::In* x, std::size_t n, F f, int
     case Technique::shuffle: return Shuffle::run(x, n, f, block, ws);
     default: break;
   }
-  if constexpr (!is_arg_op<F>) {  // the seed kernels do sum, prod, min and max
+  // The seed kernels do sum, prod, min and max of the 32- and 64-bit types.
+  if constexpr (!is_arg_op<F> && is_32_64_v<typename F::In>) {
     switch (t) {
       case Technique::global_halving: return GlobalHalving::run(x, n, f, block, ws);
       case Technique::interleaved: return multi_pass<Interleaved>(x, n, f, block, ws);

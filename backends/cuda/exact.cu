@@ -1,5 +1,5 @@
 // Exact sums on the GPU (kernels/exact_sum.cuh): the launches for each block size and element
-// type, and the whole of a device array, in launches of at most 2^30 elements.
+// type (f32, f64, f16, bf16), and the whole of a device array, in launches of at most 2^30 elements.
 
 #include <cstring>
 
@@ -56,8 +56,10 @@ const void* enqueue_exact(Technique t, const void* data, std::size_t n, DType dt
                           void* host_out) {
   if (n > exact::kMaxLaunch) throw Error(ErrorCode::internal, "enqueue_exact: more than 2^30 elements in one launch");
   const bool single_pass = t == Technique::single_pass;
-  if (dtype == DType::f32) return launch_for_block(block, static_cast<const float*>(data), n, single_pass, ws, host_out);
-  return launch_for_block(block, static_cast<const double*>(data), n, single_pass, ws, host_out);
+  return visit_exact_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    return launch_for_block(block, static_cast<const T*>(data), n, single_pass, ws, host_out);
+  });
 }
 
 std::size_t exact_launch_elements() { return exact::kMaxLaunch; }

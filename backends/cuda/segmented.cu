@@ -79,7 +79,7 @@ Result reduce_segments(Technique t, const Request& q, bool data_on_device, bool 
   }
   const SegmentBounds bounds{offsets, rows ? static_cast<std::uint64_t>(q.view.shape[1]) : 0, count, q.count};
   unsigned long long* bad = nullptr;
-  visit_gpu_dtype(q.dtype, [&](auto tag) {
+  visit_dtype(q.dtype, [&](auto tag) {
     using T = decltype(tag);
     if (q.ops.empty())
       enqueue_segments_typed<T>(t, static_cast<const T*>(data), bounds, q.op, written.values[0], written.indices[0], *ws, &bad);

@@ -15,9 +15,7 @@ namespace xreduce::cuda {
 
 //! The type a segment's result is written in: result_dtype's C++ type.
 template <class F>
-using segment_out_t = std::conditional_t<
-    F::op != Op::sum && F::op != Op::prod || std::is_floating_point_v<typename F::In>, typename F::In,
-    std::conditional_t<std::is_signed_v<typename F::In>, std::int64_t, std::uint64_t>>;
+using segment_out_t = typename F::result_t;
 
 //! `count` A's at 16-byte alignment from `*cursor` on, which moves past them.
 template <class A>
@@ -125,9 +123,10 @@ struct SegmentEnd {
   }
 };
 
-//! argmin/argmax through CUB: pairs with global indices, then each made relative to its segment.
+//! Segment results through CUB: accumulators first (argmin/argmax: pairs with global indices),
+//! then each written as write_segment writes it (an index made relative to its segment).
 template <class F, class Out>
-__global__ void finish_arg_segments_kernel(SegmentBounds b, const typename F::acc_t* pairs, F f, Out* out,
+__global__ void finish_segments_kernel(SegmentBounds b, const typename F::acc_t* pairs, F f, Out* out,
                                            std::uint64_t* out_index) {
   const std::uint64_t s = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
   if (s < b.count) write_segment(f, pairs[s], s, b.begin(s), out, out_index);
@@ -153,10 +152,13 @@ void cub_segments(const typename F::In* x, const SegmentBounds& b, F f, Out* out
     void* temp = ws.cub_temp.reserve(temp_bytes, "cub temporary storage");
     XREDUCE_CUDA(cub::DeviceSegmentedReduce::Reduce(temp, temp_bytes, in, result, segments, begins, ends, op, f.identity(), ws.stream));
   };
-  if constexpr (is_arg_op<F>) {
-    A* pairs = carve<A>(cursor, b.count);
-    run(thrust::make_transform_iterator(thrust::counting_iterator<index_t>(0), LiftAt<F>{x, f}), pairs, f);
-    finish_arg_segments_kernel<<<static_cast<unsigned>(ceil_div(b.count, 256)), 256, 0, ws.stream>>>(b, pairs, f, out, out_index);
+  // CUB writes a segment's accumulator to `out` itself where it converts implicitly; a 16-bit
+  // float's rounding is explicit, and an index needs its segment's start.
+  if constexpr (is_arg_op<F> || !std::is_convertible_v<A, Out>) {
+    A* acc = carve<A>(cursor, b.count);
+    if constexpr (is_arg_op<F>) run(thrust::make_transform_iterator(thrust::counting_iterator<index_t>(0), LiftAt<F>{x, f}), acc, f);
+    else run(x, acc, MixedOp<F>{f});
+    finish_segments_kernel<<<static_cast<unsigned>(ceil_div(b.count, 256)), 256, 0, ws.stream>>>(b, acc, f, out, out_index);
     XREDUCE_CUDA(cudaGetLastError());
   } else {
     run(x, out, MixedOp<F>{f});
@@ -185,7 +187,7 @@ __device__ inline void add_vector(Accumulator<SegmentStatsOp<T>>& acc, const Seg
 template <class T, class Out>
 __device__ inline void write_segment(const SegmentStatsOp<T>& f, const StatsAcc<T>& a, std::uint64_t s, std::uint64_t start,
                                      Out*, std::uint64_t*) {
-  using Sum = std::conditional_t<std::is_floating_point_v<T>, T, std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
+  using Sum = ops::widened_t<T>;
   auto put = [&](Op k, auto value) {
     if (f.ops.contains(k)) static_cast<decltype(value)*>(f.values[static_cast<int>(k)])[s] = value;
   };

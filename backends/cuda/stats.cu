@@ -12,7 +12,7 @@ namespace {
 
 //! The C++ type of result_dtype(T, sum): sums and sums of squares of integers widen to 64 bits.
 template <class T>
-using sum_out_t = std::conditional_t<std::is_floating_point_v<T>, T, std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
+using sum_out_t = ops::widened_t<T>;
 
 template <class T>
 void write_typed(OpSet ops, const StatsAcc<T>& a, const OpsOut& out) {
@@ -32,14 +32,14 @@ void write_typed(OpSet ops, const StatsAcc<T>& a, const OpsOut& out) {
 }  // namespace
 
 void enqueue_stats(const void* data, std::size_t count, DType dtype, Workspace& ws) {
-  visit_gpu_dtype(dtype, [&](auto tag) {
+  visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     enqueue_stats_typed(static_cast<const T*>(data), count, ws);
   });
 }
 
 void write_stats(DType dtype, OpSet ops, const void* acc, const OpsOut& out) {
-  visit_gpu_dtype(dtype, [&](auto tag) {
+  visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     StatsAcc<T> a;
     std::memcpy(&a, acc, sizeof a);

@@ -88,12 +88,13 @@ std::size_t records_per_chunk(std::size_t width, const Streaming& s) {
                     : std::max<std::size_t>(1, s.chunk_bytes / sizeof(T) / width);
 }
 
+//! The accumulators (one per column) of n records of host memory, streamed.
 template <class F>
-Result streamed(Technique t, const typename F::In* x, std::size_t n, std::size_t width, F f, int block, int device,
-                bool pinned, const Streaming& s) {
+HostAccumulators streamed(Technique t, const typename F::In* x, std::size_t n, std::size_t width, F f, int block,
+                          int device, bool pinned, const Streaming& s) {
   using T = typename F::In;
   using A = typename F::acc_t;
-  std::vector<A> total(width, f.identity());  // one per column
+  HostAccumulators total = HostAccumulators::filled(dtype_of<T>(), F::op, width, f.identity());  // one per column
   auto launch = [&](Workspace& w, const void* chunk, std::size_t len) {
     if (width == 1) {
       enqueue(t, chunk, len, dtype_of<T>(), F::op, block, w);
@@ -111,15 +112,11 @@ Result streamed(Technique t, const typename F::In* x, std::size_t n, std::size_t
       A a;
       std::memcpy(&a, static_cast<const unsigned char*>(partial) + j * sizeof(A), sizeof a);
       if constexpr (is_arg_op<F>) a.index += first;
-      total[j] = f(total[j], a);
+      total.set(j, f(total.get<A>(j), a));
     }
   };
   stream_chunks(x, n, width, records_per_chunk<T>(width, s), device, pinned, s, launch, fold);
-  if (width == 1) return result_of<F>(total.front());
-  Result r;
-  for (const A& a : total) r.values.push_back(result_of<F>(a).value);
-  r.value = r.values.front();
-  return r;
+  return total;
 }
 
 template <class T>
@@ -162,7 +159,7 @@ void streamed_stats(const T* x, std::size_t n, OpSet ops, const OpsOut& out, int
 
 void reduce_host_stats(const void* data, std::size_t count, DType dtype, OpSet ops, const OpsOut& out, int device,
                        bool pinned, const Streaming& streaming) {
-  visit_gpu_dtype(dtype, [&](auto tag) {
+  visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     streamed_stats(static_cast<const T*>(data), count, ops, out, device, pinned, streaming);
   });
@@ -170,18 +167,39 @@ void reduce_host_stats(const void* data, std::size_t count, DType dtype, OpSet o
 
 ExactSum exact_sum_of_host(Technique t, const void* data, std::size_t n, DType dtype, int block, int device, bool pinned,
                            const Streaming& streaming) {
-  if (dtype == DType::f32) return streamed_exact(t, static_cast<const float*>(data), n, block, device, pinned, streaming);
-  return streamed_exact(t, static_cast<const double*>(data), n, block, device, pinned, streaming);
+  return visit_exact_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    return streamed_exact(t, static_cast<const T*>(data), n, block, device, pinned, streaming);
+  });
 }
 
-Result reduce_host(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype, Op op, int block,
-                   int device, bool pinned, const Streaming& streaming) {
-  return visit_gpu_dtype(dtype, [&](auto tag) {
+HostAccumulators reduce_host_accumulators(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype,
+                                          Op op, int block, int device, bool pinned, const Streaming& streaming) {
+  return visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     return visit_op<T>(op, [&](auto f) {
       return streamed(t, static_cast<const T*>(data), count, width, f, block, device, pinned, streaming);
     });
   });
+}
+
+Result results_of(const HostAccumulators& a, std::size_t width) {
+  return visit_dtype(a.dtype, [&](auto tag) {
+    return visit_op<decltype(tag)>(a.op, [&](auto f) {
+      using F = decltype(f);
+      using A = typename F::acc_t;
+      if (width == 1) return result_of<F>(a.get<A>(0));
+      Result r;
+      for (std::size_t j = 0; j < width; ++j) r.values.push_back(result_of<F>(a.get<A>(j)).value);
+      r.value = r.values.front();
+      return r;
+    });
+  });
+}
+
+Result reduce_host(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype, Op op, int block,
+                   int device, bool pinned, const Streaming& streaming) {
+  return results_of(reduce_host_accumulators(t, data, count, width, dtype, op, block, device, pinned, streaming), width);
 }
 
 }  // namespace xreduce::cuda

@@ -5,8 +5,11 @@
 #include <array>
 #include <string>
 #include <utility>
+#include <vector>
 #include <cstddef>
+#include <cstring>
 #include <string_view>
+#include <type_traits>
 
 #include "workspace.hpp"
 #include "xreduce/backend/reducer.hpp"
@@ -29,19 +32,25 @@ enum class Technique {
   thrust,
 };
 
-//! visit_dtype over the types the kernels are built for (dtypes_32_64): `f` is instantiated for
-//! those alone; any other type is refused, as the capabilities below say.
+//! Whether the seed kernels and thrust are built for T: the six 32- and 64-bit types
+//! (dtypes_32_64). The library kernels (cuda.shuffle, cuda.single_pass, cub) take every type.
+template <class T>
+inline constexpr bool is_32_64_v = std::is_arithmetic_v<T> && sizeof(T) >= 4;
+
+//! The floating types whose sums have an exact form on the GPU (kernels/exact_sum.cuh).
+inline constexpr std::array<DType, 4> kExactDTypes{DType::f32, DType::f64, DType::f16, DType::bf16};
+
+//! Calls f with a value of the C++ type of `t`, one of kExactDTypes (the capabilities refuse the others).
 template <class F>
-decltype(auto) visit_gpu_dtype(DType t, F&& f) {
-  return visit_dtype(t, [&](auto tag) -> decltype(auto) {
-    using T = decltype(tag);
-    if constexpr (is_float16_v<T> || sizeof(T) < 4) {
-      throw Error(ErrorCode::unsupported, "the CUDA kernels do not reduce " + std::string(to_string(t)) + " elements");
-      return f(std::uint64_t{});  // not reached: gives this branch the others' return type
-    } else {
-      return f(tag);
-    }
-  });
+decltype(auto) visit_exact_dtype(DType t, F&& f) {
+  switch (t) {
+    case DType::f64: return f(double{});
+    case DType::f16: return f(f16{});
+    case DType::bf16: return f(bf16{});
+    case DType::f32: break;
+    default: throw Error(ErrorCode::internal, "exact sums on the GPU: no kernels for " + std::string(to_string(t)));
+  }
+  return f(float{});
 }
 
 // What the techniques do, as feature sets of host and device data.
@@ -50,14 +59,19 @@ inline constexpr OpSet kSeedOps{Op::sum, Op::prod, Op::min, Op::max};
 inline constexpr OpSet kOneOps{Op::sum, Op::prod, Op::min, Op::max, Op::argmin, Op::argmax};
 //! What StatsOp computes together (the sum of squares only there: no kernel of its own).
 inline constexpr OpSet kTogether{Op::sum, Op::min, Op::max, Op::argmin, Op::argmax, Op::sumsq};
+//! Every element type: the library kernels' (cuda.shuffle, cuda.single_pass, cub).
 constexpr FeatureSet on_gpu(OpSet ops, std::initializer_list<Layout> layouts) {
+  return FeatureSet().every_dtype().ops(ops).layouts(layouts).memory({Memory::host, Memory::device});
+}
+//! The six 32- and 64-bit types: the seed kernels' and thrust's.
+constexpr FeatureSet on_gpu_32_64(OpSet ops, std::initializer_list<Layout> layouts) {
   return FeatureSet().dtypes(dtypes_32_64).ops(ops).layouts(layouts).memory({Memory::host, Memory::device});
 }
 constexpr FeatureSet exact_sums(std::initializer_list<Memory> memory) {
-  return FeatureSet().dtypes({DType::f32, DType::f64}).ops({Op::sum}).layouts({Layout::all}).memory(memory).only_exact_sums();
+  return FeatureSet().dtypes(kExactDTypes).ops({Op::sum}).layouts({Layout::all}).memory(memory).only_exact_sums();
 }
 //! The seed kernels: sum, prod, min and max of a flat array.
-inline constexpr Capabilities kSeed = Capabilities(Engine::gpu).add(on_gpu(kSeedOps, {Layout::all}));
+inline constexpr Capabilities kSeed = Capabilities(Engine::gpu).add(on_gpu_32_64(kSeedOps, {Layout::all}));
 inline constexpr Capabilities kSinglePass =
     Capabilities(Engine::gpu).add(on_gpu(kOneOps, {Layout::all})).add(exact_sums({Memory::host, Memory::device}));
 //! Rows and segments with its binned kernels, records with kernels/records.cuh, several ops with StatsOp.
@@ -66,14 +80,14 @@ inline constexpr Capabilities kShuffle = Capabilities(Engine::gpu)
                                              .add(on_gpu(kSeedOps, {Layout::outer}))
                                              .add(exact_sums({Memory::host, Memory::device}))
                                              .add(on_gpu(kTogether, {Layout::all, Layout::inner, Layout::ragged}).only_together());
-//! Host data over every GPU: flat arrays and records.
+//! Host data over every GPU: flat arrays and records, the parts' accumulators folded.
 inline constexpr Capabilities kMultiGpu = Capabilities(Engine::gpu)
                                               .add(on_gpu(kOneOps, {Layout::all}).memory({Memory::host}))
                                               .add(on_gpu(kSeedOps, {Layout::outer}).memory({Memory::host}))
                                               .add(exact_sums({Memory::host}));
 //! cub::DeviceReduce, and DeviceSegmentedReduce for rows and segments.
 inline constexpr Capabilities kCub = Capabilities(Engine::gpu).add(on_gpu(kOneOps, {Layout::all, Layout::inner, Layout::ragged}));
-inline constexpr Capabilities kThrust = Capabilities(Engine::gpu).add(on_gpu(kSeedOps, {Layout::all}));
+inline constexpr Capabilities kThrust = Capabilities(Engine::gpu).add(on_gpu_32_64(kSeedOps, {Layout::all}));
 }  // namespace caps
 
 struct TechniqueInfo {
@@ -146,13 +160,44 @@ struct Streaming {
 Result reduce_host(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype, Op op, int block,
                    int device, bool pinned, const Streaming& streaming);
 
+//! The accumulators (F::acc_t of the op's policy, one per column, as bytes) of what reduce_host
+//! reduces, before any rounding: what cuda.multi_gpu folds across GPUs, so that a fold of 16-bit
+//! float sums rounds once, as one GPU's does.
+struct HostAccumulators {
+  DType dtype;
+  Op op;
+  std::vector<unsigned char> bytes;
+
+  //! `width` accumulators of type A, each `a` (bytes, not a std::vector<A>: A may be bool).
+  template <class A>
+  static HostAccumulators filled(DType dtype, Op op, std::size_t width, const A& a) {
+    HostAccumulators h{dtype, op, std::vector<unsigned char>(width * sizeof(A))};
+    for (std::size_t j = 0; j < width; ++j) h.set(j, a);
+    return h;
+  }
+  template <class A>
+  A get(std::size_t j) const {
+    A a;
+    std::memcpy(&a, bytes.data() + j * sizeof(A), sizeof a);
+    return a;
+  }
+  template <class A>
+  void set(std::size_t j, const A& a) {
+    std::memcpy(bytes.data() + j * sizeof(A), &a, sizeof a);
+  }
+};
+HostAccumulators reduce_host_accumulators(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype,
+                                          Op op, int block, int device, bool pinned, const Streaming& streaming);
+//! The results of `width` accumulators (reduce_host's form).
+Result results_of(const HostAccumulators& a, std::size_t width);
+
 //! Reduces `count` records of host memory over GPUs 0 to devices - 1 at once: one contiguous part
 //! each, streamed to its GPU as reduce_host streams, by its own host thread; the parts' results
 //! folded in order. `exact`: Accuracy::exact sums of single f32/f64 values (Result::exact).
 Result reduce_host_on_gpus(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype, Op op,
                            bool exact, int block, int devices, bool pinned, const Streaming& streaming);
 
-//! Exact sums (Accuracy::exact) of f32/f64: enqueues the sum of n <= exact_launch_elements()
+//! Exact sums (Accuracy::exact) of f32, f64, f16 and bf16: enqueues the sum of n <= exact_launch_elements()
 //! elements at device pointer `data` with technique t's form and `block` threads a block, and,
 //! unless `host_out` is null, the copy of its partial (without the element count) to `host_out`,
 //! pinned host memory. Returns where the partial's words are on the device (in ws.scratch).
@@ -185,9 +230,12 @@ void reduce_host_stats(const void* data, std::size_t count, DType dtype, OpSet o
                        bool pinned, const Streaming& streaming);
 
 struct SegmentBounds;
-//! Applies M to each of the six element types (explicit instantiations).
-#define XREDUCE_FOR_EACH_ELEMENT_TYPE(M) \
+//! Applies M to each of the six 32- and 64-bit element types (explicit instantiations).
+#define XREDUCE_FOR_EACH_32_64_TYPE(M) \
   M(float) M(double) M(std::int32_t) M(std::int64_t) M(std::uint32_t) M(std::uint64_t)
+//! Applies M to each of the thirteen element types.
+#define XREDUCE_FOR_EACH_ELEMENT_TYPE(M) \
+  XREDUCE_FOR_EACH_32_64_TYPE(M) M(f16) M(bf16) M(std::int8_t) M(std::uint8_t) M(std::int16_t) M(std::uint16_t) M(bool)
 
 // One definition per element type (enqueue_<dtype>.cu), so that they compile in parallel.
 template <class T>

@@ -49,7 +49,7 @@ void enqueue_thrust(const T* x, std::size_t n, Op op, Workspace& ws) {
 }
 
 #define XREDUCE_INSTANTIATE(T) template void enqueue_thrust<T>(const T*, std::size_t, Op, Workspace&);
-XREDUCE_FOR_EACH_ELEMENT_TYPE(XREDUCE_INSTANTIATE)
+XREDUCE_FOR_EACH_32_64_TYPE(XREDUCE_INSTANTIATE)
 #undef XREDUCE_INSTANTIATE
 
 }  // namespace xreduce::cuda

@@ -55,7 +55,7 @@ class Kernels {
   //! arrays `out`.
   void enqueue_segment_stats(const void* data, std::size_t count, DType dtype, OpSet ops, const Segments& segments,
                              const OpsOut& out);
-  //! Exact sums (Accuracy::exact) of at most 2^30 f32/f64 elements, by `backend`'s exact form
+  //! Exact sums (Accuracy::exact) of at most 2^30 f32, f64, f16 or bf16 elements, by `backend`'s exact form
   //! (cuda.single_pass, cuda.shuffle); collect_exact waits and returns the partial.
   void enqueue_exact(std::string_view backend, const void* data, std::size_t count, DType dtype, int block = 256);
   ExactSum collect_exact(std::size_t count);

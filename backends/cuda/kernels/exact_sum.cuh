@@ -24,6 +24,13 @@
 // the same whatever the order); the last block to finish (single_pass) or a second launch
 // (shuffle) copies it out and zeroes it for the next call. Launches take at most 2^30 elements,
 // so that no digit can overflow.
+//
+// bf16 spans f32's exponents with 8 significant bits: the same window and bins as f32 (one bin
+// takes each element whole). f16 needs no window: every finite f16 is an integer multiple of
+// 2^-24 below 2^16 (40 bits), so a lane adds them as doubles, exactly for 2^13 of them, and moves
+// that sum into an int64 of 2^-24 units every 2^11 elements per accumulator. The doubles are made
+// from the bits with integer instructions (no conversion instruction: those would bound the rate
+// at 8 elements per 16-byte load); a vector holding an infinity or NaN goes one by one.
 
 #include <climits>
 
@@ -65,6 +72,23 @@ struct Format<double> {
     return static_cast<unsigned>(bits) | (static_cast<unsigned>(bits >> 32) ^ 0x80000000u);
   }
 };
+//! bf16 as the f32 it widens to (its upper half): f32's exponents, 8 bits that one bin takes whole
+//! unless the element is 2^34 below the window's top.
+template <>
+struct Format<bf16> {
+  static constexpr int kBins = 2, kAlways = 1;
+  __device__ static unsigned magnitude(bf16 x) { return (static_cast<unsigned>(x.bits) & 0x7fffu) << 16; }
+  __device__ static int field(unsigned magnitude) { return static_cast<int>(magnitude >> 23); }
+  static constexpr int kSpecialField = 0xff, kBias = 126;
+  __device__ static unsigned not_negative_zero(bf16 x) { return x.bits ^ 0x8000u; }
+};
+
+//! -0 of T: the padding of a tile's missing elements, which adds nothing and changes no sign.
+template <class T>
+__device__ inline T negative_zero() {
+  if constexpr (is_float16_v<T>) return T::from_bits(0x8000);
+  else return -T(0);
+}
 
 //! Adds m * 2^exponent to the block's words (ExactSum's digits): the three digits it spans.
 __device__ inline void deposit_scaled(long long* words, long long m, int exponent) {
@@ -197,7 +221,7 @@ __device__ inline void exact_block_sum(const T* __restrict__ x, std::size_t n, s
       if (v < nvec) r[u] = body[v];
       else
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) r[u].e[j] = -T(0);
+        for (int j = 0; j < kVec; ++j) r[u].e[j] = negative_zero<T>();
 #pragma unroll
       for (int j = 0; j < kVec; ++j) top = max(top, F::magnitude(r[u].e[j]));
     }
@@ -243,6 +267,84 @@ __device__ inline void exact_block_sum(const T* __restrict__ x, std::size_t n, s
     atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
 }
 
+//! An f16's value times 2^-1008, as a double made from its bits (sign, then exponent and
+//! significand shifted into a double's): exact for finite f16 (subnormals become double
+//! subnormals, zeros zeros), meaningless for infinities and NaNs, which the caller sorts out first.
+__device__ inline double f16_scaled(unsigned half_bits) {
+  const unsigned high = ((half_bits & 0x8000u) << 16) | ((half_bits & 0x7fffu) << 10);
+  return __hiloint2double(static_cast<int>(high), 0);
+}
+//! 2^1032: a scaled f16 times this is its count of 2^-24.
+__device__ inline long long f16_units(double scaled) { return __double2ll_rn(scaled * pow2(1000) * pow2(32)); }
+
+//! The f16 form of exact_block_sum (see the file's comment). Each of a lane's kUnroll
+//! accumulators takes 8 elements a round: a flush every 2^10 rounds keeps it below 2^13 elements.
+template <int kBlock>
+__device__ inline void exact_block_sum_f16(const f16* __restrict__ x, std::size_t n, std::size_t head, long long* words) {
+  constexpr int kVec = vector_width<f16>();
+  constexpr std::size_t kTile = static_cast<std::size_t>(kBlock) * kUnroll;
+  constexpr int kRoundsPerFlush = 1 << 10;
+  const std::size_t nvec = (n - head) / kVec;
+  const Vec<f16>* body = reinterpret_cast<const Vec<f16>*>(x + head);
+  const std::size_t full_tiles = nvec / kTile;
+  double acc[kUnroll] = {};
+  long long fixed = 0;  // 2^-24 units: at most 2^22 elements a lane in a launch of 2^30, below 2^62
+  bool seen = false;      // an element other than -0
+  auto flush = [&] {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) fixed += f16_units(acc[u]), acc[u] = 0;
+  };
+  auto one_by_one = [&](unsigned h) {  // any element: the lone ones, and vectors with a special
+    if ((h & 0x7c00u) == 0x7c00u) {
+      const int which = (h & 0x3ffu) != 0 ? ExactSum::kNaN : (h & 0x8000u) ? ExactSum::kNegInf : ExactSum::kPosInf;
+      atomicAdd(reinterpret_cast<unsigned long long*>(words + which), 1ull);
+    } else {
+      fixed += f16_units(f16_scaled(h));
+    }
+    seen = seen || h != 0x8000u;
+  };
+  auto add_vector = [&](int u, const Vec<f16>& r) {
+    unsigned w[4];
+    memcpy(w, &r, sizeof w);
+    // The largest magnitude of each half-word column: an exponent of all ones is a special.
+    const unsigned top = __vmaxu2(__vmaxu2(w[0] & 0x7fff7fffu, w[1] & 0x7fff7fffu), __vmaxu2(w[2] & 0x7fff7fffu, w[3] & 0x7fff7fffu));
+    if (__vcmpgeu2(top, 0x7c007c00u) != 0) {
+#pragma unroll
+      for (int k = 0; k < 4; ++k) one_by_one(w[k] & 0xffffu), one_by_one(w[k] >> 16);
+      return;
+    }
+    if (top != 0) seen = true;
+    else if (!seen) seen = (w[0] & w[1] & w[2] & w[3]) != 0x80008000u;  // zeros: all -0 or not
+    double s = 0;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) s += f16_scaled(w[k] & 0xffffu) + f16_scaled(w[k] >> 16);
+    acc[u] += s;
+  };
+  int rounds = 0;
+  for (std::size_t t = blockIdx.x; t < full_tiles; t += gridDim.x) {
+    const std::size_t v = t * kTile + threadIdx.x;
+    Vec<f16> r[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) r[u] = body[v + u * kBlock];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) add_vector(u, r[u]);
+    if (++rounds == kRoundsPerFlush) flush(), rounds = 0;
+  }
+  flush();
+  const std::size_t g = blockIdx.x * static_cast<std::size_t>(kBlock) + threadIdx.x;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kBlock;
+  // The vectors of the last, partial tile: fewer than kTile of them, at most one a lane.
+  for (std::size_t v = full_tiles * kTile + g; v < nvec; v += stride) add_vector(0, body[v]);
+  flush();
+  // At most kVec - 1 elements before the vectors and after them.
+  const std::size_t tail = head + nvec * kVec;
+  if (g < head) one_by_one(x[g].bits);
+  if (tail + g < n) one_by_one(x[tail + g].bits);
+  if (fixed != 0) deposit_scaled(words, fixed, -24);
+  if (__any_sync(0xffffffffu, seen) && (threadIdx.x & 31) == 0)
+    atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
+}
+
 //! Copies the device-wide accumulator to `out` and zeroes it for the next call.
 __device__ inline void take_total(long long* total, long long* out) {
   for (int w = threadIdx.x; w < ExactSum::kWords; w += blockDim.x) {
@@ -261,7 +363,8 @@ __global__ __launch_bounds__(kBlock) void exact_sum_kernel(const T* __restrict__
   __shared__ bool last_block;
   for (int w = threadIdx.x; w < ExactSum::kWords; w += kBlock) words[w] = 0;
   __syncthreads();
-  exact_block_sum<kBlock>(x, n, head, words);
+  if constexpr (std::is_same_v<T, f16>) exact_block_sum_f16<kBlock>(x, n, head, words);
+  else exact_block_sum<kBlock>(x, n, head, words);
   __syncthreads();
   for (int w = threadIdx.x; w < ExactSum::kWords; w += kBlock)
     if (words[w] != 0) atomicAdd(reinterpret_cast<unsigned long long*>(total + w), static_cast<unsigned long long>(words[w]));

@@ -12,10 +12,11 @@ struct VectorPolicy {
   static constexpr int unroll = 4;   //!< 16-byte loads in flight per thread, each into its own accumulator
 };
 
-//! Elements per 16-byte load: 4 for 4-byte types, 2 for 8-byte ones, 1 for anything else.
+//! Elements per 16-byte load: 16 for 1-byte types, 8 for 2-byte ones (16-bit floats too), 4 for
+//! 4-byte ones, 2 for 8-byte ones; 1 for anything else (value-index pairs, stats).
 template <class T>
 constexpr int vector_width() {
-  if constexpr (std::is_arithmetic_v<T> && (sizeof(T) == 4 || sizeof(T) == 8)) return 16 / sizeof(T);
+  if constexpr ((std::is_arithmetic_v<T> || is_float16_v<T>) && sizeof(T) <= 8) return 16 / sizeof(T);
   else return 1;
 }
 
@@ -35,23 +36,71 @@ std::size_t unaligned_head(const T* x, std::size_t n) {
   }
 }
 
-//! Whether the elements of one 16-byte load may be added in the element type first: f32 sums (three
-//! float additions, then one conversion instead of four), a bound of 3 eps(f32) per group, far
-//! inside the tolerance. An accumulation strategy of this module, not a rule of the op.
+//! The sum of one loaded vector in a 32-bit type, added to the wide accumulator once instead of
+//! element by element: in float for f32 (three additions, then one conversion instead of four)
+//! and for f16 and bf16 (seven), a bound of 7 eps(f32) per group, far inside the stated one; in
+//! 32-bit integers for 8- and 16-bit integers and bools, exact (16 * 255 and 8 * 65535 fit),
+//! bytes four at a time with dp4a. Without this, a byte costs a conversion and a 64-bit addition,
+//! and a u8 sum is bound by the arithmetic, not by the memory. An accumulation strategy of this
+//! module, not a rule of the op.
+template <class In>
+inline constexpr bool has_vector_sum =
+    std::is_same_v<In, float> || is_float16_v<In> || (std::is_integral_v<In> && sizeof(In) <= 2);
+
+template <class In>
+__device__ inline auto vector_sum(const Vec<In>& r) {
+  if constexpr (std::is_same_v<In, float>) {
+    float s = r.e[0];
+#pragma unroll
+    for (int j = 1; j < 4; ++j) s += r.e[j];
+    return s;
+  } else {
+    unsigned w[4];  // the vector as 32-bit words: registers, no memory
+    memcpy(w, &r, sizeof w);
+    if constexpr (sizeof(In) == 1 && std::is_signed_v<In>) {
+      int s = 0;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) s = __dp4a(static_cast<int>(w[k]), 0x01010101, s);
+      return s;
+    } else if constexpr (sizeof(In) == 1) {  // u8 and bool (0 or 1)
+      unsigned s = 0;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) s = __dp4a(w[k], 0x01010101u, s);
+      return s;
+    } else if constexpr (std::is_same_v<In, std::int16_t>) {
+      int s = 0;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) s += static_cast<std::int16_t>(w[k] & 0xffffu) + (static_cast<int>(w[k]) >> 16);
+      return s;
+    } else if constexpr (std::is_same_v<In, std::uint16_t>) {
+      unsigned s = 0;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) s += (w[k] & 0xffffu) + (w[k] >> 16);
+      return s;
+    } else {  // f16, bf16: each half of a word converted exactly
+      float s = 0;
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        s += static_cast<float>(In::from_bits(static_cast<std::uint16_t>(w[k]))) +
+             static_cast<float>(In::from_bits(static_cast<std::uint16_t>(w[k] >> 16)));
+      return s;
+    }
+  }
+}
+
+//! Whether the accumulator of F takes vector_sum's group: sums of types that have one.
 template <class F>
-struct groups_in_element_type : std::false_type {};
-template <>
-struct groups_in_element_type<SumOp<float>> : std::true_type {};
+inline constexpr bool groups_vectors = false;
+template <class T>
+inline constexpr bool groups_vectors<SumOp<T>> = has_vector_sum<T>;
 
 //! Adds the elements of one loaded vector (whose first element has index `first`).
 template <class F, class In>
 __device__ inline void add_vector(Accumulator<F>& acc, const F& f, const Vec<In>& r, std::size_t first) {
   constexpr int kVec = vector_width<In>();
-  if constexpr (groups_in_element_type<F>::value) {
-    In group = r.e[0];
-#pragma unroll
-    for (int j = 1; j < kVec; ++j) group += r.e[j];
-    acc.add(f, f.lift(group, first));
+  if constexpr (groups_vectors<F>) {
+    // A signed group widens with its sign: the u64 accumulator of i8/i16 sums is two's complement.
+    acc.add(f, static_cast<typename F::acc_t>(vector_sum(r)));
   } else {
 #pragma unroll
     for (int j = 0; j < kVec; ++j) acc.add(f, f.lift(r.e[j], first + j));
@@ -71,7 +120,8 @@ __device__ inline ArgPair<T> first_equal(const Vec<T>& r, T v, std::size_t first
 }
 
 //! Several ops (StatsOp), per loaded vector: its sum and sum of squares (grouped in float for
-//! f32, as SumOp groups), and its extremes compared once with the running ones; an extreme's
+//! f32, f16 and bf16, as SumOp groups; for 8- and 16-bit integers the sum as vector_sum, the
+//! squares in the wide type), and its extremes compared once with the running ones; an extreme's
 //! index is worked out only when a vector holds a new one. Per element, the general path (a
 //! StatsAcc lifted and combined) cost twice the loads' time on an H200. The callers' loops bring
 //! an accumulator its vectors in increasing index order, so a strict comparison keeps the first
@@ -81,10 +131,13 @@ __device__ inline ArgPair<T> first_equal(const Vec<T>& r, T v, std::size_t first
 template <class T>
 __device__ inline void add_vector(Accumulator<StatsOp<T>>& acc, const StatsOp<T>& f, const Vec<T>& r, std::size_t first) {
   constexpr int kVec = vector_width<T>();
-  if constexpr (std::is_same_v<T, float>) {
-    float sum = r.e[0], squares = r.e[0] * r.e[0];
+  if constexpr (std::is_same_v<T, float> || is_float16_v<T>) {  // x * x is exact in float
+    float sum = 0, squares = 0;
 #pragma unroll
-    for (int j = 1; j < kVec; ++j) sum += r.e[j], squares = fmaf(r.e[j], r.e[j], squares);
+    for (int j = 0; j < kVec; ++j) {
+      const float v = static_cast<float>(r.e[j]);
+      sum += v, squares = fmaf(v, v, squares);
+    }
     if (sum != sum) {
 #pragma unroll
       for (int j = 0; j < kVec; ++j) acc.add(f, f.lift(r.e[j], first + j));
@@ -103,10 +156,11 @@ __device__ inline void add_vector(Accumulator<StatsOp<T>>& acc, const StatsOp<T>
         return;
       }
     }
+    if constexpr (has_vector_sum<T>) acc.sum.add(SumOp<T>{}, static_cast<wide_t<T>>(vector_sum(r)));
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
       const wide_t<T> w = static_cast<wide_t<T>>(r.e[j]);
-      acc.sum.add(SumOp<T>{}, w);
+      if constexpr (!has_vector_sum<T>) acc.sum.add(SumOp<T>{}, w);
       acc.squares.add(SumOp<T>{}, w * w);
     }
   }
