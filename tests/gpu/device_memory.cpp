@@ -7,6 +7,7 @@
 
 #include <sys/mman.h>
 
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -39,7 +40,8 @@ template <class T>
 struct DeviceCopy {
   void* base = nullptr;
   const T* data = nullptr;
-  DeviceCopy(const std::vector<T>& host, std::size_t byte_offset) {
+  template <class Host>  // std::vector<T> or test::Elements<T> (bools too)
+  DeviceCopy(const Host& host, std::size_t byte_offset) {
     REQUIRE(cudaMalloc(&base, host.size() * sizeof(T) + 16) == cudaSuccess);
     auto* p = static_cast<unsigned char*>(base) + byte_offset;
     REQUIRE(cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice) == cudaSuccess);
@@ -52,7 +54,7 @@ template <class T>
 void check_device_resident(xr::Reducer& r, xr::Op op, std::size_t n, std::size_t byte_offset, std::mt19937_64& rng,
                            const xr::Options& options = {}) {
   if (r.capabilities().support(xr::dtype_of<T>(), op) == xr::Support::none) return;
-  std::vector<T> host = xr::test::make_data<T>(xr::test::Pattern::random, op, n, rng);
+  const xr::test::Elements<T> host = xr::test::make_data<T>(xr::test::Pattern::random, op, n, rng);
   const xr::Reference ref = xr::exact_reference(xr::Request{host.data(), n, xr::dtype_of<T>(), op, xr::Memory::host});
   DeviceCopy<T> dev(host, byte_offset);
   for (xr::Memory m : {xr::Memory::device, xr::Memory::automatic}) {
@@ -76,6 +78,7 @@ TEST_CASE("gpu: device-resident data, in place and realigned, every dtype and op
   for (xr::Reducer* r : gpu_backends())
     for (xr::Op op : xr::all_ops)
       for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{1000003}}) {
+        if (n > 1000 && std::getenv("XREDUCE_TEST_QUICK")) continue;  // under the sanitizers
         check_device_resident<float>(*r, op, n, 0, rng);
         check_device_resident<double>(*r, op, n, 8, rng);
         check_device_resident<std::int32_t>(*r, op, n, 4, rng);
@@ -83,7 +86,44 @@ TEST_CASE("gpu: device-resident data, in place and realigned, every dtype and op
         check_device_resident<std::uint32_t>(*r, op, n, 12, rng);
         check_device_resident<std::uint64_t>(*r, op, n, 0, rng);
         check_device_resident<float>(*r, op, n, 1, rng);  // not even aligned to the element
+        check_device_resident<xr::f16>(*r, op, n, 2, rng);
+        check_device_resident<xr::bf16>(*r, op, n, 0, rng);
+        check_device_resident<std::int8_t>(*r, op, n, 3, rng);
+        check_device_resident<std::uint8_t>(*r, op, n, 0, rng);
+        check_device_resident<std::int16_t>(*r, op, n, 6, rng);
+        check_device_resident<std::uint16_t>(*r, op, n, 1, rng);  // odd: realigned
+        check_device_resident<bool>(*r, op, n, 5, rng);
       }
+}
+
+TEST_CASE("gpu: bool sums count past 2^32 on the device") {
+  if (!have_gpu() || std::getenv("XREDUCE_TEST_QUICK")) return;
+  // 2^32 + 2^20 + 3 true elements, then a few dozen made false at random places: the count is
+  // known without reading the data back, and no 32-bit counter anywhere can hold it.
+  const std::size_t n = (std::size_t{1} << 32) + (1u << 20) + 3;
+  void* dev = nullptr;
+  if (cudaMalloc(&dev, n) != cudaSuccess) {
+    MESSAGE("cannot allocate 4 GiB on the GPU: skipped");
+    return;
+  }
+  REQUIRE(cudaMemset(dev, 1, n) == cudaSuccess);
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0xb001u);
+  std::vector<std::size_t> falses;
+  for (int k = 0; k < 40; ++k) falses.push_back(rng() % n);
+  falses.push_back(n - 1);
+  std::sort(falses.begin(), falses.end());
+  falses.erase(std::unique(falses.begin(), falses.end()), falses.end());
+  for (std::size_t i : falses) REQUIRE(cudaMemset(static_cast<unsigned char*>(dev) + i, 0, 1) == cudaSuccess);
+  const std::uint64_t expected = n - falses.size();
+  for (xr::Reducer* r : gpu_backends()) {
+    if (r->capabilities().support(xr::DType::boolean, xr::Op::sum) == xr::Support::none) continue;
+    const xr::Request q{dev, n, xr::DType::boolean, xr::Op::sum, xr::Memory::device};
+    INFO("seed " << xr::test::run_seed() << ", backend " << r->name());
+    CHECK(r->reduce(q).value.get<std::uint64_t>() == expected);
+    // argmin: the first false; min: not all true.
+    CHECK(*r->reduce(xr::Request{dev, n, xr::DType::boolean, xr::Op::argmin, xr::Memory::device}).index == falses.front());
+  }
+  cudaFree(dev);
 }
 
 TEST_CASE("gpu: the seed kernels at every block size of the seeds' tables") {

@@ -56,7 +56,7 @@ void check_on_gpu(xr::Reducer& r, const std::vector<T>& host, std::size_t byte_o
 
 }  // namespace
 
-TEST_CASE("gpu exact sums: device and pinned data, every shape and block size, MPFR's bits") {
+TEST_CASE("gpu exact sums: device and pinned data, f32, f64, f16 and bf16, every shape and block size, MPFR's bits") {
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x6e8au);
   const bool quick = std::getenv("XREDUCE_TEST_QUICK") != nullptr;
   for (xr::Reducer* r : exact_gpu_backends())
@@ -66,6 +66,8 @@ TEST_CASE("gpu exact sums: device and pinned data, every shape and block size, M
         INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), data " << std::string(name(shape)));
         check_on_gpu(*r, xr::test::make_exact_data<float>(shape, n, rng), rng() % 2 ? 4 : 0, rng);
         check_on_gpu(*r, xr::test::make_exact_data<double>(shape, n, rng), rng() % 2 ? 8 : 1, rng);
+        check_on_gpu(*r, xr::test::make_exact_data16<xr::f16>(shape, n, rng), rng() % 2 ? 2 : 0, rng);
+        check_on_gpu(*r, xr::test::make_exact_data16<xr::bf16>(shape, n, rng), rng() % 2 ? 6 : 1, rng);
       }
 }
 

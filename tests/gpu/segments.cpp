@@ -44,6 +44,13 @@ TEST_CASE("GPU segments, i32") { gpu_segments_for_type<std::int32_t>(); }
 TEST_CASE("GPU segments, i64") { gpu_segments_for_type<std::int64_t>(); }
 TEST_CASE("GPU segments, u32") { gpu_segments_for_type<std::uint32_t>(); }
 TEST_CASE("GPU segments, u64") { gpu_segments_for_type<std::uint64_t>(); }
+TEST_CASE("GPU segments, f16") { gpu_segments_for_type<xr::f16>(); }
+TEST_CASE("GPU segments, bf16") { gpu_segments_for_type<xr::bf16>(); }
+TEST_CASE("GPU segments, i8") { gpu_segments_for_type<std::int8_t>(); }
+TEST_CASE("GPU segments, u8") { gpu_segments_for_type<std::uint8_t>(); }
+TEST_CASE("GPU segments, i16") { gpu_segments_for_type<std::int16_t>(); }
+TEST_CASE("GPU segments, u16") { gpu_segments_for_type<std::uint16_t>(); }
+TEST_CASE("GPU segments, bool") { gpu_segments_for_type<bool>(); }
 
 TEST_CASE("GPU segments: bad offsets are reported, not read past the data") {
   std::vector<float> x(100, 1.0f);

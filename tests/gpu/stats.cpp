@@ -42,6 +42,13 @@ TEST_CASE("GPU several ops in one pass, i32") { gpu_stats_for_type<std::int32_t>
 TEST_CASE("GPU several ops in one pass, i64") { gpu_stats_for_type<std::int64_t>(); }
 TEST_CASE("GPU several ops in one pass, u32") { gpu_stats_for_type<std::uint32_t>(); }
 TEST_CASE("GPU several ops in one pass, u64") { gpu_stats_for_type<std::uint64_t>(); }
+TEST_CASE("GPU several ops in one pass, f16") { gpu_stats_for_type<xr::f16>(); }
+TEST_CASE("GPU several ops in one pass, bf16") { gpu_stats_for_type<xr::bf16>(); }
+TEST_CASE("GPU several ops in one pass, i8") { gpu_stats_for_type<std::int8_t>(); }
+TEST_CASE("GPU several ops in one pass, u8") { gpu_stats_for_type<std::uint8_t>(); }
+TEST_CASE("GPU several ops in one pass, i16") { gpu_stats_for_type<std::int16_t>(); }
+TEST_CASE("GPU several ops in one pass, u16") { gpu_stats_for_type<std::uint16_t>(); }
+TEST_CASE("GPU several ops in one pass, bool") { gpu_stats_for_type<bool>(); }
 
 TEST_CASE("GPU several ops of segments: the results go to one memory") {
   std::vector<float> x(100, 1.0f);
