@@ -9,6 +9,8 @@ cpu:         GB/s and relative error against N, one line per backend and thread 
 exact:       exact sums' speed over plain ones against N, per backend and dtype (host data); and on
              the GPU, exact time over plain cub's.
 views:       N-D views reduced in place: GB/s, and the time over a gather into rows plus their reduction.
+dtypes:      sums of every element type as a share of the read probe over the same bytes: host (one
+             thread, all threads) and device (cuda.shuffle, cuda.single_pass, cub).
 """
 import json
 import sys
@@ -181,6 +183,24 @@ def views(data, axes):
         ax.grid(True, axis="y", alpha=0.3)
 
 
+def dtypes(data, axes):
+    host = [r for r in data["host_rows"] if r["what"] == "sum"]
+    backends = sorted({r["backend"] for r in host}, key=lambda b: b != "sequential")
+    for ax, rows, names, where in ((axes[0], host, backends, "host data"),
+                                   (axes[1], [r for r in data["device_rows"] if r["what"] == "sum"],
+                                    ["cuda.shuffle", "cuda.single_pass", "cub"], "device data")):
+        types = list(dict.fromkeys(r["dtype"] for r in rows))
+        width = 0.8 / max(1, len(names))
+        for k, name in enumerate(names):
+            share = {r["dtype"]: r["fraction_of_probe"] for r in rows if r["backend"] == name}
+            ax.bar([i + k * width for i in range(len(types))], [share.get(t, 0) for t in types], width, label=name)
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(types))], types)
+        ax.axhline(0.9, color="black", linestyle=":", label="90% of the probe")
+        ax.set_ylabel(f"sum's rate / read probe's, same bytes ({where})")
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=7)
+
+
 def main(path_in, path_out):
     with open(path_in) as f:
         data = json.load(f)
@@ -210,6 +230,9 @@ def main(path_in, path_out):
     elif suite == "views":
         fig, axes = plt.subplots(1, 2, figsize=(16, 6))
         views(data, axes)
+    elif suite == "dtypes":
+        fig, axes = plt.subplots(1, 2, figsize=(14, 5))
+        dtypes(data, axes)
     else:
         print(f"plot_suites.py: nothing to plot for suite '{suite}'")
         return

@@ -280,7 +280,7 @@ int main(int argc, char** argv) {
   cal_cmd->add_flag("--dry-run", cal_args.dry_run, "Measure and print, write nothing");
 
   auto* bench_cmd = app.add_subcommand(
-      "bench", "Run a benchmark suite (progression, gpu-reduce, transfer, crossover, calibrate, cpu, exact, segments, stats, views): xreduce bench SUITE [--out DIR] "
+      "bench", "Run a benchmark suite (progression, gpu-reduce, transfer, crossover, calibrate, cpu, dtypes, exact, segments, stats, views): xreduce bench SUITE [--out DIR] "
                "[--max-log2 L] [--repeat R] [--quick]; `xreduce bench --help` lists them. Runs xreduce_bench beside this program");
   bench_cmd->prefix_command();  // everything after `bench` goes to xreduce_bench as it is
   bench_cmd->set_help_flag();

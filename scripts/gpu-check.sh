@@ -7,9 +7,9 @@
 #
 #   scripts/gpu-check.sh [BUILD_DIR] [OUT_DIR]      (defaults: build/release, bench/results/<gpu>)
 #
-# XREDUCE_CHECK_SUITES picks the benchmarks (default: gpu-reduce host progression exact segments stats; empty: none),
+# XREDUCE_CHECK_SUITES picks the benchmarks (default: gpu-reduce host progression exact segments stats dtypes; empty: none),
 # XREDUCE_SANITIZERS the sanitizer tools (default: memcheck racecheck synccheck) and
-# XREDUCE_SANITIZE the programs under them (default: conformance records exact segments stats custom), so that a run
+# XREDUCE_SANITIZE the programs under them (default: conformance dtypes records exact segments stats custom), so that a run
 # within the device tool's 10 minutes can check what a change touched. Under racecheck the
 # conformance suite takes over 5 minutes (its 16-threads case alone over 2, all backends).
 #
@@ -53,15 +53,17 @@ step conformance "$build/bin/xreduce_conformance"
 step gpu-tests "$build/bin/xreduce_gpu_tests"
 step gpu-custom-tests "$build/bin/xreduce_gpu_custom_tests"
 step example-gpu "$build/bin/xreduce_example_farthest_point_gpu"
-for suite in ${XREDUCE_CHECK_SUITES-gpu-reduce host progression exact segments stats}; do
+for suite in ${XREDUCE_CHECK_SUITES-gpu-reduce host progression exact segments stats dtypes}; do
   case $suite in
     gpu-reduce)
       step benchmark "$build/bin/xreduce_bench" gpu-reduce --out "$out" ${XREDUCE_BENCH_ARGS:-}
       [ -f "$out/gpu-reduce.json" ] && step plot python3 bench/plot_gpu.py "$out/gpu-reduce.json" "$out/gpu-reduce.png" ;;
     host) step benchmark-host "$build/bin/xreduce_bench_gpu_host" --out "$out" ${XREDUCE_BENCH_HOST_ARGS:-} ;;
-    progression|exact|segments|stats)
+    progression|exact|segments|stats|dtypes)
       step "$suite" "$build/bin/xreduce_bench" "$suite" --out "$out"
-      [ -f "$out/$suite.json" ] && step "plot-$suite" python3 bench/plot_suites.py "$out/$suite.json" "$out/$suite.png" ;;
+      [ -f "$out/$suite.json" ] && step "plot-$suite" python3 bench/plot_suites.py "$out/$suite.json" "$out/$suite.png"
+      # torch's own sums of the same kinds of data, in the same session
+      [ "$suite" = dtypes ] && step dtypes-torch python3 bench/python/bench_dtypes_torch.py "$out" ;;
   esac
 done
 for tool in ${XREDUCE_SANITIZERS:-memcheck racecheck synccheck}; do
@@ -69,9 +71,10 @@ for tool in ${XREDUCE_SANITIZERS:-memcheck racecheck synccheck}; do
     timeout "${XREDUCE_SANITIZER_TIMEOUT:-1200}" env XREDUCE_TEST_QUICK=1 \
       compute-sanitizer --tool "$tool" --error-exitcode 99 "$@"
   }
-  for what in ${XREDUCE_SANITIZE:-conformance records exact segments stats custom}; do
+  for what in ${XREDUCE_SANITIZE:-conformance dtypes records exact segments stats custom}; do
     case $what in
       conformance) step "sanitizer-$tool" sanitize "$build/bin/xreduce_conformance" ;;
+      dtypes) step "sanitizer-$tool-dtypes" sanitize "$build/bin/xreduce_gpu_tests" -tc="*every dtype*" ;;
       records|exact|segments) step "sanitizer-$tool-$what" sanitize "$build/bin/xreduce_gpu_tests" -tc="*$what*" ;;
       stats) step "sanitizer-$tool-stats" sanitize "$build/bin/xreduce_gpu_tests" -tc="*several ops*" ;;
       custom) step "sanitizer-$tool-custom" sanitize "$build/bin/xreduce_gpu_custom_tests" ;;
@@ -85,4 +88,6 @@ grep -E "test cases:|ERROR SUMMARY|skipping|FAILED" "$log" | sort | uniq -c | he
 [ -f "$out/exact.md" ] && cat "$out/exact.md"
 [ -f "$out/segments.md" ] && cat "$out/segments.md"
 [ -f "$out/stats.md" ] && cat "$out/stats.md"
+[ -f "$out/dtypes.md" ] && cat "$out/dtypes.md"
+[ -f "$out/dtypes-torch.md" ] && cat "$out/dtypes-torch.md"
 exit $status

@@ -52,6 +52,10 @@ int run_segments(const SuiteArgs& args);
 int run_stats_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md);
 //! The `stats` suite (stats.cpp).
 int run_stats(const SuiteArgs& args);
+//! The device-resident half of the `dtypes` suite (gpu_dtypes.cu), as run_exact_gpu.
+int run_dtypes_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md);
+//! The `dtypes` suite (dtypes.cpp): sums of every element type against the read probes.
+int run_dtypes(const SuiteArgs& args);
 //! The views suite (views.cpp): N-D views reduced in place against copy + reduce, host data.
 int run_views(const SuiteArgs& args);
 

@@ -2,7 +2,7 @@
 //
 //   xreduce_bench SUITE [--out DIR] [--max-log2 L] [--repeat R] [--quick]
 //
-// Suites: progression, gpu-reduce, transfer (GPU), crossover, calibrate, cpu, exact, segments, stats, views. Each prints an estimate of its
+// Suites: progression, gpu-reduce, transfer (GPU), crossover, calibrate, cpu, dtypes, exact, segments, stats, views. Each prints an estimate of its
 // time, a progress line, and a markdown table, and writes SUITE.json (every raw timing) and
 // SUITE.md under DIR (default $XDG_DATA_HOME/xreduce/bench/<machine>/, outside the source tree).
 // bench/plot_suites.py draws the PNGs.
@@ -367,6 +367,7 @@ int main(int argc, char** argv) {
       {"crossover", "every backend from 2^0 to 2^30 elements, host and device data: auto's choice and regret"},
       {"calibrate", "what `xreduce calibrate` measures, and how long it takes"},
       {"cpu", "the CPU backends on all threads and one, with their relative error"},
+      {"dtypes", "sums of every element type over the same bytes against the read probes, host and device data; on the GPU, CUB, several ops and exact sums of the 16-bit floats"},
       {"exact", "exact sums against plain ones, f32 and f64, every backend with both, host and device data"},
       {"segments", "per-segment sums: CPU rows against flat sums, device data against cub::DeviceSegmentedReduce and the read probe"},
       {"stats", "several ops in one pass (sum, min, max, argmax) against a plain sum and against four calls, host and device data"},
@@ -398,6 +399,7 @@ int main(int argc, char** argv) {
     if (suite == "exact") return run_exact(args);
     if (suite == "segments") return run_segments(args);
     if (suite == "stats") return run_stats(args);
+    if (suite == "dtypes") return run_dtypes(args);
     if (suite == "views") return run_views(args);
     if (suite == "calibrate") return run_calibrate(args);
     if (suite == "crossover") return run_crossover(args);

@@ -1,0 +1,113 @@
+// The `dtypes` suite of xreduce_bench: sums of every element type over the same bytes. On the
+// host, 1 GiB of each type: `sequential` against the one-thread read probe and the CPU-parallel
+// backends against the all-threads probe, in the same run; then (gpu_dtypes.cu) 2^30 device-resident
+// elements of each type.
+
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "gpu.hpp"
+#include "xreduce/backend/registry.hpp"
+#include "xreduce/xreduce.hpp"
+
+namespace xreduce::bench {
+
+namespace {
+
+//! `bytes` of elements of `dtype` at random: floats in [0, 1) (f16, bf16: their bit patterns
+//! below 1.0), integers over their range, bools 0 or 1.
+std::vector<std::uint64_t> random_elements(DType dtype, std::size_t bytes, std::uint64_t seed) {
+  std::vector<std::uint64_t> words(bytes / 8);
+  std::mt19937_64 rng(seed);
+  for (std::uint64_t& w : words) w = rng();
+  auto* b = reinterpret_cast<unsigned char*>(words.data());
+  switch (dtype) {
+    case DType::f32:
+      for (std::size_t i = 0; i < bytes / 4; ++i) {
+        const float v = static_cast<float>(words[i / 2] >> (i % 2 ? 40 : 8) & 0xffffff) * 0x1p-24f;
+        std::memcpy(b + 4 * i, &v, 4);
+      }
+      break;
+    case DType::f16:
+    case DType::bf16: {
+      const std::uint16_t mask = dtype == DType::f16 ? 0x3bff : 0x3f7f;  // below 1.0
+      for (std::size_t i = 0; i < bytes / 2; ++i) {
+        std::uint16_t h;
+        std::memcpy(&h, b + 2 * i, 2);
+        h &= mask;
+        std::memcpy(b + 2 * i, &h, 2);
+      }
+      break;
+    }
+    case DType::boolean:
+      for (std::size_t i = 0; i < bytes; ++i) b[i] &= 1;
+      break;
+    default: break;
+  }
+  return words;
+}
+
+}  // namespace
+
+int run_dtypes(const SuiteArgs& args) {
+  namespace xr = xreduce;
+  xr::Context& ctx = xr::default_context();
+  const std::size_t bytes = std::size_t{1} << (args.quick ? 22 : 30);
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<xr::Reducer*> parallel;
+  for (const char* name : {"openmp", "tbb"})
+    if (xr::Reducer* r = ctx.registry().find(name); r && r->available()) parallel.push_back(r);
+  xr::Workload user_code;
+  user_code.user_code = true;
+  xr::Reducer* pool = ctx.registry().best(xr::Engine::cpu_parallel, user_code);
+  std::string md = "# Every element type: sums over the same bytes\n\n## Host data, " + std::to_string(bytes >> 20) +
+                   " MiB of each type\n\nGB/s of the bytes read, median of " + std::to_string(args.repeat) +
+                   "; in brackets, the share of the read probe over the same bytes (one thread for `sequential`, all " +
+                   std::to_string(cores) + " for the others, on " + (pool ? std::string(pool->name()) : std::string("one thread")) +
+                   "'s threads).\n\n| type | probe, 1 thread | sequential | probe, all threads |";
+  for (xr::Reducer* r : parallel) md += " " + std::string(r->name()) + " |";
+  md += "\n|---|---:|---:|---:|";
+  for (std::size_t k = 0; k < parallel.size(); ++k) md += "---:|";
+  md += "\n";
+  nlohmann::json rows = nlohmann::json::array(), gpu_rows = nlohmann::json::array();
+  const DType types[] = {DType::f32, DType::f16, DType::bf16, DType::i8, DType::u8, DType::i16, DType::u16, DType::boolean};
+  Progress progress("dtypes", args.quick ? 2 : 8 * (2.0 + 0.1 * args.repeat * (2 + parallel.size())));
+  for (std::size_t k = 0; k < std::size(types); ++k) {
+    const DType dtype = types[k];
+    const std::string type(to_string(dtype));
+    progress.update(0.8 * k / std::size(types), type);
+    const std::vector<std::uint64_t> data = random_elements(dtype, bytes, 21 + k);
+    const std::size_t n = bytes / size_of(dtype);
+    volatile std::uint64_t sink = 0;
+    const double probe_one = bytes / time_per_call([&] { sink = sink + read_probe(data.data(), bytes, 1, nullptr); }, args.repeat) / 1e9;
+    const double probe_all = bytes / time_per_call([&] { sink = sink + read_probe(data.data(), bytes, cores, pool); }, args.repeat) / 1e9;
+    md += "| " + type + " | " + fmt("%.1f", probe_one) + " |";
+    rows.push_back({{"dtype", type}, {"what", "read probe"}, {"threads", 1}, {"gbps", probe_one}});
+    rows.push_back({{"dtype", type}, {"what", "read probe"}, {"threads", cores}, {"gbps", probe_all}});
+    const xr::Request q{data.data(), n, dtype, xr::Op::sum, xr::Memory::host};
+    auto cell = [&](xr::Reducer& r, double probe, int threads) {
+      std::vector<double> raw;
+      xr::Options o;
+      o.threads = threads;
+      const double t = time_per_call([&] { r.reduce(q, o); }, args.repeat, &raw);
+      const double gbps = bytes / t / 1e9;
+      md += " " + fmt("%.1f", gbps) + " (" + fmt("%.0f%%", 100 * gbps / probe) + ") |";
+      rows.push_back({{"dtype", type}, {"what", "sum"}, {"backend", r.name()}, {"threads", threads ? threads : static_cast<int>(cores)},
+                      {"n", n}, {"median_s", t}, {"gbps", gbps}, {"probe_gbps", probe}, {"fraction_of_probe", gbps / probe},
+                      {"times_s", raw}});
+    };
+    cell(ctx.registry().get("sequential"), probe_one, 1);
+    md += " " + fmt("%.1f", probe_all) + " |";
+    for (xr::Reducer* r : parallel) cell(*r, probe_all, 0);
+    md += "\n";
+  }
+  progress.finish();
+  if (run_dtypes_gpu(args, gpu_rows, md) != 0) md += "\nNo GPU here: no device-resident rows.\n";
+  std::fputs(md.c_str(), stdout);
+  write_results(args.out_dir, "dtypes", {{"repeat", args.repeat}, {"host_rows", rows}, {"device_rows", gpu_rows}}, md);
+  return 0;
+}
+
+}  // namespace xreduce::bench
