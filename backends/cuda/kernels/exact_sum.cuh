@@ -3,19 +3,19 @@
 //
 // Each warp keeps a window: every element it has cut so far is below 2^E in magnitude, E the
 // same in all its lanes (a warp-wide max of the loaded exponents, one redux.sync per load round).
-// Each lane keeps bins (two for f32, three for f64) per load slot: running doubles S_b that
+// Each lane keeps bins (two for f32, three for f64, seven for bf16) per load slot: running doubles S_b that
 // start at 1.5 * 2^K_b, K_1 = E + 11, each further bin 42 bits lower; adding an element to S_b
 // rounds it to a multiple of 2^(K_b - 52), and t - S_b (exact) is what the bin took, v - q (exact)
 // what goes on. Three double additions per element and bin. Every element goes through the bins
 // it always needs (one for f32, whose 24 bits the first bin takes whole unless the element is
-// 2^18 below the window's top; two for f64); the last bin only when something is left, and what
-// is left after it (an element 2^60 or more below the top) the lane deposits into the block's
-// superaccumulator itself. Both are rare: a branch, not work, for most data.
+// 2^18 below the window's top; two for f64); further bins only while something is left, and what
+// is left after the last (an f32 or f64 2^60 or more below the top) the lane deposits into the
+// block's superaccumulator itself. Both are rare: a branch, not work, for most data.
 //
 // The block's superaccumulator is an ExactSum's words in shared memory, added to with 64-bit
 // atomics (three per value: the digits it spans). A warp empties its bins into it when the window
-// must grow (a larger element arrives), every 64 rounds (before 2^9 additions can reach a bin,
-// which would leave its binade), and at the end: each bin's lanes hold integers (S_b - start) /
+// must grow (a larger element arrives), every 64 rounds (at most 2^9 additions of less than
+// 2^(K_b - 11) reach a bin in between, so it stays in its binade), and at the end: each bin's lanes hold integers (S_b - start) /
 // 2^(K_b - 52) below 2^53, which add exactly as int64 across the warp, and one lane deposits
 // them. Rounds holding an infinity, a NaN or an f64 too large for the window (2^1011 or more)
 // deposit each element directly.
@@ -25,8 +25,8 @@
 // (shuffle) copies it out and zeroes it for the next call. Launches take at most 2^30 elements,
 // so that no digit can overflow.
 //
-// bf16 spans f32's exponents with 8 significant bits: the same window and bins as f32 (one bin
-// takes each element whole). f16 needs no window: every finite f16 is an integer multiple of
+// bf16 spans f32's exponents with 8 significant bits: the same window as f32, one bin that takes
+// most elements whole, and enough further bins that nothing is ever deposited one by one. f16 needs no window: every finite f16 is an integer multiple of
 // 2^-24 below 2^16 (40 bits), so a lane adds them as doubles, exactly for 2^13 of them, and moves
 // that sum into an int64 of 2^-24 units every 2^11 elements per accumulator. The doubles are made
 // from the bits with integer instructions (no conversion instruction: those would bound the rate
@@ -44,7 +44,7 @@ constexpr int kHeadroom = 11;             // K_1 = E + kHeadroom
 constexpr int kBinBits = 53 - kHeadroom;  // each bin starts this many bits below the last
 constexpr int kLowestBin = -1022;         // 1.5 * 2^K stays a normal double
 constexpr int kLargestWindow = 1011;      // K_1 <= 1022: 1.5 * 2^K_1 is finite
-constexpr int kFlushEvery = 64;           // rounds: at most 64 * 4 additions reach one bin
+constexpr int kFlushEvery = 64;           // rounds: at most 64 * 8 additions (bf16) reach one bin
 constexpr int kUnroll = 4;                // 16-byte loads in flight per lane, each with its own bins
 constexpr std::size_t kMaxLaunch = std::size_t{1} << 30;
 
@@ -73,10 +73,12 @@ struct Format<double> {
   }
 };
 //! bf16 as the f32 it widens to (its upper half): f32's exponents, 8 bits that one bin takes whole
-//! unless the element is 2^34 below the window's top.
+//! unless the element is 2^34 below the window's top. Seven bins reach from any window's top
+//! (at most 2^130) past bf16's smallest subnormal (2^-133): nothing is left to deposit one by one,
+//! whatever the data, and an element goes only as deep as its magnitude needs.
 template <>
 struct Format<bf16> {
-  static constexpr int kBins = 2, kAlways = 1;
+  static constexpr int kBins = 7, kAlways = 1;
   __device__ static unsigned magnitude(bf16 x) { return (static_cast<unsigned>(x.bits) & 0x7fffu) << 16; }
   __device__ static int field(unsigned magnitude) { return static_cast<int>(magnitude >> 23); }
   static constexpr int kSpecialField = 0xff, kBias = 126;
@@ -166,11 +168,12 @@ struct Bins {
   __device__ void cut(int u, double v, long long* words) {
 #pragma unroll
     for (int b = 0; b < Format<T>::kAlways; ++b) cut_into(u, b, v);
-    if (v != 0) {
 #pragma unroll
-      for (int b = Format<T>::kAlways; b < kB; ++b) cut_into(u, b, v);
-      if (v != 0) deposit_value(words, v);
+    for (int b = Format<T>::kAlways; b < kB; ++b) {
+      if (v == 0) return;
+      cut_into(u, b, v);
     }
+    if (v != 0) deposit_value(words, v);
   }
   __device__ void cut_into(int u, int b, double& v) {
     const double t = S[u][b] + v;
