@@ -139,6 +139,11 @@ class PairwiseStack {
 //! Sum or product of x[0..n) in the accumulation type of P.
 template <class P, class T>
 typename P::acc reduce_pairwise(const T* x, std::size_t n) {
+  // Sums of the narrow integers and bools are exact (modulo 2^64) in any grouping: one leaf_sum
+  // over the whole run, without a leaf's fixed cost every 256 elements, which held one core to
+  // 70% of its read rate on 8- and 16-bit data.
+  if constexpr (std::is_same_v<P, SumPolicy<T>> && has_leaf_sum<T> && !is_float_v<T>)
+    return static_cast<typename P::acc>(leaf_sum(x, n));
   PairwiseStack<P> stack;
   for (std::size_t i = 0; i < n; i += kBlock) stack.push(reduce_leaf<P>(x + i, n - i < kBlock ? n - i : kBlock));
   return stack.result();
