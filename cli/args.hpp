@@ -38,6 +38,7 @@ struct RunArgs {
   std::string ops;  // --ops LIST: several ops in one pass (then `op` is empty)
   int block_size = 0, threads = 0, repeat = 1;
   std::string accuracy;  // empty: the config's
+  std::string result_dtype;  // --result-dtype: empty, the op's own
   std::string output;    // --output FILE.npy: the results as an array
   bool json = false;
 };

@@ -143,7 +143,8 @@ int run(xr::Context& ctx, const RunArgs& args, const DataArgs& d) {
   // Host memory, which the command read or made itself: said so, no module is asked where it
   // lives, and a CPU reduction never starts the GPU's driver.
   const xr::Request q = request_for(a, d, op, xr::Memory::host, offsets, ops);
-  const xr::Options o = options_of(args.backend, args.block_size, args.threads, args.accuracy, args.settings);
+  xr::Options o = options_of(args.backend, args.block_size, args.threads, args.accuracy, args.settings);
+  if (!args.result_dtype.empty()) o.result_dtype = xr::parse_dtype(args.result_dtype);
   const xr::Accuracy accuracy = o.accuracy.value_or(ctx.config().accuracy);
   auto choice = ctx.resolve(q, o);
   std::vector<double> times;
@@ -248,6 +249,10 @@ int main(int argc, char** argv) {
   add_op_options(run_cmd, run_args.op, run_args.ops);
   add_data_options(run_cmd, run_data);
   add_how_options(run_cmd, run_args.block_size, run_args.threads, run_args.accuracy);
+  run_cmd->add_option("--result-dtype", run_args.result_dtype,
+                      "Sums, products and sums of squares of floats: the result's type, f32 or f64 as wide as the element "
+                      "type or wider (an f16 sum as f32 is finite past 65504); default: the element type")
+      ->check(CLI::IsMember({"f32", "f64", "f16", "bf16"}));
   run_cmd->add_option("--set", run_args.settings, "KEY=VALUE: a setting of the backend that runs (`xreduce list` shows each backend's); repeatable");
   run_cmd->add_option("--repeat", run_args.repeat, "Run this many times and report the median time")
       ->check(CLI::Range(1, 100000))

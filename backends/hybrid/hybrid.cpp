@@ -96,12 +96,17 @@ class HybridReducer final : public Reducer {
   std::string_view name() const override { return "hybrid"; }
   // Flat arrays and records, which split into slices of elements or of records: what its parts
   // do, the GPU's being the narrower (a call the parts cannot both do fails with `unavailable`,
-  // naming it). Exact sums of flat arrays: the parts' partials add exactly.
+  // naming it). Exact sums of flat arrays: the parts' partials add exactly. Not the standard sums
+  // and products of f16 and bf16: each part's result is rounded to the 16-bit type, and a fold of
+  // rounded parts would round twice (and could overflow where the whole does not).
+  static constexpr std::array<DType, 11> kSumTypes{DType::f32, DType::f64, DType::i32, DType::i64, DType::u32, DType::u64,
+                                                       DType::i8,  DType::u8,  DType::i16, DType::u16, DType::boolean};
   static constexpr Capabilities kCaps =
       Capabilities(Engine::cpu_gpu)
-          .add(FeatureSet().dtypes(dtypes_32_64).ops({Op::sum, Op::prod, Op::min, Op::max, Op::argmin, Op::argmax}).layouts({Layout::all}))
-          .add(FeatureSet().dtypes(dtypes_32_64).ops({Op::sum, Op::prod, Op::min, Op::max}).layouts({Layout::outer}))
-          .add(FeatureSet().dtypes({DType::f32, DType::f64}).ops({Op::sum}).layouts({Layout::all}).only_exact_sums());
+          .add(FeatureSet().dtypes(kSumTypes).ops({Op::sum, Op::prod}).layouts({Layout::all, Layout::outer}))
+          .add(FeatureSet().every_dtype().ops({Op::min, Op::max, Op::argmin, Op::argmax}).layouts({Layout::all}))
+          .add(FeatureSet().every_dtype().ops({Op::min, Op::max}).layouts({Layout::outer}))
+          .add(FeatureSet().dtypes({DType::f32, DType::f64, DType::f16, DType::bf16}).ops({Op::sum}).layouts({Layout::all}).only_exact_sums());
   Capabilities capabilities() const override { return kCaps; }
   Availability available() const override {
     Workload any;  // an f32 sum of host data: what every GPU and CPU-parallel backend does

@@ -123,7 +123,7 @@ Context::Selection Context::resolve(const Request& request, const Options& optio
   const std::string name = backend_for(options);
   if (name == "auto") {
     const Accuracy accuracy = options.accuracy.value_or(impl_->config.accuracy);
-    Dispatcher::Choice c = impl_->dispatcher.choose(Workload::of(canonical(q), where.pinned, accuracy));
+    Dispatcher::Choice c = impl_->dispatcher.choose(Workload::of(canonical(q), where.pinned, accuracy, options.result_dtype));
     return {c.reducer, std::move(c.reason)};
   }
   const std::string source = options.backend.empty() ? impl_->config.backend_source : "the caller";
@@ -145,8 +145,8 @@ Result Context::reduce(const Request& request, const Options& options) {
   const std::string& name = options.backend.empty() ? config.backend : options.backend;
   const bool automatic = name == "auto";
   Reducer* r = !automatic      ? impl_->registry.find(name)
-               : q.view.rank > 0 ? &impl_->dispatcher.pick(Workload::of(canonical(q), where.pinned, accuracy))
-                                 : &impl_->dispatcher.pick(Workload::of(q, where.pinned, accuracy));
+               : q.view.rank > 0 ? &impl_->dispatcher.pick(Workload::of(canonical(q), where.pinned, accuracy, options.result_dtype))
+                                 : &impl_->dispatcher.pick(Workload::of(q, where.pinned, accuracy, options.result_dtype));
   if (r == nullptr) r = resolve(q, options).reducer;  // throws, naming the valid backends and the name's source
   const bool fill_threads = options.threads == 0 && config.threads != 0;
   const bool fill_accuracy = !options.accuracy && accuracy != Accuracy::standard;  // unset is standard to a backend

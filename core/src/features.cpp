@@ -183,9 +183,9 @@ std::vector<std::int64_t> result_shape(const Request& q) {
 }
 
 
-Workload Workload::of(const Request& c, bool pinned, Accuracy accuracy) {
+Workload Workload::of(const Request& c, bool pinned, Accuracy accuracy, std::optional<DType> result) {
   Workload w;
-  w.features = features_of(c, accuracy);
+  w.features = features_of(c, accuracy, result);
   w.elements = c.count;
   if (w.features.layout == Layout::inner) w.segments = static_cast<std::uint64_t>(c.view.shape[0]);
   if (w.features.layout == Layout::ragged) w.segments = c.segments.count;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "aligned_input.hpp"
@@ -46,17 +47,41 @@ void check_request(const Request& q, const Request& c, Accuracy accuracy) {
                                             " of " + std::string(to_string(q.dtype)) + " once");
 }
 
-//! A layout-all result of one op: the right type, an index exactly for argmin/argmax, an exact
-//! sum's partial rounded once.
-void finish_value(const Request& c, const Features& f, Result& r, const std::string& backend) {
+//! Options::result_dtype, if set: a type the request's op may return (result_dtype_allowed), for
+//! a request of one op whose results the core rounds to it.
+void check_result_dtype(const Request& q, const Request& c, const Features& f, std::optional<DType> asked) {
+  if (!asked) return;
+  if (static_cast<unsigned>(*asked) >= all_dtypes.size()) invalid("result_dtype is out of range");
+  if (!q.ops.empty()) invalid("result_dtype is for a request of one op: several ops in one pass keep their own result types");
+  const DType own = result_dtype(q.dtype, q.op);
+  if (!result_dtype_allowed(q.dtype, q.op, *asked)) {
+    std::string choices(to_string(own));
+    for (DType t : {DType::f32, DType::f64})
+      if (t != own && result_dtype_allowed(q.dtype, q.op, t)) choices += " or " + std::string(to_string(t));
+    invalid("result_dtype " + std::string(to_string(*asked)) + " for the " + std::string(to_string(q.op)) + " of " +
+            std::string(to_string(q.dtype)) + ": it can be " + choices);
+  }
+  // An exact sum's partials are rounded by the core to the type asked where the backend hands
+  // them on: flat arrays and columns; other layouts round each result in the backend.
+  if (*asked != own && f.accuracy == Accuracy::exact && f.layout != Layout::all && f.layout != Layout::outer && c.count > 0)
+    throw Error(ErrorCode::unsupported, "an exact sum in another type than the element type (result_dtype " +
+                                            std::string(to_string(*asked)) + "): flat arrays and columns (layouts all and outer), not " +
+                                            to_string(f));
+}
+
+//! A layout-all result of one op: the type `type` (the op's own, or the one asked for), an index
+//! exactly for argmin/argmax, an exact sum's partial or a wide result rounded once.
+void finish_value(const Features& f, DType type, Op op, Result& r, const std::string& backend) {
   if (f.accuracy == Accuracy::exact) {
     if (r.exact.size() != 1)
       throw Error(ErrorCode::internal, "backend '" + backend + "' returned " + std::to_string(r.exact.size()) +
                                            " exact partials for an exact sum");
-    r.value = detail::rounded(c.dtype, r.exact.front());
+    r.value = detail::rounded(type, r.exact.front());
+  } else if (f.wide && r.value.dtype() == DType::f64) {
+    r.value = detail::rounded(type, r.value.get<double>());
   }
   r.values.clear();
-  if (r.value.dtype() != result_dtype(c.dtype, c.op) || r.index.has_value() != returns_index(c.op))
+  if (r.value.dtype() != type || r.index.has_value() != returns_index(op))
     throw Error(ErrorCode::internal, "backend '" + backend + "' returned a " + std::string(to_string(r.value.dtype())) +
                                          (r.index ? " with" : " without") + " an index for " + to_string(f));
 }
@@ -84,7 +109,8 @@ Result Reducer::reduce(const Request& q, const Options& options) {
   check_request(q, c, accuracy);
 
   const std::string backend(name());
-  const Features f = features_of(c, accuracy);
+  const Features f = features_of(c, accuracy, options.result_dtype);
+  check_result_dtype(q, c, f, options.result_dtype);
   const Capabilities caps = capabilities();
   if (caps.support(f) == Support::none)
     throw Error(ErrorCode::unsupported, "backend '" + backend + "' does not do " + to_string(f) + "; `xreduce list` shows what each backend does");
@@ -98,7 +124,7 @@ Result Reducer::reduce(const Request& q, const Options& options) {
   const bool device_results = q.memory == Memory::device && (q.out || q.ops_out);
   if (c.count == 0 && !c.segments.segmented()) {
     if (!(device_results && f.layout == Layout::inner)) {
-      Result r = detail::empty_result(q, c, f);
+      Result r = detail::empty_result(q, c, f, options.result_dtype);
       r.backend = backend;
       return r;
     }
@@ -111,13 +137,23 @@ Result Reducer::reduce(const Request& q, const Options& options) {
   if (host_data && reinterpret_cast<std::uintptr_t>(c.data) % size_of(c.dtype) != 0)
     aligned = std::make_unique<Request>(detail::with_aligned_data(c, aligned_copy));
   const Request& w = aligned ? *aligned : c;
+  // What the backend is told of the result's type: f64 where it returns wide results, else
+  // nothing (a type asked for is the core's to round to). Copied only where one was asked for.
+  std::optional<Options> told;
+  if (options.result_dtype) {
+    told = options;
+    told->result_dtype = f.wide ? std::optional<DType>(DType::f64) : std::nullopt;
+    told->accuracy = f.accuracy == Accuracy::exact ? Accuracy::exact : accuracy;  // device sums run exactly (features_of)
+  }
+  const Options& run_options = told ? *told : options;
   if (f.layout == Layout::all && !f.several) {
-    Result r = do_reduce(w, options);
-    finish_value(c, f, r, backend);
+    Result r = do_reduce(w, run_options);
+    finish_value(f, result_dtype(c.dtype, c.op, options.result_dtype), c.op, r, backend);
     r.backend = backend;
     return r;
   }
-  Result r = detail::run_for_results(q, w, f, [&](const Request& with_places) { return do_reduce(with_places, options); });
+  Result r = detail::run_for_results(q, w, f, [&](const Request& with_places) { return do_reduce(with_places, run_options); },
+                                     options.result_dtype);
   if (f.layout != Layout::outer) r.exact.clear();  // only flat and column sums hand their partials on
   r.backend = backend;
   return r;

@@ -94,7 +94,16 @@ Scalar rounded(DType dtype, const ExactSum& s) {
   }
 }
 
-Result run_for_results(const Request& q, const Request& c, const Features& f, const Run& run) {
+Scalar rounded(DType dtype, double wide) {
+  switch (dtype) {
+    case DType::f32: return Scalar(static_cast<float>(wide));
+    case DType::f16: return Scalar(f16(wide));
+    case DType::bf16: return Scalar(bf16(wide));
+    default: return Scalar(wide);
+  }
+}
+
+Result run_for_results(const Request& q, const Request& c, const Features& f, const Run& run, std::optional<DType> asked) {
   const std::size_t n = result_count(c);
   const bool array = f.layout != Layout::all;
   if (f.several) {
@@ -133,11 +142,14 @@ Result run_for_results(const Request& q, const Request& c, const Features& f, co
     return r;
   }
 
-  const DType type = result_dtype(c.dtype, c.op);
+  const DType type = result_dtype(c.dtype, c.op, asked);
+  // Another type than the op's own: the backend writes f64 (wide results) or its own type
+  // (exact partials beside), in places of the core's, which become `type` here.
+  const DType written = f.wide ? DType::f64 : result_dtype(c.dtype, c.op);
   const bool index = returns_index(c.op);
   const std::vector<std::int64_t> kept = kept_extents(q);
-  const bool into_caller = q.out && (!q.out_strides || packed(q.out_strides, kept));
-  Packed own(type, index, into_caller ? 0 : n);
+  const bool into_caller = q.out && written == type && (!q.out_strides || packed(q.out_strides, kept));
+  Packed own(size_of(written) > size_of(type) ? written : type, index, into_caller ? 0 : n);
   Request w = c;
   w.out = into_caller ? q.out : static_cast<void*>(own.words.data());
   w.out_index = into_caller ? q.out_index : index ? own.indices.data() : nullptr;
@@ -146,7 +158,13 @@ Result run_for_results(const Request& q, const Request& c, const Features& f, co
     if (r.exact.size() != n)
       throw Error(ErrorCode::internal, "the backend returned " + std::to_string(r.exact.size()) + " exact partials for " +
                                            std::to_string(n) + " columns");
-    for (std::size_t s = 0; s < n; ++s) put(w.out, s, rounded(c.dtype, r.exact[s]));
+    for (std::size_t s = 0; s < n; ++s) put(w.out, s, rounded(type, r.exact[s]));
+  } else if (f.wide) {  // f64 accumulators, rounded once, in place: `type` is no wider than f64
+    for (std::size_t s = 0; s < n; ++s) {
+      double v;
+      std::memcpy(&v, static_cast<const unsigned char*>(w.out) + s * sizeof v, sizeof v);
+      put(w.out, s, rounded(type, v));
+    }
   }
   r.values.clear();
   r.indices.clear();
@@ -174,7 +192,7 @@ void check_extremes_of_empty(const Request& q, const Request& c, const Features&
   }
 }
 
-Result empty_result(const Request& q, const Request& c, const Features& f) {
+Result empty_result(const Request& q, const Request& c, const Features& f, std::optional<DType> asked) {
   check_extremes_of_empty(q, c, f);
   const bool array = q.view.rank > 0 && !result_shape(q).empty();
   const std::size_t n = array ? static_cast<std::size_t>(result_count(c)) : 1;
@@ -186,7 +204,7 @@ Result empty_result(const Request& q, const Request& c, const Features& f) {
   const std::vector<std::int64_t> kept = kept_extents(q);
   for (Op op : all_ops) {
     if (!f.ops.contains(op)) continue;
-    const DType type = result_dtype(q.dtype, op);
+    const DType type = f.several ? result_dtype(q.dtype, op) : result_dtype(q.dtype, op, asked);
     const Scalar identity = identity_of(type, op == Op::prod ? 1 : 0);
     std::vector<Scalar> values(array ? n : 0, identity);
     void* out = f.several ? (q.ops_out ? q.ops_out->values[static_cast<int>(op)] : nullptr) : q.out;
@@ -201,7 +219,7 @@ Result empty_result(const Request& q, const Request& c, const Features& f) {
     if (f.several && !q.ops_out) r.ops.push_back(OpResult{op, identity, std::nullopt, std::move(values), {}});
     if (!f.several) r.values = std::move(values);
   }
-  if (!f.several) r.value = identity_of(result_dtype(q.dtype, q.op), q.op == Op::prod ? 1 : 0);
+  if (!f.several) r.value = identity_of(result_dtype(q.dtype, q.op, asked), q.op == Op::prod ? 1 : 0);
   else if (!r.ops.empty()) r.value = r.ops.front().value;
   if (f.accuracy == Accuracy::exact) r.exact.assign(n, ExactSum{});
   return r;

@@ -18,16 +18,21 @@ using Run = std::function<Result(const Request&)>;
 //! (several ops, or any layout but all): with Request::out or ops_out set to the caller's packed
 //! arrays or to host arrays of its own, then into Result::values / Result::ops (or scattered to
 //! the caller's `out` by `out_strides`), exact partials rounded, Result::shape set.
-Result run_for_results(const Request& q, const Request& c, const Features& f, const Run& run);
+//! `asked`: the results' type asked for (Options::result_dtype), which exact partials and wide
+//! results (Features::wide: the backend writes f64) are rounded to.
+Result run_for_results(const Request& q, const Request& c, const Features& f, const Run& run,
+                       std::optional<DType> asked = std::nullopt);
 
 //! The results of a request with no element to read (and no segments): sums 0, products 1, sums
 //! of squares 0, one per result; Error(empty_input) for min, max, argmin and argmax if there is
 //! a result to give (an empty slice has no extreme).
-Result empty_result(const Request& q, const Request& c, const Features& f);
+Result empty_result(const Request& q, const Request& c, const Features& f, std::optional<DType> asked = std::nullopt);
 //! The check of empty_result alone: Error(empty_input) for an extreme of an empty slice.
 void check_extremes_of_empty(const Request& q, const Request& c, const Features& f);
 
 //! The exact partial's value as T's result: the one rounding of an exact sum.
 Scalar rounded(DType dtype, const ExactSum& s);
+//! A wide result (an f64 accumulator's value) rounded once to `dtype`, a float type.
+Scalar rounded(DType dtype, double wide);
 
 }  // namespace xreduce::detail

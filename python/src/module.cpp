@@ -56,6 +56,7 @@ Op parse_op_or_throw(const std::string& name) {
 struct CallOptions {
   std::optional<std::string> backend;
   std::optional<std::string> accuracy;
+  std::optional<DType> result_dtype;  //!< dtype=: the result's type, if asked
   std::size_t width = 1;
   int threads = 0;
   int block_size = 0;
@@ -82,7 +83,26 @@ Options options_of(const CallOptions& c) {
     o.block_size = c.block_size;
   }
   for (const auto& [key, value] : c.settings) o.settings.set(key, value, "settings=");
+  o.result_dtype = c.result_dtype;
   return o;
+}
+
+//! dtype=: a name ("float32", "f32", "float64", "double"...), a numpy dtype or scalar type, a
+//! torch dtype, or Python's float (float64, as numpy reads it); None: unset.
+std::optional<DType> result_dtype_of(nb::handle d) {
+  if (d.is_none()) return std::nullopt;
+  std::string name;
+  if (nb::isinstance<nb::str>(d)) name = nb::cast<std::string>(d);
+  else if (nb::hasattr(d, "__name__") && !nb::hasattr(d, "itemsize")) name = nb::cast<std::string>(d.attr("__name__"));  // numpy.float32, float
+  else name = nb::cast<std::string>(nb::str(d));  // numpy.dtype('float32'), torch.float32
+  if (name.rfind("torch.", 0) == 0) name = name.substr(6);
+  static const std::map<std::string, DType> aliases{
+      {"float16", DType::f16}, {"half", DType::f16},   {"float32", DType::f32}, {"single", DType::f32}, {"float", DType::f64},
+      {"float64", DType::f64}, {"double", DType::f64}, {"bfloat16", DType::bf16}, {"f2", DType::f16}, {"f4", DType::f32},
+      {"f8", DType::f64}};
+  if (auto it = aliases.find(name); it != aliases.end()) return it->second;
+  if (auto t = parse_dtype(name)) return t;
+  throw nb::value_error(("xreduce: dtype " + name + " is not an element type; a float sum's result can be float32 or float64").c_str());
 }
 
 struct PyResult {
@@ -248,15 +268,15 @@ void translate_errors(const std::exception_ptr& p, void*) {
 
 // Keyword arguments every reducing call takes (after backend=, which validate has not), in one place.
 auto how_arguments() {
-  return std::make_tuple("accuracy"_a = nb::none(), "width"_a = 1, "threads"_a = 0, "block_size"_a = 0,
+  return std::make_tuple("accuracy"_a = nb::none(), "dtype"_a = nb::none(), "width"_a = 1, "threads"_a = 0, "block_size"_a = 0,
                          "settings"_a = nb::none(), "copy"_a = false);
 }
 
-CallOptions call_options(std::optional<std::string> backend, std::optional<std::string> accuracy, std::size_t width,
-                         int threads, int block_size, std::optional<std::map<std::string, std::string>> settings,
-                         bool copy) {
-  return {std::move(backend), std::move(accuracy), width, threads, block_size, settings.value_or(std::map<std::string, std::string>{}),
-          copy};
+CallOptions call_options(std::optional<std::string> backend, std::optional<std::string> accuracy, nb::handle dtype,
+                         std::size_t width, int threads, int block_size,
+                         std::optional<std::map<std::string, std::string>> settings, bool copy) {
+  return {std::move(backend), std::move(accuracy), result_dtype_of(dtype), width, threads, block_size,
+          settings.value_or(std::map<std::string, std::string>{}), copy};
 }
 
 constexpr const char* kCallArgumentsDoc = R"(
@@ -264,6 +284,10 @@ constexpr const char* kCallArgumentsDoc = R"(
         (validate takes ``backends``, a list of names; None: every backend that can take x).
     accuracy: ``"exact"``: a float sum is the exact sum rounded once (the same bits on every
         backend); ``"standard"``: within the documented tolerance, fast; None: the config's.
+    dtype: sums, products and sums of squares of floats: the result's type, float32 or float64
+        as wide as x's or wider (a name, a numpy or torch dtype); the sum is rounded once to it:
+        the float32 sum of a million float16 values is finite where their float16 sum is not.
+        None: x's own type (ints and bools: int64 or uint64).
     width: records of this many values reduced column by column (a C-contiguous (n, width)
         array); the result is then a list of ``width`` values.
     threads: CPU threads for the parallel backends; 0: all.
@@ -306,9 +330,9 @@ NB_MODULE(_core, m) {
       .def("__repr__", &result_repr);
 
   const auto reduce_fn = [](nb::handle x, const std::string& op, std::optional<std::string> backend,
-                            std::optional<std::string> accuracy, std::size_t width, int threads, int block_size,
-                            std::optional<std::map<std::string, std::string>> settings, bool copy) {
-    return run(x, op, call_options(backend, accuracy, width, threads, block_size, settings, copy));
+                            std::optional<std::string> accuracy, nb::handle dtype, std::size_t width, int threads,
+                            int block_size, std::optional<std::map<std::string, std::string>> settings, bool copy) {
+    return run(x, op, call_options(backend, accuracy, dtype, width, threads, block_size, settings, copy));
   };
   std::apply([&](auto... args) {
     m.def("reduce", reduce_fn, nb::arg("x").none(), "op"_a, nb::kw_only(), "backend"_a = nb::none(), args...,
@@ -320,9 +344,9 @@ NB_MODULE(_core, m) {
   for (Op op : all_ops) {
     const std::string name(to_string(op));
     const auto fn = [op](nb::handle x, std::optional<std::string> backend, std::optional<std::string> accuracy,
-                         std::size_t width, int threads, int block_size,
+                         nb::handle dtype, std::size_t width, int threads, int block_size,
                          std::optional<std::map<std::string, std::string>> settings, bool copy) -> nb::object {
-      PyResult r = run(x, std::string(to_string(op)), call_options(backend, accuracy, width, threads, block_size, settings, copy));
+      PyResult r = run(x, std::string(to_string(op)), call_options(backend, accuracy, dtype, width, threads, block_size, settings, copy));
       if (!returns_index(op)) return r.value;
       return r.indices.is_none() ? nb::cast(*r.index) : r.indices;
     };
@@ -334,7 +358,7 @@ NB_MODULE(_core, m) {
                                                      " of x: a float or an int (a list for width > 1).";
     // The signature spelt out for the stubs, whose return type nanobind cannot infer from nb::object.
     const std::string signature =
-        "def " + name + "(x: object, *, backend: str | None = None, accuracy: str | None = None, width: int = 1, "
+        "def " + name + "(x: object, *, backend: str | None = None, accuracy: str | None = None, dtype: object = None, width: int = 1, "
         "threads: int = 0, block_size: int = 0, settings: collections.abc.Mapping[str, str] | None = None, "
         "copy: bool = False) -> " + (returns_index(op) ? "int" : "float | int | list[float | int]");
     std::apply([&](auto... args) {
@@ -374,10 +398,13 @@ NB_MODULE(_core, m) {
   std::apply([&](auto... args) {
     m.def("validate",
           [](nb::handle x, const std::string& op, std::optional<std::vector<std::string>> backends,
-             std::optional<std::string> accuracy, std::size_t width, int threads, int block_size,
+             std::optional<std::string> accuracy, nb::handle dtype, std::size_t width, int threads, int block_size,
              std::optional<std::map<std::string, std::string>> settings, bool copy) {
+            if (!dtype.is_none())
+              throw nb::value_error("xreduce.validate checks each backend against the exact reference in x's own type: "
+                                    "dtype= is for the reducing calls");
             return validate_array(x, op, std::move(backends),
-                                  call_options(std::nullopt, accuracy, width, threads, block_size, settings, copy));
+                                  call_options(std::nullopt, accuracy, nb::none(), width, threads, block_size, settings, copy));
           },
           nb::arg("x").none(), "op"_a, "backends"_a = nb::none(), nb::kw_only(), args...,
           doc("Runs x through every backend that can take it (or those named in backends) and checks each\n"

@@ -8,6 +8,7 @@ import numpy
 import pytest
 import xreduce
 from conftest import host_backends, reduce_or_refused
+from reference import round_to as round_wide
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
@@ -134,3 +135,32 @@ def test_bfloat16_views_are_read(rng):
     total = sum((Fraction(float(v)) for v in x.astype(numpy.float64).tolist()), Fraction(0))
     assert xreduce.sum(x, accuracy="exact") == round_to(total, "bfloat16")
     assert xreduce.max(x[::2], copy=True) == float(x[::2].astype(numpy.float64).max())
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+@pytest.mark.parametrize("dtype", ["float32", numpy.float64, numpy.dtype("float32"), float])
+def test_dtype_asks_a_wider_result(rng, name, dtype):
+    # Rounded once to the type asked: an f16 sum past 65504 is finite as float32.
+    for n in (1, 1000, 70_000, int(rng.integers(1, 1 << 17))):
+        x = (rng.random(n) * 4).astype(numpy_dtype(name))
+        want = sum((Fraction(float(v)) for v in x.astype(numpy.float64).tolist()), Fraction(0))
+        wide = numpy.dtype(dtype if dtype is not float else numpy.float64)
+        got = xreduce.sum(x, dtype=dtype)
+        magnitudes = Fraction(float(numpy.abs(x.astype(numpy.float64)).sum()))  # all positive: exact enough for a bound
+        assert abs(Fraction(got) - want) <= Fraction(64 * 2.0**-23) * magnitudes + Fraction(float(numpy.finfo(wide).eps)) * abs(want)
+        assert numpy.isfinite(got)
+        assert xreduce.sum(x, dtype=dtype, accuracy="exact") == round_wide(want, wide)
+
+
+def test_dtype_refusals():
+    x = numpy.ones(10, dtype=numpy.float32)
+    with pytest.raises(xreduce.Error) as e:
+        xreduce.sum(x, dtype="float16")  # narrower than the elements
+    assert e.value.code == "invalid_argument"
+    with pytest.raises(xreduce.Error):
+        xreduce.max(x, dtype="float64")  # an extreme keeps its type
+    with pytest.raises(ValueError, match="not an element type"):
+        xreduce.sum(x, dtype="complex64")
+    with pytest.raises(ValueError, match="validate"):
+        xreduce.validate(x, "sum", dtype="float64")
+    assert xreduce.sum(numpy.ones(5, dtype=numpy.int32), dtype="int64") == 5  # its own type

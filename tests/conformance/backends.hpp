@@ -39,7 +39,7 @@ class StandInGpu final : public xr::Reducer {
           .add(xr::FeatureSet().every_dtype().ops({xr::Op::sum, xr::Op::prod, xr::Op::min, xr::Op::max, xr::Op::argmin, xr::Op::argmax})
                    .layouts({xr::Layout::all}))
           .add(xr::FeatureSet().every_dtype().ops({xr::Op::sum, xr::Op::prod, xr::Op::min, xr::Op::max}).layouts({xr::Layout::outer}))
-          .add(xr::FeatureSet().dtypes({xr::DType::f32, xr::DType::f64}).ops({xr::Op::sum}).layouts({xr::Layout::all}).only_exact_sums());
+          .add(xr::FeatureSet().dtypes({xr::DType::f32, xr::DType::f64, xr::DType::f16, xr::DType::bf16}).ops({xr::Op::sum}).layouts({xr::Layout::all}).only_exact_sums());
 
  public:
   explicit StandInGpu(xr::Reducer& cpu) : cpu_(cpu) {}

@@ -94,3 +94,29 @@ TEST_CASE("gpu exact sums: beyond 2^30 elements, in several launches") {
     cudaFree(dev);
   }
 }
+
+TEST_CASE("gpu: result_dtype of device data: sums run exactly and round once to the type asked") {
+  // Device data hands on exact partials, not f64 accumulators: a float sum asked in a wider type
+  // runs as an exact sum (docs/semantics.md), whatever the accuracy asked; other ops refuse.
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x2e5u);
+  for (xr::Reducer* r : exact_gpu_backends()) {
+    for (std::size_t n : {std::size_t{1}, std::size_t{4097}, std::size_t{(1 << 20) + 3}}) {
+      const std::vector<xr::f16> h = xr::test::make_exact_data16<xr::f16>(ExactShape::uniform, n, rng);
+      const std::vector<xr::bf16> b = xr::test::make_exact_data16<xr::bf16>(ExactShape::wide, n, rng);
+      void* dev = nullptr;
+      REQUIRE(cudaMalloc(&dev, n * 2) == cudaSuccess);
+      INFO("seed " << xr::test::run_seed() << ", backend " << r->name() << ", n " << n);
+      REQUIRE(cudaMemcpy(dev, h.data(), n * 2, cudaMemcpyHostToDevice) == cudaSuccess);
+      const xr::Request qh{dev, n, xr::DType::f16, xr::Op::sum, xr::Memory::device};
+      CHECK(xr::test::same_bits(r->reduce(qh, {.result_dtype = xr::DType::f32}).value.get<float>(),
+                                xr::test::mpfr_sum<xr::f16, float>(h.data(), n)));
+      REQUIRE(cudaMemcpy(dev, b.data(), n * 2, cudaMemcpyHostToDevice) == cudaSuccess);
+      const xr::Request qb{dev, n, xr::DType::bf16, xr::Op::sum, xr::Memory::device};
+      CHECK(xr::test::same_bits(r->reduce(qb, {.result_dtype = xr::DType::f64}).value.get<double>(),
+                                xr::test::mpfr_sum<xr::bf16, double>(b.data(), n)));
+      const xr::Request prod{dev, n, xr::DType::bf16, xr::Op::prod, xr::Memory::device};
+      CHECK_THROWS_WITH_AS(r->reduce(prod, {.result_dtype = xr::DType::f32}), doctest::Contains("results in f64"), xr::Error);
+      cudaFree(dev);
+    }
+  }
+}

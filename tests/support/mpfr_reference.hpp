@@ -37,8 +37,9 @@ T round_mpfr_to(const mpfr_t value) {
   return result;
 }
 
-template <class T>
-T mpfr_sum(const T* x, std::size_t n) {
+//! The exact sum of x[0..n) rounded once to R (T's own type unless named).
+template <class T, class R = T>
+R mpfr_sum(const T* x, std::size_t n) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || is_float16_v<T>);
   bool nan = false, pos_inf = false, neg_inf = false, all_negative_zero = n > 0;
   mpfr_t sum, term;
@@ -55,14 +56,14 @@ T mpfr_sum(const T* x, std::size_t n) {
       mpfr_add(sum, sum, term, MPFR_RNDN);                  // exact at 2300 bits
     }
   }
-  T result;
+  R result;
   if (nan || (pos_inf && neg_inf)) {
-    result = std::numeric_limits<T>::quiet_NaN();
+    result = std::numeric_limits<R>::quiet_NaN();
   } else if (pos_inf || neg_inf) {
-    result = T(pos_inf ? HUGE_VAL : -HUGE_VAL);
+    result = R(pos_inf ? HUGE_VAL : -HUGE_VAL);
   } else {
-    result = round_mpfr_to<T>(sum);
-    if (static_cast<double>(result) == 0) result = T(all_negative_zero ? -0.0 : 0.0);
+    result = round_mpfr_to<R>(sum);
+    if (static_cast<double>(result) == 0) result = R(all_negative_zero ? -0.0 : 0.0);
   }
   mpfr_clear(sum);
   mpfr_clear(term);

@@ -212,10 +212,17 @@ struct Options {
   //! --settings` shows each backend's keys): a named backend refuses keys it does not declare;
   //! with "auto", keys the chosen backend does not declare are left out.
   Settings settings = {};
+  //! Sums, products and sums of squares of floats: the result's type, f32 or f64 as wide as the
+  //! element type or wider (f16 and bf16 to f32 or f64, f32 to f64; result_dtype_allowed). The
+  //! accumulation is the usual one (f32 lanes and f64 partials, or exact), rounded once, to this
+  //! type: the f32 sum of a million f16 values is finite where their f16 sum is not. Results in
+  //! Result::value and in `out` are of this type. Unset: the op's own (result_dtype). Other ops
+  //! and types take only their own; a request of several ops takes none (invalid_argument).
+  std::optional<DType> result_dtype = std::nullopt;
 };
 
 struct Result {
-  Scalar value;                         //!< of type result_dtype(request.dtype, request.op); the first result's
+  Scalar value;                         //!< of type result_dtype(request.dtype, request.op, options.result_dtype); the first result's
   std::optional<std::uint64_t> index;  //!< argmin/argmax only: lowest index of the extreme
   std::string backend;                  //!< the backend that ran (never "auto")
   //! More than one result (a view with kept axes or keepdims, segments) without Request::out:

@@ -64,6 +64,15 @@ constexpr DType result_dtype(DType in, Op op) {
   if (accumulates(op) && !is_floating(in)) return is_signed_integer(in) ? DType::i64 : DType::u64;
   return in;
 }
+//! Whether a result of type `asked` may be asked for (Options::result_dtype) of `op` over `in`:
+//! its own result type always; for sums, products and sums of squares of floats also f32 or f64
+//! as wide as the element type or wider (f16 and bf16 to f32 or f64, f32 to f64).
+constexpr bool result_dtype_allowed(DType in, Op op, DType asked) {
+  if (asked == result_dtype(in, op)) return true;
+  return is_floating(in) && accumulates(op) && (asked == DType::f64 || (asked == DType::f32 && is_float16(in)));
+}
+//! The type of a result whose type was asked for, or not (Options::result_dtype).
+constexpr DType result_dtype(DType in, Op op, std::optional<DType> asked) { return asked ? *asked : result_dtype(in, op); }
 
 // Names are inline so that plugins, built against the headers alone, need nothing from the core.
 inline constexpr std::array<std::string_view, 13> dtype_names{"f32", "f64", "i32",  "i64", "u32", "u64", "f16",

@@ -42,19 +42,22 @@ std::size_t chunk_size(std::size_t n) {
 std::size_t chunk_count(std::size_t n, std::size_t chunk) { return (n + chunk - 1) / chunk; }
 std::size_t chunk_length(std::size_t n, std::size_t chunk, std::size_t c) { return std::min(chunk, n - c * chunk); }
 
-//! A wide partial of T's sum, product or sum of squares as the result.
+//! A wide partial of T's sum, product or sum of squares as the result: rounded to T, or for wide
+//! results (Features::wide) a float's accumulator as it is, an f64.
 template <class T>
-Scalar narrow(ops::wide_t<T> wide) {
+Scalar narrow(ops::wide_t<T> wide, bool wide_result) {
+  if constexpr (is_float_v<T>)
+    if (wide_result) return Scalar(static_cast<double>(wide));
   return Scalar(ops::narrow<T>(wide));
 }
 
 template <class P, class T>
-Scalar fold(const T* x, std::size_t n, const ChunkRunner* runner) {
+Scalar fold(const T* x, std::size_t n, const ChunkRunner* runner, bool wide) {
   const std::size_t chunk = chunk_size<T>(n);
-  if (runner == nullptr || n <= chunk) return narrow<T>(reduce_pairwise<P>(x, n));
+  if (runner == nullptr || n <= chunk) return narrow<T>(reduce_pairwise<P>(x, n), wide);
   std::vector<typename P::acc> partial(chunk_count(n, chunk));
   (*runner)(partial.size(), [&](std::size_t c) { partial[c] = reduce_pairwise<P>(x + c * chunk, chunk_length(n, chunk, c)); });
-  return narrow<T>(combine_pairwise<P>(partial));
+  return narrow<T>(combine_pairwise<P>(partial), wide);
 }
 
 template <bool kMax, class T>
@@ -101,7 +104,7 @@ Result exact_sum_of(const T* x, std::size_t n, const ChunkRunner* runner) {
 }
 
 //! A flat array (layout all): one result, or several ops' one each.
-Result reduce_flat(const Request& request, const ChunkRunner* runner, Accuracy accuracy) {
+Result reduce_flat(const Request& request, const ChunkRunner* runner, Accuracy accuracy, bool wide) {
   if (!request.ops.empty()) return reduce_host_stats(request, runner);
   if (exact_sum(request.dtype, request.op, accuracy)) {
     return visit_dtype(request.dtype, [&](auto tag) -> Result {
@@ -115,13 +118,13 @@ Result reduce_flat(const Request& request, const ChunkRunner* runner, Accuracy a
     const T* x = static_cast<const T*>(request.data);
     const std::size_t n = request.count;
     switch (request.op) {
-      case Op::sum: return Result{fold<SumPolicy<T>>(x, n, runner), {}, {}};
-      case Op::prod: return Result{fold<ProdPolicy<T>>(x, n, runner), {}, {}};
+      case Op::sum: return Result{fold<SumPolicy<T>>(x, n, runner, wide), {}, {}};
+      case Op::prod: return Result{fold<ProdPolicy<T>>(x, n, runner, wide), {}, {}};
       case Op::min: return Result{fold_extreme<false>(x, n, runner), {}, {}};
       case Op::max: return Result{fold_extreme<true>(x, n, runner), {}, {}};
       case Op::argmin: return fold_arg<false>(x, n, runner);
       case Op::argmax: return fold_arg<true>(x, n, runner);
-      case Op::sumsq: return Result{fold<SquaresPolicy<T>>(x, n, runner), {}, {}};
+      case Op::sumsq: return Result{fold<SquaresPolicy<T>>(x, n, runner, wide), {}, {}};
     }
     throw Error(ErrorCode::internal, "reduce_flat: unknown op");
   });
@@ -130,31 +133,32 @@ Result reduce_flat(const Request& request, const ChunkRunner* runner, Accuracy a
 //! Each layout to its family: flat arrays; rows of consecutive elements (segments, equal rows,
 //! strided views gathered by rows); columns (records, batches of them, strided views whose
 //! results run along the smallest stride).
-Result reduce_on_host(const Request& request, const ChunkRunner* runner, Accuracy accuracy) {
+Result reduce_on_host(const Request& request, const ChunkRunner* runner, Accuracy accuracy, bool wide) {
   switch (layout_of(request)) {
-    case Layout::all: return reduce_flat(request, runner, accuracy);
+    case Layout::all: return reduce_flat(request, runner, accuracy, wide);
     case Layout::inner:
-    case Layout::ragged: return reduce_host_segments(request, runner, accuracy);
+    case Layout::ragged: return reduce_host_segments(request, runner, accuracy, wide);
     case Layout::outer:
-    case Layout::middle: return reduce_host_columns(request, runner, accuracy);
+    case Layout::middle: return reduce_host_columns(request, runner, accuracy, wide);
     case Layout::strided: break;
   }
-  return runs_along_columns(request) ? reduce_host_columns(request, runner, accuracy)
-                                     : reduce_host_segments(request, runner, accuracy);
+  return runs_along_columns(request) ? reduce_host_columns(request, runner, accuracy, wide)
+                                     : reduce_host_segments(request, runner, accuracy, wide);
 }
 
 }  // namespace
 
 Result reduce_host_chunks(const Request& request, Reducer* scheduler, const Options& options) {
   const Accuracy accuracy = options.accuracy.value_or(Accuracy::standard);
-  if (!scheduler) return reduce_on_host(request, nullptr, accuracy);
+  const bool wide = wide_results(options);
+  if (!scheduler) return reduce_on_host(request, nullptr, accuracy, wide);
   const int threads = options.threads;
   const ChunkRunner runner = [scheduler, threads](std::size_t chunks, const std::function<void(std::size_t)>& body) {
     auto call = [](void* f, std::size_t c) { (*static_cast<const std::function<void(std::size_t)>*>(f))(c); };
     if (!scheduler->run_chunks(chunks, call, const_cast<std::function<void(std::size_t)>*>(&body), threads))
       throw Error(ErrorCode::internal, "backend '" + std::string(scheduler->name()) + "' runs no chunks of host code");
   };
-  return reduce_on_host(request, &runner, accuracy);
+  return reduce_on_host(request, &runner, accuracy, wide);
 }
 
 }  // namespace xreduce::backend

@@ -32,8 +32,8 @@ constexpr std::size_t kChunks = 256;
 constexpr std::size_t kPartialBytes = std::size_t{64} << 20;
 
 //! One column's sum: floats in double, f64 compensated (a column may hold millions of values in
-//! sequence), integers in uint64.
-template <class T>
+//! sequence), integers in uint64. Out: the result's type (double for wide results).
+template <class T, class Out = typename SumPolicy<T>::Op::result_t>
 struct SumColumn {
   using P = SumPolicy<T>;
   using Partial = typename P::acc;
@@ -53,18 +53,18 @@ struct SumColumn {
     if constexpr (std::is_same_v<T, double>) return std::isfinite(s) ? s + c : s;
     else return s;
   }
-  static void write(const Request& q, std::size_t at, Partial v) { static_cast<typename P::Op::result_t*>(q.out)[at] = P::Op::finish(v); }
+  static void write(const Request& q, std::size_t at, Partial v) { static_cast<Out*>(q.out)[at] = ops::finish_as<Out, typename P::Op>(v); }
 };
 
 //! Products and sums of squares: policy P's accumulator, added to in sequence.
-template <class T, class P>
+template <class T, class P, class Out = typename P::Op::result_t>
 struct FoldColumn {
   using Partial = typename P::acc;
   using Fold = PairwiseStack<P>;
   Partial v = P::identity();
   void add(T x, std::uint64_t) { v = P::combine(v, P::template lift<Partial>(x)); }
   Partial partial() const { return v; }
-  static void write(const Request& q, std::size_t at, Partial p) { static_cast<typename P::Op::result_t*>(q.out)[at] = P::Op::finish(p); }
+  static void write(const Request& q, std::size_t at, Partial p) { static_cast<Out*>(q.out)[at] = ops::finish_as<Out, typename P::Op>(p); }
 };
 
 template <bool kMax, class T>
@@ -240,7 +240,7 @@ void run_columns(const Request& q, const Plan& p, const ChunkRunner* runner, std
 }
 
 template <class T>
-Result columns_of(const Request& q, const ChunkRunner* runner, Accuracy accuracy) {
+Result columns_of(const Request& q, const ChunkRunner* runner, Accuracy accuracy, bool wide) {
   const Plan p{SplitView(q)};
   Result r;
   if (!q.ops.empty()) {
@@ -248,6 +248,14 @@ Result columns_of(const Request& q, const ChunkRunner* runner, Accuracy accuracy
     return r;
   }
   if constexpr (is_float_v<T>) {
+    if (wide) {  // the accumulators' values, as f64
+      switch (q.op) {
+        case Op::sum: run_columns<SumColumn<T, double>, T>(q, p, runner, nullptr); return r;
+        case Op::prod: run_columns<FoldColumn<T, ProdPolicy<T>, double>, T>(q, p, runner, nullptr); return r;
+        case Op::sumsq: run_columns<FoldColumn<T, SquaresPolicy<T>, double>, T>(q, p, runner, nullptr); return r;
+        default: break;
+      }
+    }
     if (exact_sum(q.dtype, q.op, accuracy)) {
       // Layout outer hands its partials on (Reducer::reduce rounds them); the others round here.
       if (layout_of(q) != Layout::outer) {
@@ -284,8 +292,8 @@ bool runs_along_columns(const Request& q) {
   return kept >= 0 && (reduced < 0 || kept < reduced);
 }
 
-Result reduce_host_columns(const Request& q, const ChunkRunner* runner, Accuracy accuracy) {
-  return visit_dtype(q.dtype, [&](auto tag) { return columns_of<decltype(tag)>(q, runner, accuracy); });
+Result reduce_host_columns(const Request& q, const ChunkRunner* runner, Accuracy accuracy, bool wide) {
+  return visit_dtype(q.dtype, [&](auto tag) { return columns_of<decltype(tag)>(q, runner, accuracy, wide); });
 }
 
 }  // namespace xreduce::backend

@@ -12,7 +12,9 @@ namespace xreduce::backend {
 //! Reduces canonical request `q` column by column into q.out (and out_index), or ops_out for
 //! several ops; an exact sum of layout outer returns its columns' partials in Result::exact
 //! instead. Through `runner` (null: in this thread); the same bits for any thread count.
-Result reduce_host_columns(const Request& q, const ChunkRunner* runner, Accuracy accuracy);
+//! `wide`: float sums, products and sums of squares written as f64, their accumulators' values
+//! (Features::wide).
+Result reduce_host_columns(const Request& q, const ChunkRunner* runner, Accuracy accuracy, bool wide = false);
 
 //! Whether the columns path is the one for canonical view `q`: some kept axis has the smallest
 //! stride of all (of extent above 1).

@@ -80,10 +80,9 @@ struct Outputs {
 //! What an op does with segments. Each provides acc (a piece's partial), piece(p, n, first) over
 //! the n elements at p (element `first` of the request onwards), a Fold that combines pieces in
 //! index order, write(out, s, acc, begin) and write_empty(out, s).
-template <class T, class P>
-struct FoldSegments {  // sums, products, sums of squares
+template <class T, class P, class Out = typename P::Op::result_t>
+struct FoldSegments {  // sums, products, sums of squares; Out: the result's type (double for wide results)
   using acc = typename P::acc;
-  using Out = typename P::Op::result_t;
   static acc piece(const T* p, std::uint64_t n, std::uint64_t) {
     if (n <= kShortPiece) return short_piece(p, n);
     // One leaf is what reduce_pairwise would return for it (the same bits), without its stack.
@@ -103,7 +102,7 @@ struct FoldSegments {  // sums, products, sums of squares
     return static_cast<acc>(P::combine(P::combine(lane[0], lane[1]), P::combine(lane[2], lane[3])));
   }
   using Fold = PairwiseStack<P>;
-  static void write(const Outputs& o, std::size_t s, acc v, std::uint64_t) { static_cast<Out*>(o.values)[s] = P::Op::finish(v); }
+  static void write(const Outputs& o, std::size_t s, acc v, std::uint64_t) { static_cast<Out*>(o.values)[s] = ops::finish_as<Out, typename P::Op>(v); }
   static void write_empty(const Outputs& o, std::size_t s) { write(o, s, P::identity(), 0); }
 };
 
@@ -364,7 +363,7 @@ Result reduce_host_stats(const Request& q, const ChunkRunner* runner) {
   return Result{};  // the values are in q.ops_out; Reducer::reduce fills the rest
 }
 
-Result reduce_host_segments(const Request& q, const ChunkRunner* runner, Accuracy accuracy) {
+Result reduce_host_segments(const Request& q, const ChunkRunner* runner, Accuracy accuracy, bool wide) {
   // Ragged segments at their offsets; a view's rows: equal rows in memory (layout inner), or
   // each result's elements gathered (a strided view whose smallest stride is reduced).
   const Layout layout = layout_of(q);
@@ -379,8 +378,17 @@ Result reduce_host_segments(const Request& q, const ChunkRunner* runner, Accurac
     using T = decltype(tag);
     const T* x = static_cast<const T*>(q.data);
     if (!q.ops.empty()) return reduce_tiles<T>(x, b, out, runner, SeveralSegments<T>(q.ops, *q.ops_out), g);
-    if constexpr (is_float_v<T>)
+    if constexpr (is_float_v<T>) {
       if (exact_sum(q.dtype, q.op, accuracy)) return reduce_tiles<T, ExactSegments<T>>(x, b, out, runner, {}, g);
+      if (wide) {  // the accumulators' values, as f64
+        switch (q.op) {
+          case Op::sum: return reduce_tiles<T, FoldSegments<T, SumPolicy<T>, double>>(x, b, out, runner, {}, g);
+          case Op::prod: return reduce_tiles<T, FoldSegments<T, ProdPolicy<T>, double>>(x, b, out, runner, {}, g);
+          case Op::sumsq: return reduce_tiles<T, FoldSegments<T, SquaresPolicy<T>, double>>(x, b, out, runner, {}, g);
+          default: break;
+        }
+      }
+    }
     switch (q.op) {
       case Op::sum: return reduce_tiles<T, FoldSegments<T, SumPolicy<T>>>(x, b, out, runner, {}, g);
       case Op::prod: return reduce_tiles<T, FoldSegments<T, ProdPolicy<T>>>(x, b, out, runner, {}, g);

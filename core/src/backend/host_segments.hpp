@@ -11,7 +11,9 @@ namespace xreduce::backend {
 //! Reduces every row of a canonical host request (layout ragged, inner, or strided with its
 //! smallest stride reduced) into request.out (and out_index), or ops_out, through `runner` (null:
 //! in this thread). Checks ragged offsets first: Error(invalid_argument).
-Result reduce_host_segments(const Request& request, const ChunkRunner* runner, Accuracy accuracy);
+//! `wide`: float sums, products and sums of squares written as f64, their accumulators' values
+//! (Features::wide).
+Result reduce_host_segments(const Request& request, const ChunkRunner* runner, Accuracy accuracy, bool wide = false);
 
 //! Several ops of one array (Request::ops, not segmented) in one read, into request.ops_out.
 Result reduce_host_stats(const Request& request, const ChunkRunner* runner);

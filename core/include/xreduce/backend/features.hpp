@@ -55,12 +55,17 @@ struct Features {
   //! exact only where it changes what is computed: sums of floats. Everything else is exact anyway.
   Accuracy accuracy = Accuracy::standard;
   Memory memory = Memory::host;  //!< where the data lives: host or device
+  //! Results in f64 (wide_results): a float sum, product or sum of squares whose caller asked
+  //! for another type than the element type (Options::result_dtype). The backend returns its
+  //! accumulator's value as f64 (Options::result_dtype is f64 in what it receives), and the core
+  //! rounds it once to the type asked.
+  bool wide = false;
 
   //! The features as one number, equal for equal features (a cache's key).
   constexpr std::uint64_t key() const {
     return (static_cast<std::uint64_t>(ops.bits()) << 32) | (static_cast<std::uint64_t>(dtype) << 24) |
            (static_cast<std::uint64_t>(layout) << 16) | (static_cast<std::uint64_t>(accuracy) << 8) |
-           (static_cast<std::uint64_t>(memory) << 1) | (several ? 1u : 0u);
+           (wide ? 1u << 6 : 0u) | (static_cast<std::uint64_t>(memory) << 1) | (several ? 1u : 0u);
   }
   friend constexpr bool operator==(const Features& a, const Features& b) { return a.key() == b.key(); }
   friend constexpr bool operator!=(const Features& a, const Features& b) { return a.key() != b.key(); }
@@ -75,6 +80,7 @@ inline std::string to_string(const Features& f) {
   text += " of " + std::string(to_string(f.dtype));
   if (f.layout != Layout::all) text += ", layout " + std::string(to_string(f.layout));
   if (f.accuracy == Accuracy::exact) text += ", accuracy exact";
+  if (f.wide) text += ", results in f64 (a result_dtype other than the element type's)";
   return text + ", " + std::string(to_string(f.memory)) + " memory";
 }
 
@@ -89,6 +95,7 @@ class FeatureSet {
     return 1u << static_cast<unsigned>(e);
   }
   static constexpr std::uint32_t kOne = 1, kSeveral = 2;
+  static constexpr std::uint32_t kNarrow = 1, kWide = 2;
 
   //! Nothing yet: name the values of each feature (every dtype, every op... are the defaults of
   //! nothing; each builder below adds).
@@ -144,6 +151,12 @@ class FeatureSet {
     passes_ = kSeveral;
     return *this;
   }
+  //! Float sums, products and sums of squares whose results are asked in another type
+  //! (Features::wide): the backend returns them as f64, its accumulator's value.
+  constexpr FeatureSet& wide_results() {
+    widths_ |= kWide;
+    return *this;
+  }
   //! The promise for the requests of this set: Support::exact (the semantics table, the default)
   //! or Support::inexact (runs, promises nothing of accuracy).
   constexpr FeatureSet& support(Support s) {
@@ -153,7 +166,8 @@ class FeatureSet {
 
   constexpr bool contains(const Features& f) const {
     return (dtypes_ & bit(f.dtype)) != 0 && (layouts_ & bit(f.layout)) != 0 && (accuracies_ & bit(f.accuracy)) != 0 &&
-           (memory_ & bit(f.memory)) != 0 && (passes_ & (f.several ? kSeveral : kOne)) != 0 && ops_.contains(f.ops);
+           (memory_ & bit(f.memory)) != 0 && (passes_ & (f.several ? kSeveral : kOne)) != 0 && ops_.contains(f.ops) &&
+           (widths_ & (f.wide ? kWide : kNarrow)) != 0;
   }
 
   constexpr std::uint32_t dtype_bits() const { return dtypes_; }
@@ -164,6 +178,8 @@ class FeatureSet {
   //! Bit 0: one op a request; bit 1: several together.
   constexpr std::uint32_t pass_bits() const { return passes_; }
   constexpr Support promise() const { return support_; }
+  //! Whether results in f64 for another result type are in the set (wide_results).
+  constexpr bool wide() const { return (widths_ & kWide) != 0; }
   //! The set of these bits (the plugin ABI's form); bits of no known value are dropped.
   static constexpr FeatureSet from_bits(std::uint32_t dtypes, std::uint32_t ops, std::uint32_t layouts, std::uint32_t accuracies,
                                         std::uint32_t memory, std::uint32_t passes, Support support) {
@@ -186,6 +202,7 @@ class FeatureSet {
   std::uint32_t accuracies_ = bit(Accuracy::standard);
   std::uint32_t memory_ = bit(Memory::host);
   std::uint32_t passes_ = kOne;
+  std::uint32_t widths_ = kNarrow;
   Support support_ = Support::exact;
 };
 
@@ -220,8 +237,10 @@ inline Layout layout_of(const Request& c) {
   return Layout::strided;
 }
 
-//! The features of a canonical request run with `accuracy` (resolved: Options, else the config).
-inline Features features_of(const Request& c, Accuracy accuracy) {
+//! The features of a canonical request run with `accuracy` (resolved: Options, else the config)
+//! and a result type asked for or not (Options::result_dtype): a float sum of device data whose
+//! result is asked in another type runs exactly.
+inline Features features_of(const Request& c, Accuracy accuracy, std::optional<DType> result = std::nullopt) {
   Features f;
   f.dtype = c.dtype;
   f.several = !c.ops.empty();
@@ -230,8 +249,19 @@ inline Features features_of(const Request& c, Accuracy accuracy) {
   f.accuracy = accuracy == Accuracy::exact && is_floating(c.dtype) && f.ops.contains(Op::sum) ? Accuracy::exact
                                                                                              : Accuracy::standard;
   f.memory = c.memory == Memory::device ? Memory::device : Memory::host;
+  // A result type other than the op's own: an exact sum needs nothing more (the core rounds its
+  // partials to the type asked); a float sum of device data becomes one, which the GPU kernels
+  // do at the speed of a plain sum, where they hand on partials, not f64 accumulators; the rest
+  // return wide results.
+  const bool other_type = result && !f.several && *result != result_dtype(c.dtype, c.op);
+  if (other_type && f.memory == Memory::device && is_floating(c.dtype) && c.op == Op::sum) f.accuracy = Accuracy::exact;
+  f.wide = other_type && f.accuracy != Accuracy::exact;
   return f;
 }
+
+//! Whether a backend is to return wide results (Features::wide): Reducer::reduce hands it Options
+//! whose result_dtype is f64 then, and unset otherwise.
+inline bool wide_results(const Options& o) { return o.result_dtype.has_value(); }
 
 //! How many results a canonical request has: one (layout all), one per row, column, batch and
 //! column, index of the kept axes, or segment.

@@ -168,6 +168,15 @@ using ArgMin = Arg<T, false>;
 template <class T>
 using ArgMax = Arg<T, true>;
 
+//! F's partial as a result of type Out: F's own finish, or for wide results (Features::wide: a
+//! float sum, product or sum of squares whose caller asked for another type) the accumulator's
+//! value itself, which the core rounds once to the type asked.
+template <class Out, class F>
+XREDUCE_HOST_DEVICE constexpr Out finish_as(typename F::acc_t a) {
+  if constexpr (std::is_same_v<Out, typename F::result_t>) return F::finish(a);
+  else return static_cast<Out>(a);
+}
+
 //! Whether policy F returns an index with its value.
 template <class F>
 inline constexpr bool has_index = F::op == Op::argmin || F::op == Op::argmax;

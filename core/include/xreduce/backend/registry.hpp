@@ -30,7 +30,8 @@ struct Workload {
   bool user_code = false;
 
   //! The workload of a canonical request whose memory is resolved (Context::locate).
-  static Workload of(const Request& canonical, bool pinned = false, Accuracy accuracy = Accuracy::standard);
+  static Workload of(const Request& canonical, bool pinned = false, Accuracy accuracy = Accuracy::standard,
+                     std::optional<DType> result = std::nullopt);
   //! Everything but the element and segment counts: what selects a registry's candidate list.
   std::uint64_t kind() const { return features.key() | (pinned ? 1u << 4 : 0u) | (user_code ? 1u << 5 : 0u); }
 };
