@@ -8,7 +8,7 @@
 #   scripts/gpu-check.sh [BUILD_DIR] [OUT_DIR]      (defaults: build/release, bench/results/<gpu>)
 #
 # XREDUCE_CHECK_SUITES picks the benchmarks (default: gpu-reduce host progression exact segments stats dtypes; empty: none),
-# XREDUCE_SANITIZERS the sanitizer tools (default: memcheck racecheck synccheck) and
+# XREDUCE_SANITIZERS the sanitizer tools (default: memcheck racecheck synccheck; empty: none) and
 # XREDUCE_SANITIZE the programs under them (default: conformance dtypes records exact segments stats custom), so that a run
 # within the device tool's 10 minutes can check what a change touched. Under racecheck the
 # conformance suite takes over 5 minutes (its 16-threads case alone over 2, all backends).
@@ -66,7 +66,7 @@ for suite in ${XREDUCE_CHECK_SUITES-gpu-reduce host progression exact segments s
       [ "$suite" = dtypes ] && step dtypes-torch python3 bench/python/bench_dtypes_torch.py "$out" ;;
   esac
 done
-for tool in ${XREDUCE_SANITIZERS:-memcheck racecheck synccheck}; do
+for tool in ${XREDUCE_SANITIZERS-memcheck racecheck synccheck}; do
   sanitize() {
     timeout "${XREDUCE_SANITIZER_TIMEOUT:-1200}" env XREDUCE_TEST_QUICK=1 \
       compute-sanitizer --tool "$tool" --error-exitcode 99 "$@"
