@@ -14,8 +14,9 @@
 //
 // The block's superaccumulator is an ExactSum's words in shared memory, added to with 64-bit
 // atomics (three per value: the digits it spans). A warp empties its bins into it when the window
-// must grow (a larger element arrives), every 64 rounds (at most 2^9 additions of less than
-// 2^(K_b - 11) reach a bin in between, so it stays in its binade), and at the end: each bin's lanes hold integers (S_b - start) /
+// must grow (a larger element arrives), every 64 rounds (16 for bf16, whose deep bins all four
+// load slots share: at most 2^9 additions of less than 2^(K_b - 11) reach a bin in between, so it
+// stays in its binade), and at the end: each bin's lanes hold integers (S_b - start) /
 // 2^(K_b - 52) below 2^53, which add exactly as int64 across the warp, and one lane deposits
 // them. Rounds holding an infinity, a NaN or an f64 too large for the window (2^1011 or more)
 // deposit each element directly.
@@ -44,7 +45,6 @@ constexpr int kHeadroom = 11;             // K_1 = E + kHeadroom
 constexpr int kBinBits = 53 - kHeadroom;  // each bin starts this many bits below the last
 constexpr int kLowestBin = -1022;         // 1.5 * 2^K stays a normal double
 constexpr int kLargestWindow = 1011;      // K_1 <= 1022: 1.5 * 2^K_1 is finite
-constexpr int kFlushEvery = 64;           // rounds: at most 64 * 8 additions (bf16) reach one bin
 constexpr int kUnroll = 4;                // 16-byte loads in flight per lane, each with its own bins
 constexpr std::size_t kMaxLaunch = std::size_t{1} << 30;
 
@@ -53,6 +53,7 @@ struct Format;
 template <>
 struct Format<float> {
   static constexpr int kBins = 2, kAlways = 1;  // bins every element goes through
+  static constexpr int kNearBins = 2, kFlushEvery = 64;  // bins per load slot; rounds between flushes
   //! Bits of |x| whose order is |x|'s (the whole float; the high word of a double).
   __device__ static unsigned magnitude(float x) { return __float_as_uint(x) & 0x7fffffffu; }
   __device__ static int field(unsigned magnitude) { return static_cast<int>(magnitude >> 23); }
@@ -62,6 +63,7 @@ struct Format<float> {
 template <>
 struct Format<double> {
   static constexpr int kBins = 3, kAlways = 2;
+  static constexpr int kNearBins = 3, kFlushEvery = 64;
   __device__ static unsigned magnitude(double x) {
     return static_cast<unsigned>(static_cast<unsigned long long>(__double_as_longlong(x)) >> 32) & 0x7fffffffu;
   }
@@ -78,7 +80,11 @@ struct Format<double> {
 //! whatever the data, and an element goes only as deep as its magnitude needs.
 template <>
 struct Format<bf16> {
+  // The five deep bins, rarely reached for most data, are one set per lane, not per load slot
+  // (153 registers a thread held one block an SM, 4.6x a plain sum on uniform data): all four
+  // slots add to them, so they are flushed four times as often.
   static constexpr int kBins = 7, kAlways = 1;
+  static constexpr int kNearBins = 2, kFlushEvery = 16;
   __device__ static unsigned magnitude(bf16 x) { return (static_cast<unsigned>(x.bits) & 0x7fffu) << 16; }
   __device__ static int field(unsigned magnitude) { return static_cast<int>(magnitude >> 23); }
   static constexpr int kSpecialField = 0xff, kBias = 126;
@@ -146,39 +152,42 @@ __device__ inline double bin_start(int k) {
 template <class T>
 struct Bins {
   static constexpr int kB = Format<T>::kBins;
-  double S[kUnroll][kB];
-  double start[kB];
-  int bin[kB];
+  static constexpr int kNear = Format<T>::kNearBins;
+  //! The near bins, one set per load slot, then the deep ones, one set for the lane.
+  double S[kUnroll * kNear + (kB - kNear)];
   int window = INT_MIN;  // E: every element cut so far is below 2^E; INT_MIN: none yet
+
+  //! Where bin b of load slot u is (compile-time in every unrolled use: registers, not memory).
+  static constexpr int at(int u, int b) { return b < kNear ? u * kNear + b : kUnroll * kNear + (b - kNear); }
+  //! K_b, worked out where needed rather than held: registers are what limits this kernel's
+  //! occupancy.
+  __device__ int bin(int b) const { return max(window + kHeadroom - b * kBinBits, kLowestBin); }
 
   __device__ void open(int e) {
     window = e;
-    bin[0] = e + kHeadroom;
-#pragma unroll
-    for (int b = 1; b < kB; ++b) bin[b] = max(bin[b - 1] - kBinBits, kLowestBin);
 #pragma unroll
     for (int b = 0; b < kB; ++b) {
-      start[b] = bin_start(bin[b]);
+      const double start = bin_start(bin(b));
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) S[u][b] = start[b];
+      for (int u = 0; u < kUnroll; ++u) S[at(u, b)] = start;
     }
   }
-  //! Cuts v into bin set u: the bins it always needs, the others only if something is left, and
-  //! what the last leaves into the block's words (rarely anything).
+  //! Cuts v into bin set u: the bins it always needs, the others only while something is left,
+  //! and what the last leaves into the block's words (f32 and f64 only, and rarely).
   __device__ void cut(int u, double v, long long* words) {
 #pragma unroll
-    for (int b = 0; b < Format<T>::kAlways; ++b) cut_into(u, b, v);
+    for (int b = 0; b < Format<T>::kAlways; ++b) cut_into(at(u, b), v);
 #pragma unroll
     for (int b = Format<T>::kAlways; b < kB; ++b) {
       if (v == 0) return;
-      cut_into(u, b, v);
+      cut_into(at(u, b), v);
     }
     if (v != 0) deposit_value(words, v);
   }
-  __device__ void cut_into(int u, int b, double& v) {
-    const double t = S[u][b] + v;
-    v -= t - S[u][b];
-    S[u][b] = t;
+  __device__ void cut_into(int k, double& v) {
+    const double t = S[k] + v;
+    v -= t - S[k];
+    S[k] = t;
   }
   //! Moves the bins' contents into the block's words and starts them afresh (every lane of the
   //! warp calls it together).
@@ -188,16 +197,16 @@ struct Bins {
     for (int b = 0; b < kB; ++b) {
       long long m = 0;  // below 2^53 per set, 2^60 over the warp
       // (S - start) / 2^(bin - 52), in two exact steps: 2^(52 - bin) may be past the largest double.
-      const int up = 52 - bin[b], first = min(up, 1000);
-      const double scale = pow2(first), rest = pow2(up - first);
+      const int k = bin(b), up = 52 - k, first = min(up, 1000);
+      const double start = bin_start(k), scale = pow2(first), rest = pow2(up - first);
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        m += __double2ll_rn((S[u][b] - start[b]) * scale * rest);
-        S[u][b] = start[b];
+      for (int u = 0; u < (b < kNear ? kUnroll : 1); ++u) {
+        m += __double2ll_rn((S[at(u, b)] - start) * scale * rest);
+        S[at(u, b)] = start;
       }
 #pragma unroll
       for (int offset = 16; offset > 0; offset >>= 1) m += __shfl_xor_sync(0xffffffffu, m, offset);
-      if ((threadIdx.x & 31) == 0 && m != 0) deposit_scaled(words, m, bin[b] - 52);
+      if ((threadIdx.x & 31) == 0 && m != 0) deposit_scaled(words, m, k - 52);
     }
   }
 };
@@ -244,7 +253,7 @@ __device__ inline void exact_block_sum(const T* __restrict__ x, std::size_t n, s
         for (int j = 0; j < kVec; ++j) deposit_value(words, static_cast<double>(r[u].e[j]));
       continue;
     }
-    if (e > bins.window || ++rounds == kFlushEvery) {  // warp-uniform: e and rounds are the warp's
+    if (e > bins.window || ++rounds == F::kFlushEvery) {  // warp-uniform: e and rounds are the warp's
       bins.flush(words);
       bins.open(min(max(e + 2, bins.window), kLargestWindow));  // 2 to spare: fewer reopenings
       rounds = 0;
