@@ -127,14 +127,14 @@ def torch_of(host, name):
     return torch.from_numpy(host).cuda()
 
 
-@pytest.mark.parametrize("backend", ["auto", *ARG_BACKENDS])
+@pytest.mark.parametrize("backend", ["auto", *ARG_BACKENDS[:1]])  # every GPU backend: tests/gpu in C++
 @pytest.mark.parametrize("name", NARROW)
 @pytest.mark.parametrize("op", OPS)
 def test_torch_device_tensors_of_the_narrow_types(rng, backend, name, op):
     from test_dtypes import FLOAT16, draw, reference, round_to  # needs ml_dtypes, as those tests do
 
     # The references add Fractions in Python: sizes that keep the whole matrix of cases within seconds.
-    for n in (1, 33, 1000, int(rng.integers(1, 1 << 15))):
+    for n in (1, 33, 4099):
         host = draw(rng, name, n if op != "prod" else min(n, 300), op)
         r = xreduce.reduce(torch_of(host, name), op, backend=backend)
         assert r.backend in GPU
