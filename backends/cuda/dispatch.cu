@@ -23,13 +23,7 @@ void enqueue(Technique t, const void* data, std::size_t count, DType dtype, Op o
 Result collect(DType dtype, Op op, Workspace& ws) {
   ws.fetch_result(64);
   XREDUCE_CUDA(cudaStreamSynchronize(ws.stream));
-  return visit_dtype(dtype, [&](auto tag) {
-    return visit_op<decltype(tag)>(op, [&](auto f) {
-      typename decltype(f)::acc_t a;
-      std::memcpy(&a, ws.host_result, sizeof a);
-      return result_of<decltype(f)>(a);
-    });
-  });
+  return results_of(HostAccumulators::copied(dtype, op, ws.host_result, 1), 1);
 }
 
 std::size_t accumulator_bytes(DType dtype, Op op) {
@@ -49,19 +43,7 @@ Result collect_records(DType dtype, Op op, std::size_t width, Workspace& ws) {
   void* host = ws.host_columns.reserve(bytes, "column results of records");
   XREDUCE_CUDA(cudaMemcpyAsync(host, ws.columns.get(), bytes, cudaMemcpyDeviceToHost, ws.stream));
   XREDUCE_CUDA(cudaStreamSynchronize(ws.stream));
-  return visit_dtype(dtype, [&](auto tag) {
-    return visit_op<decltype(tag)>(op, [&](auto f) {
-      using A = typename decltype(f)::acc_t;
-      Result r;
-      for (std::size_t j = 0; j < width; ++j) {
-        A a;
-        std::memcpy(&a, static_cast<const unsigned char*>(host) + j * sizeof(A), sizeof a);
-        r.values.push_back(result_of<decltype(f)>(a).value);
-      }
-      r.value = r.values.front();
-      return r;
-    });
-  });
+  return results_of(HostAccumulators::copied(dtype, op, host, width), width);
 }
 
 }  // namespace xreduce::cuda

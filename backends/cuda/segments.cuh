@@ -127,7 +127,7 @@ struct SegmentEnd {
 //! then each written as write_segment writes it (an index made relative to its segment).
 template <class F, class Out>
 __global__ void finish_segments_kernel(SegmentBounds b, const typename F::acc_t* pairs, F f, Out* out,
-                                           std::uint64_t* out_index) {
+                                       std::uint64_t* out_index) {
   const std::uint64_t s = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
   if (s < b.count) write_segment(f, pairs[s], s, b.begin(s), out, out_index);
 }

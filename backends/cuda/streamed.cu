@@ -188,10 +188,8 @@ Result results_of(const HostAccumulators& a, std::size_t width) {
     return visit_op<decltype(tag)>(a.op, [&](auto f) {
       using F = decltype(f);
       using A = typename F::acc_t;
-      if (width == 1) return result_of<F>(a.get<A>(0));
-      Result r;
+      Result r = result_of<F>(a.get<A>(0));
       for (std::size_t j = 0; j < width; ++j) r.values.push_back(result_of<F>(a.get<A>(j)).value);
-      r.value = r.values.front();
       return r;
     });
   });

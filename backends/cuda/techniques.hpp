@@ -168,6 +168,11 @@ struct HostAccumulators {
   Op op;
   std::vector<unsigned char> bytes;
 
+  //! The `width` accumulators of (dtype, op) at `host` (host memory), copied.
+  static HostAccumulators copied(DType dtype, Op op, const void* host, std::size_t width) {
+    const auto* bytes = static_cast<const unsigned char*>(host);
+    return {dtype, op, std::vector<unsigned char>(bytes, bytes + width * accumulator_bytes(dtype, op))};
+  }
   //! `width` accumulators of type A, each `a` (bytes, not a std::vector<A>: A may be bool).
   template <class A>
   static HostAccumulators filled(DType dtype, Op op, std::size_t width, const A& a) {
@@ -188,12 +193,13 @@ struct HostAccumulators {
 };
 HostAccumulators reduce_host_accumulators(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype,
                                           Op op, int block, int device, bool pinned, const Streaming& streaming);
-//! The results of `width` accumulators (reduce_host's form).
+//! The results of `width` accumulators: Result::values one per column, Result::value (and
+//! Result::index) the first's.
 Result results_of(const HostAccumulators& a, std::size_t width);
 
 //! Reduces `count` records of host memory over GPUs 0 to devices - 1 at once: one contiguous part
-//! each, streamed to its GPU as reduce_host streams, by its own host thread; the parts' results
-//! folded in order. `exact`: Accuracy::exact sums of single f32/f64 values (Result::exact).
+//! each, streamed to its GPU as reduce_host streams, by its own host thread; the parts'
+//! accumulators folded in order. `exact`: Accuracy::exact sums of single values (Result::exact).
 Result reduce_host_on_gpus(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype, Op op,
                            bool exact, int block, int devices, bool pinned, const Streaming& streaming);
 

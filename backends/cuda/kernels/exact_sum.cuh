@@ -3,8 +3,8 @@
 //
 // Each warp keeps a window: every element it has cut so far is below 2^E in magnitude, E the
 // same in all its lanes (a warp-wide max of the loaded exponents, one redux.sync per load round).
-// Each lane keeps bins (two for f32, three for f64, seven for bf16) per load slot: running doubles S_b that
-// start at 1.5 * 2^K_b, K_1 = E + 11, each further bin 42 bits lower; adding an element to S_b
+// Each lane keeps bins (two for f32, three for f64, per load slot; for bf16 two per load slot and
+// five more for the lane): running doubles S_b that start at 1.5 * 2^K_b, K_1 = E + 11, each further bin 42 bits lower; adding an element to S_b
 // rounds it to a multiple of 2^(K_b - 52), and t - S_b (exact) is what the bin took, v - q (exact)
 // what goes on. Three double additions per element and bin. Every element goes through the bins
 // it always needs (one for f32, whose 24 bits the first bin takes whole unless the element is
@@ -27,11 +27,13 @@
 // so that no digit can overflow.
 //
 // bf16 spans f32's exponents with 8 significant bits: the same window as f32, one bin that takes
-// most elements whole, and enough further bins that nothing is ever deposited one by one. f16 needs no window: every finite f16 is an integer multiple of
-// 2^-24 below 2^16 (40 bits), so a lane adds them as doubles, exactly for 2^13 of them, and moves
-// that sum into an int64 of 2^-24 units every 2^11 elements per accumulator. The doubles are made
-// from the bits with integer instructions (no conversion instruction: those would bound the rate
-// at 8 elements per 16-byte load); a vector holding an infinity or NaN goes one by one.
+// most elements whole, and enough further bins that nothing is ever deposited one by one.
+//
+// f16 needs no window: every finite f16 is an integer multiple of 2^-24 below 2^16 (40 bits), so
+// a lane adds them as doubles, exactly for up to 2^13 of them, and moves each accumulator into an
+// int64 of 2^-24 units every 2^10 rounds (8 elements a round). The doubles are made from the bits
+// with integer instructions (no conversion instruction: those would bound the rate at 8 elements
+// per 16-byte load); a vector holding an infinity or NaN goes one by one.
 
 #include <climits>
 

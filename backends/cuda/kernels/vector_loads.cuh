@@ -132,56 +132,50 @@ template <class T>
 __device__ inline void add_vector(Accumulator<StatsOp<T>>& acc, const StatsOp<T>& f, const Vec<T>& r, std::size_t first) {
   constexpr int kVec = vector_width<T>();
   constexpr index_t none = ~index_t{0};  // the identity's index: an equal element still replaces it
-  if constexpr (is_float16_v<T>) {
-    // Each element converted once; the vector's extremes found in float (no NaN here: the sum
-    // would be one) and compared with the running ones in float, which orders as T does.
+  // A vector holding a NaN (its sum is one) goes element by element, where the NaN rule is.
+  auto took_nan = [&](auto sum) {
+    if (sum == sum) return false;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) acc.add(f, f.lift(r.e[j], first + j));
+    return true;
+  };
+  if constexpr (std::is_same_v<T, float> || is_float16_v<T>) {
+    // Grouped in float, as SumOp groups (a 16-bit float's x * x is exact in float); each element
+    // converted once.
     float v[kVec];
 #pragma unroll
     for (int j = 0; j < kVec; ++j) v[j] = static_cast<float>(r.e[j]);
-    float sum = 0, squares = 0, lo = v[0], hi = v[0];
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) sum += v[j], squares = fmaf(v[j], v[j], squares);  // x * x is exact in float
-    if (sum != sum) {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) acc.add(f, f.lift(r.e[j], first + j));
-      return;
-    }
-    acc.sum.add(SumOp<T>{}, static_cast<double>(sum));
-    acc.squares.add(SumOp<T>{}, static_cast<double>(squares));
-#pragma unroll
-    for (int j = 1; j < kVec; ++j) lo = fminf(lo, v[j]), hi = fmaxf(hi, v[j]);
-    auto first_at = [&](float x) {
-      ArgPair<T> p{r.e[kVec - 1], first + kVec - 1};
-#pragma unroll
-      for (int j = kVec - 2; j >= 0; --j)
-        if (v[j] == x) p = {r.e[j], first + j};
-      return p;
-    };
-    const float run_lo = static_cast<float>(acc.lo.value), run_hi = static_cast<float>(acc.hi.value);
-    if (lo < run_lo || (lo == run_lo && acc.lo.index == none)) acc.lo = first_at(lo);
-    if (run_hi < hi || (hi == run_hi && acc.hi.index == none)) acc.hi = first_at(hi);
-    return;
-  } else if constexpr (std::is_same_v<T, float>) {
     float sum = 0, squares = 0;
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) sum += r.e[j], squares = fmaf(r.e[j], r.e[j], squares);  // grouped in float, as SumOp groups
-    if (sum != sum) {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) acc.add(f, f.lift(r.e[j], first + j));
-      return;
-    }
+    for (int j = 0; j < kVec; ++j) sum += v[j], squares = fmaf(v[j], v[j], squares);
+    if (took_nan(sum)) return;
     acc.sum.add(SumOp<T>{}, static_cast<double>(sum));
     acc.squares.add(SumOp<T>{}, static_cast<double>(squares));
+    if constexpr (is_float16_v<T>) {
+      // The vector's extremes found in float (no NaN here: the sum would be one) and compared
+      // with the running ones in float, which orders as T does, instead of converting at each
+      // comparison of T.
+      float lo = v[0], hi = v[0];
+#pragma unroll
+      for (int j = 1; j < kVec; ++j) lo = fminf(lo, v[j]), hi = fmaxf(hi, v[j]);
+      auto first_at = [&](float x) {
+        ArgPair<T> p{r.e[kVec - 1], first + kVec - 1};
+#pragma unroll
+        for (int j = kVec - 2; j >= 0; --j)
+          if (v[j] == x) p = {r.e[j], first + j};
+        return p;
+      };
+      const float run_lo = static_cast<float>(acc.lo.value), run_hi = static_cast<float>(acc.hi.value);
+      if (lo < run_lo || (lo == run_lo && acc.lo.index == none)) acc.lo = first_at(lo);
+      if (run_hi < hi || (hi == run_hi && acc.hi.index == none)) acc.hi = first_at(hi);
+      return;
+    }
   } else {
     if constexpr (std::is_floating_point_v<T>) {
       T sum = r.e[0];
 #pragma unroll
       for (int j = 1; j < kVec; ++j) sum += r.e[j];
-      if (sum != sum) {
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) acc.add(f, f.lift(r.e[j], first + j));
-        return;
-      }
+      if (took_nan(sum)) return;
     }
     if constexpr (has_vector_sum<T>) acc.sum.add(SumOp<T>{}, static_cast<wide_t<T>>(vector_sum(r)));
 #pragma unroll
