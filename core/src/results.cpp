@@ -74,9 +74,7 @@ void scatter(const void* values, const std::uint64_t* indices, DType type, std::
 }
 
 //! The value of `identity` (0 or 1) as a result of `type`.
-Scalar identity_of(DType type, int identity) {
-  return visit_dtype(type, [&](auto tag) { return Scalar(static_cast<decltype(tag)>(identity)); });
-}
+Scalar identity_of(DType type, int identity) { return rounded(type, identity); }
 
 //! Writes one value to packed position s of a buffer of `type`.
 void put(void* out, std::size_t s, const Scalar& v) {
@@ -95,12 +93,7 @@ Scalar rounded(DType dtype, const ExactSum& s) {
 }
 
 Scalar rounded(DType dtype, double wide) {
-  switch (dtype) {
-    case DType::f32: return Scalar(static_cast<float>(wide));
-    case DType::f16: return Scalar(f16(wide));
-    case DType::bf16: return Scalar(bf16(wide));
-    default: return Scalar(wide);
-  }
+  return visit_dtype(dtype, [&](auto tag) { return Scalar(static_cast<decltype(tag)>(wide)); });
 }
 
 Result run_for_results(const Request& q, const Request& c, const Features& f, const Run& run, std::optional<DType> asked) {

@@ -32,7 +32,7 @@ void check_extremes_of_empty(const Request& q, const Request& c, const Features&
 
 //! The exact partial's value as T's result: the one rounding of an exact sum.
 Scalar rounded(DType dtype, const ExactSum& s);
-//! A wide result (an f64 accumulator's value) rounded once to `dtype`, a float type.
+//! A wide result (an f64 accumulator's value) rounded once to `dtype`.
 Scalar rounded(DType dtype, double wide);
 
 }  // namespace xreduce::detail

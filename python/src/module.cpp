@@ -97,11 +97,12 @@ std::optional<DType> result_dtype_of(nb::handle d) {
   else if (PyType_Check(d.ptr())) name = nb::cast<std::string>(d.attr("__name__"));  // numpy.float32, float
   else name = nb::cast<std::string>(nb::str(d));  // numpy.dtype('float32'), torch.float32
   if (name.rfind("torch.", 0) == 0) name = name.substr(6);
-  static const std::map<std::string, DType> aliases{
-      {"float16", DType::f16}, {"half", DType::f16},   {"float32", DType::f32}, {"single", DType::f32}, {"float", DType::f64},
-      {"float64", DType::f64}, {"double", DType::f64}, {"bfloat16", DType::bf16}, {"f2", DType::f16}, {"f4", DType::f32},
-      {"f8", DType::f64},      {"int8", DType::i8},     {"int16", DType::i16},   {"int32", DType::i32},   {"int64", DType::i64},
-      {"uint8", DType::u8},    {"uint16", DType::u16},  {"uint32", DType::u32},  {"uint64", DType::u64},  {"bool", DType::boolean}};
+  for (DType t : all_dtypes)
+    if (name == numpy_name(t)) return t;
+  // numpy's and torch's other spellings of the float types (Python's float is float64, as numpy reads it).
+  static const std::map<std::string, DType> aliases{{"half", DType::f16},   {"single", DType::f32}, {"float", DType::f64},
+                                                    {"double", DType::f64}, {"f2", DType::f16},     {"f4", DType::f32},
+                                                    {"f8", DType::f64}};
   if (auto it = aliases.find(name); it != aliases.end()) return it->second;
   if (auto t = parse_dtype(name)) return t;
   throw nb::value_error(("xreduce: dtype " + name + " is not an element type; a float sum's result can be float32 or float64").c_str());

@@ -72,6 +72,26 @@ def reference(x, name, op):
     return int(total) % 2**64 - (2**64 if name.startswith("int") and int(total) % 2**64 >= 2**63 else 0), None
 
 
+def check(r, x, name, op):
+    """r (a Result of op over x) against the exact reference: indices and integer or bool results
+    equal, 16-bit float sums and products within the stated bound."""
+    want, index = reference(x, name, op)
+    if op in ("argmin", "argmax"):
+        assert r.index == index
+    elif name in FLOAT16 and op in ("sum", "prod"):
+        # Accumulated in f32 lanes and f64 partials, rounded once to the type (docs/semantics.md).
+        digits, emin, _ = FLOAT16[name]
+        exact = round_to(want, name)
+        bound = abs(exact) * 2.0 ** (1 - digits) + 2.0 ** (emin - digits + 1)
+        if op == "sum":
+            bound += 64 * 2.0**-23 * float(numpy.abs(x.astype(numpy.float64)).sum())
+        else:
+            bound += (x.size + 64) * 2.0**-23 * abs(float(want))
+        assert abs(r.value - exact) <= bound, (r.value, exact)
+    else:
+        assert r.value == want, (r.value, want)
+
+
 @pytest.mark.parametrize("backend", ["auto", *host_backends()])
 @pytest.mark.parametrize("name", TYPES)
 @pytest.mark.parametrize("op", OPS)
@@ -81,21 +101,7 @@ def test_every_op(rng, backend, name, op):
         r = reduce_or_refused(x, op, backend)
         if r is None:
             continue
-        want, index = reference(x, name, op)
-        if op in ("argmin", "argmax"):
-            assert r.index == index
-        elif name in FLOAT16 and op in ("sum", "prod"):
-            # Accumulated in f32 lanes and f64 partials, rounded once to the type (docs/semantics.md).
-            digits, emin, _ = FLOAT16[name]
-            exact = round_to(want, name)
-            bound = abs(exact) * 2.0 ** (1 - digits) + 2.0 ** (emin - digits + 1)
-            if op == "sum":
-                bound += 64 * 2.0**-23 * float(numpy.abs(x.astype(numpy.float64)).sum())
-            else:
-                bound += (x.size + 64) * 2.0**-23 * abs(float(want))
-            assert abs(r.value - exact) <= bound, (r.value, exact)
-        else:
-            assert r.value == want, (r.value, want)
+        check(r, x, name, op)
         assert type(r.value) is (bool if name == "bool" and op not in ("sum", "prod") else float if name in FLOAT16 else int)
 
 

@@ -7,8 +7,9 @@
 //! Arithmetic happens in float: a value converts to float exactly (implicitly, so comparisons and
 //! `static_cast<double>` read the value), and a float or double converts back rounded once to
 //! nearest, ties to even, overflowing to +-inf as IEEE does. The conversions are plain integer code
-//! (no F16C, no CUDA intrinsics), the same bits on every processor and on the GPU; the CPU kernels
-//! that need speed convert blocks with vector instructions (core/src/backend/cpu_kernels.hpp).
+//! (no F16C), the same bits on every processor and on the GPU, where f16's widening is its one
+//! conversion instruction (exact, as the integer code is); the CPU kernels that need speed convert
+//! blocks with vector instructions (core/src/backend/cpu_kernels.hpp, narrow_sums.cpp).
 //!
 //! C++17, host and device, as the CUDA sources that include it are.
 

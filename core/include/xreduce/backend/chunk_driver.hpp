@@ -31,7 +31,8 @@ namespace xreduce::backend {
 inline constexpr std::size_t kChunkElements = std::size_t{1} << 16;
 
 //! What the driver does: every dtype, op and layout of host data, exact sums, results in f64 for
-//! another result type (wide_results), and several ops (all but prod) in one pass. A backend whose do_reduce is the driver declares this.
+//! another result type (wide_results), and several ops (all but prod) in one pass. A backend
+//! whose do_reduce is the driver declares this.
 constexpr Capabilities host_chunk_capabilities(Engine engine) {
   return Capabilities(engine)
       .add(FeatureSet().every_dtype().ops(OpSet::all()).every_layout().exact_sums().wide_results())

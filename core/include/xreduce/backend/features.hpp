@@ -178,8 +178,6 @@ class FeatureSet {
   //! Bit 0: one op a request; bit 1: several together.
   constexpr std::uint32_t pass_bits() const { return passes_; }
   constexpr Support promise() const { return support_; }
-  //! Whether results in f64 for another result type are in the set (wide_results).
-  constexpr bool wide() const { return (widths_ & kWide) != 0; }
   //! The set of these bits (the plugin ABI's form); bits of no known value are dropped.
   static constexpr FeatureSet from_bits(std::uint32_t dtypes, std::uint32_t ops, std::uint32_t layouts, std::uint32_t accuracies,
                                         std::uint32_t memory, std::uint32_t passes, Support support) {
