@@ -17,17 +17,23 @@ inline void check_cuda(cudaError_t s, const char* what) {
   if (s != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(s));
 }
 
+//! 64 random bits for index i (splitmix64): the test data's generator, the same on every launch shape.
+__device__ inline unsigned long long splitmix64(unsigned long long i) {
+  unsigned long long z = i * 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
 //! Fills x[0..n) uniform in [0, 1) with every mantissa bit random (splitmix64 of the index):
-//! 24 random bits for float, 53 for double. Static, as read_probe.
+//! 24 random bits for float, 53 for double; the 16-bit floats get float's, rounded once (what
+//! `torch.rand(n).to(dtype)` gives). Static, as read_probe.
 template <class T>
 static __global__ void fill_uniform(T* x, std::size_t n, unsigned long long seed) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    unsigned long long z = (i + seed) * 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    if constexpr (sizeof(T) == 4) x[i] = static_cast<float>(z >> 40) * 0x1p-24f;
+    const unsigned long long z = splitmix64(i + seed);
+    if constexpr (sizeof(T) <= 4) x[i] = T(static_cast<float>(z >> 40) * 0x1p-24f);
     else x[i] = static_cast<double>(z >> 11) * 0x1p-53;
   }
 }

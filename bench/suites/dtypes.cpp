@@ -19,17 +19,18 @@ namespace {
 //! `bytes` of elements of `dtype` at random: floats in [0, 1) (f16, bf16: their bit patterns
 //! below 1.0), integers over their range, bools 0 or 1.
 std::vector<std::uint64_t> random_elements(DType dtype, std::size_t bytes, std::uint64_t seed) {
-  std::vector<std::uint64_t> words(bytes / 8);
+  std::vector<std::uint64_t> words(bytes / 8);  // 8-byte aligned storage for any type
   std::mt19937_64 rng(seed);
-  for (std::uint64_t& w : words) w = rng();
   auto* b = reinterpret_cast<unsigned char*>(words.data());
+  if (dtype == DType::f32) {
+    for (std::size_t i = 0; i < bytes / 4; ++i) {
+      const float v = static_cast<float>(rng() >> 40) * 0x1p-24f;
+      std::memcpy(b + 4 * i, &v, 4);
+    }
+    return words;
+  }
+  for (std::uint64_t& w : words) w = rng();
   switch (dtype) {
-    case DType::f32:
-      for (std::size_t i = 0; i < bytes / 4; ++i) {
-        const float v = static_cast<float>(words[i / 2] >> (i % 2 ? 40 : 8) & 0xffffff) * 0x1p-24f;
-        std::memcpy(b + 4 * i, &v, 4);
-      }
-      break;
     case DType::f16:
     case DType::bf16: {
       const std::uint16_t mask = dtype == DType::f16 ? 0x3bff : 0x3f7f;  // below 1.0

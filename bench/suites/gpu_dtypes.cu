@@ -22,31 +22,13 @@ namespace xc = xreduce::cuda::bench;
 namespace xreduce::bench {
 namespace {
 
-//! Fills `n` elements of `size` bytes at x with random bits under `mask` (splitmix64 of the
-//! index): the masks keep floats finite and in [0, 1) or [0, 2), bools 0 or 1.
+//! Fills x[0..n) with random bits under `mask` (splitmix64 of the index): integers over their
+//! whole range, bools 0 or 1, or every finite bit pattern of a 16-bit float.
 template <class W>
 __global__ void fill_bits(W* x, std::size_t n, W mask, unsigned long long seed) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    unsigned long long z = (i + seed) * 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    x[i] = static_cast<W>(z) & mask;
-  }
-}
-
-//! Fills x[0..n) with uniform [0, 1) floats (as fill_uniform) rounded once to T: what
-//! `torch.rand(n).to(dtype)` gives.
-template <class T>
-__global__ void fill_uniform_rounded(T* x, std::size_t n, unsigned long long seed) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    unsigned long long z = (i + seed) * 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    x[i] = T(static_cast<float>(z >> 40) * 0x1p-24f);
+    x[i] = static_cast<W>(splitmix64(i + seed)) & mask;
   }
 }
 
@@ -92,8 +74,8 @@ int run_dtypes_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md)
     const std::size_t bytes = n * size_of(c.dtype);
     switch (c.dtype) {
       case DType::f32: fill_uniform<<<grid, 256>>>(static_cast<float*>(x), n, 11); break;
-      case DType::bf16: fill_uniform_rounded<<<grid, 256>>>(static_cast<bf16*>(x), n, 12); break;
-      case DType::f16: fill_uniform_rounded<<<grid, 256>>>(static_cast<f16*>(x), n, 13); break;
+      case DType::bf16: fill_uniform<<<grid, 256>>>(static_cast<bf16*>(x), n, 12); break;
+      case DType::f16: fill_uniform<<<grid, 256>>>(static_cast<f16*>(x), n, 13); break;
       case DType::boolean: fill_bits<<<grid, 256>>>(static_cast<unsigned char*>(x), n, static_cast<unsigned char>(1), 14); break;
       case DType::u8: case DType::i8: fill_bits<<<grid, 256>>>(static_cast<unsigned char*>(x), n, static_cast<unsigned char>(0xff), 15); break;
       default: fill_bits<<<grid, 256>>>(static_cast<unsigned short*>(x), n, static_cast<unsigned short>(0xffff), 16); break;
