@@ -93,13 +93,13 @@ ExactSum Kernels::collect_exact(std::size_t count) {
 
 Streaming default_streaming() {
   const cuda::Streaming d;
-  return {d.chunk_bytes, d.streams, d.copy_threads};
+  return {d.chunk_bytes, d.streams, d.copy_threads, d.stage_bytes};
 }
 
 Result reduce_host(std::string_view backend, const void* data, std::size_t count, std::size_t width, DType dtype, Op op,
                    int device, bool pinned, const Streaming& s, int block) {
   return cuda::reduce_host(technique_of(backend), data, count, width, dtype, op, block, device, pinned,
-                           cuda::Streaming{s.chunk_bytes, s.streams, s.copy_threads});
+                           cuda::Streaming{s.chunk_bytes, s.streams, s.copy_threads, s.stage_bytes});
 }
 
 }  // namespace xreduce::cuda::bench

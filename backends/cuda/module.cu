@@ -95,7 +95,8 @@ class CudaReducer final : public Reducer {
         {"chunk_bytes", std::to_string(d.chunk_bytes), "host input: bytes per streamed chunk (4096 to 2^48; more than the GPU holds is out_of_memory)"},
         {"streams", std::to_string(d.streams), "host input: chunks in flight, each on its own stream (1 to 64)"},
         {"copy_threads", std::to_string(d.copy_threads),
-         "pageable host input: host threads that copy chunks into pinned staging (1 to 256)"}};
+         "pageable host input: host threads that copy it into pinned staging, each with its own streams (1 to 256)"},
+        {"stage_bytes", std::to_string(d.stage_bytes), "pageable host input: bytes a copy thread stages at a time (4096 to 2^40)"}};
     if (takes_block_size())
       keys.push_back({"block_size", std::to_string(kDefaultBlockSize),
                       std::string("GPU threads per block: 128, 256, 512 or 1024") +
@@ -225,6 +226,8 @@ class CudaReducer final : public Reducer {
         static_cast<std::int64_t>(base.chunk_bytes)));
     base.streams = static_cast<int>(s.integer("streams", 1, 64).value_or(base.streams));
     base.copy_threads = static_cast<int>(s.integer("copy_threads", 1, 256).value_or(base.copy_threads));
+    base.stage_bytes = static_cast<std::size_t>(s.integer("stage_bytes", 4096, std::int64_t{1} << 40).value_or(
+        static_cast<std::int64_t>(base.stage_bytes)));
     return base;
   }
 

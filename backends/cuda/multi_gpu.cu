@@ -3,12 +3,11 @@
 // GPU as cuda.shuffle streams host data to one (streamed.cu), and the parts' accumulators are
 // folded in order on the host. The GPUs are alike, and each has its own link to the host, so equal
 // parts finish together. A host thread drives each GPU beyond the first (the streamed path
-// blocks on its chunks), as `hybrid` drives its GPU part beside its CPU part.
+// blocks on its chunks), as `hybrid` drives its GPU part beside its CPU part; pageable parts are
+// staged by each GPU's own copy threads (the setting copy_threads is per GPU).
 
 #include <algorithm>
 #include <cstring>
-#include <exception>
-#include <future>
 #include <vector>
 
 #include "device_ops.cuh"
@@ -57,22 +56,7 @@ Result reduce_host_on_gpus(Technique t, const void* data, std::size_t count, std
       parts[d] = reduce_host_accumulators(t, part, n, width, dtype, op, block, d, pinned, streaming);
     }
   };
-  std::vector<std::future<void>> others;
-  for (int d = 1; d < devices; ++d) others.push_back(std::async(std::launch::async, run, d));
-  std::exception_ptr failure;
-  try {
-    run(0);
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  for (auto& o : others) {  // every part is waited for, failed or not, before anything is freed
-    try {
-      o.get();
-    } catch (...) {
-      if (!failure) failure = std::current_exception();
-    }
-  }
-  if (failure) std::rethrow_exception(failure);
+  run_in_parallel(devices, run);
   if (exact) {
     Result r;
     r.exact = {ExactSum{}};

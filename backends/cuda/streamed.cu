@@ -1,12 +1,21 @@
 // The streamed host path: host input crosses to the GPU in chunks while earlier chunks are
-// reduced. With `streams` workspaces in a ring, chunk c's host-side copy into pinned staging
-// (pageable input), its DMA and its kernel overlap those of chunks c-1 and c-2. Each chunk's
-// partial comes back as an accumulator (not a rounded result) and is folded on the host, so a
-// streamed sum is as accurate as one pass over device memory; an exact sum's partials are
-// ExactSums, added exactly.
+// reduced. Pinned input is copied straight from where it is, `streams` chunks in flight, each on
+// its own workspace. Pageable input is first copied into pinned staging by `copy_threads`
+// workers, each a host thread with its own ring of `streams` workspaces (stream, small pinned
+// staging, device buffer): worker t copies chunks t, t + workers, ... and sends each on while it
+// copies the next. Small chunks keep every worker's staging in the host's last-level cache, where
+// the copy engine reads what the copy wrote, so host memory carries each byte about once and
+// not three times (read, written to staging, read again by the DMA): on the 2-GPU H200 machine,
+// bench/results/nvidia-h200-x2/staging.md. Each chunk's partial comes back as an accumulator
+// (not a rounded result) and is folded on the host, each worker's in its order and then the
+// workers' in theirs, so a streamed sum is as accurate as one pass over device memory and the
+// same bits from call to call; an exact sum's partials are ExactSums, added exactly.
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -17,75 +26,90 @@
 namespace xreduce::cuda {
 namespace {
 
-//! memcpy with several threads: one core cannot read pageable memory as fast as the bus takes it.
-void parallel_copy(void* dst, const void* src, std::size_t bytes, int threads) {
-  constexpr std::size_t kMinPerThread = std::size_t{4} << 20;
-  const int n = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(threads, bytes / kMinPerThread)));
-  if (n == 1) {
-    std::memcpy(dst, src, bytes);
-    return;
-  }
-  const std::size_t part = (bytes / n + 63) / 64 * 64;
-  std::vector<std::thread> pool;
-  for (int t = 1; t < n; ++t) {
-    const std::size_t begin = std::min(bytes, t * part), end = std::min(bytes, begin + part);
-    pool.emplace_back([=] { std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, end - begin); });
-  }
-  std::memcpy(dst, src, std::min(bytes, part));
-  for (auto& th : pool) th.join();
-}
-
-//! Runs the ring over `n` elements (records of `width` values) of host memory at x, `per_chunk`
-//! records a chunk: for each chunk, the staging copy (pageable input), the copy to the device and
-//! `launch(workspace, device_chunk, records)`, which enqueues the chunk's work and the copy of its
-//! partial back to the host; once that chunk's stream is done, `fold(workspace, first_record)`.
-template <class T, class Launch, class Fold>
-void stream_chunks(const T* x, std::size_t n, std::size_t width, std::size_t per_chunk, int device, bool pinned,
-                   const Streaming& s, Launch&& launch, Fold&& fold) {
-  const std::size_t chunks = ceil_div(n, per_chunk);
-  const int ring = static_cast<int>(std::min<std::size_t>(std::max(1, s.streams), chunks));
-  const std::size_t chunk_bytes = std::min(n, per_chunk) * width * sizeof(T);
-  // Pageable input of several chunks goes through pinned staging; one chunk takes the driver's copy.
-  const bool stage = !pinned && chunks > 1;
-
-  std::vector<std::unique_ptr<WorkspaceLease>> ws;
-  for (int k = 0; k < ring; ++k) {
-    ws.push_back(std::make_unique<WorkspaceLease>(device));
-    (*ws[k])->staging.reserve(chunk_bytes, "a streamed chunk");
-    if (stage) (*ws[k])->pinned.reserve(chunk_bytes, "a streamed chunk's staging");
-  }
-  constexpr std::size_t kIdle = ~std::size_t{0};
-  std::vector<std::size_t> in_flight(ring, kIdle);  // first record of the chunk each slot holds
-  auto finish = [&](int k) {
-    Workspace& w = **ws[k];
-    XREDUCE_CUDA(cudaStreamSynchronize(w.stream));
-    fold(w, in_flight[k]);
-    in_flight[k] = kIdle;
-  };
-  for (std::size_t c = 0; c < chunks; ++c) {
-    const int k = static_cast<int>(c % ring);
-    if (in_flight[k] != kIdle) finish(k);  // its buffers are free again once its chunk is done
-    Workspace& w = **ws[k];
-    const std::size_t first = c * per_chunk, len = std::min(per_chunk, n - first), bytes = len * width * sizeof(T);
-    const void* source = x + first * width;
-    if (stage) {
-      parallel_copy(w.pinned.get(), source, bytes, s.copy_threads);
-      source = w.pinned.get();
-    }
-    XREDUCE_CUDA(cudaMemcpyAsync(w.staging.get(), source, bytes, cudaMemcpyHostToDevice, w.stream));
-    launch(w, w.staging.get(), len);
-    in_flight[k] = first;
-  }
-  for (int k = 0; k < ring; ++k)
-    if (in_flight[k] != kIdle) finish(k);
-}
-
-//! Records a chunk: single values start on 256-byte boundaries of the input, so the kernels'
-//! 16-byte loads stay aligned (records land at the start of their staging).
+//! Records a chunk of `chunk_bytes`: single values start on 256-byte boundaries of the input, so
+//! the kernels' 16-byte loads stay aligned (records land at the start of their staging).
 template <class T>
-std::size_t records_per_chunk(std::size_t width, const Streaming& s) {
-  return width == 1 ? std::max<std::size_t>(256, s.chunk_bytes / sizeof(T) / 256 * 256)
-                    : std::max<std::size_t>(1, s.chunk_bytes / sizeof(T) / width);
+std::size_t records_per_chunk(std::size_t width, std::size_t chunk_bytes) {
+  return width == 1 ? std::max<std::size_t>(256, chunk_bytes / sizeof(T) / 256 * 256)
+                    : std::max<std::size_t>(1, chunk_bytes / sizeof(T) / width);
+}
+
+//! How one call's host input is cut and moved: chunks of `per_chunk` records, taken by `workers`
+//! host threads in turn, each with `ring` of its chunks in flight.
+struct ChunkPlan {
+  std::size_t per_chunk = 1, chunks = 0;
+  int workers = 1, ring = 1;
+  bool stage = false;  //!< pageable input: every chunk is copied into pinned staging first
+};
+
+//! Pinned staging in flight, at most, over a call's workers: records wider than a staging chunk
+//! make chunks of one record, and fewer workers then.
+constexpr std::size_t kStagingBudget = std::size_t{256} << 20;
+
+//! The plan for n records of `width` T's, chunks of at most `max_records`. Pageable input of
+//! more than two staging chunks is staged by the workers; less takes the driver's own copy.
+template <class T>
+ChunkPlan plan_chunks(std::size_t n, std::size_t width, std::size_t max_records, bool pinned, const Streaming& s) {
+  ChunkPlan p;
+  const std::size_t record_bytes = width * sizeof(T);
+  p.stage = !pinned && n * record_bytes > 2 * s.stage_bytes;
+  p.per_chunk = std::min(max_records, records_per_chunk<T>(width, p.stage ? s.stage_bytes : s.chunk_bytes));
+  p.chunks = ceil_div(n, p.per_chunk);
+  p.ring = static_cast<int>(std::min<std::size_t>(std::max(1, s.streams), std::max<std::size_t>(1, p.chunks)));
+  if (p.stage) {
+    const std::size_t in_flight = std::size_t(p.ring) * std::min(n, p.per_chunk) * record_bytes;
+    const std::size_t affordable = std::max<std::size_t>(1, kStagingBudget / std::max<std::size_t>(1, in_flight));
+    p.workers = static_cast<int>(std::clamp<std::size_t>(p.chunks, 1, std::min<std::size_t>(s.copy_threads, affordable)));
+  }
+  return p;
+}
+
+//! Streams n records of `width` values at x as `p` plans, on `device`. For each chunk:
+//! the staging copy (p.stage), the copy to the device and `launch(workspace, device_chunk,
+//! records)`, which enqueues the chunk's work and the copy of its partial back to the host; once
+//! that chunk's stream is done, `fold(workspace, first_record, worker)`, on that worker's thread.
+template <class T, class Launch, class Fold>
+void stream_chunks(const T* x, std::size_t n, std::size_t width, const ChunkPlan& p, int device, Launch&& launch,
+                   Fold&& fold) {
+  const std::size_t chunk_bytes = std::min(n, p.per_chunk) * width * sizeof(T);
+  std::atomic<bool> failed{false};
+  run_in_parallel(p.workers, [&](int worker) {
+    std::vector<std::unique_ptr<WorkspaceLease>> ws;
+    for (int k = 0; k < p.ring; ++k) {
+      ws.push_back(std::make_unique<WorkspaceLease>(device));
+      (*ws[k])->staging.reserve(chunk_bytes, "a streamed chunk");
+      if (p.stage) (*ws[k])->pinned.reserve(chunk_bytes, "a streamed chunk's staging");
+    }
+    constexpr std::size_t kIdle = ~std::size_t{0};
+    std::vector<std::size_t> in_flight(p.ring, kIdle);  // first record of the chunk each slot holds
+    auto finish = [&](int k) {
+      Workspace& w = **ws[k];
+      XREDUCE_CUDA(cudaStreamSynchronize(w.stream));
+      fold(w, in_flight[k], worker);
+      in_flight[k] = kIdle;
+    };
+    try {
+      int k = 0;
+      for (std::size_t c = worker; c < p.chunks && !failed.load(std::memory_order_relaxed); c += p.workers, k = (k + 1) % p.ring) {
+        if (in_flight[k] != kIdle) finish(k);  // its buffers are free again once its chunk is done
+        Workspace& w = **ws[k];
+        const std::size_t first = c * p.per_chunk, len = std::min(p.per_chunk, n - first), bytes = len * width * sizeof(T);
+        const void* source = x + first * width;
+        if (p.stage) {
+          std::memcpy(w.pinned.get(), source, bytes);
+          source = w.pinned.get();
+        }
+        XREDUCE_CUDA(cudaMemcpyAsync(w.staging.get(), source, bytes, cudaMemcpyHostToDevice, w.stream));
+        launch(w, w.staging.get(), len);
+        in_flight[k] = first;
+      }
+      for (int j = 0; j < p.ring; ++j)
+        if (in_flight[j] != kIdle) finish(j);
+    } catch (...) {
+      failed = true;  // the other workers stop at their next chunk
+      throw;
+    }
+  });
 }
 
 //! The accumulators (one per column) of n records of host memory, streamed.
@@ -94,7 +118,9 @@ HostAccumulators streamed(Technique t, const typename F::In* x, std::size_t n, s
                           int device, bool pinned, const Streaming& s) {
   using T = typename F::In;
   using A = typename F::acc_t;
-  HostAccumulators total = HostAccumulators::filled(dtype_of<T>(), F::op, width, f.identity());  // one per column
+  const ChunkPlan plan = plan_chunks<T>(n, width, ~std::size_t{0}, pinned, s);
+  // One per worker, each one per column: folded in order at the end.
+  std::vector<HostAccumulators> totals(plan.workers, HostAccumulators::filled(dtype_of<T>(), F::op, width, f.identity()));
   auto launch = [&](Workspace& w, const void* chunk, std::size_t len) {
     if (width == 1) {
       enqueue(t, chunk, len, dtype_of<T>(), F::op, block, w);
@@ -106,8 +132,7 @@ HostAccumulators streamed(Technique t, const typename F::In* x, std::size_t n, s
     }
   };
   // Every op's combination is order-free (argmin/argmax break ties by index, not by arrival).
-  auto fold = [&](Workspace& w, std::size_t first) {
-    const void* partial = width == 1 ? w.host_result : w.host_columns.get();
+  auto fold_into = [&](HostAccumulators& total, const void* partial, std::size_t first) {
     for (std::size_t j = 0; j < width; ++j) {
       A a;
       std::memcpy(&a, static_cast<const unsigned char*>(partial) + j * sizeof(A), sizeof a);
@@ -115,47 +140,71 @@ HostAccumulators streamed(Technique t, const typename F::In* x, std::size_t n, s
       total.set(j, f(total.get<A>(j), a));
     }
   };
-  stream_chunks(x, n, width, records_per_chunk<T>(width, s), device, pinned, s, launch, fold);
-  return total;
+  auto fold = [&](Workspace& w, std::size_t first, int worker) {
+    fold_into(totals[worker], width == 1 ? w.host_result : w.host_columns.get(), first);
+  };
+  stream_chunks(x, n, width, plan, device, launch, fold);
+  for (int k = 1; k < plan.workers; ++k) fold_into(totals[0], totals[k].bytes.data(), 0);
+  return std::move(totals[0]);
 }
 
 template <class T>
 ExactSum streamed_exact(Technique t, const T* x, std::size_t n, int block, int device, bool pinned, const Streaming& s) {
-  ExactSum total;
+  const ChunkPlan plan = plan_chunks<T>(n, 1, exact_launch_elements() / 256 * 256, pinned, s);
+  std::vector<ExactSum> totals(plan.workers);
   auto launch = [&](Workspace& w, const void* chunk, std::size_t len) {
     enqueue_exact(t, chunk, len, dtype_of<T>(), block, w, w.host_columns.reserve(sizeof(ExactSum), "an exact partial"));
   };
-  auto fold = [&](Workspace& w, std::size_t) {
+  auto fold = [&](Workspace& w, std::size_t, int worker) {
     ExactSum part;
     std::memcpy(&part, w.host_columns.get(), sizeof part);
-    total += part;  // exact in any order
+    totals[worker] += part;  // exact in any order
   };
-  const std::size_t per_chunk = std::min(records_per_chunk<T>(1, s), exact_launch_elements() / 256 * 256);
-  stream_chunks(x, n, 1, per_chunk, device, pinned, s, launch, fold);
-  total.words[ExactSum::kCount] = static_cast<std::int64_t>(n);
-  return total;
+  stream_chunks(x, n, 1, plan, device, launch, fold);
+  for (int k = 1; k < plan.workers; ++k) totals[0] += totals[k];
+  totals[0].words[ExactSum::kCount] = static_cast<std::int64_t>(n);
+  return totals[0];
 }
 
 template <class T>
 void streamed_stats(const T* x, std::size_t n, OpSet ops, const OpsOut& out, int device, bool pinned, const Streaming& s) {
   using A = StatsAcc<T>;
   const StatsOp<T> f;
-  A total = f.identity();
+  const ChunkPlan plan = plan_chunks<T>(n, 1, ~std::size_t{0}, pinned, s);
+  std::vector<A> totals(plan.workers, f.identity());
   auto launch = [&](Workspace& w, const void* chunk, std::size_t len) {
     enqueue_stats(chunk, len, dtype_of<T>(), w);
     w.fetch_result(sizeof(A));
   };
-  auto fold = [&](Workspace& w, std::size_t first) {
+  auto fold = [&](Workspace& w, std::size_t first, int worker) {
     A a;
     std::memcpy(&a, w.host_result, sizeof a);
     a.lo.index += first, a.hi.index += first;
-    total = f(total, a);
+    totals[worker] = f(totals[worker], a);
   };
-  stream_chunks(x, n, 1, records_per_chunk<T>(1, s), device, pinned, s, launch, fold);
-  write_stats(dtype_of<T>(), ops, &total, out);
+  stream_chunks(x, n, 1, plan, device, launch, fold);
+  for (int k = 1; k < plan.workers; ++k) totals[0] = f(totals[0], totals[k]);
+  write_stats(dtype_of<T>(), ops, &totals[0], out);
 }
 
 }  // namespace
+
+void run_in_parallel(int count, const std::function<void(int)>& body) {
+  std::vector<std::thread> others;
+  std::vector<std::exception_ptr> failure(count);
+  auto guarded = [&](int i) {
+    try {
+      body(i);
+    } catch (...) {
+      failure[i] = std::current_exception();
+    }
+  };
+  for (int i = 1; i < count; ++i) others.emplace_back(guarded, i);
+  guarded(0);
+  for (auto& t : others) t.join();  // every part is waited for, failed or not, before anything is freed
+  for (const auto& f : failure)
+    if (f) std::rethrow_exception(f);
+}
 
 void reduce_host_stats(const void* data, std::size_t count, DType dtype, OpSet ops, const OpsOut& out, int device,
                        bool pinned, const Streaming& streaming) {

@@ -8,6 +8,7 @@
 #include <vector>
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <string_view>
 #include <type_traits>
 
@@ -141,18 +142,24 @@ Result collect_records(DType dtype, Op op, std::size_t width, Workspace& ws);
 //! Bytes of one column accumulator of (dtype, op).
 std::size_t accumulator_bytes(DType dtype, Op op);
 
-//! How host input reaches the GPU: in chunks, `streams` of them in flight, each on its own
-//! workspace (stream, device buffer, pinned staging). Pageable input is first copied into the
-//! pinned staging by `copy_threads` host threads, while earlier chunks cross the bus and are
-//! reduced; pinned input is copied straight from where it is. Input of one chunk or less takes
-//! the driver's own pageable copy, which no overlap can beat. The defaults are the best of a
-//! sweep on an H200 host (an earlier run of bench/results/nvidia-h200/host-reduce.md, in its
-//! history; the pageable sweep moves by 20% or more from run to run): 32 MiB, 3, 8.
+//! How host input reaches the GPU (streamed.cu): in chunks of `chunk_bytes`, `streams` of them in
+//! flight, each on its own workspace, when the input is pinned; in chunks of `stage_bytes`,
+//! staged by `copy_threads` workers with `streams` chunks in flight each, when it is pageable
+//! (pageable input of two staging chunks or less takes the driver's own copy). The defaults:
+//! chunk_bytes and streams are the best of a sweep on an H200 host (an earlier run of
+//! bench/results/nvidia-h200/host-reduce.md, in its history); stage_bytes and copy_threads the
+//! best of bench/results/nvidia-h200-x2/staging.md for one GPU and for two (small chunks stay in
+//! the last-level cache between the copy and the DMA).
 struct Streaming {
   std::size_t chunk_bytes = std::size_t{32} << 20;
   int streams = 3;
   int copy_threads = 8;
+  std::size_t stage_bytes = std::size_t{1} << 20;
 };
+
+//! Runs body(0) here and body(1) .. body(count - 1) on threads of their own, waits for every one,
+//! and then rethrows the first failure, if any: the host threads that drive GPUs or staging.
+void run_in_parallel(int count, const std::function<void(int)>& body);
 
 //! Reduces `count` elements of host memory at `data` with technique `t` on `device`, chunk by
 //! chunk; chunk partials are combined on the host in the accumulator type (indices offset).

@@ -14,9 +14,10 @@
 // measured over the same second (what the two read side by side over the better alone is what
 // sharing the work can add on this host), and hybrid's calls right after each side-by-side loop,
 // held against it (this host's memory rate drifts by 10% over a run, so the ratio is taken
-// round by round rather than against the table's row); and a sweep of chunk size, streams and
-// copy threads for the streamed path, from which the CUDA module's defaults (its settings
-// chunk_bytes, streams, copy_threads) come. Wall-clock time per call, median of R.
+// round by round rather than against the table's row); and a sweep of the streamed path's
+// settings (chunk size and streams for pinned input, staging chunk and copy threads for pageable
+// input), which the CUDA module's defaults (chunk_bytes, streams, copy_threads, stage_bytes) are
+// checked against. Wall-clock time per call, median of R.
 //
 //   xreduce_bench_gpu_host [--max-log2 30] [--repeat 10] [--out DIR]
 
@@ -255,28 +256,34 @@ int main(int argc, char** argv) {
                {"hybrid_over_side_by_side_median", ratio}};
   }
 
-  // The streamed path's knobs.
+  // The streamed path's knobs: chunk size and streams for pinned input; for pageable input, the
+  // staging chunk and the copy threads (each with `streams` chunks in flight).
   nlohmann::json sweep = nlohmann::json::array();
-  std::snprintf(line, sizeof line, "\n## Streamed path settings at 2^%d (GB/s)\n\n| chunk MiB | streams | copy threads | pageable | pinned |\n|---:|---:|---:|---:|---:|\n", sweep_log2);
+  std::snprintf(line, sizeof line, "\n## Streamed path settings at 2^%d (GB/s)\n\nPinned input: chunk size and streams.\n\n"
+                "| chunk MiB | streams | pinned |\n|---:|---:|---:|\n", sweep_log2);
   md += line;
   for (std::size_t chunk_mib : {16, 32, 64})
-    for (int streams : {2, 3, 4})
-      for (int threads : {4, 8}) {
-        xc::Streaming s{chunk_mib << 20, streams, threads};
-        const double pg = median_seconds(repeat, [&] {
-          xc::reduce_host("cuda.single_pass", pageable.data(), n, 1, xr::DType::f32, xr::Op::sum, device, false, s);
-        });
-        double pn = 0;
-        if (threads == 4)  // copy threads do not touch pinned input
-          pn = median_seconds(repeat, [&] {
-            xc::reduce_host("cuda.single_pass", pinned, n, 1, xr::DType::f32, xr::Op::sum, device, true, s);
-          });
-        std::snprintf(line, sizeof line, "| %zu | %d | %d | %.1f | %s |\n", chunk_mib, streams, threads, bytes / pg / 1e9,
-                      pn > 0 ? std::to_string(bytes / pn / 1e9).substr(0, 5).c_str() : "");
-        md += line;
-        sweep.push_back({{"chunk_mib", chunk_mib}, {"streams", streams}, {"copy_threads", threads}, {"pageable_s", pg},
-                         {"pinned_s", pn}});
-      }
+    for (int streams : {2, 3, 4}) {
+      const xc::Streaming s{chunk_mib << 20, streams, defaults.copy_threads, defaults.stage_bytes};
+      const double pn = median_seconds(repeat, [&] {
+        xc::reduce_host("cuda.single_pass", pinned, n, 1, xr::DType::f32, xr::Op::sum, device, true, s);
+      });
+      std::snprintf(line, sizeof line, "| %zu | %d | %.1f |\n", chunk_mib, streams, bytes / pn / 1e9);
+      md += line;
+      sweep.push_back({{"memory", "pinned"}, {"chunk_mib", chunk_mib}, {"streams", streams}, {"seconds", pn}});
+    }
+  md += "\nPageable input: the staging chunk and the copy threads (streams " + std::to_string(defaults.streams) +
+        " each).\n\n| stage KiB | copy threads | pageable |\n|---:|---:|---:|\n";
+  for (std::size_t stage_kib : {512, 1024, 2048, 4096})
+    for (int threads : {4, 8, 16}) {
+      const xc::Streaming s{defaults.chunk_bytes, defaults.streams, threads, stage_kib << 10};
+      const double pg = median_seconds(repeat, [&] {
+        xc::reduce_host("cuda.single_pass", pageable.data(), n, 1, xr::DType::f32, xr::Op::sum, device, false, s);
+      });
+      std::snprintf(line, sizeof line, "| %zu | %d | %.1f |\n", stage_kib, threads, bytes / pg / 1e9);
+      md += line;
+      sweep.push_back({{"memory", "pageable"}, {"stage_kib", stage_kib}, {"copy_threads", threads}, {"seconds", pg}});
+    }
   std::fputs(md.c_str(), stdout);
   if (!out_dir.empty()) {
     std::filesystem::create_directories(out_dir);
@@ -287,7 +294,7 @@ int main(int argc, char** argv) {
                      {"calibration", calibration_json},
                      {"dtype", "f32"}, {"op", "sum"}, {"repeat", repeat}, {"rows", rows}, {"ceiling", ceiling}, {"sweep", sweep},
                      {"defaults", {{"chunk_bytes", defaults.chunk_bytes}, {"streams", defaults.streams},
-                                   {"copy_threads", defaults.copy_threads}}}};
+                                   {"copy_threads", defaults.copy_threads}, {"stage_bytes", defaults.stage_bytes}}}};
     if (commit_env) j["commit"] = commit;
     std::ofstream(std::filesystem::path(out_dir) / "host-reduce.json") << j.dump(1) << "\n";
     std::ofstream(std::filesystem::path(out_dir) / "host-reduce.md") << md;

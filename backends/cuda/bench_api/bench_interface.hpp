@@ -66,11 +66,12 @@ class Kernels {
 };
 
 //! How host data is streamed to the GPU (the CUDA module's settings chunk_bytes, streams,
-//! copy_threads).
+//! copy_threads, stage_bytes).
 struct Streaming {
   std::size_t chunk_bytes;
   int streams;
   int copy_threads;
+  std::size_t stage_bytes;
 };
 //! The module's defaults.
 Streaming default_streaming();

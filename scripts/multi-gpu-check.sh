@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# On a machine with two GPUs or more: the checks and benchmarks of several GPUs. The conformance
+# suite over the CUDA backends (cuda.multi_gpu among them), the GPU tests of host data (the
+# staging of pageable input), xreduce::mpi on 1 to 3 ranks and xreduce::nccl on one rank a GPU;
+# then the rates of pageable staging's pieces (xreduce_bench_staging), one host array over every
+# GPU against one (xreduce_bench_multi_gpu) and device-resident shards through NCCL and MPI, f32
+# and bf16 (xreduce_bench_gpus).
+#
+#   scripts/multi-gpu-check.sh [BUILD_DIR] [OUT_DIR]     (defaults: build/release, bench/results/<gpu>-x<count>)
+#
+# Writes OUT_DIR/logs/multi-gpu-checks-COMMIT.log and the benchmarks' json and md. Exits non-zero
+# if any check failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build/release}
+gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr -cs 'A-Za-z0-9' '-' | sed 's/-$//' | tr 'A-Z' 'a-z')
+out=${2:-bench/results/$gpu-x$gpus}
+commit=${XREDUCE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+mkdir -p "$out/logs"
+log="$out/logs/multi-gpu-checks-$commit.log"
+{ date -u; echo "commit $commit, $gpus GPU(s)"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } > "$log"
+mpirun=(mpirun --allow-run-as-root --bind-to none --oversubscribe)
+
+status=0
+step() {
+  local name=$1
+  shift
+  local t0=$SECONDS
+  echo "===== $name: $*" >> "$log"
+  "$@" >> "$log" 2>&1
+  local rc=$?
+  local verdict=ok
+  [ $rc -eq 0 ] || { verdict="FAILED (exit $rc)"; status=1; }
+  echo "===== $name: $verdict in $((SECONDS - t0)) s" >> "$log"
+  printf '%-22s %s (%d s)\n' "$name" "$verdict" $((SECONDS - t0))
+}
+
+step conformance-multi-gpu env XREDUCE_TEST_BACKENDS=cuda.multi_gpu "$build/bin/xreduce_conformance"
+step conformance-cuda env XREDUCE_TEST_BACKENDS='cuda.shuffle,cuda.single_pass,cub' "$build/bin/xreduce_conformance"
+step gpu-tests-host "$build/bin/xreduce_gpu_tests" -tc='*host*,*pageable*,*several ops in one pass*,*exact*'
+for n in 1 2 3; do step "mpi-tests-$n-ranks" "${mpirun[@]}" -n $n "$build/bin/xreduce_mpi_tests"; done
+step nccl-tests "${mpirun[@]}" -n "$gpus" "$build/bin/xreduce_nccl_tests"
+step bench-staging "$build/bin/xreduce_bench_staging" --gib 4 --repeat 3 --out "$out"
+step bench-multi-gpu "$build/bin/xreduce_bench_multi_gpu" --log2n 30 --repeat 5 --out "$out"
+for dtype in f32 bf16; do
+  step "bench-gpus-$dtype" "${mpirun[@]}" -n "$gpus" "$build/bin/xreduce_bench_gpus" --log2n 30 --dtype $dtype --out "$out"
+done
+exit $status
