@@ -1,8 +1,11 @@
-// Several GPUs, one rank each: an f32 sum of 2^log2n device-resident elements a rank, combined by
-// xreduce::nccl (and by xreduce::mpi, the same shards), against one GPU reducing its 2^log2n alone
-// in the same run; and the combine's latency against a bare ncclAllReduce of 8 bytes.
+// Several GPUs, one rank each: a sum of 2^log2n device-resident elements a rank (f32, f16 or
+// bf16), combined by xreduce::nccl (and by xreduce::mpi, the same shards), against one GPU
+// reducing its 2^log2n alone in the same run, with the options a rank uses (a 16-bit float shard
+// is summed exactly, so that the whole is rounded once: src/partials.hpp, shard_options), and
+// without them; and the combine's latency against a bare ncclAllReduce of 8 bytes.
 //
-//   mpirun -n 2 xreduce_bench_gpus [--log2n 30] [--out DIR]     (DIR/multi-gpu.{json,md})
+//   mpirun -n 2 xreduce_bench_gpus [--log2n 30] [--dtype f32] [--out DIR]
+//       (DIR/multi-gpu.{json,md}; another dtype: DIR/multi-gpu-DTYPE.{json,md})
 //
 // Every sample starts at a barrier and is timed on rank 0; the median of 11 batches.
 
@@ -13,7 +16,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,11 +51,21 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &ranks_);
   int log2n = 30;
   std::string out_dir = ".";
+  xr::DType dtype = xr::DType::f32;
+  std::optional<xr::DType> asked = dtype;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--log2n") log2n = std::atoi(argv[i + 1]);
     else if (a == "--out") out_dir = argv[i + 1];
+    else if (a == "--dtype") asked = xr::parse_dtype(argv[i + 1]);
   }
+  if (asked) dtype = *asked;
+  if (!asked || (dtype != xr::DType::f32 && !xr::is_float16(dtype))) {
+    if (rank_ == 0) std::fprintf(stderr, "xreduce_bench_gpus: --dtype is f32, f16 or bf16\n");
+    MPI_Finalize();
+    return 2;
+  }
+  const std::size_t size = xr::size_of(dtype);
   int gpus = 0;
   cudaGetDeviceCount(&gpus);
   if (gpus < ranks_) {
@@ -65,21 +80,33 @@ int main(int argc, char** argv) {
   ncclComm_t comm;
   if (ncclCommInitRank(&comm, ranks_, id, rank_) != ncclSuccess) MPI_Abort(MPI_COMM_WORLD, 2);
 
-  // 2^log2n f32 a rank, uniform in [0, 1), the same on every rank (a chunk copied over and over).
+  // 2^log2n values a rank, uniform in [0, 1), the same on every rank (a chunk copied over and over).
   const std::size_t n = std::size_t{1} << log2n, chunk = std::min<std::size_t>(n, std::size_t{1} << 24);
-  std::vector<float> host(chunk);
-  for (std::size_t i = 0; i < chunk; ++i) host[i] = static_cast<float>((i * 2654435761u) % 1000003) / 1000003.0f;
-  float* data = nullptr;
-  check(cudaMalloc(&data, n * sizeof(float)), "cudaMalloc");
+  std::vector<unsigned char> host(chunk * size);
+  for (std::size_t i = 0; i < chunk; ++i) {
+    const float u = static_cast<float>((i * 2654435761u) % 1000003) / 1000003.0f;
+    xr::visit_dtype(dtype, [&](auto tag) {
+      const auto v = static_cast<decltype(tag)>(u);
+      std::memcpy(host.data() + i * size, &v, size);
+    });
+  }
+  unsigned char* data = nullptr;
+  check(cudaMalloc(&data, n * size), "cudaMalloc");
   for (std::size_t at = 0; at < n; at += chunk)
-    check(cudaMemcpy(data + at, host.data(), chunk * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy");
-  const xr::Request shard{data, n, xr::DType::f32, xr::Op::sum, xr::Memory::device};
-  const xr::Request one{data, 1, xr::DType::f32, xr::Op::sum, xr::Memory::device};
+    check(cudaMemcpy(data + at * size, host.data(), chunk * size, cudaMemcpyHostToDevice), "cudaMemcpy");
+  const xr::Request shard{data, n, dtype, xr::Op::sum, xr::Memory::device};
+  const xr::Request one{data, 1, dtype, xr::Op::sum, xr::Memory::device};
+  // What a rank asks of its GPU (an exact sum, for the 16-bit floats).
+  xr::Options as_a_rank;
+  if (xr::is_float16(dtype)) as_a_rank.result_dtype = xr::DType::f64;
   std::string backend;
 
   // One GPU alone: rank 0 reduces its shard while the others wait at the barrier.
   const double t_one = barrier_timed([&] {
-    if (rank_ == 0) backend = xr::reduce(shard).backend;
+    if (rank_ == 0) backend = xr::reduce(shard, as_a_rank).backend;
+  }, 10, 11, 5);
+  const double t_one_plain = barrier_timed([&] {
+    if (rank_ == 0) xr::reduce(shard);
   }, 10, 11, 5);
   const double t_nccl = barrier_timed([&] { xr::nccl::allreduce(comm, shard); }, 10, 11, 5);
   const double t_mpi = barrier_timed([&] { xr::mpi::allreduce(MPI_COMM_WORLD, shard); }, 10, 11, 5);
@@ -97,29 +124,38 @@ int main(int argc, char** argv) {
   const double t_local_one = barrier_timed([&] { xr::reduce(one); }, 200, 11, 5);
 
   if (rank_ == 0) {
-    const double bytes = static_cast<double>(n) * sizeof(float);
-    char md[2048];
+    const double bytes = static_cast<double>(n) * size;
+    const std::string type(xr::to_string(dtype));
+    char md[3072];
     std::snprintf(md, sizeof md,
-                  "# Several GPUs, one rank each: f32 sum of device-resident shards\n\n"
-                  "%d ranks, 2^%d f32 a rank, backend %s on each; result %s.\n\n"
+                  "# Several GPUs, one rank each: %s sum of device-resident shards\n\n"
+                  "%d ranks, 2^%d %s a rank, backend %s on each; result %s.\n\n"
                   "| what | time | GB/s | against one GPU |\n|---|---:|---:|---:|\n"
-                  "| one GPU, 2^%d alone | %.1f us | %.0f | 1.00 |\n"
+                  "| one GPU, 2^%d alone%s | %.1f us | %.0f | 1.00 |\n"
                   "| xreduce::nccl::allreduce, %d x 2^%d | %.1f us | %.0f | %.2fx the throughput |\n"
                   "| xreduce::mpi::allreduce, %d x 2^%d | %.1f us | %.0f | %.2fx the throughput |\n\n"
+                  "%s"
                   "Combine of one element a rank: xreduce::nccl %.1f us (the local call alone %.1f us), "
                   "a bare ncclAllReduce of 8 bytes %.1f us.\n",
-                  ranks_, log2n, backend.c_str(), total.value.to_string().c_str(), log2n, t_one * 1e6, bytes / t_one / 1e9,
+                  type.c_str(), ranks_, log2n, type.c_str(), backend.c_str(), total.value.to_string().c_str(), log2n,
+                  xr::is_float16(dtype) ? ", summed exactly as a rank sums its shard" : "", t_one * 1e6, bytes / t_one / 1e9,
                   ranks_, log2n, t_nccl * 1e6, ranks_ * bytes / t_nccl / 1e9, ranks_ * t_one / t_nccl,
                   ranks_, log2n, t_mpi * 1e6, ranks_ * bytes / t_mpi / 1e9, ranks_ * t_one / t_mpi,
+                  xr::is_float16(dtype)
+                      ? ("One GPU's plain " + type + " sum of the same 2^" + std::to_string(log2n) + " (rounded on that GPU): " +
+                         std::to_string(t_one_plain * 1e6).substr(0, 7) + " us; a rank's exact sum costs " +
+                         std::to_string(t_one / t_one_plain).substr(0, 4) + "x that.\n\n").c_str()
+                      : "",
                   t_one_element * 1e6, t_local_one * 1e6, t_bare * 1e6);
     std::fputs(md, stdout);
-    std::ofstream(out_dir + "/multi-gpu.md") << md;
-    nlohmann::json j{{"ranks", ranks_}, {"log2n", log2n}, {"backend", backend}, {"one_gpu_s", t_one},
-                     {"nccl_s", t_nccl}, {"mpi_s", t_mpi}, {"nccl_speedup", ranks_ * t_one / t_nccl},
-                     {"mpi_speedup", ranks_ * t_one / t_mpi}, {"combine_one_element_s", t_one_element},
-                     {"local_one_element_s", t_local_one}, {"bare_nccl_allreduce_8_bytes_s", t_bare},
-                     {"value", total.value.to_string()}};
-    std::ofstream(out_dir + "/multi-gpu.json") << j.dump(1) << "\n";
+    const std::string stem = out_dir + (dtype == xr::DType::f32 ? "/multi-gpu" : "/multi-gpu-" + type);
+    std::ofstream(stem + ".md") << md;
+    nlohmann::json j{{"ranks", ranks_}, {"log2n", log2n}, {"dtype", type}, {"backend", backend}, {"one_gpu_s", t_one},
+                     {"one_gpu_plain_s", t_one_plain}, {"nccl_s", t_nccl}, {"mpi_s", t_mpi},
+                     {"nccl_speedup", ranks_ * t_one / t_nccl}, {"mpi_speedup", ranks_ * t_one / t_mpi},
+                     {"combine_one_element_s", t_one_element}, {"local_one_element_s", t_local_one},
+                     {"bare_nccl_allreduce_8_bytes_s", t_bare}, {"value", total.value.to_string()}};
+    std::ofstream(stem + ".json") << j.dump(1) << "\n";
   }
   cudaFree(word);
   cudaFree(data);

@@ -67,7 +67,7 @@ Local reduce_shard(MPI_Comm comm, const Request& shard, const Options& options, 
   try {
     if (!shape.unsupported.empty()) throw Error(ErrorCode::unsupported, shape.unsupported);
     if (shape.records > 0) {
-      Result r = context.reduce(shard, options);
+      Result r = context.reduce(shard, detail::shard_options(shard, options, context));
       local.backend = r.backend;
       local.partials.set_local(r);
     }
@@ -97,7 +97,7 @@ Result allreduce(MPI_Comm comm, const Request& shard, const Options& options, Co
     MPI_Bcast(text, sizeof text, MPI_CHAR, h.error_rank, comm);
     reason = text;
   }
-  Result r = local.partials.result(reason);
+  Result r = local.partials.result(reason, options.result_dtype);
   r.backend = std::move(local.backend);
   return r;
 }
@@ -115,7 +115,7 @@ std::optional<Result> reduce(MPI_Comm comm, const Request& shard, int root, cons
       throw Error(static_cast<ErrorCode>(local.partials.header().error_code), "rank " + std::to_string(rank) + ": " + local.reason);
     return std::nullopt;
   }
-  Result r = received.result();
+  Result r = received.result({}, options.result_dtype);
   r.backend = std::move(local.backend);
   return r;
 }

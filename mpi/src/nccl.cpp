@@ -62,7 +62,7 @@ Result allreduce(ncclComm_t comm, const Request& shard, const Options& options, 
   try {
     if (!shape.unsupported.empty()) throw Error(ErrorCode::unsupported, shape.unsupported);
     if (shape.records > 0) {
-      Result r = context.reduce(shard, options);
+      Result r = context.reduce(shard, mpi::detail::shard_options(shard, options, context));
       backend = r.backend;
       local.set_local(r);
     }
@@ -86,7 +86,7 @@ Result allreduce(ncclComm_t comm, const Request& shard, const Options& options, 
   mpi::detail::Partials total = local;
   std::copy(all.end() - static_cast<std::ptrdiff_t>(bytes), all.end(), static_cast<std::byte*>(total.data()));
   for (int r = ranks - 2; r >= 0; --r) mpi::detail::Partials::combine(all.data() + bytes * static_cast<std::size_t>(r), total.data(), bytes);
-  Result result = total.result();
+  Result result = total.result({}, options.result_dtype);
   result.backend = std::move(backend);
   return result;
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "xreduce/backend/ops.hpp"
+#include "xreduce/backend/registry.hpp"
 #include "xreduce/exact.hpp"
 
 namespace xreduce::mpi::detail {
@@ -77,6 +78,14 @@ ShardShape shape_of(const Request& shard) {
       shard.view.strides[0] == shard.view.shape[1] && shard.view.shape[0] >= 0 && shard.view.shape[1] > 0)
     return {static_cast<std::size_t>(shard.view.shape[1]), static_cast<std::uint64_t>(shard.view.shape[0]), {}};
   return s;
+}
+
+Options shard_options(const Request& shard, const Options& options, const Context& context) {
+  Options o = options;
+  const Memory where = shard.memory != Memory::automatic ? shard.memory : context.registry().where(shard.data).memory;
+  const bool narrow_float = is_float16(shard.dtype) && accumulates(shard.op) && shard.ops.empty();
+  if (narrow_float && !o.result_dtype && (where != Memory::device || shard.op == Op::sum)) o.result_dtype = DType::f64;
+  return o;
 }
 
 Kind kind_of(DType dtype, Op op, Accuracy accuracy) {
@@ -157,7 +166,7 @@ std::string Partials::message() const {
   return std::string(m.text, strnlen(m.text, sizeof m.text));
 }
 
-Result Partials::result(const std::string& reason) const {
+Result Partials::result(const std::string& reason, std::optional<DType> asked) const {
   const Header& h = header();
   if (h.error_code != 0) {
     const std::string why = !reason.empty() ? reason : h.with_message ? message() : std::string(to_string(static_cast<ErrorCode>(h.error_code)));
@@ -168,6 +177,7 @@ Result Partials::result(const std::string& reason) const {
   const auto dtype = static_cast<DType>(h.dtype);
   const auto op = static_cast<Op>(h.op);
   const auto kind = static_cast<Kind>(h.kind);
+  const DType type = result_dtype(dtype, op, asked);
   if (kind == Kind::extreme && h.count == 0)
     throw Error(ErrorCode::empty_input, std::string(to_string(op)) + " of an empty array (every rank's shard is empty) has no value");
   Result r;
@@ -183,7 +193,7 @@ Result Partials::result(const std::string& reason) const {
       }
       case Kind::exact_sum: {
         const auto e = load<ExactSum>(s);
-        value = visit_dtype(dtype, [&](auto tag) {
+        value = visit_dtype(type, [&](auto tag) {
           using T = decltype(tag);
           if constexpr (is_float_v<T>) return Scalar(e.round<T>());
           else return Scalar(e.round<double>());  // not reached: exact sums are of floats
@@ -194,7 +204,7 @@ Result Partials::result(const std::string& reason) const {
       case Kind::float_sum:
       case Kind::float_prod: {
         const auto d = load<double>(s);
-        value = visit_dtype(dtype, [&](auto tag) {
+        value = visit_dtype(type, [&](auto tag) {
           using T = decltype(tag);
           if constexpr (is_float_v<T>) return Scalar(static_cast<T>(d));
           else return Scalar(d);  // not reached: float sums and products are of floats

@@ -5,10 +5,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "xreduce/error.hpp"
+#include "xreduce/context.hpp"
 #include "xreduce/request.hpp"
 
 namespace xreduce::mpi::detail {
@@ -23,6 +25,14 @@ struct ShardShape {
 //! The shape of `shard`: a flat array, or records (a view of count x width reduced along axis 0,
 //! Request::records). Other views and segments are not combined across ranks.
 ShardShape shape_of(const Request& shard);
+
+//! The options a rank reduces its shard with: the caller's, and for a 16-bit float sum, product
+//! or sum of squares asked in no other type, partials in f64 (Options::result_dtype), so that the
+//! whole is rounded to f16 or bf16 once, after the combine, and not on every rank as well. Shards
+//! in device memory (`where`) get this for sums only, which the GPU then sums exactly (its
+//! kernels hand on exact partials, not wide accumulators); their products and sums of squares
+//! are rounded to the type on each rank.
+Options shard_options(const Request& shard, const Options& options, const Context& context);
 
 //! How a column's partials combine.
 enum class Kind : std::uint8_t {
@@ -84,10 +94,11 @@ class Partials {
   //! The reason the buffer carries (with_message), else empty.
   std::string message() const;
 
-  //! The whole array's result, after the combine. Throws the error the header carries (with
-  //! `reason`, if the caller has it, else the buffer's own), and Error(empty_input) for min, max,
-  //! argmin or argmax of an empty whole.
-  Result result(const std::string& reason = {}) const;
+  //! The whole array's result, after the combine, in the type `asked` (Options::result_dtype)
+  //! or the op's own. Throws the error the header carries (with `reason`, if the caller has it,
+  //! else the buffer's own), and Error(empty_input) for min, max, argmin or argmax of an empty
+  //! whole.
+  Result result(const std::string& reason = {}, std::optional<DType> asked = std::nullopt) const;
 
   //! Combines `in` into `inout` (two buffers of `bytes`): the MPI operator, `in` holding lower
   //! ranks than `inout` (declared non-commutative: MPI keeps rank order, which gives argmin and

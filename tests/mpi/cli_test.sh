@@ -11,12 +11,15 @@ fail() { echo "cli_test: $*" >&2; exit 1; }
 
 want_sum=$("$xreduce" run --op sum --dtype f64 --n 100003 --seed 7 --accuracy exact --json | field value)
 want_arg=$("$xreduce" run --op argmax --dtype f32 --n 100003 --seed 7 --json | field index)
+want_half=$("$xreduce" run --op sum --dtype bf16 --n 100003 --seed 7 --accuracy exact --result-dtype f32 --json | field value)
 head -c 400000 /dev/urandom >"$work/whole.u32"
 want_file=$("$xreduce" run --op sum --dtype u32 --input "$work/whole.u32" --json | field value)
 for ranks in 1 2 3 4; do
   run() { "$mpiexec" -n "$ranks" "$xreduce" "$@"; }
   got=$(run run --distributed --op sum --dtype f64 --n 100003 --seed 7 --accuracy exact --json | field value)
   [ "$got" = "$want_sum" ] || fail "$ranks ranks: exact sum $got, one process $want_sum"
+  got=$(run run --distributed --op sum --dtype bf16 --n 100003 --seed 7 --accuracy exact --result-dtype f32 --json | field value)
+  [ "$got" = "$want_half" ] || fail "$ranks ranks: exact bf16 sum as f32 $got, one process $want_half"
   got=$(run run --distributed --op argmax --dtype f32 --n 100003 --seed 7 --json | field index)
   [ "$got" = "$want_arg" ] || fail "$ranks ranks: argmax $got, one process $want_arg"
   got=$(run run --distributed --op sum --dtype u32 --input "$work/whole.u32" --json | field value)

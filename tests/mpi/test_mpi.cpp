@@ -78,16 +78,19 @@ void check_against_whole(const Whole& whole, std::size_t width, xr::Op op, const
   // Float sums (of squares too) and products: the bounds xreduce/mpi.hpp states; everything
   // else exactly.
   if (xr::is_float_v<T> && xr::accumulates(op)) {
-    // The 16-bit floats accumulate as f32 does; each rank rounds its part to the type, and the
-    // combined sum is rounded once more (an eps of the type each, relative to sum |x|).
+    // The 16-bit floats accumulate as f32 does; the ranks send f64 partials (host shards), and
+    // the combined result is rounded to the type once: half an ulp of the result, below
+    // eps(T) |result| (+ the subnormal spacing, for a result among them).
     const double eps = xr::is_float16_v<T> ? static_cast<double>(std::numeric_limits<float>::epsilon())
                                            : static_cast<double>(std::numeric_limits<T>::epsilon());
-    const double rounding = xr::is_float16_v<T> ? static_cast<double>(std::numeric_limits<T>::epsilon()) * (ranks() + 1) : 0;
     for (std::size_t c = 0; c < width; ++c) {
       const xr::Reference& r = width > 1 ? ref.results[c] : ref;
       const xr::Scalar& v = width > 1 ? got.values[c] : got.value;
-      const double bound = op != xr::Op::prod ? (64 + ranks()) * eps * r.abs_sum + r.slack + rounding * r.abs_sum
-                                              : (count + 64 + ranks()) * eps * r.abs_sum + rounding * r.abs_sum;
+      const double rounding = xr::is_float16_v<T> ? static_cast<double>(std::numeric_limits<T>::epsilon()) * std::fabs(r.value.to_double()) +
+                                                        static_cast<double>(std::numeric_limits<T>::denorm_min())
+                                                  : 0;
+      const double bound = op != xr::Op::prod ? (64 + ranks()) * eps * r.abs_sum + r.slack + rounding
+                                              : (count + 64 + ranks()) * eps * r.abs_sum + rounding;
       const double want = r.value.to_double(), have = v.to_double();
       if (std::isnan(want) || std::isinf(want)) CHECK(xr::Scalar(have) == xr::Scalar(want));
       else CHECK(std::fabs(have - want) <= bound);

@@ -88,6 +88,22 @@ TEST_CASE("nccl: exact sums are the same bits as one process's") {
   }
 }
 
+TEST_CASE("nccl: f16, bf16 and the 8- and 16-bit integers: sums rounded once, extremes, integer sums widened") {
+  // A 16-bit float shard on a GPU sends its sum as an exact partial (the whole rounded once);
+  // integer sums arrive in 64 bits, and extremes keep the type.
+  for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{3} << 20})
+    for (xr::Op op : {xr::Op::sum, xr::Op::min, xr::Op::max, xr::Op::argmin, xr::Op::argmax}) {
+      const auto pattern = op == xr::Op::sum ? xr::test::Pattern::random : xr::test::Pattern::ties;
+      check_op<xr::f16>(op, n, xr::Accuracy::standard, pattern);
+      check_op<xr::bf16>(op, n, xr::Accuracy::standard, pattern);
+      check_op<std::uint8_t>(op, n, xr::Accuracy::standard, pattern);
+      check_op<std::int8_t>(op, n, xr::Accuracy::standard, pattern);
+      check_op<std::int16_t>(op, n, xr::Accuracy::standard, pattern);
+    }
+  check_op<xr::bf16>(xr::Op::sum, 1 << 22, xr::Accuracy::exact, xr::test::Pattern::random);
+  check_op<xr::f16>(xr::Op::argmax, 100000, xr::Accuracy::standard, xr::test::Pattern::nan);
+}
+
 TEST_CASE("nccl: a rank that fails makes every rank throw, naming it") {
   std::vector<float> x(1000, 1.0f);
   DeviceShard<float> shard(x, 0, x.size());

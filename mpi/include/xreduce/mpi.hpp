@@ -19,6 +19,13 @@
 //!   number of ranks (or one MPI algorithm) to another.
 //! - Float products: the ranks' partials multiply in double, in the order MPI chooses: within
 //!   (n + 64 + ranks) eps(T) |exact|.
+//! - f16 and bf16 (sums, products, sums of squares): each rank sends its partial in f64 (it
+//!   reduces its shard with Options::result_dtype f64), and the whole is rounded to the type once:
+//!   the bounds above with eps(f32), plus half an ulp of the result. A shard in GPU memory does
+//!   this for sums, which it then sums exactly; its products and sums of squares are rounded to
+//!   the type on the rank too, an eps of the type more each.
+//! - Options::result_dtype: the whole's result in the type asked (as on one rank: f32 or f64 for
+//!   float sums, products and sums of squares), each rank's partial asked in it too.
 //! - A shard is a flat array, or records (Request::records: `count` rows of `width` values,
 //!   reduced column by column, as on one rank). Other views and segments are refused with
 //!   Error(unsupported).
