@@ -128,10 +128,16 @@ class CudaReducer final : public Reducer {
     const std::size_t width = records ? static_cast<std::size_t>(q.view.shape[1]) : 1;
     const std::size_t count = records ? static_cast<std::size_t>(q.view.shape[0]) : q.count;
     const Streaming stream_settings = o.settings.empty() ? streaming_ : streaming(o.settings, streaming_);
-    if (info_.multi_gpu)
+    if (info_.multi_gpu) {
+      // A device pointer given as automatic memory reaches here (the core resolves automatic
+      // memory as host data for it): its data is on one GPU, and the backends that read it are there.
+      if (where.memory == Memory::device)
+        throw Error(ErrorCode::unsupported, "'" + std::string(info_.name) + "' spreads host data over the GPUs; " +
+                                                "data in GPU memory is reduced where it lives (cuda.shuffle, cuda.single_pass, cub)");
       return into_out(reduce_host_on_gpus(info_.technique, q.data, count, width, q.dtype, q.op, exact, block, gpu_count(),
                                           where.pinned, stream_settings),
                       q, records);
+    }
     if (exact && where.memory == Memory::host) {
       Result r;
       r.exact = {exact_sum_of_host(info_.technique, q.data, q.count, q.dtype, block, where.device, where.pinned, stream_settings)};
