@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a machine with two GPUs or more: the checks and benchmarks of several GPUs. The conformance
-# suite over the CUDA backends (cuda.multi_gpu among them), the GPU tests of host data (the
-# staging of pageable input), xreduce::mpi on 1 to 3 ranks and xreduce::nccl on one rank a GPU;
+# suite over the CUDA backends (cuda.multi_gpu among them), the GPU tests (with every GPU
+# visible, so cuda.multi_gpu runs in them too), xreduce::mpi on 1 to 3 ranks and xreduce::nccl on
+# one rank a GPU;
 # then the rates of pageable staging's pieces (xreduce_bench_staging), one host array over every
 # GPU against one (xreduce_bench_multi_gpu) and device-resident shards through NCCL and MPI, f32
 # and bf16 (xreduce_bench_gpus).
@@ -38,7 +39,7 @@ step() {
 
 step conformance-multi-gpu env XREDUCE_TEST_BACKENDS=cuda.multi_gpu "$build/bin/xreduce_conformance"
 step conformance-cuda env XREDUCE_TEST_BACKENDS='cuda.shuffle,cuda.single_pass,cub' "$build/bin/xreduce_conformance"
-step gpu-tests-host "$build/bin/xreduce_gpu_tests" -tc='*host*,*pageable*,*several ops in one pass*,*exact*'
+step gpu-tests "$build/bin/xreduce_gpu_tests"
 for n in 1 2 3; do step "mpi-tests-$n-ranks" "${mpirun[@]}" -n $n "$build/bin/xreduce_mpi_tests"; done
 step nccl-tests "${mpirun[@]}" -n "$gpus" "$build/bin/xreduce_nccl_tests"
 step bench-staging "$build/bin/xreduce_bench_staging" --gib 4 --repeat 3 --out "$out"
