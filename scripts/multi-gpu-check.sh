@@ -9,7 +9,7 @@
 #
 #   scripts/multi-gpu-check.sh [BUILD_DIR] [OUT_DIR]     (defaults: build/release, bench/results/<gpu>-x<count>)
 #
-# Writes OUT_DIR/logs/multi-gpu-checks-COMMIT.log and the benchmarks' json and md. Exits non-zero
+# Writes OUT_DIR/logs/multi-gpu-checks-COMMIT.log, the benchmarks' json and md, and staging.png. Exits non-zero
 # if any check failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +44,7 @@ for n in 1 2 3; do step "mpi-tests-$n-ranks" "${mpirun[@]}" -n $n "$build/bin/xr
 step nccl-tests "${mpirun[@]}" -n "$gpus" "$build/bin/xreduce_nccl_tests"
 step bench-staging "$build/bin/xreduce_bench_staging" --gib 4 --repeat 3 --out "$out"
 step bench-multi-gpu "$build/bin/xreduce_bench_multi_gpu" --log2n 30 --repeat 5 --out "$out"
+step plot-staging python3 bench/plot_staging.py "$out"
 for dtype in f32 bf16; do
   step "bench-gpus-$dtype" "${mpirun[@]}" -n "$gpus" "$build/bin/xreduce_bench_gpus" --log2n 30 --dtype $dtype --out "$out"
 done
