@@ -4,9 +4,9 @@
 // workers, each a host thread with its own ring of `streams` workspaces (stream, small pinned
 // staging, device buffer): worker t copies chunks t, t + workers, ... and sends each on while it
 // copies the next. Small chunks keep every worker's staging in the host's last-level cache, where
-// the copy engine reads what the copy wrote, so host memory carries each byte about once and
-// not three times (read, written to staging, read again by the DMA): on the 2-GPU H200 machine,
-// bench/results/nvidia-h200-x2/staging.md. Each chunk's partial comes back as an accumulator
+// the copy engine can read what the copy wrote instead of host memory, which a copy of large
+// chunks sends each byte through three times (read, written to staging, read by the DMA): on
+// the 2-GPU H200 machine, bench/results/nvidia-h200-x2/staging.md and stage-sweep.md. Each chunk's partial comes back as an accumulator
 // (not a rounded result) and is folded on the host, each worker's in its order and then the
 // workers' in theirs, so a streamed sum is as accurate as one pass over device memory and the
 // same bits from call to call; an exact sum's partials are ExactSums, added exactly.
