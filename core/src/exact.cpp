@@ -20,9 +20,11 @@
 //   3. Each bin's lanes, minus their starting values, add exactly in double (every term is a
 //      multiple of the bin's ulp below 2^(K_b+1)) and go into the digits: a few per run.
 // A run where something is left after the last bin (an element far smaller than the largest), or
-// whose bins are not finite (a NaN or an infinity among the elements), is added again one
-// element at a time: always exact, only slower. The fast path is vector code; a bin costs three
-// additions per element.
+// whose bins are not finite (a NaN or an infinity among the elements), goes into Neal's large
+// superaccumulator instead (xsum's "large accumulator"): one integer chunk per sign and exponent,
+// into which each element adds its mantissa, whatever the data; the chunks go into the digits
+// once, at the end of the call. The fast path is vector code; a bin costs three additions per
+// element, a large accumulator's element a few integer operations.
 
 #include "xreduce/exact.hpp"
 
@@ -33,6 +35,7 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 
 namespace xreduce {
@@ -176,7 +179,95 @@ XREDUCE_INLINE bool cut_into_bins(ExactSum& s, const T* x, std::size_t n, int wi
   return true;
 }
 
+__extension__ typedef unsigned __int128 u128;  // GCC's and Clang's; __extension__: not ISO C++
+
+//! Adds (negative ? -v : v) * 2^exponent to the digits, v up to 128 bits: each 32-bit limb of v,
+//! shifted, into the two digits it spans. A part past the top digit (of a sum near 2^1088) goes
+//! into the top digit, which holds the sign and whatever is above.
+inline void add_wide(ExactSum& s, u128 v, int exponent, bool negative) {
+  const int p = exponent - ExactSum::kLowestExponent;
+  const int k = p >> 5, r = p & 31;
+  auto add_digit = [&](int i, std::int64_t d) {
+    if (negative) d = -d;
+    if (i < ExactSum::kDigits) s.words[i] += d;
+    else s.words[ExactSum::kDigits - 1] += d * (std::int64_t{1} << 32);  // i == kDigits: d < 2^31 there
+  };
+  for (int j = 0; v != 0; ++j, v >>= 32) {
+    const std::uint64_t t = (static_cast<std::uint64_t>(v) & 0xffffffff) << r;  // below 2^63
+    add_digit(k + j, static_cast<std::int64_t>(t & 0xffffffff));
+    add_digit(k + j + 1, static_cast<std::int64_t>(t >> 32));
+  }
+}
+
+//! Neal's large superaccumulator for one call's slow runs: a chunk per sign and exponent field of
+//! T (512 for f32, 4096 for f64), holding the sum of the mantissas (implicit bit included) of the
+//! elements with that sign and exponent, as an unsigned integer wide enough for any call: f32
+//! mantissas are below 2^24 (64-bit chunks hold 2^40 of them), f64 mantissas below 2^53 (128-bit
+//! chunks). An element costs a load, a few bit operations and one addition to its chunk, the
+//! same for any data; f32's chunks come in four copies, taken in turn, so that a run of equal
+//! exponents does not wait on one chunk. NaNs and infinities add nothing to the chunks and are
+//! counted when flushed.
+template <class T>
+class LargeAccumulator {
+  static constexpr bool kF32 = std::is_same_v<T, float>;
+  using Bits = std::conditional_t<kF32, std::uint32_t, std::uint64_t>;
+  using Chunk = std::conditional_t<kF32, std::uint64_t, u128>;
+  static constexpr int kMantissaBits = std::numeric_limits<T>::digits - 1;  // stored: 23 or 52
+  static constexpr int kFieldBits = static_cast<int>(8 * sizeof(T)) - 1 - kMantissaBits;
+  static constexpr int kChunks = 1 << (kFieldBits + 1);  // sign and exponent field
+  static constexpr int kCopies = kF32 ? 4 : 1;
+  static constexpr Bits kSpecialField = (Bits{1} << kFieldBits) - 1;
+  static constexpr Bits kNegativeZeroBits = Bits{1} << (8 * sizeof(T) - 1);
+
+ public:
+  //! Adds x[0..n) to the chunks, and its NaNs, infinities and elements other than -0 to the counts.
+  void add(ExactSum& s, const T* x, std::size_t n) {
+    if (chunks_.empty()) chunks_.assign(std::size_t{kChunks} * kCopies, Chunk{0});
+    Chunk* chunks = chunks_.data();
+    Bits special = 0, not_negative_zero = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      Bits b;
+      std::memcpy(&b, x + i, sizeof b);
+      const Bits field = (b >> kMantissaBits) & kSpecialField;
+      const bool is_special = field == kSpecialField;
+      const Bits mantissa = (b & ((Bits{1} << kMantissaBits) - 1)) | (field != 0 ? Bits{1} << kMantissaBits : 0);
+      special |= static_cast<Bits>(is_special);
+      not_negative_zero |= b ^ kNegativeZeroBits;
+      chunks[(b >> kMantissaBits) * kCopies + i % kCopies] += is_special ? 0 : mantissa;
+    }
+    if (not_negative_zero != 0) s.words[ExactSum::kNotNegativeZero] += 1;
+    if (special != 0)
+      for (std::size_t i = 0; i < n; ++i)
+        if (!std::isfinite(x[i])) {
+          const double v = static_cast<double>(x[i]);
+          s.words[v != v ? ExactSum::kNaN : v > 0 ? ExactSum::kPosInf : ExactSum::kNegInf] += 1;
+        }
+  }
+
+  //! Adds the chunks to the digits (which take up to 2^(kFieldBits + 5) additions of less than
+  //! 2^32 each: normalize first) and empties them.
+  void flush(ExactSum& s) {
+    for (int c = 0; c < kChunks; ++c) {
+      Chunk total = 0;
+      for (int k = 0; k < kCopies; ++k) total += chunks_.empty() ? 0 : chunks_[std::size_t(c) * kCopies + k];
+      if (total == 0) continue;
+      const int field = c & static_cast<int>(kSpecialField);
+      const bool negative = (c >> kFieldBits) != 0;
+      // The weight of a mantissa's lowest bit: subnormals (field 0) share field 1's.
+      const int exponent = std::max(field, 1) - std::numeric_limits<T>::max_exponent + 1 - kMantissaBits;
+      add_wide(s, total, exponent, negative);
+    }
+    chunks_.clear();
+  }
+
+ private:
+  std::vector<Chunk> chunks_;  // made at the first slow run of a call
+};
+
 constexpr int kNoWindow = INT_MIN;
+//! Bins that cut any run of finite f32 values without remainder: the top bin is at most
+//! 2^(128 + kHeadroom), and seven bins reach 7 * kBinBits + 52 bits below it, past 2^-149.
+constexpr int kAllOfF32 = 7;
 
 //! The fast path over one run (n <= kRun); false if the run must be added element by element.
 //! Most data need fewer bins than the most: one for f32, two for f64 when the run's magnitudes
@@ -186,11 +277,17 @@ constexpr int kNoWindow = INT_MIN;
 //! the run twice, once for the largest and once to cut it, took half the time); if that window
 //! was too low, or left something, the run's own window is found first.
 template <int W, class T>
-XREDUCE_INLINE bool add_run_fast(ExactSum& s, const T* x, std::size_t n, int& window) {
+XREDUCE_INLINE bool add_run_fast(ExactSum& s, const T* x, std::size_t n, int& window, bool& all_bins) {
   constexpr int kFew = std::is_same_v<T, float> ? 1 : 2;
   if (window != kNoWindow) {
+    // The last run's window, and its bins: wide f32 data take all of them, run after run.
     double seen = 0;
-    if (cut_into_bins<W, kFew>(s, x, n, window, &seen)) {
+    bool cut = false;
+    if constexpr (std::is_same_v<T, float>)
+      cut = all_bins ? cut_into_bins<W, kAllOfF32>(s, x, n, window, &seen) : cut_into_bins<W, kFew>(s, x, n, window, &seen);
+    else
+      cut = cut_into_bins<W, kFew>(s, x, n, window, &seen);
+    if (cut) {
       s.words[ExactSum::kNotNegativeZero] += 1;  // a nonzero element
       window = window_of(seen);
       return true;
@@ -198,7 +295,7 @@ XREDUCE_INLINE bool add_run_fast(ExactSum& s, const T* x, std::size_t n, int& wi
   }
   const double largest = largest_of<W>(x, n);
   window = largest > 0 && largest < kLargestFast ? window_of(largest) : kNoWindow;
-  if (largest == 0) {  // zeros, or NaNs (which the element-by-element path counts)
+  if (largest == 0) {  // zeros, or NaNs (which the slow path counts)
     bool other_than_negative_zero = false;
     for (std::size_t i = 0; i < n; ++i) {
       if (x[i] != x[i]) return false;
@@ -208,7 +305,13 @@ XREDUCE_INLINE bool add_run_fast(ExactSum& s, const T* x, std::size_t n, int& wi
     return true;
   }
   if (window == kNoWindow) return false;
-  if (!cut_into_bins<W, kFew>(s, x, n, window) && !cut_into_bins<W, kFew + 1>(s, x, n, window)) return false;
+  all_bins = false;
+  if (!cut_into_bins<W, kFew>(s, x, n, window) && !cut_into_bins<W, kFew + 1>(s, x, n, window)) {
+    if constexpr (!std::is_same_v<T, float>) return false;
+    // Any finite f32 run: what is left is a NaN or an infinity, for the slow path.
+    if (!cut_into_bins<W, kAllOfF32>(s, x, n, window)) return false;
+    all_bins = true;
+  }
   s.words[ExactSum::kNotNegativeZero] += 1;  // a nonzero element
   return true;
 }
@@ -218,14 +321,33 @@ template <int W, class T>
 XREDUCE_INLINE void add_runs(ExactSum& s, const T* x, std::size_t n) {
   // A run adds at most kRun values to a digit; normalize before 2^29 of them.
   constexpr std::size_t kRunsPerNormalize = std::size_t{1} << 18;
+  // An f32 chunk holds 2^40 mantissas: flushed well before (f64's 128-bit chunks never need it).
+  constexpr std::size_t kRunsPerFlush = std::size_t{1} << 26;
+  // After a run the fast path could not take, the next kSlowRuns go straight to the large
+  // accumulator (wide data stay wide: trying each run first cost more than the accumulator);
+  // the run after them tries the fast path again.
+  constexpr int kSlowRuns = 15;
   std::size_t runs = 0;
-  int window = kNoWindow;
+  int window = kNoWindow, straight_to_large = 0;
+  bool all_bins = false;
+  LargeAccumulator<T> large;
   for (std::size_t i = 0; i < n; i += kRun) {
     const std::size_t len = std::min(kRun, n - i);
-    if (!add_run_fast<W>(s, x + i, len, window))
-      for (std::size_t k = 0; k < len; ++k) detail::add_value(s, static_cast<double>(x[i + k]));
+    if (straight_to_large > 0) {
+      --straight_to_large;
+      large.add(s, x + i, len);
+    } else if (!add_run_fast<W>(s, x + i, len, window, all_bins)) {
+      straight_to_large = kSlowRuns;
+      large.add(s, x + i, len);
+    }
     if (++runs % kRunsPerNormalize == 0) s.normalize();
+    if (runs % kRunsPerFlush == 0) {
+      s.normalize();
+      large.flush(s);
+    }
   }
+  s.normalize();
+  large.flush(s);
 }
 
 template <class T>

@@ -205,3 +205,27 @@ TEST_CASE("exact accuracy: the template API's sums") {
     CHECK_THROWS_AS(xr::transform_reduce(policy, x, 0.0, std::plus<>{}, [](double v) { return v; }), xr::Error);
   }
 }
+
+TEST_CASE("ExactSum: wide runs whose partial sums pass 2^1024 before they cancel (the large accumulator's top chunks)") {
+  // Thousands of the largest finite values of each sign among values near the smallest: every run
+  // is too wide for the fast path, so the large accumulator sums them, and its chunk for the top
+  // exponent holds more than 2^64 times the largest value's mantissa before the two signs meet.
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x1a6eu);
+  auto check = [&](auto largest, auto smallest) {
+    using T = decltype(largest);
+    std::vector<T> x;
+    const int extra = static_cast<int>(rng() % 3);  // the whole: 0, 1 or 2 largest values, plus the small ones
+    for (int i = 0; i < 5000 + extra; ++i) x.push_back(largest);
+    for (int i = 0; i < 5000; ++i) x.push_back(-largest);
+    for (int i = 0; i < 7000; ++i) x.push_back(smallest * static_cast<T>(1 + rng() % 1000) * (rng() % 2 ? 1 : -1));
+    std::shuffle(x.begin(), x.end(), rng);
+    xr::ExactSum s;
+    s.add(x.data(), x.size());
+    INFO("seed " << xr::test::run_seed() << ", " << sizeof(T) * 8 << "-bit, " << extra << " largest left");
+    CHECK(xr::test::same_bits(s.round<T>(), xr::test::mpfr_sum(x.data(), x.size())));
+  };
+  for (int draw = 0; draw < 4; ++draw) {
+    check(std::numeric_limits<double>::max(), std::numeric_limits<double>::denorm_min());
+    check(std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min());
+  }
+}
