@@ -79,18 +79,37 @@ bool has_f16c() {
   return (lo & 6) == 6;
 }
 
+// Four accumulators of eight floats: a float addition's latency is four cycles or so, and each
+// chain waits for its last one; with two, an H100 host's core summed f16 at 67% of its read rate.
 __attribute__((target("avx,f16c"))) float f16_sum_f16c(const f16* x, std::size_t n) {
-  __m256 a = _mm256_setzero_ps(), b = _mm256_setzero_ps();
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   std::size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    a = _mm256_add_ps(a, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
-    b = _mm256_add_ps(b, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i + 8))));
-  }
-  alignas(32) float lane[16];
-  _mm256_store_ps(lane, a);
-  _mm256_store_ps(lane + 8, b);
-  for (int j = 0; i < n; ++i, j = (j + 1) % 16) lane[j] += static_cast<float>(x[i]);
-  return pairwise(lane, 16);
+  for (; i + 32 <= n; i += 32)
+    for (int k = 0; k < 4; ++k)
+      acc[k] = _mm256_add_ps(acc[k], _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i + 8 * k))));
+  alignas(32) float lane[kFloat16Lanes];
+  for (int k = 0; k < 4; ++k) _mm256_store_ps(lane + 8 * k, acc[k]);
+  for (std::size_t j = 0; i < n; ++i, j = (j + 1) % kFloat16Lanes) lane[j] += static_cast<float>(x[i]);
+  return pairwise(lane, kFloat16Lanes);
+}
+
+// bf16 with AVX2: each bf16 the upper half of its float, interleaved below zeros (within each
+// 128-bit half: the lanes hold other elements than SSE2's, summed as well), 32 a step into four
+// accumulators, for the reason above.
+__attribute__((target("avx2"))) float bf16_sum_avx2(const bf16* x, std::size_t n) {
+  const __m256i zero = _mm256_setzero_si256();
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  std::size_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int h = 0; h < 2; ++h) {
+      const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i + 16 * h));
+      acc[2 * h] = _mm256_add_ps(acc[2 * h], _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, u)));
+      acc[2 * h + 1] = _mm256_add_ps(acc[2 * h + 1], _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, u)));
+    }
+  alignas(32) float lane[kFloat16Lanes];
+  for (int k = 0; k < 4; ++k) _mm256_store_ps(lane + 8 * k, acc[k]);
+  for (std::size_t j = 0; i < n; ++i, j = (j + 1) % kFloat16Lanes) lane[j] += static_cast<float>(x[i]);
+  return pairwise(lane, kFloat16Lanes);
 }
 #endif
 
@@ -135,33 +154,33 @@ float leaf_sum(const f16* x, std::size_t n) {
   static const bool f16c = has_f16c();
   if (f16c) return f16_sum_f16c(x, n);
 #endif
-  float lane[16] = {};
-  for (std::size_t i = 0; i < n; ++i) lane[i % 16] += static_cast<float>(x[i]);
-  return pairwise(lane, 16);
+  float lane[kFloat16Lanes] = {};
+  for (std::size_t i = 0; i < n; ++i) lane[i % kFloat16Lanes] += static_cast<float>(x[i]);
+  return pairwise(lane, kFloat16Lanes);
 }
 
 float leaf_sum(const bf16* x, std::size_t n) {
+#if XREDUCE_X86
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) return bf16_sum_avx2(x, n);
+#endif
   std::size_t i = 0;
-  float lane[16] = {};
+  float lane[kFloat16Lanes] = {};
 #if XREDUCE_X86
   // Each bf16 is the upper half of its float: interleaved below zeros, 8 become two float vectors.
   const __m128i zero = _mm_setzero_si128();
-  __m128 a = _mm_setzero_ps(), b = _mm_setzero_ps(), c = _mm_setzero_ps(), d = _mm_setzero_ps();
-  for (; i + 16 <= n; i += 16) {
-    const __m128i u = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i));
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i + 8));
-    a = _mm_add_ps(a, _mm_castsi128_ps(_mm_unpacklo_epi16(zero, u)));
-    b = _mm_add_ps(b, _mm_castsi128_ps(_mm_unpackhi_epi16(zero, u)));
-    c = _mm_add_ps(c, _mm_castsi128_ps(_mm_unpacklo_epi16(zero, v)));
-    d = _mm_add_ps(d, _mm_castsi128_ps(_mm_unpackhi_epi16(zero, v)));
-  }
-  _mm_storeu_ps(lane, a);
-  _mm_storeu_ps(lane + 4, b);
-  _mm_storeu_ps(lane + 8, c);
-  _mm_storeu_ps(lane + 12, d);
+  __m128 acc[8];
+  for (auto& a : acc) a = _mm_setzero_ps();
+  for (; i + 32 <= n; i += 32)
+    for (int h = 0; h < 4; ++h) {
+      const __m128i u = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i + 8 * h));
+      acc[2 * h] = _mm_add_ps(acc[2 * h], _mm_castsi128_ps(_mm_unpacklo_epi16(zero, u)));
+      acc[2 * h + 1] = _mm_add_ps(acc[2 * h + 1], _mm_castsi128_ps(_mm_unpackhi_epi16(zero, u)));
+    }
+  for (int k = 0; k < 8; ++k) _mm_storeu_ps(lane + 4 * k, acc[k]);
 #endif
-  for (std::size_t j = 0; i < n; ++i, j = (j + 1) % 16) lane[j] += static_cast<float>(x[i]);
-  return pairwise(lane, 16);
+  for (std::size_t j = 0; i < n; ++i, j = (j + 1) % kFloat16Lanes) lane[j] += static_cast<float>(x[i]);
+  return pairwise(lane, kFloat16Lanes);
 }
 
 }  // namespace xreduce::detail

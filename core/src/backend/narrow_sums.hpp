@@ -7,8 +7,8 @@
 // Integers: the exact sum (bytes by SSE2's sum of absolute differences against zero, 16-bit values
 // by its multiply-add against ones; signed values biased to unsigned and the bias taken back).
 // f16: widened by F16C where the processor has it (checked once, at run time), else by the
-// portable conversion; bf16: widened by interleaving with zeros (SSE2). Both summed in float lanes,
-// as f32 leaves are.
+// portable conversion; bf16: widened by interleaving with zeros (AVX2 where the processor has it,
+// else SSE2). Both summed in float lanes, as f32 leaves are, four vectors at a time.
 
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +16,12 @@
 #include "xreduce/float16.hpp"
 
 namespace xreduce::detail {
+
+//! The float lanes of an f16 or bf16 leaf: every form of leaf_sum below keeps 32 (four vectors
+//! of eight, or eight of four), so that a leaf of 2 * kBlock of them adds 16 values to a lane, as
+//! an f32 leaf of kBlock does to its 16 lanes: the bound of cpu_kernels.hpp holds, and a leaf's
+//! fixed cost (its horizontal sum, a push onto the pairwise stack) is paid once per 1 KiB.
+inline constexpr std::size_t kFloat16Lanes = 32;
 
 std::uint64_t leaf_sum(const std::uint8_t* x, std::size_t n);
 std::int64_t leaf_sum(const std::int8_t* x, std::size_t n);
