@@ -1,5 +1,6 @@
 #include "array_input.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -216,7 +217,92 @@ Request request_of(const void* data, std::size_t size, std::size_t width, DType 
   return q;
 }
 
+//! The exported array of `object` (bfloat16 numpy arrays through a uint16 view), its memory
+//! checked, with its element type and where it lives.
+struct Exported {
+  nb::ndarray<nb::ro> array;
+  DType dtype;
+  Memory memory;
+  bool device;
+};
+Exported export_checked(nb::handle object) {
+  const bool bfloat16_view = ml_dtypes_bfloat16(object);
+  Exported e;
+  e.array = export_array(bfloat16_view ? object.attr("view")("uint16") : nb::object(nb::borrow(object)));
+  const std::int32_t device_type = e.array.device_type();
+  if (device_type != kDLCPU && device_type != kDLCUDA && device_type != kDLCUDAHost && device_type != kDLCUDAManaged)
+    throw nb::value_error(("xreduce: the array lives in DLPack device type " + std::to_string(device_type) +
+                           "; xreduce reads host memory and CUDA device memory")
+                              .c_str());
+  e.device = device_type == kDLCUDA || device_type == kDLCUDAManaged;
+  e.dtype = bfloat16_view ? DType::bf16 : dtype_of(e.array.dtype());
+  // Host memory is named as such, so that no module is asked where it lives; managed memory is
+  // left to the CUDA module, which knows it.
+  e.memory = device_type == kDLCUDA ? Memory::device : device_type == kDLCUDAManaged ? Memory::automatic : Memory::host;
+  return e;
+}
+
+//! numpy's `axis` over `rank` dimensions as dimension numbers; empty: every axis (None).
+std::vector<std::size_t> axes_of(nb::handle axis, std::size_t rank) {
+  std::vector<std::size_t> axes;
+  if (axis.is_none()) return axes;
+  std::vector<nb::handle> items;
+  const bool tuple = nb::isinstance<nb::tuple>(axis) || nb::isinstance<nb::list>(axis);
+  if (tuple)
+    for (nb::handle a : axis) items.push_back(a);
+  else
+    items.push_back(axis);
+  if (tuple && items.empty())
+    throw nb::value_error("xreduce: axis=() reduces no axis; pass None (every axis) or the axes to reduce");
+  for (nb::handle a : items) {
+    if (!PyIndex_Check(a.ptr()) || PyBool_Check(a.ptr()))
+      throw nb::type_error(("xreduce: axis must be None, an int or a tuple of ints, got " + python_type_name(a)).c_str());
+    const long long k = nb::cast<long long>(nb::int_(a));
+    const auto r = static_cast<long long>(rank);
+    if (k < -r || k >= r)
+      throw nb::value_error(("xreduce: axis " + std::to_string(k) + " is out of bounds for an array of " + std::to_string(rank) +
+                             " dimension" + (rank == 1 ? "" : "s"))
+                                .c_str());
+    const auto d = static_cast<std::size_t>(k < 0 ? k + r : k);
+    for (std::size_t seen : axes)
+      if (seen == d) throw nb::value_error(("xreduce: axis " + std::to_string(d) + " is named twice").c_str());
+    axes.push_back(d);
+  }
+  return axes;
+}
+
 }  // namespace
+
+ArrayInput read_view(nb::handle object, Op op, nb::handle axis, bool keepdims) {
+  ArrayInput in;
+  Exported e = export_checked(object);
+  in.array = e.array;
+  in.device = e.device;
+  in.view = true;
+  const std::size_t rank = in.array.ndim();
+  if (rank > kMaxRank)
+    throw nb::value_error(("xreduce: an array of " + std::to_string(rank) + " dimensions; at most " + std::to_string(kMaxRank) +
+                           " are read")
+                              .c_str());
+  const std::vector<std::size_t> axes = axes_of(axis, rank);
+  if (rank == 0) {  // a 0-d array: one element, one result (numpy's keepdims keeps no axis either)
+    in.request = request_of(in.array.data(), 1, 1, e.dtype, op, e.memory);
+    return in;
+  }
+  std::int64_t shape[kMaxRank], strides[kMaxRank];
+  for (std::size_t d = 0; d < rank; ++d) shape[d] = static_cast<std::int64_t>(in.array.shape(d)), strides[d] = in.array.stride(d);
+  Axes reduced;
+  for (std::size_t d : axes) reduced.add(d);
+  in.request = Request::over(in.array.data(), e.dtype, View::of(shape, strides, rank), reduced, op);
+  in.request.keepdims = keepdims;
+  in.request.memory = e.memory;
+  for (std::size_t d = 0; d < rank; ++d) {
+    const bool gone = axes.empty() || std::find(axes.begin(), axes.end(), d) != axes.end();
+    if (!gone) in.result_shape.push_back(shape[d]);
+    else if (keepdims) in.result_shape.push_back(1);
+  }
+  return in;
+}
 
 std::string numpy_name(DType t) {
   static constexpr const char* names[] = {"float32", "float64", "int32", "int64", "uint32", "uint64", "float16",
@@ -235,19 +321,15 @@ ArrayInput read_array(nb::handle object, Op op, std::size_t width, bool copy) {
     in.request = request_of(t->data, t->size, width, t->dtype, op, t->cuda ? Memory::device : Memory::host);
     return in;
   }
-  const bool bfloat16_view = ml_dtypes_bfloat16(object);
-  in.array = export_array(bfloat16_view ? object.attr("view")("uint16") : nb::object(nb::borrow(object)));
-  const std::int32_t device_type = in.array.device_type();
-  if (device_type != kDLCPU && device_type != kDLCUDA && device_type != kDLCUDAHost && device_type != kDLCUDAManaged)
-    throw nb::value_error(("xreduce: the array lives in DLPack device type " + std::to_string(device_type) +
-                           "; xreduce reads host memory and CUDA device memory")
-                              .c_str());
-  in.device = device_type == kDLCUDA || device_type == kDLCUDAManaged;
-  const DType dtype = bfloat16_view ? DType::bf16 : dtype_of(in.array.dtype());
+  const Exported e = export_checked(object);
+  in.array = e.array;
+  in.device = e.device;
+  const DType dtype = e.dtype;
   const std::size_t size = in.array.size();
   check_width(size, width);
   const void* data = in.array.data();
   if (!c_contiguous(in.array)) {
+    if (!in.device && width == 1) return read_view(object, op, nb::none(), /*keepdims=*/false);  // in place, any strides
     if (!copy)
       throw nb::value_error("xreduce: the array is not C-contiguous; pass copy=True to reduce a contiguous copy "
                             "(made once), or make one yourself");
@@ -262,12 +344,7 @@ ArrayInput read_array(nb::handle object, Op op, std::size_t width, bool copy) {
     in.gathered = gather(in.array, size_of(dtype));
     data = in.gathered.get();
   }
-  // Host memory is named as such, so that no module is asked where it lives; managed memory is
-  // left to the CUDA module, which knows it.
-  const Memory memory = device_type == kDLCUDA ? Memory::device
-                        : device_type == kDLCUDAManaged ? Memory::automatic
-                                                         : Memory::host;
-  in.request = request_of(data, size, width, dtype, op, memory);
+  in.request = request_of(data, size, width, dtype, op, e.memory);
   return in;
 }
 

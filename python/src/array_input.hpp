@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "xreduce/request.hpp"
 
@@ -17,6 +19,10 @@ namespace xreduce::python {
 //! array when the caller allowed it.
 struct ArrayInput {
   Request request;
+  //! A view request (axis=, keepdims=, or a strided host array read in place): the results' shape
+  //! (the kept axes' extents, with keepdims every axis, the reduced ones 1). Empty: one result.
+  std::vector<std::int64_t> result_shape;
+  bool view = false;
   nanobind::ndarray<nanobind::ro> array;
   nanobind::object owner;                //!< a PyTorch tensor read through its own accessors
   nanobind::object contiguous;           //!< the device copy of a non-contiguous device array
@@ -26,9 +32,17 @@ struct ArrayInput {
 
 //! Reads `object` as a request for `op` in records of `width`. Throws TypeError for an object that
 //! is no array or has an element type xreduce does not reduce, ValueError for memory it cannot
-//! read, a width that does not divide the size, or a non-contiguous array when `copy` is false
-//! (with `copy`, such an array is copied once, in C order).
+//! read, a width that does not divide the size, or a non-contiguous device array (or host array
+//! in records) when `copy` is false (with `copy`, such an array is copied once, in C order). A
+//! non-contiguous host array of one column is read in place, as a view of every axis.
 ArrayInput read_array(nanobind::handle object, Op op, std::size_t width, bool copy);
+
+//! Reads `object` as an N-D view with numpy's `axis` (None: every axis; an int or a tuple of
+//! ints, negative from the end) reduced, and `keepdims`: any strides, read in place (host arrays;
+//! device arrays as the GPU backends' layouts allow). ValueError for an axis out of range or
+//! named twice, an empty tuple, or more than kMaxRank dimensions; TypeError for an axis that is
+//! no int.
+ArrayInput read_view(nanobind::handle object, Op op, nanobind::handle axis, bool keepdims);
 
 //! numpy's name of a dtype (torch's too; ml_dtypes' for bfloat16), the name Python users know.
 std::string numpy_name(DType t);

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "array_input.hpp"
@@ -62,6 +63,8 @@ struct CallOptions {
   int block_size = 0;
   std::map<std::string, std::string> settings;
   bool copy = false;
+  nb::object axis = nb::none();  //!< numpy's axis: None, an int or a tuple of ints
+  bool keepdims = false;
 };
 
 Options options_of(const CallOptions& c) {
@@ -111,25 +114,97 @@ std::optional<DType> result_dtype_of(nb::handle d) {
 struct PyResult {
   nb::object value;
   std::optional<std::uint64_t> index;
-  //! argmin/argmax of records (width > 1): the row of each column's extreme, a list; else None.
+  //! argmin/argmax of records (width > 1): the row of each column's extreme, a list; of axis=:
+  //! an array of the indices along the reduced axes; else None.
   nb::object indices = nb::none();
   std::string backend;
   double seconds = 0;
 };
 
+// --- results of axis= --------------------------------------------------------------------------
+
+//! A fresh numpy array of `shape` for values of `t` (bfloat16 in uint16 storage: numpy has no
+//! bfloat16 of its own), and where its elements are.
+std::pair<nb::object, void*> numpy_empty(const std::vector<std::int64_t>& shape, DType t) {
+  nb::list extents;
+  for (std::int64_t e : shape) extents.append(e);
+  nb::object array = nb::module_::import_("numpy").attr("empty")(nb::tuple(extents), t == DType::bf16 ? "uint16" : numpy_name(t).c_str());
+  return {array, reinterpret_cast<void*>(nb::cast<std::uintptr_t>(array.attr("ctypes").attr("data")))};
+}
+
+//! `array` (numpy, of element type `t`) as the library of `x` holds arrays: a PyTorch tensor on
+//! x's device, a CuPy array, a JAX array, else numpy's own (bfloat16 as ml_dtypes' type where it
+//! is installed, else its uint16 bits).
+nb::object like_input(nb::handle x, nb::object array, DType t) {
+  const std::string module = nb::cast<std::string>(nb::handle(x.type()).attr("__module__"));
+  auto from = [&](const char* library) { return module.rfind(library, 0) == 0; };
+  if (from("torch")) {
+    nb::module_ torch = nb::module_::import_("torch");
+    nb::object tensor = t == DType::bf16 ? torch.attr("from_numpy")(array.attr("view")("int16")).attr("view")(torch.attr("bfloat16"))
+                                         : torch.attr("from_numpy")(array);
+    return nb::cast<bool>(x.attr("is_cuda")) ? tensor.attr("to")(x.attr("device")) : tensor;
+  }
+  if (t == DType::bf16) {
+    try {
+      array = array.attr("view")(nb::module_::import_("ml_dtypes").attr("bfloat16"));
+    } catch (nb::python_error&) {
+      // no ml_dtypes: the bits, as uint16
+    }
+  }
+  if (from("cupy")) return nb::module_::import_("cupy").attr("asarray")(array);
+  if (from("jax")) return nb::module_::import_("jax.numpy").attr("asarray")(array);
+  return array;
+}
+
+//! Writes the results `values` (of type t) into the numpy array at `data`.
+void put_values(void* data, const std::vector<Scalar>& values, DType t) {
+  visit_dtype(t, [&](auto tag) {
+    using T = decltype(tag);
+    auto* out = static_cast<T*>(data);
+    for (std::size_t i = 0; i < values.size(); ++i) out[i] = values[i].get<T>();
+  });
+}
+
+Result reduce_released(Context& context, const Request& q, const Options& options, double* seconds) {
+  nb::gil_scoped_release release;  // other Python threads run while this one reduces
+  const auto start = std::chrono::steady_clock::now();
+  Result r = context.reduce(q, options);
+  *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
 PyResult run(nb::handle x, const std::string& op_name, const CallOptions& call) {
   const Op op = parse_op_or_throw(op_name);
   const Options options = options_of(call);
-  ArrayInput in = read_array(x, op, call.width, call.copy);
+  const bool view = !call.axis.is_none() || call.keepdims;
+  if (view && call.width > 1)
+    throw nb::value_error("xreduce: width= cuts a flat array into records; an N-D array takes axis= instead");
+  ArrayInput in = view ? read_view(x, op, call.axis, call.keepdims) : read_array(x, op, call.width, call.copy);
   std::shared_ptr<Context> context = State::get().context();
-  Result r;
   double seconds = 0;
-  {
-    nb::gil_scoped_release release;  // other Python threads run while this one reduces
-    const auto start = std::chrono::steady_clock::now();
-    r = context->reduce(in.request, options);
-    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (in.view && !in.result_shape.empty()) {
+    // An array of results, in x's own library. Host data: written by the backend straight into
+    // the numpy arrays; device data: come back in Result::values and are copied there.
+    const DType type = result_dtype(in.request.dtype, op, options.result_dtype);
+    const bool index = returns_index(op);
+    auto [values, values_at] = numpy_empty(in.result_shape, type);
+    nb::object indices = nb::none();
+    void* indices_at = nullptr;
+    if (index) std::tie(indices, indices_at) = numpy_empty(in.result_shape, DType::i64);  // numpy's argmax gives int64
+    if (!in.device) {
+      in.request.out = values_at;
+      in.request.out_index = static_cast<std::uint64_t*>(indices_at);
+    }
+    Result r = reduce_released(*context, in.request, options, &seconds);
+    if (in.device) {
+      put_values(values_at, r.values, type);
+      if (index) std::copy(r.indices.begin(), r.indices.end(), static_cast<std::uint64_t*>(indices_at));
+    }
+    return {like_input(x, values, type), std::nullopt, index ? like_input(x, indices, DType::i64) : nb::none(),
+            std::move(r.backend), seconds};
   }
+  Result r = reduce_released(*context, in.request, options, &seconds);
+  if (in.view) r.values.clear(), r.indices.clear();  // a view of every axis: its one result is Result::value
   nb::object indices = nb::none();
   if (!r.indices.empty()) {
     nb::list rows;
@@ -271,20 +346,28 @@ void translate_errors(const std::exception_ptr& p, void*) {
 
 // Keyword arguments every reducing call takes (after backend=, which validate has not), in one place.
 auto how_arguments() {
-  return std::make_tuple("accuracy"_a = nb::none(), "dtype"_a = nb::none(), "width"_a = 1, "threads"_a = 0, "block_size"_a = 0,
-                         "settings"_a = nb::none(), "copy"_a = false);
+  return std::make_tuple("axis"_a = nb::none(), "keepdims"_a = false, "accuracy"_a = nb::none(), "dtype"_a = nb::none(), "width"_a = 1,
+                         "threads"_a = 0, "block_size"_a = 0, "settings"_a = nb::none(), "copy"_a = false);
 }
 
-CallOptions call_options(std::optional<std::string> backend, std::optional<std::string> accuracy, nb::handle dtype,
-                         std::size_t width, int threads, int block_size,
+CallOptions call_options(std::optional<std::string> backend, nb::handle axis, bool keepdims, std::optional<std::string> accuracy,
+                         nb::handle dtype, std::size_t width, int threads, int block_size,
                          std::optional<std::map<std::string, std::string>> settings, bool copy) {
   return {std::move(backend), std::move(accuracy), result_dtype_of(dtype), width, threads, block_size,
-          settings.value_or(std::map<std::string, std::string>{}), copy};
+          settings.value_or(std::map<std::string, std::string>{}), copy, nb::borrow(axis), keepdims};
 }
 
 constexpr const char* kCallArgumentsDoc = R"(
     backend: a backend name (``xreduce.backends()``) or ``"auto"``; None: ``xreduce.config.backend``
         (validate takes ``backends``, a list of names; None: every backend that can take x).
+    axis: the axes to reduce, as numpy's: an int or a tuple of ints, negative from the end; None:
+        every axis. With axis (or keepdims), the result is an array of the kept axes (argmin and
+        argmax: int64 indices along the reduced axes, flattened in C order where there are
+        several), in x's own library: numpy for numpy, a tensor on x's device for PyTorch, a
+        CuPy or JAX array for those. Without them, a Python float or int (argmin and argmax: the
+        index into x flattened in C order). Any strides are read in place (transposes, slices,
+        negative steps) on the host; on a GPU, the layouts its backends have (``xreduce.backends()``).
+    keepdims: the reduced axes stay in the result's shape, with extent 1 (numpy's keepdims).
     accuracy: ``"exact"``: a float sum is the exact sum rounded once (the same bits on every
         backend); ``"standard"``: within the documented tolerance, fast; None: the config's.
     dtype: sums, products and sums of squares of floats: the result's type, float32 or float64
@@ -292,11 +375,13 @@ constexpr const char* kCallArgumentsDoc = R"(
         the float32 sum of a million float16 values is finite where their float16 sum is not.
         None: x's own type (ints and bools: int64 or uint64).
     width: records of this many values reduced column by column (a C-contiguous (n, width)
-        array); the result is then a list of ``width`` values.
+        array); the result is then a list of ``width`` values. Not with axis.
     threads: CPU threads for the parallel backends; 0: all.
     block_size: deprecated: ``settings={"block_size": "256"}`` (the CUDA backends' setting).
     settings: the running backend's own settings for this call (``Backend.settings``).
-    copy: reduce a C-order copy of a non-contiguous array (made once) instead of refusing it.
+    copy: reduce a C-order copy of a non-contiguous device array, or of a host array cut into
+        records by width (made once), instead of refusing it (other host arrays are read in place
+        whatever their strides).
 
     x is read in place: any object with ``__dlpack__`` (PyTorch, CuPy, JAX, numpy) or the buffer
     protocol, in host memory or in CUDA device memory on its own device. The GIL is released
@@ -332,38 +417,41 @@ NB_MODULE(_core, m) {
       .def_ro("seconds", &PyResult::seconds, "Wall time of the reduction alone, in seconds.")
       .def("__repr__", &result_repr);
 
-  const auto reduce_fn = [](nb::handle x, const std::string& op, std::optional<std::string> backend,
+  const auto reduce_fn = [](nb::handle x, const std::string& op, std::optional<std::string> backend, nb::handle axis, bool keepdims,
                             std::optional<std::string> accuracy, nb::handle dtype, std::size_t width, int threads,
                             int block_size, std::optional<std::map<std::string, std::string>> settings, bool copy) {
-    return run(x, op, call_options(backend, accuracy, dtype, width, threads, block_size, settings, copy));
+    return run(x, op, call_options(backend, axis, keepdims, accuracy, dtype, width, threads, block_size, settings, copy));
   };
   std::apply([&](auto... args) {
     m.def("reduce", reduce_fn, nb::arg("x").none(), "op"_a, nb::kw_only(), "backend"_a = nb::none(), args...,
-          doc("Reduces x with op (\"sum\", \"prod\", \"min\", \"max\", \"argmin\", \"argmax\") and returns a Result.\n"
+          doc("Reduces x with op (\"sum\", \"prod\", \"min\", \"max\", \"argmin\", \"argmax\") and returns a Result\n"
+              "(with axis: value an array, and indices an array for argmin and argmax).\n"
               "Raises xreduce.Error (with .code), TypeError or ValueError.").c_str());
   }, how_arguments());
 
   // One function per operation: the value (the index for argmin and argmax).
   for (Op op : all_ops) {
     const std::string name(to_string(op));
-    const auto fn = [op](nb::handle x, std::optional<std::string> backend, std::optional<std::string> accuracy,
-                         nb::handle dtype, std::size_t width, int threads, int block_size,
+    const auto fn = [op](nb::handle x, std::optional<std::string> backend, nb::handle axis, bool keepdims,
+                         std::optional<std::string> accuracy, nb::handle dtype, std::size_t width, int threads, int block_size,
                          std::optional<std::map<std::string, std::string>> settings, bool copy) -> nb::object {
-      PyResult r = run(x, std::string(to_string(op)), call_options(backend, accuracy, dtype, width, threads, block_size, settings, copy));
+      PyResult r = run(x, std::string(to_string(op)),
+                       call_options(backend, axis, keepdims, accuracy, dtype, width, threads, block_size, settings, copy));
       if (!returns_index(op)) return r.value;
       return r.indices.is_none() ? nb::cast(*r.index) : r.indices;
     };
     static constexpr std::array<const char*, all_ops.size()> what{"sum", "product", "minimum", "maximum", "minimum", "maximum", "sum of squares"};
     static_assert(what.back() != nullptr, "every op needs its name here");
     const std::string head = returns_index(op) ? "The index of the first " + std::string(what[static_cast<int>(op)]) +
-                                                     " of x (of the first NaN, if any)."
+                                                     " of x (of the first NaN, if any); with axis, an array of them."
                                                : "The " + std::string(what[static_cast<int>(op)]) +
-                                                     " of x: a float or an int (a list for width > 1).";
+                                                     " of x: a float or an int (a list for width > 1, an array with axis).";
     // The signature spelt out for the stubs, whose return type nanobind cannot infer from nb::object.
     const std::string signature =
-        "def " + name + "(x: object, *, backend: str | None = None, accuracy: str | None = None, dtype: object = None, width: int = 1, "
+        "def " + name + "(x: object, *, backend: str | None = None, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, "
+        "accuracy: str | None = None, dtype: object = None, width: int = 1, "
         "threads: int = 0, block_size: int = 0, settings: collections.abc.Mapping[str, str] | None = None, "
-        "copy: bool = False) -> " + (returns_index(op) ? "int" : "float | int | list[float | int]");
+        "copy: bool = False) -> object";
     std::apply([&](auto... args) {
       m.def(name.c_str(), fn, nb::arg("x").none(), nb::kw_only(), "backend"_a = nb::none(), args...,
             nb::sig(signature.c_str()), doc(head.c_str()).c_str());
@@ -400,14 +488,17 @@ NB_MODULE(_core, m) {
       });
   std::apply([&](auto... args) {
     m.def("validate",
-          [](nb::handle x, const std::string& op, std::optional<std::vector<std::string>> backends,
-             std::optional<std::string> accuracy, nb::handle dtype, std::size_t width, int threads, int block_size,
+          [](nb::handle x, const std::string& op, std::optional<std::vector<std::string>> backends, nb::handle axis,
+             bool keepdims, std::optional<std::string> accuracy, nb::handle dtype, std::size_t width, int threads, int block_size,
              std::optional<std::map<std::string, std::string>> settings, bool copy) {
             if (!dtype.is_none())
               throw nb::value_error("xreduce.validate checks each backend against the exact reference in x's own type: "
                                     "dtype= is for the reducing calls");
+            if (!axis.is_none() || keepdims)
+              throw nb::value_error("xreduce.validate checks one result a backend: axis= and keepdims= are for the reducing calls");
             return validate_array(x, op, std::move(backends),
-                                  call_options(std::nullopt, accuracy, nb::none(), width, threads, block_size, settings, copy));
+                                  call_options(std::nullopt, nb::none(), false, accuracy, nb::none(), width, threads, block_size,
+                                               settings, copy));
           },
           nb::arg("x").none(), "op"_a, "backends"_a = nb::none(), nb::kw_only(), args...,
           doc("Runs x through every backend that can take it (or those named in backends) and checks each\n"
