@@ -6,10 +6,12 @@
 // copies the next. Small chunks keep every worker's staging in the host's last-level cache, where
 // the copy engine can read what the copy wrote instead of host memory, which a copy of large
 // chunks sends each byte through three times (read, written to staging, read by the DMA): on
-// the 2-GPU H200 machine, bench/results/nvidia-h200-x2/staging.md and stage-sweep.md. Each chunk's partial comes back as an accumulator
-// (not a rounded result) and is folded on the host, each worker's in its order and then the
-// workers' in theirs, so a streamed sum is as accurate as one pass over device memory and the
-// same bits from call to call; an exact sum's partials are ExactSums, added exactly.
+// the 2-GPU H200 machine, bench/results/nvidia-h200-x2/staging.md and stage-sweep.md.
+//
+// Each chunk's partial comes back as an accumulator (not a rounded result) and is folded on the
+// host, each worker's in its order and then the workers' in theirs, so a streamed sum is as
+// accurate as one pass over device memory and the same bits from call to call (for the same
+// settings); an exact sum's partials are ExactSums, added exactly.
 
 #include <algorithm>
 #include <atomic>
