@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
+#include <iostream>
 #include <map>
 #include <random>
 #include <thread>
@@ -388,7 +389,14 @@ int main(int argc, char** argv) {
   app.add_option("--config", args.config, "calibrate: also write the thresholds into this config file");
   app.add_flag("--uncalibrated", args.uncalibrated,
                "crossover: auto on the default thresholds, as before `xreduce calibrate` (writes crossover-uncalibrated.*)");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help: CLI11 prints it
+    // As the xreduce command says its errors: one line, exit 2 (CLI11's own codes run to 100s).
+    std::cerr << "xreduce_bench: error: " << e.what() << "\n(xreduce bench --help)\n";
+    return 2;
+  }
   args.repeat = std::max(args.repeat, 10);
   const bool gpu_suite = suite == "progression" || suite == "transfer" || suite == "gpu-reduce";
   // Results go outside the source tree unless asked: a benchmark run from a checkout should not

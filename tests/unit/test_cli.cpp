@@ -107,6 +107,10 @@ TEST_CASE("cli: usage and input errors exit 2") {
   CHECK(xreduce("run --op sum --input /nonexistent.npy").code == 2);
   CHECK(xreduce("run --op max --dtype f32 --n 0").code == 2);              // empty input
   CHECK(xreduce("frobnicate").code == 2);
+  const Run bench = xreduce("bench nosuchsuite", "", /*with_errors=*/true);  // the benchmark program's parser, through the command
+  CHECK(bench.code == 2);
+  CHECK(bench.out.find("error: ") != std::string::npos);
+  CHECK(bench.out.find("nosuchsuite") != std::string::npos);  // named by its parser, in one line
   CHECK(xreduce("run --op sum --dtype f32 --n 10", "XREDUCE_BACKEND=nope").code == 2);
   std::ofstream("cli-bad.npy") << "\x93NUMPY\x01\x00garbage";
   CHECK(xreduce("validate --op sum --input cli-bad.npy").code == 2);
