@@ -1,5 +1,7 @@
-"""The GIL is released while a reduction runs, and repeated calls leak no references."""
+"""The GIL is released while a reduction runs, repeated calls leak no references, and
+`python -m xreduce` gives its tour."""
 
+import subprocess
 import sys
 import threading
 import time
@@ -45,3 +47,11 @@ def test_no_reference_leaks_over_many_calls():
             pass
     assert r.index == 999
     assert (sys.getrefcount(x), sys.getrefcount(empty)) == before
+
+
+def test_python_dash_m_xreduce_prints_the_tour():
+    done = subprocess.run([sys.executable, "-m", "xreduce"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "reference (exactly rounded)" in done.stdout and "auto picks '" in done.stdout
+    for b in xreduce.backends():
+        assert b.name in done.stdout
