@@ -140,14 +140,23 @@ Request canonical(const Request& q) {
   // A dimension of extent 1 where the reduction needs one: a reduced one if every reduced axis
   // had extent 1, a kept one if the results have a shape but no kept axis is left. Its stride
   // keeps the view in its class's canonical form (any stride reads the same one element).
+  // A view has at most kMaxRank dimensions: sixteen that no strides join leave no room for one
+  // more (all of them reduced, with keepdims; found by fuzz_view_args).
+  auto room = [&] {
+    if (dims.size() >= kMaxRank)
+      throw Error(ErrorCode::unsupported, "a view of " + std::to_string(kMaxRank) + " dimensions that no strides join, every one " +
+                                              "reduced, with keepdims: there is no room for the results' axis; reduce it without " +
+                                              "keepdims, or a contiguous copy of it");
+  };
   auto in_front = [&](bool is_reduced) {
+    room();
     const std::int64_t stride = dims.empty() ? 1 : dims.front().extent * dims.front().stride;
     dims.insert(dims.begin(), Dim{1, stride, is_reduced});
   };
   // An axis of extent 1 reduced goes after the kept ones if the view's last axis is reduced (rows
   // of one element stay rows: layout inner), else before them (one record stays records: outer).
   if (std::none_of(dims.begin(), dims.end(), [](const Dim& d) { return d.reduced; })) {
-    if (reduced_axis(q, q.view.rank - 1) && !dims.empty()) dims.push_back(Dim{1, 1, true});
+    if (reduced_axis(q, q.view.rank - 1) && !dims.empty()) room(), dims.push_back(Dim{1, 1, true});
     else in_front(true);
   }
   if (shaped_result(q) && std::all_of(dims.begin(), dims.end(), [](const Dim& d) { return d.reduced; })) in_front(false);
