@@ -1,6 +1,5 @@
 #include "array_input.hpp"
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -271,11 +270,9 @@ std::vector<std::size_t> axes_of(nb::handle axis, std::size_t rank) {
   return axes;
 }
 
-}  // namespace
-
-ArrayInput read_view(nb::handle object, Op op, nb::handle axis, bool keepdims) {
+//! The request over an exported array as an N-D view with numpy's `axis` reduced (read_view).
+ArrayInput view_of(const Exported& e, Op op, nb::handle axis, bool keepdims) {
   ArrayInput in;
-  Exported e = export_checked(object);
   in.array = e.array;
   in.device = e.device;
   in.view = true;
@@ -296,12 +293,13 @@ ArrayInput read_view(nb::handle object, Op op, nb::handle axis, bool keepdims) {
   in.request = Request::over(in.array.data(), e.dtype, View::of(shape, strides, rank), reduced, op);
   in.request.keepdims = keepdims;
   in.request.memory = e.memory;
-  for (std::size_t d = 0; d < rank; ++d) {
-    const bool gone = axes.empty() || std::find(axes.begin(), axes.end(), d) != axes.end();
-    if (!gone) in.result_shape.push_back(shape[d]);
-    else if (keepdims) in.result_shape.push_back(1);
-  }
   return in;
+}
+
+}  // namespace
+
+ArrayInput read_view(nb::handle object, Op op, nb::handle axis, bool keepdims) {
+  return view_of(export_checked(object), op, axis, keepdims);
 }
 
 std::string numpy_name(DType t) {
@@ -329,7 +327,7 @@ ArrayInput read_array(nb::handle object, Op op, std::size_t width, bool copy) {
   check_width(size, width);
   const void* data = in.array.data();
   if (!c_contiguous(in.array)) {
-    if (!in.device && width == 1) return read_view(object, op, nb::none(), /*keepdims=*/false);  // in place, any strides
+    if (!in.device && width == 1) return view_of(e, op, nb::none(), /*keepdims=*/false);  // in place, any strides
     if (!copy)
       throw nb::value_error("xreduce: the array is not C-contiguous; pass copy=True to reduce a contiguous copy "
                             "(made once), or make one yourself");

@@ -8,7 +8,6 @@
 #include <cstddef>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "xreduce/request.hpp"
 
@@ -19,10 +18,7 @@ namespace xreduce::python {
 //! array when the caller allowed it.
 struct ArrayInput {
   Request request;
-  //! A view request (axis=, keepdims=, or a strided host array read in place): the results' shape
-  //! (the kept axes' extents, with keepdims every axis, the reduced ones 1). Empty: one result.
-  std::vector<std::int64_t> result_shape;
-  bool view = false;
+  bool view = false;  //!< read as an N-D view (axis=, keepdims=, or a strided host array read in place)
   nanobind::ndarray<nanobind::ro> array;
   nanobind::object owner;                //!< a PyTorch tensor read through its own accessors
   nanobind::object contiguous;           //!< the device copy of a non-contiguous device array

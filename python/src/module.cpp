@@ -10,6 +10,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@
 #include "array_input.hpp"
 #include "config_binding.hpp"
 #include "state.hpp"
+#include "xreduce/backend/features.hpp"
 #include "xreduce/backend/registry.hpp"
 #include "xreduce/version.hpp"
 #include "xreduce/xreduce.hpp"
@@ -156,13 +158,9 @@ nb::object like_input(nb::handle x, nb::object array, DType t) {
   return array;
 }
 
-//! Writes the results `values` (of type t) into the numpy array at `data`.
-void put_values(void* data, const std::vector<Scalar>& values, DType t) {
-  visit_dtype(t, [&](auto tag) {
-    using T = decltype(tag);
-    auto* out = static_cast<T*>(data);
-    for (std::size_t i = 0; i < values.size(); ++i) out[i] = values[i].get<T>();
-  });
+//! Writes the results `values` (each of `bytes`) into the numpy array at `data`.
+void put_values(void* data, const std::vector<Scalar>& values, std::size_t bytes) {
+  for (std::size_t i = 0; i < values.size(); ++i) std::memcpy(static_cast<unsigned char*>(data) + i * bytes, values[i].bytes(), bytes);
 }
 
 Result reduce_released(Context& context, const Request& q, const Options& options, double* seconds) {
@@ -182,22 +180,24 @@ PyResult run(nb::handle x, const std::string& op_name, const CallOptions& call) 
   ArrayInput in = view ? read_view(x, op, call.axis, call.keepdims) : read_array(x, op, call.width, call.copy);
   std::shared_ptr<Context> context = State::get().context();
   double seconds = 0;
-  if (in.view && !in.result_shape.empty()) {
+  // A view's results: an array of `shape`, or (empty) one result. Flat and record calls skip it.
+  const std::vector<std::int64_t> shape = in.view ? result_shape(in.request) : std::vector<std::int64_t>{};
+  if (!shape.empty()) {
     // An array of results, in x's own library. Host data: written by the backend straight into
     // the numpy arrays; device data: come back in Result::values and are copied there.
     const DType type = result_dtype(in.request.dtype, op, options.result_dtype);
     const bool index = returns_index(op);
-    auto [values, values_at] = numpy_empty(in.result_shape, type);
+    auto [values, values_at] = numpy_empty(shape, type);
     nb::object indices = nb::none();
     void* indices_at = nullptr;
-    if (index) std::tie(indices, indices_at) = numpy_empty(in.result_shape, DType::i64);  // numpy's argmax gives int64
+    if (index) std::tie(indices, indices_at) = numpy_empty(shape, DType::i64);  // numpy's argmax gives int64
     if (!in.device) {
       in.request.out = values_at;
       in.request.out_index = static_cast<std::uint64_t*>(indices_at);
     }
     Result r = reduce_released(*context, in.request, options, &seconds);
     if (in.device) {
-      put_values(values_at, r.values, type);
+      put_values(values_at, r.values, size_of(type));
       if (index) std::copy(r.indices.begin(), r.indices.end(), static_cast<std::uint64_t*>(indices_at));
     }
     return {like_input(x, values, type), std::nullopt, index ? like_input(x, indices, DType::i64) : nb::none(),

@@ -116,7 +116,8 @@ def test_every_host_backend_reads_axes_in_place(rng, backend):
         except xreduce.Error as e:  # a backend without strided views refuses them, never "auto"
             assert backend != "auto" and e.code == "unsupported"
             continue
-        for result, row in zip(got.reshape(-1).tolist(), rows_of(view, axis).reshape(-1, rows_of(view, axis).shape[-1])):
+        rows = rows_of(view, axis)
+        for result, row in zip(got.reshape(-1).tolist(), rows.reshape(-1, rows.shape[-1])):
             assert result == exact_sum(row)
 
 
