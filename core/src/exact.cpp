@@ -247,9 +247,10 @@ class LargeAccumulator {
   //! Adds the chunks to the digits (which take up to 2^(kFieldBits + 5) additions of less than
   //! 2^32 each: normalize first) and empties them.
   void flush(ExactSum& s) {
+    if (chunks_.empty()) return;  // no slow run since the last flush
     for (int c = 0; c < kChunks; ++c) {
       Chunk total = 0;
-      for (int k = 0; k < kCopies; ++k) total += chunks_.empty() ? 0 : chunks_[std::size_t(c) * kCopies + k];
+      for (int k = 0; k < kCopies; ++k) total += chunks_[std::size_t(c) * kCopies + k];
       if (total == 0) continue;
       const int field = c & static_cast<int>(kSpecialField);
       const bool negative = (c >> kFieldBits) != 0;
@@ -269,13 +270,15 @@ constexpr int kNoWindow = INT_MIN;
 //! 2^(128 + kHeadroom), and seven bins reach 7 * kBinBits + 52 bits below it, past 2^-149.
 constexpr int kAllOfF32 = 7;
 
-//! The fast path over one run (n <= kRun); false if the run must be added element by element.
+//! The fast path over one run (n <= kRun); false if the run must go to the large accumulator.
 //! Most data need fewer bins than the most: one for f32, two for f64 when the run's magnitudes
 //! span less than 2^18 (f32) or 2^31 (f64); the full count only when that leaves something.
 //! `window` carries the previous run's window: most data change little from run to run, so the
 //! run is first cut under it in one pass, which finds its largest magnitude as it goes (reading
 //! the run twice, once for the largest and once to cut it, took half the time); if that window
-//! was too low, or left something, the run's own window is found first.
+//! was too low, or left something, the run's own window is found first. f32 runs that two bins
+//! do not take are cut with kAllOfF32, which takes any finite one; `all_bins` says the last run
+//! needed that, and the next is first cut with it too.
 template <int W, class T>
 XREDUCE_INLINE bool add_run_fast(ExactSum& s, const T* x, std::size_t n, int& window, bool& all_bins) {
   constexpr int kFew = std::is_same_v<T, float> ? 1 : 2;
