@@ -30,24 +30,7 @@ log="$out/logs/checks-$XREDUCE_COMMIT.log"
 : > "$log"
 { date -u; echo "commit $XREDUCE_COMMIT"; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv; } > "$out/logs/device-$XREDUCE_COMMIT.txt"
 
-status=0
-step() {
-  local name=$1
-  shift
-  if [[ "$1" == */bin/* && ! -x "$1" ]]; then
-    echo "===== $name: skipped, $1 is not in this bundle" >> "$log"
-    printf '%-22s skipped (%s not in this bundle)\n' "$name" "$(basename "$1")"
-    return
-  fi
-  local t0=$SECONDS
-  echo "===== $name: $*" >> "$log"
-  "$@" >> "$log" 2>&1
-  local rc=$?
-  local verdict=ok
-  [ $rc -eq 0 ] || { verdict="FAILED (exit $rc)"; status=1; }
-  echo "===== $name: $verdict in $((SECONDS - t0)) s" >> "$log"
-  printf '%-22s %s (%d s)\n' "$name" "$verdict" $((SECONDS - t0))
-}
+. scripts/check-steps.sh  # step NAME COMMAND...; status
 
 step conformance "$build/bin/xreduce_conformance"
 step gpu-tests "$build/bin/xreduce_gpu_tests"

@@ -23,19 +23,7 @@ log="$out/logs/multi-gpu-checks-$commit.log"
 { date -u; echo "commit $commit, $gpus GPU(s)"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } > "$log"
 mpirun=(mpirun --allow-run-as-root --bind-to none --oversubscribe)
 
-status=0
-step() {
-  local name=$1
-  shift
-  local t0=$SECONDS
-  echo "===== $name: $*" >> "$log"
-  "$@" >> "$log" 2>&1
-  local rc=$?
-  local verdict=ok
-  [ $rc -eq 0 ] || { verdict="FAILED (exit $rc)"; status=1; }
-  echo "===== $name: $verdict in $((SECONDS - t0)) s" >> "$log"
-  printf '%-22s %s (%d s)\n' "$name" "$verdict" $((SECONDS - t0))
-}
+. scripts/check-steps.sh  # step NAME COMMAND...; status
 
 step conformance-multi-gpu env XREDUCE_TEST_BACKENDS=cuda.multi_gpu "$build/bin/xreduce_conformance"
 step conformance-cuda env XREDUCE_TEST_BACKENDS='cuda.shuffle,cuda.single_pass,cub' "$build/bin/xreduce_conformance"
