@@ -82,9 +82,11 @@ ShardShape shape_of(const Request& shard) {
 
 Options shard_options(const Request& shard, const Options& options, const Context& context) {
   Options o = options;
+  if (!is_float16(shard.dtype) || !accumulates(shard.op) || !shard.ops.empty() || o.result_dtype) return o;
+  // Only a 16-bit float shard's pointer is looked up (where it lives): other calls pass as they
+  // came, without the lookup.
   const Memory where = shard.memory != Memory::automatic ? shard.memory : context.registry().where(shard.data).memory;
-  const bool narrow_float = is_float16(shard.dtype) && accumulates(shard.op) && shard.ops.empty();
-  if (narrow_float && !o.result_dtype && (where != Memory::device || shard.op == Op::sum)) o.result_dtype = DType::f64;
+  if (where != Memory::device || shard.op == Op::sum) o.result_dtype = DType::f64;
   return o;
 }
 
