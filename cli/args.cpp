@@ -60,13 +60,22 @@ void add_data_options(CLI::App* cmd, DataArgs& d) {
   shape->excludes(n)->excludes(input);
 }
 
-void add_op_options(CLI::App* cmd, std::string& op, std::string& ops) {
-  auto* one = cmd->add_option("--op", op, "Operation: sum prod min max argmin argmax sumsq (the sum of squares)")
-                  ->check(CLI::IsMember({"sum", "prod", "min", "max", "argmin", "argmax", "sumsq"}));
+void add_op_options(CLI::App* cmd, std::string& op, std::string& ops, double& correction) {
+  std::vector<std::string> names(op_names.begin(), op_names.end());
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : " ") + n;
+  auto* one = cmd->add_option("--op", op,
+                              "Operation: " + list + " (sumsq: the sum of squares; norm1, norm2, norminf: vector norms; "
+                              "nan*: NaN skipped, as numpy's; semantics: docs/semantics.md)")
+                  ->check(CLI::IsMember(names));
   auto* several = cmd->add_option("--ops", ops,
                                   "Several operations in one read of the data, comma-separated: any of sum min max "
                                   "argmin argmax sumsq (the sum of squares, for norms and variances); instead of --op");
   one->excludes(several);
+  cmd->add_option("--correction", correction,
+                  "var, std, nanvar, nanstd: the divisor is n - CORRECTION (numpy's ddof; 1 for the sample variance)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
 }
 
 std::pair<Op, OpSet> ops_of(const std::string& op, const std::string& ops) {
@@ -76,7 +85,8 @@ std::pair<Op, OpSet> ops_of(const std::string& op, const std::string& ops) {
   std::stringstream list(ops);
   for (std::string name; std::getline(list, name, ',');) {
     const std::optional<Op> s = parse_op(name);
-    if (!s || *s == Op::prod) throw CLI::ValidationError("--ops " + ops + ": '" + name + "' is none of sum min max argmin argmax sumsq");
+    if (!s || !is_core_op(*s) || *s == Op::prod)
+      throw CLI::ValidationError("--ops " + ops + ": '" + name + "' is none of sum min max argmin argmax sumsq");
     stats.add(*s);
   }
   if (stats.empty()) throw CLI::ValidationError("--ops: name at least one of sum min max argmin argmax sumsq");
@@ -141,6 +151,7 @@ Request request_for(const Array& a, const DataArgs& d, Op op, Memory memory, con
   }
   q.memory = memory;
   q.ops = ops;
+  q.correction = d.correction;
   return q;
 }
 

@@ -29,6 +29,7 @@ struct DataArgs {
   std::string axis;         // --axis 0,2: the axes to reduce (empty: all)
   bool keepdims = false;    // --keepdims: the results keep the reduced axes, as 1
   bool distributed = false;  // one array over the ranks of mpirun, each with its shard
+  double correction = 0;    // --correction: var's and std's divisor is n - correction
 };
 
 struct RunArgs {
@@ -55,7 +56,7 @@ struct ValidateArgs {
 //! --input, --dtype, --n, --shape, --seed, --axis, --keepdims, --width, --rows, --offsets, --distributed.
 void add_data_options(CLI::App* cmd, DataArgs& d);
 //! --op OP or --ops LIST (exactly one), for run and validate.
-void add_op_options(CLI::App* cmd, std::string& op, std::string& ops);
+void add_op_options(CLI::App* cmd, std::string& op, std::string& ops, double& correction);
 //! The op of --op (sum when --ops is given instead) and the stats of --ops (empty without it);
 //! a usage error for neither, or for a name --ops does not know.
 std::pair<Op, OpSet> ops_of(const std::string& op, const std::string& ops);

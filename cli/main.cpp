@@ -246,7 +246,7 @@ int main(int argc, char** argv) {
   auto* run_cmd = app.add_subcommand("run", "One reduction, timed (the reduction alone, not loading or generating)");
   run_cmd->add_option("--backend", run_args.backend,
                       "A backend name (see `xreduce list`) or auto; default: XREDUCE_BACKEND, else the config file, else auto");
-  add_op_options(run_cmd, run_args.op, run_args.ops);
+  add_op_options(run_cmd, run_args.op, run_args.ops, run_data.correction);
   add_data_options(run_cmd, run_data);
   add_how_options(run_cmd, run_args.block_size, run_args.threads, run_args.accuracy);
   run_cmd->add_option("--result-dtype", run_args.result_dtype,
@@ -267,7 +267,7 @@ int main(int argc, char** argv) {
   auto* val_cmd = app.add_subcommand("validate",
                                      "Every capable backend on the same data against an exact reference; exit 1 if a "
                                      "backend that promises exactness disagrees");
-  add_op_options(val_cmd, val_args.op, val_args.ops);
+  add_op_options(val_cmd, val_args.op, val_args.ops, val_data.correction);
   add_data_options(val_cmd, val_data);
   val_cmd->add_option("--backends", val_args.backends, "Only these backends (comma-separated)")->delimiter(',');
   add_how_options(val_cmd, val_args.block_size, val_args.threads, val_args.accuracy);

@@ -3,11 +3,13 @@
 #include "xreduce/backend/reducer.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "aligned_input.hpp"
+#include "exact_statistics.hpp"
 #include "results.hpp"
 #include "xreduce/error.hpp"
 
@@ -39,12 +41,20 @@ void check_request(const Request& q, const Request& c, Accuracy accuracy) {
     if ((q.out || q.out_index) && !results) invalid("`out` is for requests with more than one result: one comes back in Result::value");
     if (q.out && returns_index(q.op) && !q.out_index) invalid(std::string(to_string(q.op)) + " into `out` needs `out_index` too");
   }
+  if (several)
+    for (Op op : all_ops)
+      if (q.ops.contains(op) && !is_core_op(op))
+        invalid("several ops in one pass are of sum, min, max, argmin, argmax and sumsq: ask for the " +
+                std::string(to_string(op)) + " alone");
+  if (!(q.correction >= 0) || q.correction == std::numeric_limits<double>::infinity())
+    invalid("correction " + std::to_string(q.correction) + ": the divisor of var and std is n - correction, with a finite correction of 0 or more");
   if (accuracy != Accuracy::exact || !is_floating(q.dtype)) return;
   if (several && (q.ops.contains(Op::sum) || q.ops.contains(Op::sumsq)))
     throw Error(ErrorCode::unsupported, "accuracy 'exact' is for one op at a time: ask for the exact sum alone");
-  if (!several && (q.op == Op::prod || q.op == Op::sumsq))
-    throw Error(ErrorCode::unsupported, "accuracy 'exact' is for sums: no backend rounds a " + std::string(to_string(q.op)) +
-                                            " of " + std::string(to_string(q.dtype)) + " once");
+  if (!several && (q.op == Op::prod || q.op == Op::sumsq || q.op == Op::nanprod || (returns_float(q.op) && !exact_statistic(q.op)) ||
+                   q.op == Op::nansum))
+    throw Error(ErrorCode::unsupported, "accuracy 'exact' is for sums, mean, var and std: no backend rounds a " +
+                                            std::string(to_string(q.op)) + " of " + std::string(to_string(q.dtype)) + " once");
 }
 
 //! Options::result_dtype, if set: a type the request's op may return (result_dtype_allowed), for
@@ -71,8 +81,11 @@ void check_result_dtype(const Request& q, const Request& c, const Features& f, s
 
 //! A layout-all result of one op: the type `type` (the op's own, or the one asked for), an index
 //! exactly for argmin/argmax, an exact sum's partial or a wide result rounded once.
-void finish_value(const Features& f, DType type, Op op, Result& r, const std::string& backend) {
-  if (f.accuracy == Accuracy::exact) {
+void finish_value(const Features& f, DType type, Op op, double correction, Result& r, const std::string& backend) {
+  if (f.accuracy == Accuracy::exact && exact_statistic(op)) {
+    r.value = detail::exact_statistic(op, r.exact, correction, type);
+    r.exact.clear();  // the sums of x and x squared: not the partial of the result (Result::exact)
+  } else if (f.accuracy == Accuracy::exact) {
     if (r.exact.size() != 1)
       throw Error(ErrorCode::internal, "backend '" + backend + "' returned " + std::to_string(r.exact.size()) +
                                            " exact partials for an exact sum");
@@ -148,7 +161,7 @@ Result Reducer::reduce(const Request& q, const Options& options) {
   const Options& run_options = told ? *told : options;
   if (f.layout == Layout::all && !f.several) {
     Result r = do_reduce(w, run_options);
-    finish_value(f, result_dtype(c.dtype, c.op, options.result_dtype), c.op, r, backend);
+    finish_value(f, result_dtype(c.dtype, c.op, options.result_dtype), c.op, c.correction, r, backend);
     r.backend = backend;
     return r;
   }

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <numeric>
 #include <limits>
 #include <vector>
 
 #include "aligned_input.hpp"
+#include "results.hpp"
 #include "xreduce/backend/ops.hpp"
 #include "xreduce/error.hpp"
 #include "xreduce/exact.hpp"
@@ -57,11 +59,136 @@ Reference squares_reference(const T* x, std::size_t n) {
 }
 
 template <class T>
-Reference reference_of(const T* x, std::size_t n, Op op) {
+Reference reference_of(const T* x, std::size_t n, Op op, double correction = 0);
+
+//! The relative precision of a statistic's result: its type's, or f64's for integers.
+template <class T>
+double result_epsilon() {
+  if constexpr (std::is_same_v<T, double> || !is_float_v<T>) return std::numeric_limits<double>::epsilon();
+  else return static_cast<double>(std::numeric_limits<T>::epsilon());
+}
+
+//! The statistics, in long double (64-bit significand, 15-bit exponent: no square of a double
+//! overflows or underflows in it) and by their textbook definitions: two passes for the variance,
+//! the maximum first for logsumexp. `slack` carries each one's tolerance, which is not a sum's:
+//! the result's last rounding, and the double accumulation's error, in terms of the data.
+template <class T>
+Reference statistic_reference(const T* x, std::size_t n, Op op, double correction) {
+  using L = long double;
+  constexpr double eps64 = std::numeric_limits<double>::epsilon();
+  const double eps = result_epsilon<T>();
+  if (skips_nan(op)) {  // namesake of the elements that are not NaN (an index: the element's own)
+    std::vector<T> kept;
+    std::vector<std::uint64_t> where;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!is_nan(x[i])) kept.push_back(x[i]), where.push_back(i);
+    const Op base = without_nan(op);
+    if (kept.empty() && (base == Op::min || base == Op::max || base == Op::argmin || base == Op::argmax)) {
+      Reference r;  // an all-NaN slice: NaN, and no index
+      r.value = Scalar(std::numeric_limits<T>::quiet_NaN());
+      if (returns_index(op)) r.index = no_index;
+      r.count = n;
+      return r;
+    }
+    std::unique_ptr<T[]> packed(new T[kept.size() + 1]);  // not a vector<bool>
+    std::copy(kept.begin(), kept.end(), packed.get());
+    Reference r = reference_of(packed.get(), kept.size(), base, correction);
+    if (r.index) r.index = where[*r.index];
+    r.count = n;
+    return r;
+  }
   Reference r;
   r.count = n;
-  if (n == 0 && !accumulates(op))
+  const DType type = result_dtype(dtype_of<T>(), op);
+  auto result = [&](L v) { r.value = detail::rounded(type, static_cast<double>(v)); };
+  L sum = 0, largest = 0;
+  bool nan = false, inf = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    const L v = static_cast<L>(static_cast<double>(x[i]));
+    sum += v;
+    largest = std::max(largest, std::fabs(v));
+    nan = nan || v != v;
+    inf = inf || std::isinf(v);
+  }
+  const L mean = sum / static_cast<L>(n);
+  switch (op) {
+    case Op::mean:
+      result(mean);
+      r.slack = 64 * eps64 * static_cast<double>(largest) + eps * std::fabs(static_cast<double>(mean));
+      break;
+    case Op::var:
+    case Op::std: {
+      L m2 = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const L d = static_cast<L>(static_cast<double>(x[i])) - mean;
+        m2 += d * d;
+      }
+      const L dof = static_cast<L>(n) - static_cast<L>(correction);
+      const L var = nan || inf || !(dof > 0) ? std::numeric_limits<L>::quiet_NaN() : m2 / dof;
+      // Shifted sums and Chan's update in double: a few thousand roundings of eps64 relative to
+      // the variance, and to the size of the data times the spread (the means' own rounding).
+      const double v = static_cast<double>(var), spread = std::sqrt(v), big = static_cast<double>(largest);
+      const double var_tol = 4096 * eps64 * (v + big * spread) + (op == Op::var ? eps * v : 0);
+      if (op == Op::var) {
+        result(var);
+        r.slack = var_tol;
+      } else {
+        result(std::sqrt(var));
+        r.slack = (spread > 0 ? var_tol / (2 * spread) : std::sqrt(var_tol)) + eps * spread;
+      }
+      break;
+    }
+    case Op::norm1:
+      result(std::accumulate(x, x + n, L(0), [](L a, T e) { return a + std::fabs(static_cast<L>(static_cast<double>(e))); }));
+      r.slack = 2 * (64 * eps64 + eps) * static_cast<double>(r.value.to_double());
+      break;
+    case Op::norm2: {
+      L squares = 0;
+      for (std::size_t i = 0; i < n; ++i) squares += static_cast<L>(static_cast<double>(x[i])) * static_cast<L>(static_cast<double>(x[i]));
+      result(std::sqrt(squares));
+      r.slack = 2 * (64 * eps64 + eps) * static_cast<double>(std::sqrt(squares));
+      break;
+    }
+    case Op::norminf:
+      result(nan ? std::numeric_limits<L>::quiet_NaN() : largest);
+      break;
+    case Op::logsumexp: {
+      L m = -std::numeric_limits<L>::infinity();
+      for (std::size_t i = 0; i < n; ++i) m = std::max(m, static_cast<L>(static_cast<double>(x[i])));
+      L v = m;
+      if (nan) v = std::numeric_limits<L>::quiet_NaN();
+      else if (std::isfinite(m)) {
+        L s = 0;
+        for (std::size_t i = 0; i < n; ++i) s += std::exp(static_cast<L>(static_cast<double>(x[i])) - m);
+        v = m + std::log(s);
+      }
+      result(v);
+      r.slack = 1024 * eps64 * (std::fabs(static_cast<double>(v)) + 1) + eps * std::fabs(static_cast<double>(v));
+      break;
+    }
+    case Op::count_nonzero:
+    case Op::any:
+    case Op::all: {
+      std::int64_t nonzero = 0;
+      for (std::size_t i = 0; i < n; ++i) nonzero += ops::nonzero(x[i]) ? 1 : 0;
+      if (op == Op::count_nonzero) r.value = Scalar(nonzero);
+      else r.value = Scalar(op == Op::any ? nonzero > 0 : nonzero == static_cast<std::int64_t>(n));
+      break;
+    }
+    default:
+      throw Error(ErrorCode::internal, "reference: no statistic " + std::string(to_string(op)));
+  }
+  if (!std::isfinite(r.slack)) r.slack = 0;
+  return r;
+}
+
+template <class T>
+Reference reference_of(const T* x, std::size_t n, Op op, double correction) {
+  Reference r;
+  r.count = n;
+  if (n == 0 && OpSet{op}.needs_elements())
     throw Error(ErrorCode::empty_input, std::string(to_string(op)) + " of an empty array has no value");
+  if (!is_core_op(op)) return statistic_reference(x, n, op, correction);
   switch (op) {
     case Op::sum:
       if constexpr (is_float_v<T>) {
@@ -101,6 +228,7 @@ Reference reference_of(const T* x, std::size_t n, Op op) {
       if (returns_index(op)) r.index = best;
       break;
     }
+    default: break;
   }
   return r;
 }
@@ -117,13 +245,14 @@ Reference segments_reference(const Request& q) {
   for (std::size_t s = 0; s < seg.count; ++s) {
     const std::uint64_t b = seg.offsets[s], e = seg.offsets[s + 1];
     if (e < b) throw Error(ErrorCode::invalid_argument, "reference: decreasing offsets");
-    if (e > b || accumulates(q.op)) {
-      r.results.push_back(reference_of(x + b, e - b, q.op));
+    if (e > b || !OpSet{q.op}.needs_elements()) {
+      r.results.push_back(reference_of(x + b, e - b, q.op, q.correction));
       continue;
     }
     Reference empty;
-    const bool want_max = q.op == Op::max || q.op == Op::argmax;
+    const bool want_max = without_nan(q.op) == Op::max || without_nan(q.op) == Op::argmax;
     empty.value = Scalar(want_max ? ops::extreme_identity<T, true>() : ops::extreme_identity<T, false>());
+    if (skips_nan(q.op) && is_float_v<T>) empty.value = Scalar(std::numeric_limits<T>::quiet_NaN());  // as an all-NaN one
     if (returns_index(q.op)) empty.index = no_index;
     r.results.push_back(empty);
   }
@@ -172,7 +301,7 @@ Reference view_reference(const Request& q) {
   auto one = [&](std::uint64_t o) {
     const std::int64_t base = offset_of(q, kept, o);
     for (std::uint64_t i = 0; i < per_result; ++i) elements[i] = x[base + offset_of(q, reduced, i)];
-    return reference_of(elements.get(), per_result, q.op);
+    return reference_of(elements.get(), per_result, q.op, q.correction);
   };
   if (!array_result(q)) return one(0);
   Reference r;
@@ -224,7 +353,7 @@ Reference exact_reference(const Request& request) {
     using T = decltype(tag);
     if (q.view.rank > 0) return view_reference<T>(q);
     if (q.segments.segmented()) return segments_reference<T>(q);
-    return reference_of(static_cast<const T*>(q.data), q.count, q.op);
+    return reference_of(static_cast<const T*>(q.data), q.count, q.op, q.correction);
   });
 }
 
@@ -237,6 +366,14 @@ double tolerance(const Request& q, const Reference& ref, Accuracy accuracy) {
       if (q.ops.contains(op) && k < ref.ops.size()) widest = std::max(widest, tolerance(alone(q, op), ref.ops[k++], accuracy));
     return widest;
   }
+  // The statistics' own bound (statistic_reference), exact mode too: the reference is not itself
+  // rounded once (the exact tests compare the bits with MPFR's).
+  if (skips_nan(q.op) && is_core_op(without_nan(q.op))) {  // nansum, nanprod: their namesake's bound
+    Request base = q;
+    base.op = without_nan(q.op);
+    return tolerance(base, ref, accuracy);
+  }
+  if (!is_core_op(q.op)) return ref.slack;
   if (!is_floating(q.dtype) || exact_sum(q.dtype, q.op, accuracy)) return 0;
   // f16 and bf16 accumulate as f32 does (float lanes, then double), and round once more at the
   // end, to their own type: half an ulp of the result, below eps(T) |result| (+ the subnormal
@@ -296,11 +433,11 @@ bool agrees(const Request& q, const Reference& ref, const Result& result, double
     err = ok ? 0 : std::fabs(result.value.to_double() - ref.value.to_double());
     if (!ok && err == 0) err = std::numeric_limits<double>::denorm_min();  // +0 against -0
   } else if (ok && !(result.value == ref.value)) {
-    if (is_floating(q.dtype)) {
+    if (is_floating(result.value.dtype())) {
       double a = result.value.to_double(), b = ref.value.to_double();
       if (std::isfinite(a) && std::isfinite(b)) {
         err = std::fabs(a - b);
-        ok = err <= tolerance(q, ref);
+        ok = err <= tolerance(q, ref, accuracy);
       } else {
         err = std::numeric_limits<double>::infinity();
         ok = false;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "xreduce/backend/ops.hpp"
 #include "xreduce/error.hpp"
 
 namespace xreduce::detail {
@@ -73,8 +74,18 @@ void scatter(const void* values, const std::uint64_t* indices, DType type, std::
   }
 }
 
-//! The value of `identity` (0 or 1) as a result of `type`.
-Scalar identity_of(DType type, int identity) { return rounded(type, identity); }
+//! The result of no element of `op` over `in`, as a value of `type`: a sum's 0, a product's 1,
+//! and the statistics' finish of their identity (mean and var NaN, logsumexp -inf, all true).
+Scalar identity_of(DType in, Op op, DType type, double correction) {
+  if (is_core_op(op)) return rounded(type, op == Op::prod ? 1 : 0);
+  return visit_dtype(in, [&](auto tag) {
+    using T = decltype(tag);
+    return ops::visit_statistic<T>(op, [&](auto f) {
+      using F = decltype(f);
+      return rounded(type, static_cast<double>(F::value(F::identity(), ops::FinishArgs{correction})));
+    });
+  });
+}
 
 //! Writes one value to packed position s of a buffer of `type`.
 void put(void* out, std::size_t s, const Scalar& v) {
@@ -198,7 +209,7 @@ Result empty_result(const Request& q, const Request& c, const Features& f, std::
   for (Op op : all_ops) {
     if (!f.ops.contains(op)) continue;
     const DType type = f.several ? result_dtype(q.dtype, op) : result_dtype(q.dtype, op, asked);
-    const Scalar identity = identity_of(type, op == Op::prod ? 1 : 0);
+    const Scalar identity = identity_of(q.dtype, op, type, q.correction);
     std::vector<Scalar> values(array ? n : 0, identity);
     void* out = f.several ? (q.ops_out ? q.ops_out->values[static_cast<int>(op)] : nullptr) : q.out;
     if (out) {
@@ -212,7 +223,7 @@ Result empty_result(const Request& q, const Request& c, const Features& f, std::
     if (f.several && !q.ops_out) r.ops.push_back(OpResult{op, identity, std::nullopt, std::move(values), {}});
     if (!f.several) r.values = std::move(values);
   }
-  if (!f.several) r.value = identity_of(result_dtype(q.dtype, q.op, asked), q.op == Op::prod ? 1 : 0);
+  if (!f.several) r.value = identity_of(q.dtype, q.op, result_dtype(q.dtype, q.op, asked), q.correction);
   else if (!r.ops.empty()) r.value = r.ops.front().value;
   if (f.accuracy == Accuracy::exact) r.exact.assign(n, ExactSum{});
   return r;

@@ -91,6 +91,10 @@ Options shard_options(const Request& shard, const Options& options, const Contex
 }
 
 Kind kind_of(DType dtype, Op op, Accuracy accuracy) {
+  if (!is_core_op(op))
+    throw Error(ErrorCode::unsupported, "the " + std::string(to_string(op)) +
+                                            " is not combined across ranks: the distributed calls take sum, prod, min, max, "
+                                            "argmin, argmax and sumsq");
   if (op == Op::sum && is_floating(dtype)) return accuracy == Accuracy::exact ? Kind::exact_sum : Kind::float_sum;
   if (op == Op::sumsq) return is_floating(dtype) ? Kind::float_sum : Kind::integer_sum;  // no exact form
   if (op == Op::sum) return Kind::integer_sum;

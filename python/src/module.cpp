@@ -7,6 +7,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -53,7 +54,9 @@ nb::object value_of(const Scalar& value, const std::vector<Scalar>& columns) {
 
 Op parse_op_or_throw(const std::string& name) {
   if (auto op = parse_op(name)) return *op;
-  throw nb::value_error(("xreduce: unknown op '" + name + "'; choose sum, prod, min, max, argmin, argmax or sumsq").c_str());
+  std::string names;
+  for (Op op : all_ops) names += (names.empty() ? "" : ", ") + std::string(to_string(op));
+  throw nb::value_error(("xreduce: unknown op '" + name + "'; choose one of " + names).c_str());
 }
 
 struct CallOptions {
@@ -67,6 +70,7 @@ struct CallOptions {
   bool copy = false;
   nb::object axis = nb::none();  //!< numpy's axis: None, an int or a tuple of ints
   bool keepdims = false;
+  double correction = 0;  //!< var and std: the divisor is n - correction
 };
 
 Options options_of(const CallOptions& c) {
@@ -171,13 +175,28 @@ Result reduce_released(Context& context, const Request& q, const Options& option
   return r;
 }
 
+//! correction= is var's and std's: refused elsewhere rather than ignored.
+void check_correction(Op op, double correction) {
+  const Op base = without_nan(op);
+  if (correction != 0 && base != Op::var && base != Op::std)
+    throw nb::value_error(("xreduce: correction= is for var and std (and nanvar, nanstd), not " + std::string(to_string(op))).c_str());
+}
+
+//! nanargmin and nanargmax of an all-NaN slice have no index: numpy's ValueError.
+void check_all_nan(Op op, bool any_without_index) {
+  if ((op == Op::nanargmin || op == Op::nanargmax) && any_without_index)
+    throw nb::value_error(("xreduce: " + std::string(to_string(op)) + ": All-NaN slice encountered").c_str());
+}
+
 PyResult run(nb::handle x, const std::string& op_name, const CallOptions& call) {
   const Op op = parse_op_or_throw(op_name);
+  check_correction(op, call.correction);
   const Options options = options_of(call);
   const bool view = !call.axis.is_none() || call.keepdims;
   if (view && call.width > 1)
     throw nb::value_error("xreduce: width= cuts a flat array into records; an N-D array takes axis= instead");
   ArrayInput in = view ? read_view(x, op, call.axis, call.keepdims) : read_array(x, op, call.width, call.copy);
+  in.request.correction = call.correction;
   std::shared_ptr<Context> context = State::get().context();
   double seconds = 0;
   // A view's results: an array of `shape`, or (empty) one result. Flat and record calls skip it.
@@ -200,10 +219,15 @@ PyResult run(nb::handle x, const std::string& op_name, const CallOptions& call) 
       put_values(values_at, r.values, size_of(type));
       if (index) std::copy(r.indices.begin(), r.indices.end(), static_cast<std::uint64_t*>(indices_at));
     }
+    if (index) {
+      const auto* at = static_cast<const std::uint64_t*>(indices_at);
+      check_all_nan(op, std::find(at, at + result_count(in.request), no_index) != at + result_count(in.request));
+    }
     return {like_input(x, values, type), std::nullopt, index ? like_input(x, indices, DType::i64) : nb::none(),
             std::move(r.backend), seconds};
   }
   Result r = reduce_released(*context, in.request, options, &seconds);
+  check_all_nan(op, r.index == no_index || std::find(r.indices.begin(), r.indices.end(), no_index) != r.indices.end());
   if (in.view) r.values.clear(), r.indices.clear();  // a view of every axis: its one result is Result::value
   nb::object indices = nb::none();
   if (!r.indices.empty()) {
@@ -248,7 +272,9 @@ PyReport validate_array(nb::handle x, const std::string& op_name, std::optional<
                         const CallOptions& call) {
   const Op op = parse_op_or_throw(op_name);
   const Options options = options_of(call);
+  check_correction(op, call.correction);
   ArrayInput in = read_array(x, op, call.width, call.copy);
+  in.request.correction = call.correction;
   if (in.device)
     throw nb::value_error("xreduce.validate: the exact reference is computed from host memory; pass a host copy "
                           "(x.cpu() for PyTorch, x.get() for CuPy)");
@@ -347,14 +373,14 @@ void translate_errors(const std::exception_ptr& p, void*) {
 // Keyword arguments every reducing call takes (after backend=, which validate has not), in one place.
 auto how_arguments() {
   return std::make_tuple("axis"_a = nb::none(), "keepdims"_a = false, "accuracy"_a = nb::none(), "dtype"_a = nb::none(), "width"_a = 1,
-                         "threads"_a = 0, "block_size"_a = 0, "settings"_a = nb::none(), "copy"_a = false);
+                         "threads"_a = 0, "block_size"_a = 0, "settings"_a = nb::none(), "copy"_a = false, "correction"_a = 0.0);
 }
 
 CallOptions call_options(std::optional<std::string> backend, nb::handle axis, bool keepdims, std::optional<std::string> accuracy,
                          nb::handle dtype, std::size_t width, int threads, int block_size,
-                         std::optional<std::map<std::string, std::string>> settings, bool copy) {
+                         std::optional<std::map<std::string, std::string>> settings, bool copy, double correction) {
   return {std::move(backend), std::move(accuracy), result_dtype_of(dtype), width, threads, block_size,
-          settings.value_or(std::map<std::string, std::string>{}), copy, nb::borrow(axis), keepdims};
+          settings.value_or(std::map<std::string, std::string>{}), copy, nb::borrow(axis), keepdims, correction};
 }
 
 constexpr const char* kCallArgumentsDoc = R"(
@@ -368,12 +394,14 @@ constexpr const char* kCallArgumentsDoc = R"(
         index into x flattened in C order). Any strides are read in place (transposes, slices,
         negative steps) on the host; on a GPU, the layouts its backends have (``xreduce.backends()``).
     keepdims: the reduced axes stay in the result's shape, with extent 1 (numpy's keepdims).
-    accuracy: ``"exact"``: a float sum is the exact sum rounded once (the same bits on every
-        backend); ``"standard"``: within the documented tolerance, fast; None: the config's.
-    dtype: sums, products and sums of squares of floats: the result's type, float32 or float64
-        as wide as x's or wider (a name, a numpy or torch dtype); the sum is rounded once to it:
-        the float32 sum of a million float16 values is finite where their float16 sum is not.
-        None: x's own type (ints and bools: int64 or uint64).
+    accuracy: ``"exact"``: a float sum, mean or variance is the exact value rounded once (the
+        same bits on every backend; std is the square root of that variance, rounded once more);
+        ``"standard"``: within the documented tolerance, fast; None: the config's.
+    dtype: sums, products, sums of squares and float statistics (mean, var, std, the norms,
+        logsumexp) of floats: the result's type, float32 or float64 as wide as x's or wider (a
+        name, a numpy or torch dtype); the value is rounded once to it: the float32 sum of a
+        million float16 values is finite where their float16 sum is not. None: x's own type
+        (ints and bools: int64 or uint64 sums, float64 statistics).
     width: records of this many values reduced column by column (a C-contiguous (n, width)
         array); the result is then a list of ``width`` values. Not with axis.
     threads: CPU threads for the parallel backends; 0: all.
@@ -382,6 +410,8 @@ constexpr const char* kCallArgumentsDoc = R"(
     copy: reduce a C-order copy of a non-contiguous device array, or of a host array cut into
         records by width (made once), instead of refusing it (other host arrays are read in place
         whatever their strides).
+    correction: var and std (nanvar, nanstd): the divisor is n - correction (the Array API's
+        correction, numpy's ddof): 0 the population's variance, 1 the sample's.
 
     x is read in place: any object with ``__dlpack__`` (PyTorch, CuPy, JAX, numpy) or the buffer
     protocol, in host memory or in CUDA device memory on its own device. The GIL is released
@@ -419,12 +449,12 @@ NB_MODULE(_core, m) {
 
   const auto reduce_fn = [](nb::handle x, const std::string& op, std::optional<std::string> backend, nb::handle axis, bool keepdims,
                             std::optional<std::string> accuracy, nb::handle dtype, std::size_t width, int threads,
-                            int block_size, std::optional<std::map<std::string, std::string>> settings, bool copy) {
-    return run(x, op, call_options(backend, axis, keepdims, accuracy, dtype, width, threads, block_size, settings, copy));
+                            int block_size, std::optional<std::map<std::string, std::string>> settings, bool copy, double correction) {
+    return run(x, op, call_options(backend, axis, keepdims, accuracy, dtype, width, threads, block_size, settings, copy, correction));
   };
   std::apply([&](auto... args) {
     m.def("reduce", reduce_fn, nb::arg("x").none(), "op"_a, nb::kw_only(), "backend"_a = nb::none(), args...,
-          doc("Reduces x with op (\"sum\", \"prod\", \"min\", \"max\", \"argmin\", \"argmax\") and returns a Result\n"
+          doc("Reduces x with op (a name of xreduce.ops: \"sum\", \"mean\", \"nanmax\", ...) and returns a Result\n"
               "(with axis: value an array, and indices an array for argmin and argmax).\n"
               "Raises xreduce.Error (with .code), TypeError or ValueError.").c_str());
   }, how_arguments());
@@ -434,24 +464,33 @@ NB_MODULE(_core, m) {
     const std::string name(to_string(op));
     const auto fn = [op](nb::handle x, std::optional<std::string> backend, nb::handle axis, bool keepdims,
                          std::optional<std::string> accuracy, nb::handle dtype, std::size_t width, int threads, int block_size,
-                         std::optional<std::map<std::string, std::string>> settings, bool copy) -> nb::object {
+                         std::optional<std::map<std::string, std::string>> settings, bool copy, double correction) -> nb::object {
       PyResult r = run(x, std::string(to_string(op)),
-                       call_options(backend, axis, keepdims, accuracy, dtype, width, threads, block_size, settings, copy));
+                       call_options(backend, axis, keepdims, accuracy, dtype, width, threads, block_size, settings, copy, correction));
       if (!returns_index(op)) return r.value;
       return r.indices.is_none() ? nb::cast(*r.index) : r.indices;
     };
-    static constexpr std::array<const char*, all_ops.size()> what{"sum", "product", "minimum", "maximum", "minimum", "maximum", "sum of squares"};
-    static_assert(what.back() != nullptr, "every op needs its name here");
+    static constexpr std::array<const char*, all_ops.size()> what{
+        "sum", "product", "minimum", "maximum", "minimum", "maximum", "sum of squares", "mean (arithmetic)",
+        "variance (divided by n - correction)", "standard deviation (divided by n - correction)", "vector 1-norm (sum of |x|)",
+        "vector 2-norm (Euclidean, without overflow or underflow)", "vector inf-norm (largest |x|)",
+        "log of the sum of exponentials", "number of elements that are not zero (NaN counts)", "truth of any element",
+        "truth of every element", "sum, NaN skipped,", "product, NaN skipped,", "minimum, NaN skipped (NaN if all are),",
+        "maximum, NaN skipped (NaN if all are),", "minimum, NaN skipped,", "maximum, NaN skipped,", "mean, NaN skipped,",
+        "variance, NaN skipped,", "standard deviation, NaN skipped,"};
+    static_assert(what.back() != nullptr, "every op needs its description here");
+    const std::string nan_note = skips_nan(op) ? " An all-NaN slice has no index: ValueError, as numpy's." : "";
     const std::string head = returns_index(op) ? "The index of the first " + std::string(what[static_cast<int>(op)]) +
-                                                     " of x (of the first NaN, if any); with axis, an array of them."
+                                                     " of x" + (skips_nan(op) ? "" : " (of the first NaN, if any)") +
+                                                     "; with axis, an array of them." + nan_note
                                                : "The " + std::string(what[static_cast<int>(op)]) +
-                                                     " of x: a float or an int (a list for width > 1, an array with axis).";
+                                                     " of x: a float, an int or a bool (a list for width > 1, an array with axis).";
     // The signature spelt out for the stubs, whose return type nanobind cannot infer from nb::object.
     const std::string signature =
         "def " + name + "(x: object, *, backend: str | None = None, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, "
         "accuracy: str | None = None, dtype: object = None, width: int = 1, "
         "threads: int = 0, block_size: int = 0, settings: collections.abc.Mapping[str, str] | None = None, "
-        "copy: bool = False) -> object";
+        "copy: bool = False, correction: float = 0.0) -> object";
     std::apply([&](auto... args) {
       m.def(name.c_str(), fn, nb::arg("x").none(), nb::kw_only(), "backend"_a = nb::none(), args...,
             nb::sig(signature.c_str()), doc(head.c_str()).c_str());
@@ -490,7 +529,7 @@ NB_MODULE(_core, m) {
     m.def("validate",
           [](nb::handle x, const std::string& op, std::optional<std::vector<std::string>> backends, nb::handle axis,
              bool keepdims, std::optional<std::string> accuracy, nb::handle dtype, std::size_t width, int threads, int block_size,
-             std::optional<std::map<std::string, std::string>> settings, bool copy) {
+             std::optional<std::map<std::string, std::string>> settings, bool copy, double correction) {
             if (!dtype.is_none())
               throw nb::value_error("xreduce.validate checks each backend against the exact reference in x's own type: "
                                     "dtype= is for the reducing calls");
@@ -498,7 +537,7 @@ NB_MODULE(_core, m) {
               throw nb::value_error("xreduce.validate checks one result a backend: axis= and keepdims= are for the reducing calls");
             return validate_array(x, op, std::move(backends),
                                   call_options(std::nullopt, nb::none(), false, accuracy, nb::none(), width, threads, block_size,
-                                               settings, copy));
+                                               settings, copy, correction));
           },
           nb::arg("x").none(), "op"_a, "backends"_a = nb::none(), nb::kw_only(), args...,
           doc("Runs x through every backend that can take it (or those named in backends) and checks each\n"
@@ -524,6 +563,9 @@ NB_MODULE(_core, m) {
         return "Backend('" + b.name + "', engine='" + b.engine + "', available=" + (b.available ? "True" : "False") + ")";
       });
   m.def("backends", &list_backends, "Every registered backend, highest priority first.");
+  nb::list op_list;
+  for (Op op : all_ops) op_list.append(std::string(to_string(op)));
+  m.attr("ops") = nb::tuple(op_list);
 
   bind_config(m);
 }

@@ -9,7 +9,11 @@ Arrays are read in place, with no copies: numpy, PyTorch, CuPy, JAX or anything 
     xreduce.sum(x, accuracy="exact")      # the exact sum, rounded once: the same bits everywhere
     xreduce.reduce(x, "argmax")           # Result(value=..., index=..., backend=..., seconds=...)
     print(xreduce.validate(x, "sum"))     # every backend against the exact reference
+    xreduce.var(x, correction=1)          # statistics: mean, var, std, norms, logsumexp, nan*
 """
+
+import math as _math
+
 
 from ._core import (
     Backend,
@@ -19,17 +23,72 @@ from ._core import (
     ValidationReport,
     ValidationRow,
     __version__,
+    all,
+    any,
     argmax,
     argmin,
     backends,
     config,
+    count_nonzero,
+    logsumexp,
     max,
+    mean,
     min,
+    nanargmax,
+    nanargmin,
+    nanmax,
+    nanmean,
+    nanmin,
+    nanprod,
+    nanstd,
+    nansum,
+    nanvar,
+    norm1,
+    norm2,
+    norminf,
+    ops,
     prod,
     reduce,
+    std,
     sum,
+    sumsq,
     validate,
+    var,
 )
+
+
+def var_mean(x, /, *, axis=None, correction=0.0, keepdims=False, **how):
+    """The variance and the mean of x, as a tuple ``(var, mean)`` (``torch.var_mean``'s order).
+
+    Takes what ``xreduce.var`` takes (``how``: backend=, accuracy=, dtype=, threads=, ...). Reads
+    x twice, once for each.
+    """
+    return (
+        var(x, axis=axis, correction=correction, keepdims=keepdims, **how),
+        mean(x, axis=axis, keepdims=keepdims, **how),
+    )
+
+
+def minmax(x, /, *, axis=None, keepdims=False, **how):
+    """The minimum and the maximum of x, as a tuple ``(min, max)`` (``torch.aminmax``); NaN if any
+    element is NaN. Takes what ``xreduce.min`` takes; reads x twice.
+    """
+    return (min(x, axis=axis, keepdims=keepdims, **how), max(x, axis=axis, keepdims=keepdims, **how))
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2, **how):
+    """The vector norm of x (the Array API's ``linalg.vector_norm``): ``ord`` 1 (the sum of
+    |x|), 2 (Euclidean, without overflow or underflow) or ``math.inf`` (the largest |x|). Takes
+    what ``xreduce.sum`` takes; ints and bools give float64.
+    """
+    if ord == 1:
+        return norm1(x, axis=axis, keepdims=keepdims, **how)
+    if ord == 2:
+        return norm2(x, axis=axis, keepdims=keepdims, **how)
+    if ord == _math.inf:
+        return norminf(x, axis=axis, keepdims=keepdims, **how)
+    raise ValueError(f"xreduce.vector_norm: ord={ord!r}; choose 1, 2 or math.inf")
+
 
 __all__ = [
     "Backend",
@@ -39,14 +98,38 @@ __all__ = [
     "ValidationReport",
     "ValidationRow",
     "__version__",
+    "all",
+    "any",
     "argmax",
     "argmin",
     "backends",
     "config",
+    "count_nonzero",
+    "logsumexp",
     "max",
+    "mean",
     "min",
+    "minmax",
+    "nanargmax",
+    "nanargmin",
+    "nanmax",
+    "nanmean",
+    "nanmin",
+    "nanprod",
+    "nanstd",
+    "nansum",
+    "nanvar",
+    "norm1",
+    "norm2",
+    "norminf",
+    "ops",
     "prod",
     "reduce",
+    "std",
     "sum",
+    "sumsq",
     "validate",
+    "var",
+    "var_mean",
+    "vector_norm",
 ]

@@ -56,7 +56,7 @@ void check_op(xr::Op op, std::size_t n, xr::Accuracy accuracy, xr::test::Pattern
   INFO("seed " << shared_seed() << " (XREDUCE_TEST_SEED), rank " << rank_ << " of " << ranks_ << ", "
                << to_string(op) << " of " << n << " " << to_string(xr::dtype_of<T>()) << ", shard " << shard.count);
   const xr::Request host{whole.data(), n, xr::dtype_of<T>(), op, xr::Memory::host};
-  if (n == 0 && !xr::accumulates(op)) {
+  if (n == 0 && xr::OpSet{op}.needs_elements()) {
     CHECK_THROWS_AS(xr::nccl::allreduce(comm_, q, o), xr::Error);
     return;
   }

@@ -79,6 +79,7 @@ template <class T>
 Elements<T> make_data(Pattern p, Op op, std::size_t n, std::mt19937_64& rng) {
   Elements<T> v(n);
   std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  op = without_nan(op);  // nanprod's data are prod's
   for (auto& x : v) {
     if constexpr (std::is_same_v<T, bool>) {
       x = (rng() & (p == Pattern::ties ? 7 : 1)) != 0;  // ties: mostly true, so that argmin has few candidates

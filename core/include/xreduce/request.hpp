@@ -156,13 +156,18 @@ struct Request {
   //! Optional, with `out`: the step between results along each kept axis, in elements (of
   //! `out` and of `out_index` alike), one per kept axis in order; host memory only.
   const std::int64_t* out_strides = nullptr;
-  //! Several ops in one read of the data (any of sum, min, max, argmin, argmax and sumsq): when
+  //! Several ops in one read of the data (any of the core ops sum, min, max, argmin, argmax and
+  //! sumsq; statistics are one op at a time): when
   //! not empty, `op` is not used and Result::ops has one entry per op; each as it would be alone.
   //! Standard accuracy only: an exact sum is one op at a time.
   OpSet ops = {};
   //! With `ops` and more than one result, optional: where each op's results go (as `out` for
   //! one op, packed). Null: they come back in Result::ops.
   const OpsOut* ops_out = nullptr;
+  //! var, std, nanvar and nanstd: the divisor is n - correction (the Array API's `correction`,
+  //! numpy's `ddof`): 0 the population's variance, 1 the sample's (Bessel's). Finite and not
+  //! negative; where n - correction <= 0 the result is NaN, as numpy's.
+  double correction = 0;
 
   //! A view: `axes` of `view` reduced by `op`.
   static Request over(const void* data, DType dtype, const View& view, Axes axes = {}, Op op = Op::sum) {

@@ -17,9 +17,18 @@ namespace xreduce {
 //! xreduce/float16.hpp's), signed and unsigned integers, and `boolean` (one byte, 0 or 1, as numpy,
 //! torch and C++ store a bool). New types take new numbers: the values cross the plugin ABI.
 enum class DType : std::uint8_t { f32, f64, i32, i64, u32, u64, f16, bf16, i8, u8, i16, u16, boolean };
-//! Built-in reduction operations. `sumsq` is the sum of the squares (for norms and variances; of
-//! integers, like a sum, modulo 2^64). Their semantics: xreduce/backend/ops.hpp.
-enum class Op : std::uint8_t { sum, prod, min, max, argmin, argmax, sumsq };
+//! Built-in reduction operations. Their semantics: xreduce/backend/ops.hpp, docs/semantics.md.
+//!
+//! The core ops: `sumsq` is the sum of the squares (of integers, like a sum, modulo 2^64).
+//! The statistics (numpy's and the Array API's names): `mean`; `var` and `std`, divided by
+//! n - Request::correction; the vector norms `norm1` (sum of |x|), `norm2` (without overflow or
+//! underflow) and `norminf` (max of |x|); `logsumexp`; `count_nonzero`, `any`, `all`. The
+//! NaN-skipping ops (numpy's nan*): each as its namesake over the elements that are not NaN.
+enum class Op : std::uint8_t {
+  sum, prod, min, max, argmin, argmax, sumsq,
+  mean, var, std, norm1, norm2, norminf, logsumexp, count_nonzero, any, all,
+  nansum, nanprod, nanmin, nanmax, nanargmin, nanargmax, nanmean, nanvar, nanstd
+};
 //! Where the data lives. `automatic` asks the loaded modules (a GPU module knows its pointers).
 enum class Memory : std::uint8_t { automatic, host, device };
 //! How a floating-point sum is rounded. `standard`: within the tolerance of the semantics table
@@ -32,7 +41,15 @@ inline constexpr std::array<DType, 13> all_dtypes{DType::f32, DType::f64, DType:
                                                   DType::i16,  DType::u16, DType::boolean};
 //! The 32- and 64-bit types: the ones the ABI 2 plugin table and the CUDA module know.
 inline constexpr std::array<DType, 6> dtypes_32_64{DType::f32, DType::f64, DType::i32, DType::i64, DType::u32, DType::u64};
-inline constexpr std::array<Op, 7> all_ops{Op::sum, Op::prod, Op::min, Op::max, Op::argmin, Op::argmax, Op::sumsq};
+inline constexpr std::array<Op, 26> all_ops{
+    Op::sum,    Op::prod,    Op::min,     Op::max,     Op::argmin,    Op::argmax,       Op::sumsq,
+    Op::mean,   Op::var,     Op::std,     Op::norm1,   Op::norm2,     Op::norminf,      Op::logsumexp,
+    Op::count_nonzero, Op::any, Op::all,  Op::nansum,  Op::nanprod,   Op::nanmin,       Op::nanmax,
+    Op::nanargmin, Op::nanargmax, Op::nanmean, Op::nanvar, Op::nanstd};
+//! The core ops: those every backend's kernels are written for; the statistics after them take
+//! their rules from the same table (xreduce/backend/ops.hpp) and run where a backend declares them.
+inline constexpr std::array<Op, 7> core_ops{Op::sum, Op::prod, Op::min, Op::max, Op::argmin, Op::argmax, Op::sumsq};
+constexpr bool is_core_op(Op op) { return static_cast<unsigned>(op) <= static_cast<unsigned>(Op::sumsq); }
 
 //! Bytes per element.
 constexpr std::size_t size_of(DType t) {
@@ -51,25 +68,62 @@ constexpr bool is_float16(DType t) { return t == DType::f16 || t == DType::bf16;
 constexpr bool is_signed_integer(DType t) {
   return t == DType::i8 || t == DType::i16 || t == DType::i32 || t == DType::i64;
 }
-//! argmin and argmax also return the index of the extreme.
-constexpr bool returns_index(Op op) { return op == Op::argmin || op == Op::argmax; }
+//! argmin and argmax (and their NaN-skipping forms) also return the index of the extreme.
+constexpr bool returns_index(Op op) {
+  return op == Op::argmin || op == Op::argmax || op == Op::nanargmin || op == Op::nanargmax;
+}
 
-//! Sums, products and sums of squares: the ops whose integer results widen.
-constexpr bool accumulates(Op op) { return op == Op::sum || op == Op::prod || op == Op::sumsq; }
+//! Sums, products and sums of squares (and nansum, nanprod): the ops whose integer results widen.
+constexpr bool accumulates(Op op) {
+  return op == Op::sum || op == Op::prod || op == Op::sumsq || op == Op::nansum || op == Op::nanprod;
+}
+//! The statistics whose result is a float whatever the element type: mean, var, std, the norms,
+//! logsumexp and their NaN-skipping forms (of integers and bools, an f64, as numpy's).
+constexpr bool returns_float(Op op) {
+  switch (op) {
+    case Op::mean: case Op::var: case Op::std: case Op::norm1: case Op::norm2: case Op::norminf:
+    case Op::logsumexp: case Op::nanmean: case Op::nanvar: case Op::nanstd: return true;
+    default: return false;
+  }
+}
+//! The ops that skip NaN elements (numpy's nan*).
+constexpr bool skips_nan(Op op) { return static_cast<unsigned>(op) >= static_cast<unsigned>(Op::nansum); }
+//! The op that a NaN-skipping op is over the elements that are not NaN (nanmean: mean); others
+//! are their own.
+constexpr Op without_nan(Op op) {
+  switch (op) {
+    case Op::nansum: return Op::sum;
+    case Op::nanprod: return Op::prod;
+    case Op::nanmin: return Op::min;
+    case Op::nanmax: return Op::max;
+    case Op::nanargmin: return Op::argmin;
+    case Op::nanargmax: return Op::argmax;
+    case Op::nanmean: return Op::mean;
+    case Op::nanvar: return Op::var;
+    case Op::nanstd: return Op::std;
+    default: return op;
+  }
+}
 
 //! The type of a result: sums, products and sums of squares of integers and bools widen to 64 bits
-//! (exact modulo 2^64; of bools, a count); everything else keeps the input type (an f16 sum is an
-//! f16, rounded once from its wider accumulator).
+//! (exact modulo 2^64; of bools, a count); the float statistics (returns_float) of integers and
+//! bools are f64; count_nonzero is an i64, any and all bools; everything else keeps the input type
+//! (an f16 sum or mean is an f16, rounded once from its wider accumulator).
 constexpr DType result_dtype(DType in, Op op) {
   if (accumulates(op) && !is_floating(in)) return is_signed_integer(in) ? DType::i64 : DType::u64;
+  if (returns_float(op) && !is_floating(in)) return DType::f64;
+  if (op == Op::count_nonzero) return DType::i64;
+  if (op == Op::any || op == Op::all) return DType::boolean;
   return in;
 }
 //! Whether a result of type `asked` may be asked for (Options::result_dtype) of `op` over `in`:
-//! its own result type always; for sums, products and sums of squares of floats also f32 or f64
-//! as wide as the element type or wider (f16 and bf16 to f32 or f64, f32 to f64).
+//! its own result type always; for the sums, products, sums of squares and float statistics of
+//! floats also f32 or f64 as wide as the element type or wider (f16 and bf16 to f32 or f64, f32
+//! to f64).
 constexpr bool result_dtype_allowed(DType in, Op op, DType asked) {
   if (asked == result_dtype(in, op)) return true;
-  return is_floating(in) && accumulates(op) && (asked == DType::f64 || (asked == DType::f32 && is_float16(in)));
+  return is_floating(in) && (accumulates(op) || returns_float(op)) &&
+         (asked == DType::f64 || (asked == DType::f32 && is_float16(in)));
 }
 //! The type of a result whose type was asked for, or not (Options::result_dtype).
 constexpr DType result_dtype(DType in, Op op, std::optional<DType> asked) { return asked ? *asked : result_dtype(in, op); }
@@ -77,7 +131,10 @@ constexpr DType result_dtype(DType in, Op op, std::optional<DType> asked) { retu
 // Names are inline so that plugins, built against the headers alone, need nothing from the core.
 inline constexpr std::array<std::string_view, 13> dtype_names{"f32", "f64", "i32",  "i64", "u32", "u64", "f16",
                                                                "bf16", "i8", "u8", "i16", "u16", "bool"};
-inline constexpr std::array<std::string_view, 7> op_names{"sum", "prod", "min", "max", "argmin", "argmax", "sumsq"};
+inline constexpr std::array<std::string_view, 26> op_names{
+    "sum",    "prod",   "min",    "max",     "argmin",   "argmax",    "sumsq",   "mean",     "var",
+    "std",    "norm1",  "norm2",  "norminf", "logsumexp", "count_nonzero", "any", "all",   "nansum",
+    "nanprod", "nanmin", "nanmax", "nanargmin", "nanargmax", "nanmean", "nanvar", "nanstd"};
 inline constexpr std::array<std::string_view, 3> memory_names{"auto", "host", "device"};
 inline constexpr std::array<std::string_view, 2> accuracy_names{"standard", "exact"};
 
@@ -111,6 +168,10 @@ constexpr std::optional<Accuracy> parse_accuracy(std::string_view s) {
 constexpr bool exact_sum(DType t, Op op, Accuracy accuracy) {
   return accuracy == Accuracy::exact && op == Op::sum && is_floating(t);
 }
+//! The statistics that `accuracy = exact` makes the exact value rounded once: mean (from the
+//! exact sum) and var (from the exact sums of x and of x squared), of floats; std is the square
+//! root of that variance, rounded once more.
+constexpr bool exact_statistic(Op op) { return op == Op::mean || op == Op::var || op == Op::std; }
 
 //! A set of ops: those of a request that computes several in one read of the data (Request::ops),
 //! kept in the order of all_ops whatever order they were named in.
@@ -147,9 +208,11 @@ class OpSet {
     return Op::sum;
   }
   constexpr std::uint32_t bits() const { return bits_; }
-  //! Any of min, max, argmin, argmax: the ops an empty array has no value for.
+  //! Any of min, max, argmin, argmax and their NaN-skipping forms: the ops an empty array has no
+  //! value for (numpy raises there too).
   constexpr bool needs_elements() const {
-    return contains(Op::min) || contains(Op::max) || contains(Op::argmin) || contains(Op::argmax);
+    return contains(Op::min) || contains(Op::max) || contains(Op::argmin) || contains(Op::argmax) ||
+           contains(Op::nanmin) || contains(Op::nanmax) || contains(Op::nanargmin) || contains(Op::nanargmax);
   }
   friend constexpr bool operator==(OpSet a, OpSet b) { return a.bits_ == b.bits_; }
   friend constexpr bool operator!=(OpSet a, OpSet b) { return a.bits_ != b.bits_; }

@@ -103,9 +103,63 @@ Result exact_sum_of(const T* x, std::size_t n, const ChunkRunner* runner) {
   return r;
 }
 
+//! The exact partials of an exact mean (the sum of x) or var and std (and the sum of x squared),
+//! one per chunk, added: Reducer::reduce rounds the statistic once from them. A square of an f32
+//! or 16-bit float is a double exactly; of an f64 a double and its fma remainder, exact while
+//! |x| is within [2^-480, 2^511] (else the square leaves the exact partial's range: refused).
+template <class T>
+Result exact_moments_of(const T* x, std::size_t n, const ChunkRunner* runner, bool squares) {
+  struct Sums {
+    ExactSum sum, squares;
+  };
+  auto add = [squares](Sums& s, const T* p, std::size_t len) {
+    s.sum.add(p, len);
+    if (!squares) return;
+    double buffer[2 * kBlock];
+    for (std::size_t start = 0; start < len; start += kBlock) {
+      const std::size_t m = std::min(kBlock, len - start);
+      std::size_t k = 0;
+      for (std::size_t i = 0; i < m; ++i) {
+        const double v = static_cast<double>(p[start + i]), square = v * v;
+        buffer[k++] = square;
+        if constexpr (std::is_same_v<T, double>) {
+          const double a = std::fabs(v);
+          if (a != 0 && std::isfinite(a) && (a < 0x1p-480 || a > 0x1p511))
+            throw Error(ErrorCode::unsupported, "an exact var or std of f64 values below 2^-480 or above 2^511 in magnitude "
+                                                "(their squares leave the exact partial's range): accuracy 'standard' takes them");
+          if (std::isfinite(square)) buffer[k++] = std::fma(v, v, -square);
+        }
+      }
+      s.squares.add(buffer, k);
+    }
+  };
+  const std::size_t chunk = chunk_size<T>(n);
+  Sums total;
+  if (runner == nullptr || n <= chunk) {
+    add(total, x, n);
+  } else {
+    std::vector<Sums> partial(chunk_count(n, chunk));
+    (*runner)(partial.size(), [&](std::size_t c) { add(partial[c], x + c * chunk, chunk_length(n, chunk, c)); });
+    for (const Sums& p : partial) total.sum += p.sum, total.squares += p.squares;
+  }
+  Result r;
+  r.exact.push_back(total.sum);
+  if (squares) r.exact.push_back(total.squares);
+  return r;
+}
+
 //! A flat array (layout all): one result, or several ops' one each.
 Result reduce_flat(const Request& request, const ChunkRunner* runner, Accuracy accuracy, bool wide) {
   if (!request.ops.empty()) return reduce_host_stats(request, runner);
+  if (accuracy == Accuracy::exact && exact_statistic(request.op) && is_floating(request.dtype)) {
+    return visit_dtype(request.dtype, [&](auto tag) -> Result {
+      using T = decltype(tag);
+      if constexpr (is_float_v<T>)
+        return exact_moments_of(static_cast<const T*>(request.data), request.count, runner, request.op != Op::mean);
+      else throw Error(ErrorCode::internal, "an exact statistic of integers");
+    });
+  }
+  if (!is_core_op(request.op)) return reduce_host_statistic(request, runner, wide);
   if (exact_sum(request.dtype, request.op, accuracy)) {
     return visit_dtype(request.dtype, [&](auto tag) -> Result {
       using T = decltype(tag);
@@ -125,6 +179,7 @@ Result reduce_flat(const Request& request, const ChunkRunner* runner, Accuracy a
       case Op::argmin: return fold_arg<false>(x, n, runner);
       case Op::argmax: return fold_arg<true>(x, n, runner);
       case Op::sumsq: return Result{fold<SquaresPolicy<T>>(x, n, runner, wide), {}, {}};
+      default: break;
     }
     throw Error(ErrorCode::internal, "reduce_flat: unknown op");
   });

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cpu_kernels.hpp"
+#include "statistic_kernels.hpp"
 #include "view_walk.hpp"
 #include "xreduce/backend/chunk_driver.hpp"
 #include "xreduce/backend/features.hpp"
@@ -89,6 +90,22 @@ struct ArgColumn {
   static void write(const Request& q, std::size_t at, const Partial& v) {
     static_cast<T*>(q.out)[at] = v.value;
     q.out_index[at] = v.index;
+  }
+};
+
+//! A statistic of the table: its one-element-at-a-time accumulator (Accumulate), chunks folded
+//! pairwise in order, finished with the request's correction. Out: the result's type (double for
+//! wide results).
+template <class T, class F, class Out = typename F::result_t>
+struct StatisticColumn {
+  using Partial = typename F::acc_t;
+  using Fold = PairwiseStack<TablePolicy<F>>;
+  Accumulate<F> a;
+  void add(T x, std::uint64_t r) { a.add(x, r); }
+  Partial partial() const { return a.result(); }
+  static void write(const Request& q, std::size_t at, const Partial& v) {
+    static_cast<Out*>(q.out)[at] = ops::finish_as<Out, F>(v, ops::FinishArgs{q.correction});
+    if constexpr (ops::has_index<F>) q.out_index[at] = v.index == ops::no_element ? no_index : v.index;
   }
 };
 
@@ -247,6 +264,15 @@ Result columns_of(const Request& q, const ChunkRunner* runner, Accuracy accuracy
     run_columns<SeveralColumn<T>, T>(q, p, runner, nullptr);
     return r;
   }
+  if (!is_core_op(q.op)) {
+    ops::visit_statistic<T>(q.op, [&](auto f) {
+      using F = decltype(f);
+      using Wide = std::conditional_t<is_float_v<T> && std::is_floating_point_v<typename F::result_t>, double, typename F::result_t>;
+      if (wide) run_columns<StatisticColumn<T, F, Wide>, T>(q, p, runner, nullptr);
+      else run_columns<StatisticColumn<T, F>, T>(q, p, runner, nullptr);
+    });
+    return r;
+  }
   if constexpr (is_float_v<T>) {
     if (wide) {  // the accumulators' values, as f64
       switch (q.op) {
@@ -275,6 +301,7 @@ Result columns_of(const Request& q, const ChunkRunner* runner, Accuracy accuracy
     case Op::max: run_columns<ExtremeColumn<true, T>, T>(q, p, runner, nullptr); break;
     case Op::argmin: run_columns<ArgColumn<false, T>, T>(q, p, runner, nullptr); break;
     case Op::argmax: run_columns<ArgColumn<true, T>, T>(q, p, runner, nullptr); break;
+    default: break;
   }
   return r;
 }

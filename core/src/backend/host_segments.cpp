@@ -20,6 +20,7 @@
 #include "xreduce/backend/chunk_driver.hpp"
 #include "xreduce/backend/features.hpp"
 #include "cpu_kernels.hpp"
+#include "statistic_kernels.hpp"
 #include "xreduce/error.hpp"
 #include "xreduce/exact.hpp"
 
@@ -140,6 +141,22 @@ struct ArgSegments {
     static_cast<T*>(o.values)[s] = F::finish(F::identity());
     o.indices[s] = no_index;
   }
+};
+
+//! A statistic of the table (mean, var, the norms, the nan* ops, ...): each piece's partial by
+//! statistic_run, folded pairwise in order, finished with the request's FinishArgs. Out: the
+//! result's type (double for wide results).
+template <class T, class F, class Out = typename F::result_t>
+struct StatisticSegments {
+  using acc = typename F::acc_t;
+  ops::FinishArgs args;
+  acc piece(const T* p, std::uint64_t n, std::uint64_t first) const { return statistic_run<F>(p, n, first); }
+  using Fold = PairwiseStack<TablePolicy<F>>;
+  void write(const Outputs& o, std::size_t s, const acc& v, std::uint64_t begin) const {
+    static_cast<Out*>(o.values)[s] = ops::finish_as<Out, F>(v, args);
+    if constexpr (ops::has_index<F>) o.indices[s] = v.index == ops::no_element ? no_index : v.index - begin;
+  }
+  void write_empty(const Outputs& o, std::size_t s) const { write(o, s, F::identity(), 0); }
 };
 
 template <class T>
@@ -363,6 +380,37 @@ Result reduce_host_stats(const Request& q, const ChunkRunner* runner) {
   return Result{};  // the values are in q.ops_out; Reducer::reduce fills the rest
 }
 
+namespace {
+
+//! Statistic q.op of rows `b` (a whole array: one row) into `out`.
+template <class T>
+void statistic_rows(const Request& q, const Bounds& b, const Outputs& out, const ChunkRunner* runner, bool wide, const Gather* g) {
+  const ops::FinishArgs args{q.correction};
+  ops::visit_statistic<T>(q.op, [&](auto f) {
+    using F = decltype(f);
+    using Wide = std::conditional_t<is_float_v<T> && std::is_floating_point_v<typename F::result_t>, double, typename F::result_t>;
+    if (wide) reduce_tiles<T>(static_cast<const T*>(q.data), b, out, runner, StatisticSegments<T, F, Wide>{args}, g);
+    else reduce_tiles<T>(static_cast<const T*>(q.data), b, out, runner, StatisticSegments<T, F>{args}, g);
+  });
+}
+
+}  // namespace
+
+Result reduce_host_statistic(const Request& q, const ChunkRunner* runner, bool wide) {
+  const Bounds whole{nullptr, q.count, 1};
+  Result r;
+  std::uint64_t index = no_index;
+  return visit_dtype(q.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    std::uint64_t value = 0;  // 8 bytes hold any result type
+    statistic_rows<T>(q, whole, Outputs{&value, &index}, runner, wide, nullptr);
+    const DType type = wide ? DType::f64 : result_dtype(q.dtype, q.op);
+    r.value = Scalar::from_bytes(type, &value);
+    if (returns_index(q.op)) r.index = index;
+    return r;
+  });
+}
+
 Result reduce_host_segments(const Request& q, const ChunkRunner* runner, Accuracy accuracy, bool wide) {
   // Ragged segments at their offsets; a view's rows: equal rows in memory (layout inner), or
   // each result's elements gathered (a strided view whose smallest stride is reduced).
@@ -378,6 +426,7 @@ Result reduce_host_segments(const Request& q, const ChunkRunner* runner, Accurac
     using T = decltype(tag);
     const T* x = static_cast<const T*>(q.data);
     if (!q.ops.empty()) return reduce_tiles<T>(x, b, out, runner, SeveralSegments<T>(q.ops, *q.ops_out), g);
+    if (!is_core_op(q.op)) return statistic_rows<T>(q, b, out, runner, wide, g);
     if constexpr (is_float_v<T>) {
       if (exact_sum(q.dtype, q.op, accuracy)) return reduce_tiles<T, ExactSegments<T>>(x, b, out, runner, {}, g);
       if (wide) {  // the accumulators' values, as f64
@@ -397,6 +446,7 @@ Result reduce_host_segments(const Request& q, const ChunkRunner* runner, Accurac
       case Op::max: return reduce_tiles<T, ExtremeSegments<T, true>>(x, b, out, runner, {}, g);
       case Op::argmin: return reduce_tiles<T, ArgSegments<T, false>>(x, b, out, runner, {}, g);
       case Op::argmax: return reduce_tiles<T, ArgSegments<T, true>>(x, b, out, runner, {}, g);
+      default: break;
     }
   });
   return Result{};  // the values are in q.out; Reducer::reduce fills the rest

@@ -15,6 +15,9 @@ namespace xreduce::backend {
 //! (Features::wide).
 Result reduce_host_segments(const Request& request, const ChunkRunner* runner, Accuracy accuracy, bool wide = false);
 
+//! A statistic (an op after the core ones) of one flat array, as Result::value (and index).
+//! `wide`: a float result as the f64 it is computed in (Features::wide).
+Result reduce_host_statistic(const Request& request, const ChunkRunner* runner, bool wide = false);
 //! Several ops of one array (Request::ops, not segmented) in one read, into request.ops_out.
 Result reduce_host_stats(const Request& request, const ChunkRunner* runner);
 

@@ -244,8 +244,9 @@ inline Features features_of(const Request& c, Accuracy accuracy, std::optional<D
   f.several = !c.ops.empty();
   f.ops = f.several ? c.ops : OpSet{c.op};
   f.layout = layout_of(c);
-  f.accuracy = accuracy == Accuracy::exact && is_floating(c.dtype) && f.ops.contains(Op::sum) ? Accuracy::exact
-                                                                                             : Accuracy::standard;
+  // Exact: sums of floats, and the mean, var and std of floats (one op).
+  const bool exact_op = f.ops.contains(Op::sum) || (!f.several && exact_statistic(c.op));
+  f.accuracy = accuracy == Accuracy::exact && is_floating(c.dtype) && exact_op ? Accuracy::exact : Accuracy::standard;
   f.memory = c.memory == Memory::device ? Memory::device : Memory::host;
   // A result type other than the op's own: an exact sum needs nothing more (the core rounds its
   // partials to the type asked); a float sum of device data becomes one, which the GPU kernels
@@ -253,7 +254,7 @@ inline Features features_of(const Request& c, Accuracy accuracy, std::optional<D
   // return wide results.
   const bool other_type = result && !f.several && *result != result_dtype(c.dtype, c.op);
   if (other_type && f.memory == Memory::device && is_floating(c.dtype) && c.op == Op::sum) f.accuracy = Accuracy::exact;
-  f.wide = other_type && f.accuracy != Accuracy::exact;
+  f.wide = other_type && f.accuracy != Accuracy::exact;  // an exact mean or var: the core rounds its partials
   return f;
 }
 

@@ -20,6 +20,7 @@
 //!
 //! C++17, so that the CUDA module's sources compile it.
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -179,9 +180,271 @@ XREDUCE_HOST_DEVICE constexpr Out finish_as(typename F::acc_t a) {
 
 //! Whether policy F returns an index with its value.
 template <class F>
-inline constexpr bool has_index = F::op == Op::argmin || F::op == Op::argmax;
+inline constexpr bool has_index = returns_index(F::op);
 
-//! Calls `fn` with the policy of (T, op): from the run-time op to the compile-time table.
+// ---------------------------------------------------------------------------------------------
+// The statistics. Their partials are small structs of doubles (or a count, or a flag), their
+// finish may need the request's correction (FinishArgs), and their value is computed in double
+// and rounded once to the result type (value(), then finish()).
+
+//! What a statistic's finish needs beyond its partial: the divisor of var and std is
+//! n - correction (Request::correction; numpy's ddof).
+struct FinishArgs {
+  double correction = 0;
+};
+
+//! The result type of the float statistics: floats keep their type, integers and bools give f64.
+template <class T>
+using float_result_t = std::conditional_t<is_float_v<T>, T, double>;
+
+//! Whether x is not zero (NaN is not zero, as numpy counts it).
+template <class T>
+XREDUCE_HOST_DEVICE constexpr bool nonzero(T x) {
+  if constexpr (is_float16_v<T>) return static_cast<float>(x) != 0.0f;
+  else return x != T(0);
+}
+
+//! What the float statistics share: an element as a double, dropped (the identity) when the op
+//! skips NaN and it is one, and the value rounded once to the result type.
+template <class T, Op kOp, class Acc>
+struct Statistic {
+  using In = T;
+  using acc_t = Acc;
+  using result_t = float_result_t<T>;
+  static constexpr Op op = kOp;
+  static constexpr bool skip_nan = skips_nan(kOp);
+  XREDUCE_HOST_DEVICE static constexpr bool dropped(T x) { return skip_nan && is_nan(x); }
+};
+
+//! mean, var and std (and nanmean, nanvar, nanstd): the count, the sum, and the sum of squared
+//! deviations from the mean, m2. Two partials combine by Chan, Golub and LeVeque's update (the
+//! difference of the means, never the raw sum of squares less the square of the sum), which an
+//! engine may feed with partials of its own (a run summed around a shift, cpu_kernels.hpp). An
+//! infinity makes var and std NaN, as numpy's (x - mean is inf - inf); n - correction <= 0 too.
+struct Moments {
+  double n, sum, m2;
+};
+template <class T, Op kOp>
+struct MomentsOp : Statistic<T, kOp, Moments> {
+  using Base = Statistic<T, kOp, Moments>;
+  XREDUCE_HOST_DEVICE static constexpr Moments identity() { return {0, 0, 0}; }
+  XREDUCE_HOST_DEVICE static constexpr Moments lift(T x, index_t = 0) {
+    return Base::dropped(x) ? identity() : Moments{1, static_cast<double>(x), 0};
+  }
+  XREDUCE_HOST_DEVICE constexpr Moments operator()(const Moments& a, const Moments& b) const {
+    if (a.n == 0) return b;
+    if (b.n == 0) return a;
+    const double n = a.n + b.n, d = b.sum / b.n - a.sum / a.n;
+    return {n, a.sum + b.sum, a.m2 + b.m2 + d * d * (a.n / n * b.n)};
+  }
+  XREDUCE_HOST_DEVICE static double value(const Moments& a, FinishArgs args = {}) {
+    constexpr Op base = without_nan(kOp);
+    if (base == Op::mean) return a.sum / a.n;  // 0 / 0: NaN, numpy's mean of nothing
+    const double dof = a.n - args.correction;
+    if (!(dof > 0) || !(a.sum - a.sum == 0)) return std::numeric_limits<double>::quiet_NaN();
+    const double var = (a.m2 > 0 ? a.m2 : 0) / dof;
+    return base == Op::var ? var : std::sqrt(var);
+  }
+  XREDUCE_HOST_DEVICE static typename Base::result_t finish(const Moments& a, FinishArgs args = {}) {
+    return static_cast<typename Base::result_t>(value(a, args));
+  }
+};
+
+//! norm1 (the sum of |x|, in double) and norminf (the largest |x|; NaN if any is); 0 for nothing.
+template <class T, Op kOp>
+struct AbsOp : Statistic<T, kOp, double> {
+  using Base = Statistic<T, kOp, double>;
+  XREDUCE_HOST_DEVICE static constexpr double identity() { return 0; }
+  XREDUCE_HOST_DEVICE static double lift(T x, index_t = 0) { return std::fabs(static_cast<double>(x)); }
+  XREDUCE_HOST_DEVICE constexpr double operator()(double a, double b) const {
+    if constexpr (kOp == Op::norm1) return a + b;
+    else return a != a ? a : b != b ? b : a < b ? b : a;
+  }
+  XREDUCE_HOST_DEVICE static double value(double a, FinishArgs = {}) { return a; }
+  XREDUCE_HOST_DEVICE static typename Base::result_t finish(double a, FinishArgs = {}) { return static_cast<typename Base::result_t>(a); }
+};
+
+//! norm2 without overflow or underflow: Blue's algorithm as LAPACK's dnrm2 has it (Anderson,
+//! "Algorithm 978: Safe scaling in the Level 1 BLAS", 2017). Three sums of squares, of the small,
+//! the medium and the big magnitudes, each scaled by a power of two into range: a partial is
+//! three sums, and partials add. Of f32 and narrower elements only the medium sum is used.
+struct ScaledSquares {
+  double small, medium, big;
+};
+template <class T>
+struct Norm2Op : Statistic<T, Op::norm2, ScaledSquares> {
+  using Base = Statistic<T, Op::norm2, ScaledSquares>;
+  // Below tsml (above tbig) a square may underflow (overflow); ssml and sbig scale them back.
+  static constexpr double tsml = 0x1p-511, tbig = 0x1p486, ssml = 0x1p537, sbig = 0x1p-538;
+  XREDUCE_HOST_DEVICE static constexpr ScaledSquares identity() { return {0, 0, 0}; }
+  XREDUCE_HOST_DEVICE static ScaledSquares lift(T x, index_t = 0) {
+    const double a = std::fabs(static_cast<double>(x));
+    if (a > tbig) return {0, 0, (a * sbig) * (a * sbig)};
+    if (a < tsml) return {(a * ssml) * (a * ssml), 0, 0};
+    return {0, a * a, 0};  // NaN lands here: the medium sum carries it to the result
+  }
+  XREDUCE_HOST_DEVICE constexpr ScaledSquares operator()(const ScaledSquares& a, const ScaledSquares& b) const {
+    return {a.small + b.small, a.medium + b.medium, a.big + b.big};
+  }
+  XREDUCE_HOST_DEVICE static double value(ScaledSquares a, FinishArgs = {}) {
+    double scale = 1, sumsq = a.medium;
+    if (a.big > 0) {
+      if (a.medium > 0 || a.medium != a.medium) a.big += (a.medium * sbig) * sbig;
+      scale = 1 / sbig, sumsq = a.big;
+    } else if (a.small > 0) {
+      if (a.medium > 0 || a.medium != a.medium) {
+        const double med = std::sqrt(a.medium), sml = std::sqrt(a.small) / ssml;
+        const double lo = sml < med ? sml : med, hi = sml < med ? med : sml;
+        sumsq = hi * hi * (1 + (lo / hi) * (lo / hi));
+      } else {
+        scale = 1 / ssml, sumsq = a.small;
+      }
+    }
+    return scale * std::sqrt(sumsq);
+  }
+  XREDUCE_HOST_DEVICE static typename Base::result_t finish(const ScaledSquares& a, FinishArgs args = {}) {
+    return static_cast<typename Base::result_t>(value(a, args));
+  }
+};
+
+//! logsumexp: log(sum exp(x)) in one pass, as a running maximum m and the sum s of exp(x - m),
+//! rescaled when m grows. -inf for nothing (or only -inf); +inf if any element is; NaN if any is.
+struct LogSumExp {
+  double max, sum;
+};
+template <class T>
+struct LogSumExpOp : Statistic<T, Op::logsumexp, LogSumExp> {
+  using Base = Statistic<T, Op::logsumexp, LogSumExp>;
+  XREDUCE_HOST_DEVICE static constexpr LogSumExp identity() { return {-std::numeric_limits<double>::infinity(), 0}; }
+  XREDUCE_HOST_DEVICE static constexpr LogSumExp lift(T x, index_t = 0) { return {static_cast<double>(x), 1}; }
+  XREDUCE_HOST_DEVICE LogSumExp operator()(const LogSumExp& a, const LogSumExp& b) const {
+    if (a.max != a.max) return a;
+    if (b.max != b.max) return b;
+    const double m = a.max < b.max ? b.max : a.max;
+    if (m == std::numeric_limits<double>::infinity() || m == -std::numeric_limits<double>::infinity()) return {m, m > 0 ? 1.0 : 0.0};
+    return {m, a.sum * std::exp(a.max - m) + b.sum * std::exp(b.max - m)};
+  }
+  XREDUCE_HOST_DEVICE static double value(const LogSumExp& a, FinishArgs = {}) {
+    if (a.max != a.max || a.sum == 0 || a.max == std::numeric_limits<double>::infinity()) return a.max;
+    return a.max + std::log(a.sum);
+  }
+  XREDUCE_HOST_DEVICE static typename Base::result_t finish(const LogSumExp& a, FinishArgs args = {}) {
+    return static_cast<typename Base::result_t>(value(a, args));
+  }
+};
+
+//! count_nonzero (an i64 count), any and all (bools) of the elements that are not zero.
+template <class T, Op kOp>
+struct NonzeroOp {
+  using In = T;
+  using acc_t = std::conditional_t<kOp == Op::count_nonzero, unsigned long long, bool>;
+  using result_t = std::conditional_t<kOp == Op::count_nonzero, std::int64_t, bool>;
+  static constexpr Op op = kOp;
+  XREDUCE_HOST_DEVICE static constexpr acc_t identity() { return kOp == Op::all; }
+  XREDUCE_HOST_DEVICE static constexpr acc_t lift(T x, index_t = 0) { return nonzero(x); }
+  XREDUCE_HOST_DEVICE constexpr acc_t operator()(acc_t a, acc_t b) const {
+    if constexpr (kOp == Op::count_nonzero) return a + b;
+    else if constexpr (kOp == Op::any) return a || b;
+    else return a && b;
+  }
+  XREDUCE_HOST_DEVICE static constexpr result_t value(acc_t a, FinishArgs = {}) { return static_cast<result_t>(a); }
+  XREDUCE_HOST_DEVICE static constexpr result_t finish(acc_t a, FinishArgs = {}) { return static_cast<result_t>(a); }
+};
+
+//! nansum and nanprod: the sum and product with each NaN taken as 0 (1).
+template <class T, class Base>
+struct SkippingNaN : Base {
+  static constexpr Op op = Base::op == Op::sum ? Op::nansum : Op::nanprod;
+  XREDUCE_HOST_DEVICE static constexpr typename Base::acc_t lift(T x, index_t = 0) {
+    return is_nan(x) ? Base::identity() : Base::lift(x);
+  }
+  XREDUCE_HOST_DEVICE static constexpr typename Base::result_t value(typename Base::acc_t a, FinishArgs = {}) { return Base::finish(a); }
+  XREDUCE_HOST_DEVICE static constexpr typename Base::result_t finish(typename Base::acc_t a, FinishArgs = {}) { return Base::finish(a); }
+};
+
+//! nanmin and nanmax: the extreme of the elements that are not NaN; NaN if every one is.
+template <class T>
+struct SeenExtreme {
+  T value;
+  bool seen;
+};
+template <class T, bool kMax>
+struct NanExtremeOp {
+  using In = T;
+  using acc_t = SeenExtreme<T>;
+  using result_t = T;
+  static constexpr Op op = kMax ? Op::nanmax : Op::nanmin;
+  XREDUCE_HOST_DEVICE static constexpr acc_t identity() { return {extreme_identity<T, kMax>(), false}; }
+  XREDUCE_HOST_DEVICE static constexpr acc_t lift(T x, index_t = 0) { return is_nan(x) ? identity() : acc_t{x, true}; }
+  XREDUCE_HOST_DEVICE constexpr acc_t operator()(const acc_t& a, const acc_t& b) const {
+    return {Extreme<T, kMax>{}(a.value, b.value), a.seen || b.seen};
+  }
+  XREDUCE_HOST_DEVICE static constexpr T value(const acc_t& a, FinishArgs = {}) {
+    if constexpr (is_float_v<T>)
+      if (!a.seen) return std::numeric_limits<T>::quiet_NaN();
+    return a.value;
+  }
+  XREDUCE_HOST_DEVICE static constexpr T finish(const acc_t& a, FinishArgs = {}) { return value(a); }
+};
+
+//! nanargmin and nanargmax: argmin and argmax of the elements that are not NaN; an all-NaN
+//! slice has index no_element and value NaN (numpy raises there; the Python package does too).
+template <class T, bool kMax>
+struct NanArgOp : Arg<T, kMax> {
+  using Base = Arg<T, kMax>;
+  static constexpr Op op = kMax ? Op::nanargmax : Op::nanargmin;
+  XREDUCE_HOST_DEVICE static constexpr ArgPair<T> lift(T x, index_t i) { return is_nan(x) ? Base::identity() : ArgPair<T>{x, i}; }
+  XREDUCE_HOST_DEVICE static constexpr T value(const ArgPair<T>& a, FinishArgs = {}) {
+    if constexpr (is_float_v<T>)
+      if (a.index == no_element) return std::numeric_limits<T>::quiet_NaN();
+    return a.value;
+  }
+  XREDUCE_HOST_DEVICE static constexpr T finish(const ArgPair<T>& a, FinishArgs = {}) { return value(a); }
+};
+
+//! A partial of any op as its result: the core ops' finish, the statistics' with their FinishArgs.
+template <class F>
+XREDUCE_HOST_DEVICE typename F::result_t finish_with(const typename F::acc_t& a, FinishArgs args) {
+  if constexpr (is_core_op(F::op)) return F::finish(a);
+  else return F::finish(a, args);
+}
+//! The same as a wide result (Features::wide): a float statistic's double value, unrounded.
+template <class Out, class F>
+XREDUCE_HOST_DEVICE Out finish_as(const typename F::acc_t& a, FinishArgs args) {
+  if constexpr (is_core_op(F::op)) return finish_as<Out, F>(a);
+  else if constexpr (std::is_same_v<Out, typename F::result_t>) return F::finish(a, args);
+  else return static_cast<Out>(F::value(a, args));
+}
+
+//! Calls `fn` with the policy of (T, op) for a statistic (an op after the core ones).
+template <class T, class Fn>
+decltype(auto) visit_statistic(Op op, Fn&& fn) {
+  switch (op) {
+    case Op::mean: return fn(MomentsOp<T, Op::mean>{});
+    case Op::var: return fn(MomentsOp<T, Op::var>{});
+    case Op::std: return fn(MomentsOp<T, Op::std>{});
+    case Op::nanmean: return fn(MomentsOp<T, Op::nanmean>{});
+    case Op::nanvar: return fn(MomentsOp<T, Op::nanvar>{});
+    case Op::nanstd: return fn(MomentsOp<T, Op::nanstd>{});
+    case Op::norm1: return fn(AbsOp<T, Op::norm1>{});
+    case Op::norminf: return fn(AbsOp<T, Op::norminf>{});
+    case Op::norm2: return fn(Norm2Op<T>{});
+    case Op::logsumexp: return fn(LogSumExpOp<T>{});
+    case Op::count_nonzero: return fn(NonzeroOp<T, Op::count_nonzero>{});
+    case Op::any: return fn(NonzeroOp<T, Op::any>{});
+    case Op::all: return fn(NonzeroOp<T, Op::all>{});
+    case Op::nansum: return fn(SkippingNaN<T, Sum<T>>{});
+    case Op::nanprod: return fn(SkippingNaN<T, Prod<T>>{});
+    case Op::nanmin: return fn(NanExtremeOp<T, false>{});
+    case Op::nanmax: return fn(NanExtremeOp<T, true>{});
+    case Op::nanargmin: return fn(NanArgOp<T, false>{});
+    default: break;
+  }
+  return fn(NanArgOp<T, true>{});
+}
+
+//! Calls `fn` with the policy of (T, op) for a core op: from the run-time op to the compile-time
+//! table (visit_statistic has the rest).
 template <class T, class Fn>
 decltype(auto) visit(Op op, Fn&& fn) {
   switch (op) {
@@ -191,7 +454,7 @@ decltype(auto) visit(Op op, Fn&& fn) {
     case Op::max: return fn(Max<T>{});
     case Op::argmin: return fn(ArgMin<T>{});
     case Op::argmax: return fn(ArgMax<T>{});
-    case Op::sumsq: break;
+    default: break;  // sumsq; a statistic is visit_statistic's, and no caller passes one here
   }
   return fn(SumOfSquares<T>{});
 }

@@ -1,0 +1,147 @@
+// The statistics over every backend that declares them: exact mean, var and std bit for bit
+// against MPFR (computed from the elements here, sharing nothing with the library's exact path),
+// standard ones within their bound on cancellation-heavy data, and the refusals.
+
+#include <doctest/doctest.h>
+#include <mpfr.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "conformance/backends.hpp"
+#include "support/mpfr_reference.hpp"
+
+namespace xr = xreduce;
+using xr::test::backends, xr::test::memory_for;
+
+namespace {
+
+//! mean, var and std of x (finite) by MPFR: S and Q summed exactly at 4400 bits, then
+//! (n Q - S^2) / (n (n - c)) and S / n at 12000 bits, each rounded once to T.
+template <class T>
+struct MpfrMoments {
+  T mean, var, std;
+};
+template <class T>
+MpfrMoments<T> mpfr_moments(const std::vector<T>& x, double correction) {
+  mpfr_t s, q, t, num, den, r;
+  for (mpfr_ptr v : {s, q, t}) mpfr_init2(v, 4400);
+  for (mpfr_ptr v : {num, den, r}) mpfr_init2(v, 12000);
+  mpfr_set_zero(s, 1), mpfr_set_zero(q, 1);
+  for (T e : x) {
+    mpfr_set_d(t, static_cast<double>(e), MPFR_RNDN);
+    mpfr_add(s, s, t, MPFR_RNDN);
+    mpfr_sqr(t, t, MPFR_RNDN);
+    mpfr_add(q, q, t, MPFR_RNDN);
+  }
+  const auto n = static_cast<unsigned long>(x.size());
+  MpfrMoments<T> m;
+  mpfr_div_ui(r, s, n, MPFR_RNDN);
+  m.mean = xr::test::round_mpfr_to<T>(r);
+  mpfr_mul_ui(num, q, n, MPFR_RNDN);
+  mpfr_sqr(t, s, MPFR_RNDN);  // 4400 bits: S^2 of these data is exact in them
+  mpfr_sub(num, num, t, MPFR_RNDN);
+  mpfr_set_d(den, static_cast<double>(n) - correction, MPFR_RNDN);
+  mpfr_mul_ui(den, den, n, MPFR_RNDN);
+  mpfr_div(r, num, den, MPFR_RNDN);
+  m.var = xr::test::round_mpfr_to<T>(r);
+  mpfr_sqrt(r, r, MPFR_RNDN);
+  m.std = xr::test::round_mpfr_to<T>(r);
+  for (mpfr_ptr v : {s, q, t, num, den, r}) mpfr_clear(v);
+  return m;
+}
+
+//! Random data: uniform, offset (mean 1e4, spread 1e-3) or wide (magnitudes 2^-40..2^40).
+template <class T>
+std::vector<T> draw(std::mt19937_64& rng, std::size_t n, int kind) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::uniform_int_distribution<int> e(-40, 40);
+  std::vector<T> x(n);
+  for (T& v : x) v = static_cast<T>(kind == 0 ? u(rng) : kind == 1 ? 1e4 + 1e-3 * u(rng) : std::ldexp(u(rng), e(rng)));
+  return x;
+}
+
+bool declares(xr::Reducer& r, const xr::Request& q, const xr::Options& o = {}) {
+  return r.capabilities().support(xr::features_of(q, o.accuracy.value_or(xr::Accuracy::standard))) != xr::Support::none;
+}
+
+template <class T>
+void moments_over_backends() {
+  const std::uint64_t seed = std::random_device{}();
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  constexpr xr::DType dtype = xr::dtype_of<T>();
+  xr::Options exact;
+  exact.accuracy = xr::Accuracy::exact;
+  for (std::size_t n : {1u, 2u, 7u, 300u, 5000u, 70000u})
+    for (int kind = 0; kind < 3; ++kind)
+      for (double correction : {0.0, 1.0}) {
+        const std::vector<T> x = draw<T>(rng, n, kind);
+        const MpfrMoments<T> want = mpfr_moments(x, correction);
+        for (xr::Reducer* r : backends()) {
+          if (memory_for(*r) != xr::Memory::host) continue;
+          xr::Request q{x.data(), x.size(), dtype, xr::Op::mean, xr::Memory::host};
+          q.correction = correction;
+          if (!declares(*r, q, exact)) continue;
+          INFO("backend " << r->name() << ", n " << n << ", kind " << kind << ", correction " << correction);
+          auto value = [&](xr::Op op, const xr::Options& o) {
+            q.op = op;
+            return r->reduce(q, o).value.template get<T>();
+          };
+          CHECK(value(xr::Op::mean, exact) == want.mean);
+          if (n > correction) {
+            CHECK(value(xr::Op::var, exact) == want.var);
+            CHECK(value(xr::Op::std, exact) == want.std);
+            // Standard: the result's last rounding, and the double accumulation's error in terms
+            // of the data (statistic_reference's bound; far below the textbook formula's on kind 1).
+            const double v = static_cast<double>(want.var), spread = std::sqrt(v);
+            const double eps = static_cast<double>(std::numeric_limits<T>::epsilon());
+            double largest = 0;
+            for (T e : x) largest = std::max(largest, std::fabs(static_cast<double>(e)));
+            const double bound = eps * v + 4096 * 0x1p-52 * (v + largest * spread);
+            CHECK(std::fabs(static_cast<double>(value(xr::Op::var, {})) - v) <= bound);
+            CHECK(std::fabs(static_cast<double>(value(xr::Op::mean, {})) - static_cast<double>(want.mean)) <=
+                  eps * std::fabs(static_cast<double>(want.mean)) + 64 * 0x1p-52 * largest);
+          } else {
+            CHECK(std::isnan(value(xr::Op::var, exact)));
+          }
+        }
+      }
+}
+
+}  // namespace
+
+TEST_CASE("every backend: exact mean, var and std are rounded once, f32") { moments_over_backends<float>(); }
+TEST_CASE("every backend: exact mean, var and std are rounded once, f64") { moments_over_backends<double>(); }
+
+TEST_CASE("every backend: statistics refuse what they do not do") {
+  std::vector<double> x(64, 2.0);
+  for (xr::Reducer* r : backends()) {
+    if (memory_for(*r) != xr::Memory::host) continue;
+    xr::Request q{x.data(), x.size(), xr::DType::f64, xr::Op::var, xr::Memory::host};
+    if (!declares(*r, q)) {
+      CHECK_THROWS_AS(r->reduce(q), xr::Error);
+      continue;
+    }
+    INFO("backend " << r->name());
+    xr::Request several = q;
+    several.ops = {xr::Op::sum, xr::Op::var};
+    CHECK_THROWS_WITH_AS(r->reduce(several), doctest::Contains("alone"), xr::Error);
+    xr::Request negative = q;
+    negative.correction = -1;
+    CHECK_THROWS_WITH_AS(r->reduce(negative), doctest::Contains("correction"), xr::Error);
+    xr::Options exact;
+    exact.accuracy = xr::Accuracy::exact;
+    xr::Request lse = q;
+    lse.op = xr::Op::logsumexp;
+    CHECK_THROWS_WITH_AS(r->reduce(lse, exact), doctest::Contains("accuracy 'exact'"), xr::Error);
+    const xr::Request columns = xr::Request::records(x.data(), 16, 4, xr::DType::f64, xr::Op::var);
+    CHECK_THROWS_AS(r->reduce(columns, exact), xr::Error);  // exact statistics: one result, for now
+    x[3] = 0x1p600;
+    CHECK_THROWS_WITH_AS(r->reduce(q, exact), doctest::Contains("2^511"), xr::Error);
+    x[3] = 2.0;
+    CHECK(r->reduce(q).value == xr::Scalar(0.0));
+  }
+}
