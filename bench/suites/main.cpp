@@ -2,7 +2,7 @@
 //
 //   xreduce_bench SUITE [--out DIR] [--max-log2 L] [--repeat R] [--quick]
 //
-// Suites: progression, gpu-reduce, transfer (GPU), crossover, calibrate, cpu, dtypes, exact, segments, stats, views. Each prints an estimate of its
+// Suites: progression, gpu-reduce, transfer (GPU), crossover, calibrate, cpu, dtypes, exact, segments, stats, statistics, views. Each prints an estimate of its
 // time, a progress line, and a markdown table, and writes SUITE.json (every raw timing) and
 // SUITE.md under DIR (default $XDG_DATA_HOME/xreduce/bench/<machine>/, outside the source tree).
 // bench/plot_suites.py draws the PNGs.
@@ -372,6 +372,7 @@ int main(int argc, char** argv) {
       {"exact", "exact sums against plain ones, f32 and f64, every backend with both, host and device data"},
       {"segments", "per-segment sums: CPU rows against flat sums, device data against cub::DeviceSegmentedReduce and the read probe"},
       {"stats", "several ops in one pass (sum, min, max, argmax) against a plain sum and against four calls, host and device data"},
+      {"statistics", "mean, var, std, the norms, logsumexp, the nan* ops and exact mean and var on the CPU backends, against the read probe and a plain sum"},
       {"views", "N-D views (rows, columns, a middle axis, a transpose, a cube, reversed) reduced in place against copy + reduce, host data"}};
   std::string help = "Suite:";
   for (const auto& [name, what] : suites) help += "\n  " + name + ": " + what;
@@ -407,6 +408,7 @@ int main(int argc, char** argv) {
     if (suite == "exact") return run_exact(args);
     if (suite == "segments") return run_segments(args);
     if (suite == "stats") return run_stats(args);
+    if (suite == "statistics") return run_statistics(args);
     if (suite == "dtypes") return run_dtypes(args);
     if (suite == "views") return run_views(args);
     if (suite == "calibrate") return run_calibrate(args);

@@ -350,3 +350,40 @@ TEST_CASE("cli: --ops computes several ops in one pass; validate checks each") {
   CHECK(nlohmann::json::parse(xreduce("run --ops sum,max --dtype f32 --n 100 --width 2 --json").out)["stats"]["max"]["value"].size() == 2);
   CHECK(xreduce("run --ops sum,max --dtype f32 --n 100 --accuracy exact").code == 2);  // exact is one op at a time
 }
+
+TEST_CASE("cli: the statistics: --op mean, var with --correction, the nan* ops; validate checks them") {
+  // 0, 1, ..., 9 as i32 (the generator's data are random; an .npy of our own gives known values).
+  const std::string path = (std::filesystem::temp_directory_path() / "xreduce_cli_statistics.npy").string();
+  {
+    std::string header = "{'descr': '<i4', 'fortran_order': False, 'shape': (10,), }";
+    header += std::string(64 - (10 + header.size() + 1) % 64, ' ') + "\n";
+    std::ofstream out(path, std::ios::binary);
+    out.write("\x93NUMPY\x01\x00", 8);
+    out.put(static_cast<char>(header.size() & 0xff)).put(static_cast<char>(header.size() >> 8));
+    out << header;
+    for (std::int32_t v = 0; v < 10; ++v) out.write(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  auto value = [&](const std::string& args) {
+    const Run r = xreduce("run --input " + path + " --json " + args);
+    INFO(args << ": " << r.out);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out)["value"];
+  };
+  CHECK(value("--op mean").get<double>() == 4.5);
+  CHECK(value("--op var").get<double>() == 8.25);                  // sum (x - 4.5)^2 / 10
+  CHECK(value("--op var --correction 1").get<double>() == 82.5 / 9);  // / (n - 1)
+  CHECK(value("--op count_nonzero").get<std::int64_t>() == 9);
+  CHECK(value("--op all").get<bool>() == false);
+  CHECK(value("--op norminf").get<double>() == 9.0);
+  for (const char* op : {"mean", "var", "std", "norm2", "logsumexp", "nanmean", "nanargmax", "count_nonzero"}) {
+    const Run v = xreduce(std::string("validate --op ") + op + " --dtype f32 --n 5000");
+    INFO(op << ": " << v.out);
+    CHECK(v.code == 0);
+  }
+  CHECK(xreduce("run --op var --correction -1 --dtype f32 --n 10").code == 2);
+  CHECK(xreduce("run --ops sum,var --dtype f32 --n 10").code == 2);  // statistics are one op at a time
+  const Run help = xreduce("run --help");
+  CHECK(help.out.find("nanargmax") != std::string::npos);
+  CHECK(help.out.find("--correction") != std::string::npos);
+  std::filesystem::remove(path);
+}
