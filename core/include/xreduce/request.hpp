@@ -157,8 +157,8 @@ struct Request {
   //! `out` and of `out_index` alike), one per kept axis in order; host memory only.
   const std::int64_t* out_strides = nullptr;
   //! Several ops in one read of the data (any of the core ops sum, min, max, argmin, argmax and
-  //! sumsq; statistics are one op at a time): when
-  //! not empty, `op` is not used and Result::ops has one entry per op; each as it would be alone.
+  //! sumsq; statistics are one op at a time): when not empty, `op` is not used and Result::ops
+  //! has one entry per op; each as it would be alone.
   //! Standard accuracy only: an exact sum is one op at a time.
   OpSet ops = {};
   //! With `ops` and more than one result, optional: where each op's results go (as `out` for

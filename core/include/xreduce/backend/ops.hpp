@@ -402,13 +402,8 @@ struct NanArgOp : Arg<T, kMax> {
   XREDUCE_HOST_DEVICE static constexpr T finish(const ArgPair<T>& a, FinishArgs = {}) { return value(a); }
 };
 
-//! A partial of any op as its result: the core ops' finish, the statistics' with their FinishArgs.
-template <class F>
-XREDUCE_HOST_DEVICE typename F::result_t finish_with(const typename F::acc_t& a, FinishArgs args) {
-  if constexpr (is_core_op(F::op)) return F::finish(a);
-  else return F::finish(a, args);
-}
-//! The same as a wide result (Features::wide): a float statistic's double value, unrounded.
+//! A partial of any op as a result of type Out: the core ops' finish_as; a statistic's finish
+//! with its FinishArgs, or for a wide result (Features::wide) its double value, unrounded.
 template <class Out, class F>
 XREDUCE_HOST_DEVICE Out finish_as(const typename F::acc_t& a, FinishArgs args) {
   if constexpr (is_core_op(F::op)) return finish_as<Out, F>(a);
