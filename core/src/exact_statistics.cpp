@@ -52,37 +52,27 @@ void set_exact(mpfr_t out, ExactSum s) {
   mpfr_mul_2si(out, out, ExactSum::kLowestExponent, MPFR_RNDN);
 }
 
-//! `value` (exact, or held to far more bits than T's) rounded once to T: nearest, ties to even,
-//! with T's subnormals and overflow.
-template <class T>
-double round_to(const mpfr_t value, bool square_root) {
+//! `rounding(r)` (an MPFR call into r that returns its ternary value: the quotient or square
+//! root of exact or far wider operands) rounded once to T: nearest, ties to even, with T's
+//! subnormals and overflow.
+template <class T, class Rounding>
+double round_to(Rounding rounding) {
   constexpr int kDigits = std::numeric_limits<T>::digits;
   const mpfr_exp_t old_min = mpfr_get_emin(), old_max = mpfr_get_emax();
   mpfr_set_emin(std::numeric_limits<T>::min_exponent - kDigits + 1);
   mpfr_set_emax(std::numeric_limits<T>::max_exponent);
   Big r(kDigits);
-  int inexact = square_root ? mpfr_sqrt(r.v, value, MPFR_RNDN) : mpfr_set(r.v, value, MPFR_RNDN);
-  inexact = mpfr_subnormalize(r.v, inexact, MPFR_RNDN);
+  mpfr_subnormalize(r.v, rounding(r.v), MPFR_RNDN);
   const double out = mpfr_get_d(r.v, MPFR_RNDN);  // exact: T's value is a double
   mpfr_set_emin(old_min);
   mpfr_set_emax(old_max);
   return out;
 }
 
-//! A / B rounded once to T.
+//! a / b rounded once to T.
 template <class T>
 double quotient_to(const mpfr_t a, const mpfr_t b) {
-  constexpr int kDigits = std::numeric_limits<T>::digits;
-  const mpfr_exp_t old_min = mpfr_get_emin(), old_max = mpfr_get_emax();
-  mpfr_set_emin(std::numeric_limits<T>::min_exponent - kDigits + 1);
-  mpfr_set_emax(std::numeric_limits<T>::max_exponent);
-  Big r(kDigits);
-  int inexact = mpfr_div(r.v, a, b, MPFR_RNDN);
-  inexact = mpfr_subnormalize(r.v, inexact, MPFR_RNDN);
-  const double out = mpfr_get_d(r.v, MPFR_RNDN);
-  mpfr_set_emin(old_min);
-  mpfr_set_emax(old_max);
-  return out;
+  return round_to<T>([&](mpfr_ptr r) { return mpfr_div(r, a, b, MPFR_RNDN); });
 }
 
 template <class T>
@@ -115,7 +105,7 @@ double exact_value(Op op, const ExactSum& sum, const ExactSum* squares, double c
   if (op == Op::var) return quotient_to<T>(numerator.v, denominator.v);
   Big var(6000);
   mpfr_div(var.v, numerator.v, denominator.v, MPFR_RNDN);
-  return round_to<T>(var.v, /*square_root=*/true);
+  return round_to<T>([&](mpfr_ptr r) { return mpfr_sqrt(r, var.v, MPFR_RNDN); });
 }
 
 }  // namespace

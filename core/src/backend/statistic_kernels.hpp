@@ -5,7 +5,7 @@
 // table's; what is this file's is how a run is accumulated:
 //
 // - the moments (mean, var, std): a run is summed around a shift, one of its own elements, in
-//   sixteen lanes of double: n, the sum, and the sums of x - shift and of its square. No division
+//   eight lanes of double: the sums of x - shift and (var, std) of its square. No division
 //   per element (Welford's update has one); the shift is an element, so the sum of squares of
 //   the deviations loses at most log10(n) digits to cancellation, and runs are kept to kBlock
 //   elements, then combined by Chan's update. Data of mean 1e4 and spread 1e-3 keeps its digits.
