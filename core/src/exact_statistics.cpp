@@ -128,3 +128,26 @@ Scalar exact_statistic(Op op, const std::vector<ExactSum>& partials, double corr
 }
 
 }  // namespace xreduce::detail
+
+namespace xreduce {
+
+template <class T>
+T exact_mean(const ExactSum& sum) {
+  return static_cast<T>(detail::exact_value<T>(Op::mean, sum, nullptr, 0));  // a value of T: exact
+}
+
+template <class T>
+T exact_variance(const ExactSum& sum, const ExactSum& squares, double correction, bool root) {
+  return static_cast<T>(detail::exact_value<T>(root ? Op::std : Op::var, sum, &squares, correction));
+}
+
+template float exact_mean<float>(const ExactSum&);
+template double exact_mean<double>(const ExactSum&);
+template f16 exact_mean<f16>(const ExactSum&);
+template bf16 exact_mean<bf16>(const ExactSum&);
+template float exact_variance<float>(const ExactSum&, const ExactSum&, double, bool);
+template double exact_variance<double>(const ExactSum&, const ExactSum&, double, bool);
+template f16 exact_variance<f16>(const ExactSum&, const ExactSum&, double, bool);
+template bf16 exact_variance<bf16>(const ExactSum&, const ExactSum&, double, bool);
+
+}  // namespace xreduce

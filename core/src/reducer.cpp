@@ -83,8 +83,7 @@ void check_result_dtype(const Request& q, const Request& c, const Features& f, s
 //! exactly for argmin/argmax, an exact sum's partial or a wide result rounded once.
 void finish_value(const Features& f, DType type, Op op, double correction, Result& r, const std::string& backend) {
   if (f.accuracy == Accuracy::exact && exact_statistic(op)) {
-    r.value = detail::exact_statistic(op, r.exact, correction, type);
-    r.exact.clear();  // the sums of x and x squared: not the partial of the result (Result::exact)
+    r.value = detail::exact_statistic(op, r.exact, correction, type);  // r.exact stays: S (and Q), Result::exact
   } else if (f.accuracy == Accuracy::exact) {
     if (r.exact.size() != 1)
       throw Error(ErrorCode::internal, "backend '" + backend + "' returned " + std::to_string(r.exact.size()) +

@@ -76,6 +76,27 @@ extern template double ExactSum::round<double>() const;
 extern template f16 ExactSum::round<f16>() const;
 extern template bf16 ExactSum::round<bf16>() const;
 
+//! Statistics of the elements whose exact partial is `sum` (n = sum.count() of them) and, for the
+//! variance, `squares` (an exact partial of their squares: an f32's square is a double exactly, an
+//! f64's a double and its fma remainder), each the exact value rounded once to T (float, double,
+//! f16 or bf16), ties to even (MPFR). The mean is S / n (NaN or an infinity if one was added); the
+//! variance (n Q - S^2) / (n (n - correction)), NaN for a NaN or an infinity or where
+//! n - correction <= 0; `root`: its square root, also correctly rounded. What Accuracy::exact gives
+//! for mean, var and std, for partials combined elsewhere (chunks of a Dask array, MPI ranks).
+template <class T>
+T exact_mean(const ExactSum& sum);
+template <class T>
+T exact_variance(const ExactSum& sum, const ExactSum& squares, double correction, bool root = false);
+
+extern template float exact_mean<float>(const ExactSum&);
+extern template double exact_mean<double>(const ExactSum&);
+extern template f16 exact_mean<f16>(const ExactSum&);
+extern template bf16 exact_mean<bf16>(const ExactSum&);
+extern template float exact_variance<float>(const ExactSum&, const ExactSum&, double, bool);
+extern template double exact_variance<double>(const ExactSum&, const ExactSum&, double, bool);
+extern template f16 exact_variance<f16>(const ExactSum&, const ExactSum&, double, bool);
+extern template bf16 exact_variance<bf16>(const ExactSum&, const ExactSum&, double, bool);
+
 static_assert(sizeof(ExactSum) == 576, "ExactSum: the layout is 72 words, no padding");
 
 namespace detail {

@@ -239,7 +239,9 @@ struct Result {
   std::vector<std::int64_t> shape = {};
   //! Accuracy::exact sums of floats, flat or records: the exact partial of each result, which
   //! `value`/`values` round. For combining with other parts of one sum (threads, GPUs, MPI
-  //! ranks): add them, then ExactSum::round.
+  //! ranks): add them, then ExactSum::round. An exact mean of a flat array: the exact partial of
+  //! its sum; var and std: that, then the exact partial of the squares (exact_mean and
+  //! exact_variance round them, combined or not).
   std::vector<ExactSum> exact = {};
   //! Request::ops: one entry per op, in the order of all_ops (`value` and `index` above are the
   //! first one's). Else empty.
