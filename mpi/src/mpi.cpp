@@ -50,42 +50,17 @@ MPI_Datatype buffer_type(std::size_t bytes) {
   return at->second;
 }
 
-struct Local {
-  Partials partials;
-  std::string backend;
-  std::string reason;  //!< why this rank failed, if it did
-};
-
-//! This rank's partials: its shard reduced by its own dispatcher, or the identity and the reason
-//! when it failed (the collective still runs: no rank is left waiting).
-Local reduce_shard(MPI_Comm comm, const Request& shard, const Options& options, Context& context, bool with_message) {
+//! This rank's partials (detail::local_partials).
+detail::LocalPartials reduce_shard(MPI_Comm comm, const Request& shard, const Options& options, Context& context, bool with_message) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  const Accuracy accuracy = options.accuracy.value_or(context.config().accuracy);
-  const detail::ShardShape shape = detail::shape_of(shard);
-  Local local{Partials(shard.dtype, shard.op, shape.columns, accuracy, with_message), "(empty shard)", {}};
-  try {
-    if (!shape.unsupported.empty()) throw Error(ErrorCode::unsupported, shape.unsupported);
-    if (shape.records > 0) {
-      Result r = context.reduce(shard, detail::shard_options(shard, options, context));
-      local.backend = r.backend;
-      local.partials.set_local(r);
-    }
-  } catch (const Error& e) {
-    local.reason = e.what();
-    local.partials.set_error(rank, e.code(), local.reason);
-  } catch (const std::exception& e) {
-    local.reason = e.what();
-    local.partials.set_error(rank, ErrorCode::internal, local.reason);
-  }
-  local.partials.header().count = shape.records;
-  return local;
+  return detail::local_partials(rank, shard, options, context, with_message);
 }
 
 }  // namespace
 
 Result allreduce(MPI_Comm comm, const Request& shard, const Options& options, Context& context) {
-  Local local = reduce_shard(comm, shard, options, context, /*with_message=*/false);
+  detail::LocalPartials local = reduce_shard(comm, shard, options, context, /*with_message=*/false);
   MPI_Allreduce(MPI_IN_PLACE, local.partials.data(), 1, buffer_type(local.partials.bytes()), partial_op(), comm);
   std::string reason;
   if (const detail::Header& h = local.partials.header(); h.error_code != 0 && h.error_rank >= 0) {
@@ -106,7 +81,7 @@ std::optional<Result> reduce(MPI_Comm comm, const Request& shard, int root, cons
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   // The root alone learns of a failure elsewhere: the reason travels in the buffer.
-  Local local = reduce_shard(comm, shard, options, context, /*with_message=*/true);
+  detail::LocalPartials local = reduce_shard(comm, shard, options, context, /*with_message=*/true);
   Partials received = local.partials;
   MPI_Reduce(local.partials.data(), rank == root ? received.data() : nullptr, 1,
              buffer_type(local.partials.bytes()), partial_op(), root, comm);

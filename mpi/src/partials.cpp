@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <string>
 
 #include "xreduce/backend/ops.hpp"
@@ -279,6 +280,28 @@ void Partials::combine(const void* in, void* inout, std::size_t bytes) {
       }
     }
   }
+}
+
+LocalPartials local_partials(int rank, const Request& shard, const Options& options, Context& context, bool with_message) {
+  const Accuracy accuracy = options.accuracy.value_or(context.config().accuracy);
+  const ShardShape shape = shape_of(shard);
+  LocalPartials local{Partials(shard.dtype, shard.op, shape.columns, accuracy, with_message), "(empty shard)", {}};
+  try {
+    if (!shape.unsupported.empty()) throw Error(ErrorCode::unsupported, shape.unsupported);
+    if (shape.records > 0) {
+      Result r = context.reduce(shard, shard_options(shard, options, context));
+      local.backend = r.backend;
+      local.partials.set_local(r);
+    }
+  } catch (const Error& e) {
+    local.reason = e.what();
+    local.partials.set_error(rank, e.code(), local.reason);
+  } catch (const std::exception& e) {
+    local.reason = e.what();
+    local.partials.set_error(rank, ErrorCode::internal, local.reason);
+  }
+  local.partials.header().count = shape.records;
+  return local;
 }
 
 }  // namespace xreduce::mpi::detail

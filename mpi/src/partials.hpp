@@ -109,4 +109,18 @@ class Partials {
   std::vector<std::uint64_t> words_;  // 8-byte aligned: the header, then the slots
 };
 
+//! One rank's part of a combine, before the collective.
+struct LocalPartials {
+  Partials partials;
+  std::string backend;
+  std::string reason;  //!< why this rank failed, if it did
+};
+
+//! Rank `rank`'s partials: its shard reduced by its own dispatcher, or the identity and the reason
+//! when it failed (the collective still runs: no rank is left waiting). The header's count is the
+//! shard's records. Throws (before any collective, on every rank alike) only for an op or
+//! accuracy the wire has no partial for. What xreduce::mpi and the Python package's mpi4py
+//! module (xreduce.mpi) both send.
+LocalPartials local_partials(int rank, const Request& shard, const Options& options, Context& context, bool with_message);
+
 }  // namespace xreduce::mpi::detail
