@@ -19,7 +19,9 @@
 #include <vector>
 
 #include "array_input.hpp"
+#include "call.hpp"
 #include "config_binding.hpp"
+#include "distributed_binding.hpp"
 #include "state.hpp"
 #include "xreduce/backend/features.hpp"
 #include "xreduce/backend/registry.hpp"
@@ -30,7 +32,6 @@ namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace xreduce::python {
-namespace {
 
 nb::object to_python(const Scalar& s) {
   return visit_dtype(s.dtype(), [&](auto tag) -> nb::object {
@@ -44,7 +45,6 @@ nb::object to_python(const Scalar& s) {
   });
 }
 
-//! `value` of a result: the scalar, or a list of the column results for records.
 nb::object value_of(const Scalar& value, const std::vector<Scalar>& columns) {
   if (columns.empty()) return to_python(value);
   nb::list out;
@@ -58,20 +58,6 @@ Op parse_op_or_throw(const std::string& name) {
   for (Op op : all_ops) names += (names.empty() ? "" : ", ") + std::string(to_string(op));
   throw nb::value_error(("xreduce: unknown op '" + name + "'; choose one of " + names).c_str());
 }
-
-struct CallOptions {
-  std::optional<std::string> backend;
-  std::optional<std::string> accuracy;
-  std::optional<DType> result_dtype;  //!< dtype=: the result's type, if asked
-  std::size_t width = 1;
-  int threads = 0;
-  int block_size = 0;
-  std::map<std::string, std::string> settings;
-  bool copy = false;
-  nb::object axis = nb::none();  //!< numpy's axis: None, an int or a tuple of ints
-  bool keepdims = false;
-  double correction = 0;  //!< var and std: the divisor is n - correction
-};
 
 Options options_of(const CallOptions& c) {
   Options o;
@@ -117,16 +103,6 @@ std::optional<DType> result_dtype_of(nb::handle d) {
   throw nb::value_error(("xreduce: dtype " + name + " is not an element type; a float sum's result can be float32 or float64").c_str());
 }
 
-struct PyResult {
-  nb::object value;
-  std::optional<std::uint64_t> index;
-  //! argmin/argmax of records (width > 1): the row of each column's extreme, a list; of axis=:
-  //! an array of the indices along the reduced axes; else None.
-  nb::object indices = nb::none();
-  std::string backend;
-  double seconds = 0;
-};
-
 // --- results of axis= --------------------------------------------------------------------------
 
 //! A fresh numpy array of `shape` for values of `t` (bfloat16 in uint16 storage: numpy has no
@@ -137,6 +113,8 @@ std::pair<nb::object, void*> numpy_empty(const std::vector<std::int64_t>& shape,
   nb::object array = nb::module_::import_("numpy").attr("empty")(nb::tuple(extents), t == DType::bf16 ? "uint16" : numpy_name(t).c_str());
   return {array, reinterpret_cast<void*>(nb::cast<std::uintptr_t>(array.attr("ctypes").attr("data")))};
 }
+
+namespace {
 
 //! `array` (numpy, of element type `t`) as the library of `x` holds arrays: a PyTorch tensor on
 //! x's device, a CuPy array, a JAX array, else numpy's own (bfloat16 as ml_dtypes' type where it
@@ -167,6 +145,8 @@ void put_values(void* data, const std::vector<Scalar>& values, std::size_t bytes
   for (std::size_t i = 0; i < values.size(); ++i) std::memcpy(static_cast<unsigned char*>(data) + i * bytes, values[i].bytes(), bytes);
 }
 
+}  // namespace
+
 Result reduce_released(Context& context, const Request& q, const Options& options, double* seconds) {
   nb::gil_scoped_release release;  // other Python threads run while this one reduces
   const auto start = std::chrono::steady_clock::now();
@@ -174,6 +154,8 @@ Result reduce_released(Context& context, const Request& q, const Options& option
   *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }
+
+namespace {
 
 //! correction= is var's and std's: refused elsewhere rather than ignored.
 void check_correction(Op op, double correction) {
@@ -568,4 +550,5 @@ NB_MODULE(_core, m) {
   m.attr("ops") = nb::tuple(op_list);
 
   bind_config(m);
+  bind_distributed(m);
 }
