@@ -1,0 +1,89 @@
+"""Run under mpirun by test_mpi.py: each rank reduces its shard of one array through xreduce.mpi
+(mpi4py), and checks the whole's result against references in Python's own arithmetic. Exits
+non-zero on a failed check; the seed is the first argument, the same on every rank."""
+
+import math
+import sys
+
+import numpy
+import xreduce
+import xreduce.mpi
+from mpi4py import MPI
+from reference import exact_sum, integer_result
+
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+seed = int(sys.argv[1])
+rng = numpy.random.default_rng(seed)  # the same draws on every rank: the whole array, and where it is cut
+
+
+def shard_of(whole, width=1):
+    """This rank's part of `whole` (rows of `width`): uneven cuts, some shards empty."""
+    rows = len(whole) // width
+    cuts = numpy.sort(rng.integers(0, rows + 1, size - 1))
+    edges = [0, *cuts.tolist(), rows]
+    return whole[edges[rank] * width:edges[rank + 1] * width]
+
+
+def expect_error(call, code, text):
+    try:
+        call()
+    except xreduce.Error as e:
+        assert e.code == code, (e.code, str(e))
+        assert text in str(e), str(e)
+        return
+    raise AssertionError(f"rank {rank}: no error ({code}, {text})")
+
+
+# Exact float sums: the exact sum rounded once, whatever the split.
+for dtype in (numpy.float32, numpy.float64):
+    span = 60 if dtype == numpy.float32 else 300
+    whole = (rng.standard_normal(4001) * numpy.exp2(rng.integers(-span, span, 4001))).astype(dtype)
+    got = xreduce.mpi.allreduce(comm, shard_of(whole), "sum", accuracy="exact").value
+    assert numpy.array(got, dtype=dtype).tobytes() == numpy.array(exact_sum(whole), dtype=dtype).tobytes(), (got, exact_sum(whole))
+    standard = xreduce.mpi.allreduce(comm, shard_of(whole), "sum").value
+    magnitude = math.fsum(abs(float(v)) for v in whole)
+    assert abs(standard - exact_sum(whole.astype(numpy.float64))) <= (64 + size) * float(numpy.finfo(dtype).eps) * magnitude + 1e-300
+
+# argmin/argmax: few values (ties across ranks) and NaNs; the lowest index wins, the first NaN first.
+for nan in (False, True):
+    whole = rng.integers(0, 4, 3001).astype(numpy.float64)
+    if nan:
+        whole[rng.random(3001) < 0.01] = numpy.nan
+    for op in ("argmin", "argmax", "min", "max"):
+        r = xreduce.mpi.allreduce(comm, shard_of(whole), op)
+        expected = getattr(numpy, op)(whole)
+        if op.startswith("arg"):
+            assert r.index == expected, (op, r.index, expected)
+        else:
+            assert r.value == expected or (math.isnan(r.value) and math.isnan(expected)), (op, r.value, expected)
+
+# Integer sums wrap modulo 2^64; records reduce column by column.
+whole = rng.integers(-(2**62), 2**62, 999, dtype=numpy.int64)
+assert xreduce.mpi.allreduce(comm, shard_of(whole), "sum").value == integer_result(sum(int(v) for v in whole), numpy.int64)
+records = rng.standard_normal(3 * 700)
+got = xreduce.mpi.allreduce(comm, shard_of(records, 3), "sum", width=3, accuracy="exact").value
+assert got == [exact_sum(records.reshape(-1, 3)[:, c].copy()) for c in range(3)], got
+
+# reduce: the root alone has the result.
+root = size - 1
+whole = rng.standard_normal(1234)
+r = xreduce.mpi.reduce(comm, shard_of(whole), "sum", root, accuracy="exact")
+assert (r is None) == (rank != root)
+if r is not None:
+    assert r.value == exact_sum(whole)
+
+# Failures: no rank hangs, every rank (allreduce) or the failing one and the root (reduce) raise.
+failing = size - 1
+backend = "no-such-backend" if rank == failing else None
+expect_error(lambda: xreduce.mpi.allreduce(comm, numpy.ones(10), "sum", backend=backend), "unknown_backend", f"rank {failing}")
+x = ["not", "an", "array"] if rank == failing else numpy.ones(10)
+expect_error(lambda: xreduce.mpi.allreduce(comm, x, "sum"), "invalid_argument", f"rank {failing}")
+if rank in (failing, 0):
+    expect_error(lambda: xreduce.mpi.reduce(comm, numpy.ones(10), "sum", 0, backend=backend), "unknown_backend", f"rank {failing}")
+else:
+    assert xreduce.mpi.reduce(comm, numpy.ones(10), "sum", 0, backend=backend) is None
+expect_error(lambda: xreduce.mpi.allreduce(comm, numpy.ones(0), "max"), "empty_input", "")
+expect_error(lambda: xreduce.mpi.allreduce(comm, numpy.ones(5), "mean"), "unsupported", "")
+comm.Barrier()
+print(f"rank {rank} of {size}: ok (seed {seed})", flush=True)
