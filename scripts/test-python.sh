@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=build/venv
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/python" -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "nanobind>=2.2" pytest hypothesis "numpy>=1.22" ml_dtypes
+"$venv/bin/python" -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "nanobind>=2.2" pytest hypothesis "numpy>=1.22" ml_dtypes \
+  "dask[array]" distributed mpi4py  # the optional extras: xreduce.dask, xreduce.mpi
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation \
   -C cmake.define.XREDUCE_ENABLE_CUDA=OFF .
 # A first reduction from a folder with no source in it: the installed package, not the tree.
