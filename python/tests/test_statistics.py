@@ -301,3 +301,33 @@ def test_result_types_and_helpers():
     var, mean = xreduce.var_mean(y, axis=1)
     numpy.testing.assert_allclose(var, numpy.var(y, axis=1))
     numpy.testing.assert_allclose(mean, numpy.mean(y, axis=1))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_float_statistics_of_16_bit_floats_in_a_wider_type(data):
+    """dtype=float32 or float64 for a statistic of float16 or bfloat16 elements: the value of the
+    statistic in that type (the accumulator's value rounded once to it), not the 16-bit result's
+    bits read as the wider type."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    dtype = data.draw(st.sampled_from([numpy.float16, ml_dtypes.bfloat16]))
+    op = data.draw(st.sampled_from(["mean", "var", "std", "norm1", "norm2", "norminf", "logsumexp", "nansum", "nanmean", "nanvar"]))
+    wide = data.draw(st.sampled_from([numpy.float32, numpy.float64]))
+    backend = data.draw(st.sampled_from(host_backends()))
+    n = data.draw(st.integers(1, 3000))
+    rng = numpy.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))  # the seed: in Hypothesis's report
+    x = (rng.standard_normal(n) + 2).astype(dtype)
+    values = [Fraction(float(v)) for v in x.astype(numpy.float64)]
+    mean, var = exact_moments([float(v) for v in values])
+    exact = {"mean": mean, "nanmean": mean, "var": var, "nanvar": var, "norm1": sum(abs(v) for v in values),
+             "nansum": sum(values, Fraction(0)), "norminf": max(abs(v) for v in values)}
+    got = xreduce.reduce(x, op, dtype=wide, backend=backend).value
+    if op in exact:
+        want = float(exact[op])
+    elif op in ("std", "norm2"):
+        want = math.sqrt(float(var if op == "std" else sum(v * v for v in values)))
+    else:
+        top = max(float(v) for v in values)
+        want = top + math.log(math.fsum(math.exp(float(v) - top) for v in values))
+    eps = float(numpy.finfo(numpy.float32).eps)  # the 16-bit floats accumulate in f32 at least
+    assert abs(got - want) <= 4 * n * eps * max(abs(want), 1.0), (op, dtype, wide, got, want)

@@ -267,7 +267,7 @@ Result columns_of(const Request& q, const ChunkRunner* runner, Accuracy accuracy
   if (!is_core_op(q.op)) {
     ops::visit_statistic<T>(q.op, [&](auto f) {
       using F = decltype(f);
-      using Wide = std::conditional_t<is_float_v<T> && std::is_floating_point_v<typename F::result_t>, double, typename F::result_t>;
+      using Wide = wide_statistic_t<T, F>;
       if (wide) run_columns<StatisticColumn<T, F, Wide>, T>(q, p, runner, nullptr);
       else run_columns<StatisticColumn<T, F>, T>(q, p, runner, nullptr);
     });

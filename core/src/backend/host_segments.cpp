@@ -388,7 +388,7 @@ void statistic_rows(const Request& q, const Bounds& b, const Outputs& out, const
   const ops::FinishArgs args{q.correction};
   ops::visit_statistic<T>(q.op, [&](auto f) {
     using F = decltype(f);
-    using Wide = std::conditional_t<is_float_v<T> && std::is_floating_point_v<typename F::result_t>, double, typename F::result_t>;
+    using Wide = wide_statistic_t<T, F>;
     if (wide) reduce_tiles<T>(static_cast<const T*>(q.data), b, out, runner, StatisticSegments<T, F, Wide>{args}, g);
     else reduce_tiles<T>(static_cast<const T*>(q.data), b, out, runner, StatisticSegments<T, F>{args}, g);
   });

@@ -27,6 +27,12 @@
 
 namespace xreduce::detail {
 
+//! The type a statistic F of elements T writes as a wide result (Features::wide: another result
+//! type was asked for, which the core rounds to): double for a float result, whatever the
+//! element type (the 16-bit floats' statistics too), else the op's own result type.
+template <class T, class F>
+using wide_statistic_t = std::conditional_t<is_float_v<T> && is_float_v<typename F::result_t>, double, typename F::result_t>;
+
 template <class F>
 inline constexpr bool is_moments = std::is_same_v<typename F::acc_t, ops::Moments>;
 

@@ -358,7 +358,12 @@ struct SkippingNaN : Base {
   XREDUCE_HOST_DEVICE static constexpr typename Base::acc_t lift(T x, index_t = 0) {
     return is_nan(x) ? Base::identity() : Base::lift(x);
   }
-  XREDUCE_HOST_DEVICE static constexpr typename Base::result_t value(typename Base::acc_t a, FinishArgs = {}) { return Base::finish(a); }
+  //! A float's accumulator unrounded (a wide result is rounded once, to the type asked for); an
+  //! integer's result.
+  XREDUCE_HOST_DEVICE static constexpr auto value(typename Base::acc_t a, FinishArgs = {}) {
+    if constexpr (is_float_v<T>) return static_cast<double>(a);
+    else return Base::finish(a);
+  }
   XREDUCE_HOST_DEVICE static constexpr typename Base::result_t finish(typename Base::acc_t a, FinishArgs = {}) { return Base::finish(a); }
 };
 
