@@ -54,24 +54,9 @@ Result allreduce(ncclComm_t comm, const Request& shard, const Options& options, 
   int rank = 0, ranks = 1;
   check(ncclCommUserRank(comm, &rank), "ncclCommUserRank");
   check(ncclCommCount(comm, &ranks), "ncclCommCount");
-  const Accuracy accuracy = options.accuracy.value_or(context.config().accuracy);
   // The reason of a failure travels in the partials (with_message): there is no second message.
-  const mpi::detail::ShardShape shape = mpi::detail::shape_of(shard);
-  mpi::detail::Partials local(shard.dtype, shard.op, shape.columns, accuracy, /*with_message=*/true);
-  std::string backend = "(empty shard)";
-  try {
-    if (!shape.unsupported.empty()) throw Error(ErrorCode::unsupported, shape.unsupported);
-    if (shape.records > 0) {
-      Result r = context.reduce(shard, mpi::detail::shard_options(shard, options, context));
-      backend = r.backend;
-      local.set_local(r);
-    }
-  } catch (const Error& e) {
-    local.set_error(rank, e.code(), e.what());
-  } catch (const std::exception& e) {
-    local.set_error(rank, ErrorCode::internal, e.what());
-  }
-  local.header().count = shape.records;
+  mpi::detail::LocalPartials mine_local = mpi::detail::local_partials(rank, shard, options, context, /*with_message=*/true);
+  mpi::detail::Partials& local = mine_local.partials;
 
   const std::size_t bytes = local.bytes();
   static thread_local Gather gather;
@@ -86,8 +71,8 @@ Result allreduce(ncclComm_t comm, const Request& shard, const Options& options, 
   mpi::detail::Partials total = local;
   std::copy(all.end() - static_cast<std::ptrdiff_t>(bytes), all.end(), static_cast<std::byte*>(total.data()));
   for (int r = ranks - 2; r >= 0; --r) mpi::detail::Partials::combine(all.data() + bytes * static_cast<std::size_t>(r), total.data(), bytes);
-  Result result = total.result({}, options.result_dtype);
-  result.backend = std::move(backend);
+  Result result = total.result({}, options.result_dtype, shard.correction);
+  result.backend = std::move(mine_local.backend);
   return result;
 }
 

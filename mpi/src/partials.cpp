@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <string>
+#include <type_traits>
 
 #include "xreduce/backend/ops.hpp"
 #include "xreduce/backend/registry.hpp"
@@ -56,16 +58,51 @@ Extreme extreme_of(T value, std::uint64_t index) {
 
 //! Which of two extremes wins, by the table's argmin/argmax rule (xreduce/backend/ops.hpp),
 //! which is min's and max's too: the first NaN, else the extreme, else the lower index. An
-//! extreme without an element (`has` 0) is the identity.
-Extreme better(const Extreme& a, const Extreme& b, DType dtype, bool is_max) {
-  if (!b.has) return a;
-  if (!a.has) return b;
+//! extreme without an element (`has` 0) is the identity; so is a NaN where NaN is skipped
+//! (nanargmin, nanargmax: a shard of NaN alone).
+Extreme better(const Extreme& a, const Extreme& b, DType dtype, bool is_max, bool skip_nan) {
+  if (!b.has || (skip_nan && b.nan && a.has)) return a;
+  if (!a.has || (skip_nan && a.nan)) return b;
   return visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     const ops::ArgPair<T> x{value_of<T>(a), a.index}, y{value_of<T>(b), b.index};
     const ops::ArgPair<T> c = is_max ? ops::ArgMax<T>{}(x, y) : ops::ArgMin<T>{}(x, y);
     return extreme_of(c.value, c.index);
   });
+}
+
+//! The slot of a statistic: the accumulator of its policy in the op table, whatever its type
+//! (the largest, Moments and ScaledSquares, are three doubles).
+constexpr std::size_t kStatisticBytes = 24;
+
+//! Calls fn with the op table's policy of (dtype, op), a statistic.
+template <class Fn>
+decltype(auto) visit_policy(DType dtype, Op op, Fn&& fn) {
+  return visit_dtype(dtype, [&](auto tag) -> decltype(auto) { return ops::visit_statistic<decltype(tag)>(op, fn); });
+}
+
+//! A rank's accumulator of statistic F, from its column's results: the table's accumulator of
+//! that many elements. `value` is the statistic of the shard (a mean for the moments), `spread`
+//! its variance (correction 0) for var and std, `count` its elements.
+template <class F>
+typename F::acc_t accumulator_of(const Scalar& value, const Scalar* spread, std::uint64_t count) {
+  using Acc = typename F::acc_t;
+  const double v = value.to_double();
+  if (count == 0) return F::identity();
+  if constexpr (std::is_same_v<Acc, ops::Moments>) {
+    const double n = static_cast<double>(count);
+    return {n, v * n, spread ? spread->to_double() * n : 0.0};
+  } else if constexpr (std::is_same_v<Acc, ops::ScaledSquares>) {
+    return ops::Norm2Op<double>::lift(v);  // one element whose square is the shard's sum of squares
+  } else if constexpr (std::is_same_v<Acc, ops::LogSumExp>) {
+    return {v, 1.0};  // exp(v - v): the shard's sum of exponentials scaled by its own maximum
+  } else if constexpr (std::is_same_v<Acc, ops::SeenExtreme<typename F::In>>) {
+    return {value.get<typename F::In>(), !(v != v)};  // all NaN: not seen
+  } else if constexpr (std::is_arithmetic_v<Acc>) {  // norm1, norminf, counts, any, all, nansum, nanprod
+    return visit_dtype(value.dtype(), [&](auto tag) { return static_cast<Acc>(value.get<decltype(tag)>()); });
+  } else {
+    return F::identity();  // not reached: nanargmin and nanargmax cross as extremes (Kind::extreme)
+  }
 }
 
 }  // namespace
@@ -92,10 +129,13 @@ Options shard_options(const Request& shard, const Options& options, const Contex
 }
 
 Kind kind_of(DType dtype, Op op, Accuracy accuracy) {
-  if (!is_core_op(op))
+  if (op == Op::nanmean || op == Op::nanvar || op == Op::nanstd)
     throw Error(ErrorCode::unsupported, "the " + std::string(to_string(op)) +
-                                            " is not combined across ranks: the distributed calls take sum, prod, min, max, "
-                                            "argmin, argmax and sumsq");
+                                            " is not combined across ranks (a rank's count of the elements that are not NaN "
+                                            "does not come back from its reduce): the distributed calls take every other op");
+  if (exact_statistic(op)) return is_floating(dtype) && accuracy == Accuracy::exact ? Kind::exact_moments : Kind::statistic;
+  if (op == Op::nanargmin || op == Op::nanargmax) return Kind::extreme;
+  if (!is_core_op(op)) return Kind::statistic;
   if (op == Op::sum && is_floating(dtype)) return accuracy == Accuracy::exact ? Kind::exact_sum : Kind::float_sum;
   if (op == Op::sumsq) return is_floating(dtype) ? Kind::float_sum : Kind::integer_sum;  // no exact form
   if (op == Op::sum) return Kind::integer_sum;
@@ -106,7 +146,9 @@ Kind kind_of(DType dtype, Op op, Accuracy accuracy) {
 std::size_t slot_bytes(Kind kind) {
   switch (kind) {
     case Kind::exact_sum: return sizeof(ExactSum);
+    case Kind::exact_moments: return 2 * sizeof(ExactSum);
     case Kind::extreme: return sizeof(Extreme);
+    case Kind::statistic: return kStatisticBytes;
     default: return 8;
   }
 }
@@ -125,16 +167,37 @@ Partials::Partials(DType dtype, Op op, std::size_t width, Accuracy accuracy, boo
   for (std::size_t c = 0; c < width; ++c) {
     if (kind == Kind::integer_prod) store(slot(data(), c), std::uint64_t{1});
     if (kind == Kind::float_prod) store(slot(data(), c), 1.0);
+    if (kind == Kind::statistic)
+      visit_policy(dtype, op, [&](auto f) {
+        using F = decltype(f);
+        static_assert(sizeof(typename F::acc_t) <= kStatisticBytes, "a statistic's accumulator fits its slot");
+        store(slot(data(), c), F::identity());
+      });
   }
 }
 
-void Partials::set_local(const Result& result) {
+void Partials::set_local(const Result& result, const Result* spread) {
   const Header& h = header();
   const auto dtype = static_cast<DType>(h.dtype);
+  const auto op = static_cast<Op>(h.op);
   for (std::size_t c = 0; c < h.columns; ++c) {
     const Scalar& v = result.values.empty() ? result.value : result.values.at(c);
     std::byte* s = slot(data(), c);
     switch (static_cast<Kind>(h.kind)) {
+      case Kind::statistic: {
+        const Scalar* var = spread ? (spread->values.empty() ? &spread->value : &spread->values.at(c)) : nullptr;
+        visit_policy(dtype, op, [&](auto f) { store(s, accumulator_of<decltype(f)>(v, var, h.count)); });
+        break;
+      }
+      case Kind::exact_moments: {
+        // Result::exact of an exact mean: the sum's partial; of var and std: the sum's, then the squares'.
+        for (std::size_t k = 0; k < 2; ++k) {
+          ExactSum e = k < result.exact.size() ? result.exact[k] : ExactSum{};
+          e.normalize();
+          store(s + k * sizeof(ExactSum), e);
+        }
+        break;
+      }
       case Kind::integer_sum:
       case Kind::integer_prod:
         store(s, is_signed_integer(dtype) ? static_cast<std::uint64_t>(v.get<std::int64_t>()) : v.get<std::uint64_t>());
@@ -173,7 +236,7 @@ std::string Partials::message() const {
   return std::string(m.text, strnlen(m.text, sizeof m.text));
 }
 
-Result Partials::result(const std::string& reason, std::optional<DType> asked) const {
+Result Partials::result(const std::string& reason, std::optional<DType> asked, double correction) const {
   const Header& h = header();
   if (h.error_code != 0) {
     const std::string why = !reason.empty() ? reason : h.with_message ? message() : std::string(to_string(static_cast<ErrorCode>(h.error_code)));
@@ -185,7 +248,7 @@ Result Partials::result(const std::string& reason, std::optional<DType> asked) c
   const auto op = static_cast<Op>(h.op);
   const auto kind = static_cast<Kind>(h.kind);
   const DType type = result_dtype(dtype, op, asked);
-  if (kind == Kind::extreme && h.count == 0)
+  if (OpSet{op}.needs_elements() && h.count == 0)
     throw Error(ErrorCode::empty_input, std::string(to_string(op)) + " of an empty array (every rank's shard is empty) has no value");
   Result r;
   for (std::size_t c = 0; c < h.columns; ++c) {
@@ -221,7 +284,32 @@ Result Partials::result(const std::string& reason, std::optional<DType> asked) c
       case Kind::extreme: {
         const auto x = load<Extreme>(s);
         value = visit_dtype(dtype, [&](auto tag) { return Scalar(value_of<decltype(tag)>(x)); });
-        if (returns_index(op)) r.index = x.index;
+        if (returns_index(op)) r.index = skips_nan(op) && x.nan ? no_index : x.index;  // an all-NaN whole: no index
+        if (returns_index(op) && h.columns > 1) r.indices.push_back(*r.index);
+        break;
+      }
+      case Kind::statistic:
+        value = visit_policy(dtype, op, [&](auto f) -> Scalar {
+          using F = decltype(f);
+          const auto acc = load<typename F::acc_t>(s);
+          const ops::FinishArgs args{correction};
+          if (type == dtype_of<typename F::result_t>()) return Scalar(F::finish(acc, args));
+          return visit_dtype(type, [&](auto out) -> Scalar {  // a float type asked for: the value rounded once to it
+            using Out = decltype(out);
+            if constexpr (is_float_v<Out>) return Scalar(static_cast<Out>(static_cast<double>(F::value(acc, args))));
+            else return Scalar(F::finish(acc, args));  // not reached: a type asked for is a float
+          });
+        });
+        break;
+      case Kind::exact_moments: {
+        const auto sum = load<ExactSum>(s), squares = load<ExactSum>(s + sizeof(ExactSum));
+        value = visit_dtype(type, [&](auto tag) {
+          using T = decltype(tag);
+          if constexpr (is_float_v<T>)
+            return Scalar(op == Op::mean ? exact_mean<T>(sum) : exact_variance<T>(sum, squares, correction, op == Op::std));
+          else return Scalar(exact_mean<double>(sum));  // not reached: exact statistics are of floats
+        });
+        r.exact = {sum, squares};
         break;
       }
     }
@@ -275,9 +363,23 @@ void Partials::combine(const void* in, void* inout, std::size_t bytes) {
         // order): the higher ranks' index moves past the lower ranks' records. No scan needed.
         Extreme right = load<Extreme>(y);
         right.index += left_count;
-        store(y, better(load<Extreme>(x), right, dtype, op == Op::max || op == Op::argmax));
+        const bool is_max = op == Op::max || op == Op::argmax || op == Op::nanargmax;
+        store(y, better(load<Extreme>(x), right, dtype, is_max, skips_nan(op)));
         break;
       }
+      case Kind::statistic:
+        visit_policy(dtype, op, [&](auto f) {
+          using Acc = typename decltype(f)::acc_t;
+          store(y, decltype(f){}(load<Acc>(x), load<Acc>(y)));  // the table's combine, lower ranks first
+        });
+        break;
+      case Kind::exact_moments:
+        for (std::size_t k = 0; k < 2; ++k) {
+          auto e = load<ExactSum>(y + k * sizeof(ExactSum));
+          e += load<ExactSum>(x + k * sizeof(ExactSum));
+          store(y + k * sizeof(ExactSum), e);
+        }
+        break;
     }
   }
 }
@@ -289,9 +391,32 @@ LocalPartials local_partials(int rank, const Request& shard, const Options& opti
   try {
     if (!shape.unsupported.empty()) throw Error(ErrorCode::unsupported, shape.unsupported);
     if (shape.records > 0) {
-      Result r = context.reduce(shard, shard_options(shard, options, context));
-      local.backend = r.backend;
-      local.partials.set_local(r);
+      local.partials.header().count = shape.records;  // set_local reads it: a statistic's accumulator of that many
+      if (local.partials.header().kind == static_cast<std::uint8_t>(Kind::statistic) && exact_statistic(shard.op)) {
+        // Chan's update needs each rank's count, mean and spread: its mean, then its variance
+        // (a second read), in f64 where the elements are floats.
+        Options wide = options;
+        wide.result_dtype = is_floating(shard.dtype) ? std::optional<DType>(DType::f64) : std::nullopt;
+        Request q = shard;
+        q.op = Op::mean;
+        const Result mean = context.reduce(q, wide);
+        std::optional<Result> var;
+        if (shard.op != Op::mean) {
+          q.op = Op::var;
+          q.correction = 0;
+          var = context.reduce(q, wide);
+        }
+        local.backend = mean.backend;
+        local.partials.set_local(mean, var ? &*var : nullptr);
+      } else {
+        Options o = shard_options(shard, options, context);
+        // A statistic's float result crosses in f64, unrounded: the whole is rounded once.
+        if (!is_core_op(shard.op) && is_floating(shard.dtype) && !o.result_dtype && result_dtype_allowed(shard.dtype, shard.op, DType::f64))
+          o.result_dtype = DType::f64;
+        Result r = context.reduce(shard, o);
+        local.backend = r.backend;
+        local.partials.set_local(r);
+      }
     }
   } catch (const Error& e) {
     local.reason = e.what();

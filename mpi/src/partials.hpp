@@ -41,7 +41,9 @@ enum class Kind : std::uint8_t {
   float_sum,     //!< double, added (Accuracy::standard)
   exact_sum,     //!< ExactSum, added exactly (Accuracy::exact)
   float_prod,    //!< double, multiplied
-  extreme,       //!< Extreme: min, max, argmin, argmax
+  extreme,       //!< Extreme: min, max, argmin, argmax (and nanargmin, nanargmax)
+  statistic,     //!< the op table's accumulator of a statistic (ops.hpp), combined by the table
+  exact_moments, //!< two ExactSum, of x and of x squared: an exact mean, var or std
 };
 Kind kind_of(DType dtype, Op op, Accuracy accuracy);
 //! Bytes of one column's partial of `kind`.
@@ -59,7 +61,7 @@ struct Extreme {
 };
 
 struct Header {
-  static constexpr std::uint32_t kMagic = 0x32647278;  // "xrd2"
+  static constexpr std::uint32_t kMagic = 0x33647278;  // "xrd3": the statistics kinds added to "xrd2"
   std::uint32_t magic = kMagic;
   std::uint8_t kind = 0, op = 0, dtype = 0, with_message = 0;
   std::uint64_t columns = 0;
@@ -87,22 +89,25 @@ class Partials {
   void* data() { return words_.data(); }
   std::size_t bytes() const { return words_.size() * sizeof(std::uint64_t); }
 
-  //! This rank's partials from its result (indices within its shard).
-  void set_local(const Result& result);
+  //! This rank's partials from its result (indices within its shard). A mean, var or std
+  //! (Kind::statistic) takes its shard's mean as `result` and its variance (correction 0) as
+  //! `spread`, each in f64 where the elements are floats (the var is not needed for a mean).
+  void set_local(const Result& result, const Result* spread = nullptr);
   //! This rank failed: its partials stay the identity, the header carries why.
   void set_error(int rank, ErrorCode code, const std::string& message);
   //! The reason the buffer carries (with_message), else empty.
   std::string message() const;
 
   //! The whole array's result, after the combine, in the type `asked` (Options::result_dtype)
-  //! or the op's own. Throws the error the header carries (with `reason`, if the caller has it,
-  //! else the buffer's own), and Error(empty_input) for min, max, argmin or argmax of an empty
-  //! whole.
-  Result result(const std::string& reason = {}, std::optional<DType> asked = std::nullopt) const;
+  //! or the op's own; var and std divide by n - `correction`. Throws the error the header
+  //! carries (with `reason`, if the caller has it, else the buffer's own), and
+  //! Error(empty_input) for min, max, argmin, argmax (and their nan forms) of an empty whole.
+  Result result(const std::string& reason = {}, std::optional<DType> asked = std::nullopt, double correction = 0) const;
 
   //! Combines `in` into `inout` (two buffers of `bytes`): the MPI operator, `in` holding lower
   //! ranks than `inout` (declared non-commutative: MPI keeps rank order, which gives argmin and
-  //! argmax their offsets). Associative exactly but for float sums' and products' rounding.
+  //! argmax their offsets). Associative exactly but for float sums' and products' rounding and
+  //! the statistics' float accumulators.
   static void combine(const void* in, void* inout, std::size_t bytes);
 
  private:

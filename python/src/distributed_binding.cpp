@@ -96,6 +96,7 @@ nb::object exact_sums(nb::handle x, std::size_t width, bool squares, std::option
 struct RankPartials {
   mpi::detail::LocalPartials local;
   double seconds = 0;
+  double correction = 0;  //!< var and std: the whole's divisor is n - correction
 };
 
 //! The element type of an object that could not be read, for identity partials of the size the
@@ -115,7 +116,7 @@ RankPartials rank_partials(nb::handle x, const std::string& op_name, int rank, b
   const Options options = options_of(call);
   std::shared_ptr<Context> context = State::get().context();
   const Accuracy accuracy = options.accuracy.value_or(context->config().accuracy);
-  RankPartials out{{mpi::detail::Partials(fallback_dtype(x), op, call.width, accuracy, with_message), "(none)", {}}, 0};
+  RankPartials out{{mpi::detail::Partials(fallback_dtype(x), op, call.width, accuracy, with_message), "(none)", {}}, 0, call.correction};
   ArrayInput in;
   try {
     in = read_array(x, op, call.width, call.copy);
@@ -128,6 +129,7 @@ RankPartials rank_partials(nb::handle x, const std::string& op_name, int rank, b
     out.local.partials.set_error(rank, ErrorCode::invalid_argument, out.local.reason);
     return out;
   }
+  in.request.correction = call.correction;
   nb::gil_scoped_release release;
   const auto start = std::chrono::steady_clock::now();
   out.local = mpi::detail::local_partials(rank, in.request, options, *context, with_message);
@@ -195,7 +197,7 @@ void bind_distributed(nb::module_& m) {
       .def("copy", [](const RankPartials& p) { return p; })
       .def("result",
            [](const RankPartials& p, const std::string& reason, nb::handle dtype) {
-             Result r = p.local.partials.result(reason, result_dtype_of(dtype));
+             Result r = p.local.partials.result(reason, result_dtype_of(dtype), p.correction);
              nb::object rows = nb::none();
              if (!r.indices.empty()) {
                nb::list list;
@@ -209,13 +211,14 @@ void bind_distributed(nb::module_& m) {
   m.def("_rank_partials",
         [](nb::handle x, const std::string& op, int rank, bool with_message, std::optional<std::string> backend,
            std::optional<std::string> accuracy, nb::handle dtype, std::size_t width, int threads,
-           std::optional<std::map<std::string, std::string>> settings) {
+           std::optional<std::map<std::string, std::string>> settings, double correction) {
           CallOptions call{backend, accuracy, result_dtype_of(dtype), width, threads, 0,
                            settings.value_or(std::map<std::string, std::string>{})};
+          call.correction = correction;
           return rank_partials(x, op, rank, with_message, call);
         },
         nb::arg("x").none(), "op"_a, "rank"_a, "with_message"_a, nb::kw_only(), "backend"_a = nb::none(), "accuracy"_a = nb::none(),
-        "dtype"_a = nb::none(), "width"_a = 1, "threads"_a = 0, "settings"_a = nb::none(),
+        "dtype"_a = nb::none(), "width"_a = 1, "threads"_a = 0, "settings"_a = nb::none(), "correction"_a = 0.0,
         "This rank's shard reduced into its partials (xreduce.mpi); a failure is carried in them, not raised.");
   m.def("_combine_partials",
         [](nb::ndarray<const std::uint8_t, nb::ndim<1>, nb::device::cpu> in, nb::ndarray<std::uint8_t, nb::ndim<1>, nb::device::cpu> inout) {

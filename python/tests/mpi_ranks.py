@@ -9,7 +9,7 @@ import numpy
 import xreduce
 import xreduce.mpi
 from mpi4py import MPI
-from reference import exact_sum, integer_result
+from reference import exact_sum, integer_result, round_to
 
 comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
@@ -65,6 +65,26 @@ records = rng.standard_normal(3 * 700)
 got = xreduce.mpi.allreduce(comm, shard_of(records, 3), "sum", width=3, accuracy="exact").value
 assert got == [exact_sum(records.reshape(-1, 3)[:, c].copy()) for c in range(3)], got
 
+# Statistics: exact mean, var and std the exact value rounded once; standard ones within their
+# bound; logsumexp around the ranks' maxima.
+from fractions import Fraction  # noqa: E402
+
+whole = (rng.standard_normal(2001) * 3 + 1e4).astype(numpy.float32)  # a large mean, a small spread
+values = [Fraction(float(v)) for v in whole]
+n, total = len(values), sum(values, Fraction(0))
+mean = total / n
+for correction in (0.0, 1.0):
+    var = sum((v - mean) ** 2 for v in values) / (n - Fraction(correction))
+    got = xreduce.mpi.allreduce(comm, shard_of(whole), "var", accuracy="exact", correction=correction).value
+    assert numpy.float32(got) == numpy.float32(round_to(var, numpy.float32)), (got, float(var))
+    standard = xreduce.mpi.allreduce(comm, shard_of(whole), "var", correction=correction).value
+    assert abs(standard - float(var)) <= 1e-4 * float(var), (standard, float(var))
+assert xreduce.mpi.allreduce(comm, shard_of(whole), "mean", accuracy="exact").value == round_to(mean, numpy.float32)
+logits = rng.standard_normal(3001) * 50 + 700  # exp overflows without the running maximum
+top = float(logits.max())
+want = top + math.log(math.fsum(math.exp(v - top) for v in logits))
+assert abs(xreduce.mpi.allreduce(comm, shard_of(logits), "logsumexp").value - want) <= 1e-12 * abs(want)
+
 # reduce: the root alone has the result.
 root = size - 1
 whole = rng.standard_normal(1234)
@@ -84,6 +104,6 @@ if rank in (failing, 0):
 else:
     assert xreduce.mpi.reduce(comm, numpy.ones(10), "sum", 0, backend=backend) is None
 expect_error(lambda: xreduce.mpi.allreduce(comm, numpy.ones(0), "max"), "empty_input", "")
-expect_error(lambda: xreduce.mpi.allreduce(comm, numpy.ones(5), "mean"), "unsupported", "")
+expect_error(lambda: xreduce.mpi.allreduce(comm, numpy.ones(5), "nanmean"), "unsupported", "")
 comm.Barrier()
 print(f"rank {rank} of {size}: ok (seed {seed})", flush=True)

@@ -15,8 +15,11 @@ and with the combine of the C++ library's ``xreduce::mpi`` (the same semantics t
   ranks and any split. Standard float sums and products: each rank's partial in double, combined
   in the order MPI chooses.
 - A shard is a flat array, or records (``width=``: rows of ``width`` values reduced column by
-  column). The ops are the core's: sum, prod, min, max, argmin, argmax, sumsq (statistics are not
-  combined across ranks yet: xreduce.Error, code unsupported).
+  column). Every op but nanmean, nanvar and nanstd (xreduce.Error, code unsupported): the
+  statistics combine as the op table combines them (mean, var and std by Chan's update from each
+  rank's mean and variance, logsumexp around the larger maximum, norm2 scaled); with
+  ``accuracy="exact"``, a float mean, var or std combines the ranks' exact partials of x and of x
+  squared and is the exact value rounded once, the same bits for any split.
 - A failure on a rank (an unknown backend, an array it cannot read) never leaves the others
   waiting: allreduce raises the same xreduce.Error on every rank, naming the lowest failing rank
   and its reason; reduce raises it on that rank and on the root.
@@ -67,12 +70,14 @@ def _local(comm, x, op, with_message, how):
     return _core._rank_partials(x, op, comm.Get_rank(), with_message, **how)
 
 
-def allreduce(comm, x, op="sum", /, *, backend=None, accuracy=None, dtype=None, width=1, threads=0, settings=None):
+def allreduce(comm, x, op="sum", /, *, backend=None, accuracy=None, dtype=None, width=1, threads=0, settings=None,
+              correction=0.0):
     """The whole array's xreduce.Result on every rank of ``comm``: ``x`` is this rank's shard (any
-    array xreduce reads), ``op`` one of sum, prod, min, max, argmin, argmax, sumsq. ``backend``,
-    ``accuracy``, ``dtype``, ``width``, ``threads`` and ``settings`` as for xreduce.reduce; the
-    Result's ``backend`` and ``seconds`` are this rank's."""
-    how = dict(backend=backend, accuracy=accuracy, dtype=dtype, width=width, threads=threads, settings=settings)
+    array xreduce reads), ``op`` a name of xreduce.ops but nanmean, nanvar and nanstd. ``backend``,
+    ``accuracy``, ``dtype``, ``width``, ``threads``, ``settings`` and ``correction`` as for
+    xreduce.reduce; the Result's ``backend`` and ``seconds`` are this rank's."""
+    how = dict(backend=backend, accuracy=accuracy, dtype=dtype, width=width, threads=threads, settings=settings,
+               correction=correction)
     local = _local(comm, x, op, False, how)
     buffer = local.buffer
     comm.Allreduce(MPI.IN_PLACE, [buffer, 1, _buffer_type(buffer.nbytes)], op=_partial_op())
@@ -88,10 +93,12 @@ def allreduce(comm, x, op="sum", /, *, backend=None, accuracy=None, dtype=None, 
     return local.result(reason, dtype)
 
 
-def reduce(comm, x, op="sum", root=0, /, *, backend=None, accuracy=None, dtype=None, width=1, threads=0, settings=None):
+def reduce(comm, x, op="sum", root=0, /, *, backend=None, accuracy=None, dtype=None, width=1, threads=0, settings=None,
+           correction=0.0):
     """The whole array's xreduce.Result on ``root``, None on the other ranks (one MPI_Reduce).
     Takes what allreduce takes. A failure on a rank raises there and on ``root``."""
-    how = dict(backend=backend, accuracy=accuracy, dtype=dtype, width=width, threads=threads, settings=settings)
+    how = dict(backend=backend, accuracy=accuracy, dtype=dtype, width=width, threads=threads, settings=settings,
+               correction=correction)
     local = _local(comm, x, op, True, how)  # the root alone learns of a failure elsewhere: the reason travels in the buffer
     rank = comm.Get_rank()
     received = local.copy() if rank == root else None

@@ -61,6 +61,19 @@ xr::Request shard_of(const Whole& whole, const std::vector<std::size_t>& cut, xr
   return request_of(whole.data() + first * width, last - first, xr::dtype_of<T>(), op, width);
 }
 
+//! Every op crosses ranks but the NaN-skipping moments (a rank's count of non-NaN elements
+//! does not come back from its reduce).
+bool combined_across_ranks(xr::Op op) { return op != xr::Op::nanmean && op != xr::Op::nanvar && op != xr::Op::nanstd; }
+
+//! Whether the ranks' partials of (t, op) combine without rounding: then reduce and allreduce
+//! give the same bits, whatever order MPI combines in.
+bool combines_exactly(xr::DType t, xr::Op op) {
+  if (xr::is_core_op(op)) return !(xr::is_floating(t) && xr::accumulates(op));
+  return op == xr::Op::count_nonzero || op == xr::Op::any || op == xr::Op::all || op == xr::Op::nanmin ||
+         op == xr::Op::nanmax || op == xr::Op::nanargmin || op == xr::Op::nanargmax ||
+         (!xr::is_floating(t) && op == xr::Op::nansum) || (!xr::is_floating(t) && op == xr::Op::nanprod);
+}
+
 //! The whole array's result on this process (sequential): what the ranks must agree with.
 xr::Result whole_result(const void* data, std::size_t count, xr::DType t, xr::Op op, std::size_t width,
                         xr::Accuracy accuracy) {
@@ -106,9 +119,10 @@ TEST_CASE("every op and dtype over uneven and empty shards, each rank with its o
   std::mt19937_64 rng(shared_seed());
   INFO("seed " << shared_seed() << " (XREDUCE_TEST_SEED), " << ranks() << " ranks, this one rank " << rank());
   for (xr::DType t : xr::all_dtypes)
-    for (xr::Op op : xr::core_ops)  // the statistics are not combined across ranks: refused below
+    for (xr::Op op : xr::all_ops)
       for (auto pattern : {xr::test::Pattern::random, xr::test::Pattern::ties, xr::test::Pattern::nan}) {
         if (pattern == xr::test::Pattern::nan && !xr::is_floating(t)) continue;
+        if (!combined_across_ranks(op)) continue;  // refused: its own test
         const std::size_t n = 1 + rng() % 20000;
         const auto cut = split(n, rng);
         xr::visit_dtype(t, [&](auto tag) {
@@ -123,18 +137,18 @@ TEST_CASE("every op and dtype over uneven and empty shards, each rank with its o
           const auto one = xr::mpi::reduce(MPI_COMM_WORLD, shard, root, options);
           CHECK(one.has_value() == (rank() == root));
           if (one) check_against_whole(whole, 1, op, *one);
-          // The same bits as allreduce, but for float sums, sums of squares and products, whose
-          // rounding follows the order MPI combines in (exact sums have their own test).
-          if (one && !(xr::is_floating(t) && xr::accumulates(op)))
-            CHECK((one->value == all.value && one->index == all.index));
+          // The same bits as allreduce where the combine is exact (float sums, sums of squares,
+          // products and the statistics' float accumulators round in the order MPI combines in;
+          // exact sums and statistics have their own tests).
+          if (one && combines_exactly(t, op)) CHECK((one->value == all.value && one->index == all.index));
         });
       }
 }
 
-TEST_CASE("the statistics are refused across ranks, on every rank alike") {
+TEST_CASE("the NaN-skipping mean, var and std are refused across ranks, on every rank alike") {
   std::vector<double> x(100, 1.0);
   for (xr::Op op : xr::all_ops) {
-    if (xr::is_core_op(op)) continue;
+    if (combined_across_ranks(op)) continue;
     const xr::Request shard{x.data(), x.size(), xr::DType::f64, op, xr::Memory::host};
     INFO(xr::to_string(op));
     CHECK_THROWS_WITH_AS(xr::mpi::allreduce(MPI_COMM_WORLD, shard), doctest::Contains("not combined across ranks"), xr::Error);
@@ -161,6 +175,50 @@ TEST_CASE("exact sums: the same bits for any split, any number of ranks and any 
     check(float{});
     check(double{});
   }
+}
+
+TEST_CASE("exact mean, var and std: the exact value rounded once, the same bits for any split") {
+  std::mt19937_64 rng(shared_seed() + 4);
+  INFO("seed " << shared_seed() << ", " << ranks() << " ranks");
+  for (int trial = 0; trial < 6; ++trial) {
+    const std::size_t n = rng() % 20000;
+    const auto cut = split(n, rng);
+    const double correction = static_cast<double>(rng() % 2);
+    auto check = [&](auto tag) {
+      using T = decltype(tag);
+      std::vector<T> whole(n);
+      std::normal_distribution<double> normal(0, 1);
+      const int span = sizeof(T) == 4 ? 30 : 200;  // squares within the exact partial's range
+      for (T& v : whole) v = static_cast<T>(std::ldexp(normal(rng) + 3, static_cast<int>(rng() % (2 * span)) - span));
+      for (xr::Op op : {xr::Op::mean, xr::Op::var, xr::Op::std}) {
+        INFO((sizeof(T) == 4 ? "f32 " : "f64 ") << xr::to_string(op) << ", n = " << n << ", correction " << correction);
+        xr::Request shard = shard_of(whole, cut, op);
+        shard.correction = correction;
+        const xr::Options exact{.backend = backend_of_rank(), .accuracy = xr::Accuracy::exact};
+        const xr::Result got = xr::mpi::allreduce(MPI_COMM_WORLD, shard, exact);
+        xr::Request all = request_of(whole.data(), n, xr::dtype_of<T>(), op, 1);
+        all.correction = correction;
+        const xr::Result want = xr::default_context().reduce(all, xr::Options{.backend = "sequential", .accuracy = xr::Accuracy::exact});
+        CHECK(xr::test::same_bits(got.value.get<T>(), want.value.get<T>()));
+      }
+    };
+    check(float{});
+    check(double{});
+  }
+}
+
+TEST_CASE("var and std across ranks: Chan's update keeps a large mean's small spread") {
+  std::mt19937_64 rng(shared_seed() + 5);
+  const std::size_t n = 2000 + rng() % 20000;
+  const auto cut = split(n, rng);
+  std::vector<double> whole(n);
+  for (std::size_t i = 0; i < n; ++i) whole[i] = 1e9 + static_cast<double>(i % 7);  // var of 0..6 repeated, about 4
+  double mean = 0, m2 = 0;
+  for (std::size_t i = 0; i < n; ++i) mean += static_cast<double>(i % 7);
+  mean /= static_cast<double>(n);
+  for (std::size_t i = 0; i < n; ++i) m2 += (static_cast<double>(i % 7) - mean) * (static_cast<double>(i % 7) - mean);
+  const xr::Result r = xr::mpi::allreduce(MPI_COMM_WORLD, shard_of(whole, cut, xr::Op::var), xr::Options{.backend = backend_of_rank()});
+  CHECK(std::fabs(r.value.get<double>() - m2 / static_cast<double>(n)) <= 1e-6);  // the raw sums of squares would lose it all
 }
 
 TEST_CASE("argmin and argmax: the lowest global index among ties, the first NaN") {

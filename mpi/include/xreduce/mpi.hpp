@@ -26,12 +26,22 @@
 //!   the type on the rank too, an eps of the type more each.
 //! - Options::result_dtype: the whole's result in the type asked (as on one rank: f32 or f64 for
 //!   float sums, products and sums of squares), each rank's partial asked in it too.
+//! - The statistics (every one but nanmean, nanvar and nanstd, refused with Error(unsupported)):
+//!   each rank's accumulator of the op table (xreduce/backend/ops.hpp), rebuilt from its result,
+//!   combined by the table's own combine and finished once: mean, var and std by Chan, Golub and
+//!   LeVeque's update from each rank's count, mean and variance (two reads of its shard, in f64
+//!   for floats; Request::correction applies to the whole), logsumexp around the larger maximum,
+//!   norm2 scaled as Blue's algorithm scales, counts, any and all exactly. With Accuracy::exact,
+//!   a float mean, var or std sends the exact partials of x and of x squared (1152 bytes a
+//!   column): the exact value rounded once, the same bits for any number of ranks and any split
+//!   (flat shards; the core refuses exact statistics of records).
 //! - A shard is a flat array, or records (Request::records: `count` rows of `width` values,
 //!   reduced column by column, as on one rank). Other views and segments are refused with
 //!   Error(unsupported).
 //!
 //! What crosses the wire is a 32-byte header and one partial a column: 8 bytes (sums, products),
-//! 24 (extremes) or 576 (exact sums): one collective of a few dozen bytes, whatever N is.
+//! 24 (extremes, statistics), 576 (exact sums) or 1152 (exact statistics): one collective of a
+//! few dozen bytes (a few hundred, exact), whatever N is.
 //!
 //! Every rank of `comm` must call, with the same dtype, op, width (of records) and accuracy. Ranks whose
 //! partials have the same size but a different dtype or op get Error(invalid_argument) on every
