@@ -212,7 +212,7 @@ void Partials::set_local(const Result& result, const Result* spread) {
       case Kind::float_prod: store(s, v.to_double()); break;
       case Kind::extreme: {
         // The index within this rank's shard: the combine adds the offsets.
-        const std::uint64_t index = result.index.value_or(0);
+        const std::uint64_t index = result.indices.empty() ? result.index.value_or(0) : result.indices.at(c);
         store(s, visit_dtype(dtype, [&](auto tag) { return extreme_of(v.get<decltype(tag)>(), index); }));
         break;
       }
@@ -284,8 +284,11 @@ Result Partials::result(const std::string& reason, std::optional<DType> asked, d
       case Kind::extreme: {
         const auto x = load<Extreme>(s);
         value = visit_dtype(dtype, [&](auto tag) { return Scalar(value_of<decltype(tag)>(x)); });
-        if (returns_index(op)) r.index = skips_nan(op) && x.nan ? no_index : x.index;  // an all-NaN whole: no index
-        if (returns_index(op) && h.columns > 1) r.indices.push_back(*r.index);
+        if (returns_index(op)) {
+          const std::uint64_t index = skips_nan(op) && x.nan ? no_index : x.index;  // an all-NaN whole: no index
+          if (c == 0) r.index = index;                                               // the first column's, as on one rank
+          if (h.columns > 1) r.indices.push_back(index);
+        }
         break;
       }
       case Kind::statistic:

@@ -85,6 +85,12 @@ top = float(logits.max())
 want = top + math.log(math.fsum(math.exp(v - top) for v in logits))
 assert abs(xreduce.mpi.allreduce(comm, shard_of(logits), "logsumexp").value - want) <= 1e-12 * abs(want)
 
+# argmax of records: each column's row in the whole, the first column's in index.
+records = rng.integers(0, 5, 3 * 900).astype(numpy.float64)
+r = xreduce.mpi.allreduce(comm, shard_of(records, 3), "argmax", width=3)
+expected = numpy.argmax(records.reshape(-1, 3), axis=0).tolist()
+assert r.indices == expected and r.index == expected[0], (r.indices, r.index, expected)
+
 # reduce: the root alone has the result.
 root = size - 1
 whole = rng.standard_normal(1234)

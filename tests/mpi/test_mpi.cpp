@@ -259,11 +259,20 @@ TEST_CASE("an empty whole, and records column by column") {
   }
   const std::size_t records = 1 + rng() % 5000, width = 3;
   const auto cut = split(records, rng);
-  for (xr::Op op : {xr::Op::sum, xr::Op::min, xr::Op::max}) {
+  for (xr::Op op : {xr::Op::sum, xr::Op::min, xr::Op::max, xr::Op::argmin, xr::Op::argmax, xr::Op::var, xr::Op::logsumexp}) {
     const std::vector<double> whole = xr::test::make_data<double>(xr::test::Pattern::random, op, records * width, rng);
     const xr::Result r = xr::mpi::allreduce(MPI_COMM_WORLD, shard_of(whole, cut, op, width));
     REQUIRE(r.values.size() == width);
     check_against_whole(whole, width, op, r);
+    if (xr::returns_index(op)) {  // each column's row in the whole
+      REQUIRE(r.indices.size() == width);
+      for (std::size_t c = 0; c < width; ++c) {
+        std::size_t best = 0;
+        for (std::size_t i = 1; i < records; ++i)
+          if (op == xr::Op::argmax ? whole[i * width + c] > whole[best * width + c] : whole[i * width + c] < whole[best * width + c]) best = i;
+        CHECK(r.indices[c] == best);
+      }
+    }
   }
 }
 
