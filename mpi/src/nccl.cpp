@@ -55,8 +55,8 @@ Result allreduce(ncclComm_t comm, const Request& shard, const Options& options, 
   check(ncclCommUserRank(comm, &rank), "ncclCommUserRank");
   check(ncclCommCount(comm, &ranks), "ncclCommCount");
   // The reason of a failure travels in the partials (with_message): there is no second message.
-  mpi::detail::LocalPartials mine_local = mpi::detail::local_partials(rank, shard, options, context, /*with_message=*/true);
-  mpi::detail::Partials& local = mine_local.partials;
+  mpi::detail::LocalPartials own = mpi::detail::local_partials(rank, shard, options, context, /*with_message=*/true);
+  mpi::detail::Partials& local = own.partials;
 
   const std::size_t bytes = local.bytes();
   static thread_local Gather gather;
@@ -72,7 +72,7 @@ Result allreduce(ncclComm_t comm, const Request& shard, const Options& options, 
   std::copy(all.end() - static_cast<std::ptrdiff_t>(bytes), all.end(), static_cast<std::byte*>(total.data()));
   for (int r = ranks - 2; r >= 0; --r) mpi::detail::Partials::combine(all.data() + bytes * static_cast<std::size_t>(r), total.data(), bytes);
   Result result = total.result({}, options.result_dtype, shard.correction);
-  result.backend = std::move(mine_local.backend);
+  result.backend = std::move(own.backend);
   return result;
 }
 

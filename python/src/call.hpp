@@ -48,6 +48,8 @@ struct PyResult {
 nanobind::object to_python(const Scalar& s);
 //! `value` of a result: the scalar, or a list of the column results for records.
 nanobind::object value_of(const Scalar& value, const std::vector<Scalar>& columns);
+//! Result::indices of records (each column's row) as a list; None where there are none.
+nanobind::object rows_of(const std::vector<std::uint64_t>& indices);
 //! The op named `name`; ValueError naming every op otherwise.
 Op parse_op_or_throw(const std::string& name);
 //! The library's options of a call.

@@ -38,6 +38,12 @@ std::vector<std::int64_t> leading_shape(const Array& words, const char* what) {
   return shape;
 }
 
+std::size_t elements(const std::vector<std::int64_t>& shape) {
+  std::size_t n = 1;
+  for (std::int64_t e : shape) n *= static_cast<std::size_t>(e);
+  return n;
+}
+
 template <class Array>
 ExactSum partial_at(const Array& words, std::size_t i) {
   ExactSum s;
@@ -57,8 +63,7 @@ DType float_type(nb::handle dtype, const char* what) {
 template <class ValueAt>
 nb::object rounded_array(const std::vector<std::int64_t>& shape, DType t, ValueAt value_at) {
   auto [array, at] = numpy_empty(shape, t);
-  std::size_t n = 1;
-  for (std::int64_t e : shape) n *= static_cast<std::size_t>(e);
+  const std::size_t n = elements(shape);
   visit_dtype(t, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (is_float_v<T>)
@@ -117,17 +122,19 @@ RankPartials rank_partials(nb::handle x, const std::string& op_name, int rank, b
   std::shared_ptr<Context> context = State::get().context();
   const Accuracy accuracy = options.accuracy.value_or(context->config().accuracy);
   RankPartials out{{mpi::detail::Partials(fallback_dtype(x), op, call.width, accuracy, with_message), "(none)", {}}, 0, call.correction};
+  // An array this rank cannot read: the others still combine, and learn why.
+  auto unreadable = [&](const char* why) {
+    out.local.reason = why;
+    out.local.partials.set_error(rank, ErrorCode::invalid_argument, out.local.reason);
+    return out;
+  };
   ArrayInput in;
   try {
     in = read_array(x, op, call.width, call.copy);
-  } catch (const nb::python_error& e) {  // an array this rank cannot read: the others still combine, and learn why
-    out.local.reason = e.what();
-    out.local.partials.set_error(rank, ErrorCode::invalid_argument, out.local.reason);
-    return out;
+  } catch (const nb::python_error& e) {
+    return unreadable(e.what());
   } catch (const nb::builtin_exception& e) {
-    out.local.reason = e.what();
-    out.local.partials.set_error(rank, ErrorCode::invalid_argument, out.local.reason);
-    return out;
+    return unreadable(e.what());
   }
   in.request.correction = call.correction;
   nb::gil_scoped_release release;
@@ -151,9 +158,7 @@ void bind_distributed(nb::module_& m) {
         "array (k, 72). For xreduce.dask; combine by adding word by word, then _exact_normalize.");
   m.def("_exact_normalize",
         [](nb::ndarray<std::int64_t, nb::c_contig, nb::device::cpu> words) {
-          const std::vector<std::int64_t> shape = leading_shape(words, "_exact_normalize");
-          std::size_t n = 1;
-          for (std::int64_t e : shape) n *= static_cast<std::size_t>(e);
+          const std::size_t n = elements(leading_shape(words, "_exact_normalize"));
           for (std::size_t i = 0; i < n; ++i) {
             ExactSum s = partial_at(words, i);
             s.normalize();
@@ -198,13 +203,7 @@ void bind_distributed(nb::module_& m) {
       .def("result",
            [](const RankPartials& p, const std::string& reason, nb::handle dtype) {
              Result r = p.local.partials.result(reason, result_dtype_of(dtype), p.correction);
-             nb::object rows = nb::none();
-             if (!r.indices.empty()) {
-               nb::list list;
-               for (std::uint64_t i : r.indices) list.append(i);
-               rows = list;
-             }
-             return PyResult{value_of(r.value, r.values), r.index, rows, p.local.backend, p.seconds};
+             return PyResult{value_of(r.value, r.values), r.index, rows_of(r.indices), p.local.backend, p.seconds};
            },
            "reason"_a, "dtype"_a.none(),
            "The whole's Result after the combine; raises xreduce.Error with the failing rank's reason if any rank failed.");

@@ -52,6 +52,13 @@ nb::object value_of(const Scalar& value, const std::vector<Scalar>& columns) {
   return out;
 }
 
+nb::object rows_of(const std::vector<std::uint64_t>& indices) {
+  if (indices.empty()) return nb::none();
+  nb::list rows;
+  for (std::uint64_t i : indices) rows.append(i);
+  return rows;
+}
+
 Op parse_op_or_throw(const std::string& name) {
   if (auto op = parse_op(name)) return *op;
   std::string names;
@@ -211,13 +218,7 @@ PyResult run(nb::handle x, const std::string& op_name, const CallOptions& call) 
   Result r = reduce_released(*context, in.request, options, &seconds);
   check_all_nan(op, r.index == no_index || std::find(r.indices.begin(), r.indices.end(), no_index) != r.indices.end());
   if (in.view) r.values.clear(), r.indices.clear();  // a view of every axis: its one result is Result::value
-  nb::object indices = nb::none();
-  if (!r.indices.empty()) {
-    nb::list rows;
-    for (std::uint64_t i : r.indices) rows.append(i);
-    indices = rows;
-  }
-  return {value_of(r.value, r.values), r.index, indices, std::move(r.backend), seconds};
+  return {value_of(r.value, r.values), r.index, rows_of(r.indices), std::move(r.backend), seconds};
 }
 
 std::string result_repr(const PyResult& r) {

@@ -125,6 +125,11 @@ def _reduced_size(block, axis):
     return math.prod(block.shape[a] for a in axis)
 
 
+def _kept_shape(block, axis):
+    """`block`'s shape with the axes of `axis` reduced to extent 1 (numpy's keepdims)."""
+    return tuple(1 if a in axis else e for a, e in enumerate(block.shape))
+
+
 # --- the generic reduction: chunk -> partial dict; merge; finish --------------------------------
 #
 # The tasks name module-level functions and a Plan (plain values): Dask ships each task to its
@@ -143,24 +148,20 @@ class Plan(typing.NamedTuple):
 
 
 def _on_chunk(plan, block, axis=None, keepdims=None, computing_meta=False):
-    if computing_meta:
-        return block
-    return {"fold": _fold_chunk, "moments": _moments_chunk, "exact": _exact_chunk}[plan.kind](plan, block, axis)
+    # Dask's blockwise asks a function that takes computing_meta for its meta: the block's own.
+    return block if computing_meta else _KINDS[plan.kind].chunk(plan, block, axis)
 
 
 def _merge(plan, parts, axis):
-    return {"fold": _fold_merge, "moments": _moments_merge, "exact": _exact_merge}[plan.kind](plan, _gather(parts, axis), axis)
+    return _KINDS[plan.kind].merge(plan, _gather(parts, axis), axis)
 
 
-def _on_combine(plan, parts, axis=None, keepdims=None, computing_meta=False):
-    return parts if computing_meta else _merge(plan, parts, axis)
+def _on_combine(plan, parts, axis=None, keepdims=None):
+    return _merge(plan, parts, axis)
 
 
-def _on_aggregate(plan, parts, axis=None, keepdims=False, computing_meta=False):
-    if computing_meta:
-        return parts.sum(axis=axis, keepdims=keepdims).astype(plan.dtype)
-    merged = _merge(plan, parts, axis)
-    out = numpy.asarray({"fold": _fold_finish, "moments": _moments_finish, "exact": _exact_finish}[plan.kind](plan, merged))
+def _on_aggregate(plan, parts, axis=None, keepdims=False):
+    out = numpy.asarray(_KINDS[plan.kind].finish(plan, _merge(plan, parts, axis)))
     if out.dtype != plan.dtype:  # bfloat16 comes back from the extension as its uint16 bits
         out = out.view(plan.dtype) if out.dtype.itemsize == plan.dtype.itemsize else out.astype(plan.dtype)
     return out if keepdims else out.squeeze(axis=axis)
@@ -174,7 +175,8 @@ def _tree_width(x, axis, split_every):
 
 def _reduce(x, plan, axis, keepdims, split_every):
     """dask.array.reduction over partial dicts: each kind's chunk and merge give dicts of arrays
-    with the reduced axes kept (extent 1); its finish gives the result."""
+    with the reduced axes kept (extent 1); its finish gives the result. The result's meta is
+    given, so Dask calls no merge or finish on meta arrays."""
     split_every = _tree_width(x, axis, split_every)
     kept = x.ndim if keepdims else x.ndim - len(axis)
     name = f"xreduce-{plan.op}"
@@ -195,7 +197,7 @@ def _check_extremes_of_empty(x, axis, op):
 def _exact_words(block, axis, squares, how):
     """The exact partials of `block`'s sums over `axis` (kept with extent 1) and of its squares:
     int64 arrays of shape (kept..., 72)."""
-    kept_shape = tuple(1 if a in axis else e for a, e in enumerate(block.shape))
+    kept_shape = _kept_shape(block, axis)
     if len(axis) == block.ndim:  # one result: the whole chunk, read flat (the core sums the squares too)
         # A CuPy chunk's exact sum runs on its GPU; the squares' on the host (the GPU backends have no statistics).
         flat = (_host(block) if squares else block).reshape(-1)
@@ -285,7 +287,7 @@ def _fold_finish(plan, parts):
 
 def _identity(op, block, axis, dtype):
     """The partial of a chunk with no element in the reduced axes (a chunk of extent 0)."""
-    shape = tuple(1 if a in axis else e for a, e in enumerate(block.shape))
+    shape = _kept_shape(block, axis)
     dtype = numpy.dtype(dtype)
     if op in ("min", "nanmin", "max", "nanmax"):
         biggest = numpy.inf if dtype.kind == "f" else numpy.iinfo(dtype).max if dtype.kind in "iu" else True
@@ -349,7 +351,7 @@ _FOLDS = {
 
 def _moments_chunk(plan, block, axis):
     prefix = "nan" if plan.op.startswith("nan") else ""
-    kept = tuple(1 if a in axis else e for a, e in enumerate(block.shape))
+    kept = _kept_shape(block, axis)
     if prefix:
         n = _host(_call("sum", block == block, axis=axis, keepdims=True, **plan.how)).astype(numpy.float64)
     else:
@@ -383,6 +385,21 @@ def _moments_finish(plan, parts):
         dof = n - plan.correction
         out = numpy.where(dof > 0, parts["m2"] / numpy.where(dof > 0, dof, 1.0), numpy.nan)
         return numpy.sqrt(out) if plan.op.endswith("std") else out
+
+
+class _Kind(typing.NamedTuple):
+    """A kind of partial: a chunk's, two or more merged, and the result from them."""
+
+    chunk: typing.Callable
+    merge: typing.Callable
+    finish: typing.Callable
+
+
+_KINDS = {
+    "fold": _Kind(_fold_chunk, _fold_merge, _fold_finish),
+    "moments": _Kind(_moments_chunk, _moments_merge, _moments_finish),
+    "exact": _Kind(_exact_chunk, _exact_merge, _exact_finish),
+}
 
 
 # --- argmin and argmax --------------------------------------------------------------------------
