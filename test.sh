@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: the Release build, then the same tests built with AddressSanitizer and
-# UndefinedBehaviorSanitizer, then the fuzzers (clang, libFuzzer) for a few seconds each from their
+# UndefinedBehaviorSanitizer (the conformance suite's quick set of cases there: XREDUCE_TEST_QUICK
+# in CMakePresets.json; the release run draws the full set), then the fuzzers (clang, libFuzzer) for a few seconds each from their
 # committed corpus, then the Python package (installed with pip into build/venv, tested with
 # pytest). Every part runs whatever an earlier one says; the exit status is non-zero if any failed.
 # GPU cases say they are skipped on a machine without a GPU.
@@ -9,12 +10,12 @@ cd "$(dirname "$0")"
 scripts/install-deps.sh || exit 1
 status=0
 part() {  # part NAME COMMAND...: run one part and say how it went
-  local name=$1
+  local name=$1 started=$SECONDS
   shift
   if "$@"; then
-    echo "test.sh: $name: passed"
+    echo "test.sh: $name: passed ($((SECONDS - started)) s)"
   else
-    echo "test.sh: $name: FAILED"
+    echo "test.sh: $name: FAILED ($((SECONDS - started)) s)"
     status=1
   fi
 }

@@ -157,17 +157,22 @@ void check_view_case(const ViewCase& v, xr::Op op, xr::test::Pattern pattern, st
     into.out_strides = out_strides.data();
     const xr::Result written = r->reduce(into);
     CHECK(written.values.empty());
-    // Result s (C order over the kept axes) is at sum of its indices times out_strides.
+    // Result s (C order over the kept axes) is at sum of its indices times out_strides. The
+    // placed results are held to the reference, not to the first call's bits: a backend whose
+    // split follows the run (hybrid) may round a float sum or product otherwise from call to call.
+    xr::Result placed = got;
     for (std::size_t s = 0; s < got.values.size(); ++s) {
       std::size_t rest = s, at = 0;
       for (std::size_t k = kept.size(); k-- > 0;) {
         at += (rest % static_cast<std::size_t>(kept[k])) * static_cast<std::size_t>(out_strides[k]);
         rest /= static_cast<std::size_t>(kept[k]);
       }
-      const xr::Scalar value = xr::Scalar::from_bytes(type, out.data() + at * xr::size_of(type));
-      CHECK(value == got.values[s]);
-      if (xr::returns_index(op)) CHECK(out_index[at] == got.indices[s]);
+      placed.values[s] = xr::Scalar::from_bytes(type, out.data() + at * xr::size_of(type));
+      if (xr::returns_index(op)) placed.indices[s] = out_index[at];
     }
+    const bool placed_ok = xr::agrees(q, ref, placed, &error);
+    INFO("results placed by out_strides: |error| " << error);
+    CHECK(placed_ok);
   }
 }
 
