@@ -3,7 +3,7 @@
 # UndefinedBehaviorSanitizer (the conformance suite's quick set of cases there: XREDUCE_TEST_QUICK
 # in CMakePresets.json; the release run draws the full set), then the fuzzers (clang, libFuzzer) for a few seconds each from their
 # committed corpus, then the Python package (installed with pip into build/venv, tested with
-# pytest). Every part runs whatever an earlier one says; the exit status is non-zero if any failed.
+# pytest), then the documentation site (built with warnings as errors, opened in headless Chromium). Every part runs whatever an earlier one says; the exit status is non-zero if any failed.
 # GPU cases say they are skipped on a machine without a GPU.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -24,4 +24,5 @@ part release preset release
 part asan preset asan
 part fuzz preset fuzz
 part python scripts/test-python.sh
+part docs scripts/test-docs.sh
 exit $status

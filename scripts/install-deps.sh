@@ -15,7 +15,12 @@ packages=(
   libmpfr-dev             # the exact sums' independent reference in the tests (MPFR)
   python3-dev python3-venv  # the Python package: its headers, and the virtual environment the tests install it in
   libopenmpi-dev openmpi-bin  # xreduce_mpi and `--distributed` (Open MPI), and mpirun for their tests
+  doxygen                 # the documentation site's C++ reference (XML for Sphinx and breathe)
 )
+# The documentation test opens the site in headless Chromium. Debian packages it with its driver;
+# Ubuntu's chromium is a snap, which containers lack: there Selenium fetches Chrome for Testing.
+. /etc/os-release
+if [ "${ID:-}" = debian ]; then packages+=(chromium chromium-driver); fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -455,8 +455,8 @@ NB_MODULE(_core, m) {
     };
     static constexpr std::array<const char*, all_ops.size()> what{
         "sum", "product", "minimum", "maximum", "minimum", "maximum", "sum of squares", "mean (arithmetic)",
-        "variance (divided by n - correction)", "standard deviation (divided by n - correction)", "vector 1-norm (sum of |x|)",
-        "vector 2-norm (Euclidean, without overflow or underflow)", "vector inf-norm (largest |x|)",
+        "variance (divided by n - correction)", "standard deviation (divided by n - correction)", "vector 1-norm (sum of abs(x))",
+        "vector 2-norm (Euclidean, without overflow or underflow)", "vector inf-norm (largest abs(x))",
         "log of the sum of exponentials", "number of elements that are not zero (NaN counts)", "truth of any element",
         "truth of every element", "sum, NaN skipped,", "product, NaN skipped,", "minimum, NaN skipped (NaN if all are),",
         "maximum, NaN skipped (NaN if all are),", "minimum, NaN skipped,", "maximum, NaN skipped,", "mean, NaN skipped,",
@@ -487,7 +487,7 @@ NB_MODULE(_core, m) {
       .def_ro("value", &PyRow::value, "Its result (None if it did not run).")
       .def_ro("index", &PyRow::index)
       .def_ro("agrees", &PyRow::agrees, "Within the tolerance of the exact reference (bit for bit with accuracy=\"exact\").")
-      .def_ro("error", &PyRow::error, "|value - reference|.")
+      .def_ro("error", &PyRow::error, "The absolute difference ``abs(value - reference)``.")
       .def_ro("seconds", &PyRow::seconds)
       .def_ro("failure", &PyRow::failure, "Why it did not run.")
       .def_ro("code", &PyRow::code, "The error code of the failure (xreduce.Error.code).")

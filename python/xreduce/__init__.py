@@ -78,7 +78,7 @@ def minmax(x, /, *, axis=None, keepdims=False, **how):
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2, **how):
     """The vector norm of x (the Array API's ``linalg.vector_norm``): ``ord`` 1 (the sum of
-    |x|), 2 (Euclidean, without overflow or underflow) or ``math.inf`` (the largest |x|). Takes
+    ``abs(x)``), 2 (Euclidean, without overflow or underflow) or ``math.inf`` (the largest ``abs(x)``). Takes
     what ``xreduce.sum`` takes; ints and bools give float64.
     """
     if ord == 1:

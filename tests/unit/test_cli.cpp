@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "xreduce/version.hpp"
+
 namespace {
 
 struct Run {
@@ -97,6 +99,12 @@ TEST_CASE("cli: a plugin that claims what does not exist is refused, and the res
     CHECK(r.out.find(std::string("claims ") + (claim == std::string("support") ? "a support level" : claim == std::string("engine") ? "an engine" : "a dtype, op, layout, accuracy, memory space or pass")) != std::string::npos);
     CHECK(r.out.find("sequential") != std::string::npos);
   }
+}
+
+TEST_CASE("cli: --version prints the project's version") {
+  const Run r = xreduce("--version");
+  CHECK(r.code == 0);
+  CHECK(r.out == std::string(XREDUCE_VERSION_STRING) + "\n");
 }
 
 TEST_CASE("cli: usage and input errors exit 2") {

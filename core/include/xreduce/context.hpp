@@ -54,8 +54,8 @@ class Context {
   //! Runs one request. Throws Error.
   Result reduce(const Request& request, const Options& options = {});
 
-  //! Gives every registered backend its settings from the config ([backends.<family>], then
-  //! [backends.<name>] over it), and checks that the backends [dispatch] names are registered.
+  //! Gives every registered backend its settings from the config ([backends.FAMILY], then
+  //! [backends.NAME] over it), and checks that the backends [dispatch] names are registered.
   //! Throws Error(config) naming the file and line of a bad setting, or the valid names.
   void configure_backends();
   //! The config's notes (Config::notes), and tables that name no loaded backend or plugin.

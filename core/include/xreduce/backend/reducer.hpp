@@ -133,7 +133,7 @@ class Reducer {
   //! Checks and runs one request. Throws Error.
   Result reduce(const Request& request, const Options& options = {});
 
-  //! The settings this backend reads, from its config table (`[backends.<name>]`, or its
+  //! The settings this backend reads, from its config table (`[backends.NAME]`, or its
   //! plugin's) and from Options::settings. Default: none.
   virtual std::vector<SettingInfo> settings() const { return {}; }
   //! Takes this backend's settings from the config file, once, before any call; the keys are
