@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Python package as users install it: a wheel (`pip wheel .`), repaired by auditwheel into a
-# manylinux wheel that carries the shared libraries it needs (oneTBB, toml++, libgomp), installed
+# manylinux wheel that carries the shared libraries it needs (oneTBB, toml++, MPFR, libgomp), installed
 # into a virtual environment (build/venv) and tested there with pytest (python/tests). On CPython
 # 3.12 and later the wheel is one for every later version (cp312-abi3, the stable ABI). The build
 # tools come from PyPI; the build folder (build/python-*) is kept, so a second run rebuilds only
