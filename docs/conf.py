@@ -17,7 +17,6 @@ version = release
 extensions = ["myst_parser", "breathe", "sphinx.ext.autodoc"]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build"]
 # Headings become link targets (`page.md#a-heading`), as on a code host's rendering of the pages.
 myst_heading_anchors = 3
 myst_enable_extensions = ["colon_fence"]
@@ -33,4 +32,3 @@ autodoc_docstring_signature = True
 
 html_theme = "furo"
 html_title = f"xreduce {release}"
-html_static_path = []

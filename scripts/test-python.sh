@@ -6,7 +6,7 @@
 # tools come from PyPI; the build folder (build/python-*) is kept, so a second run rebuilds only
 # what changed. The CUDA module is left out here, where no GPU runs it (its cases skip): on a
 # machine with nvcc the same commands build it into the wheel, and the GPU cases run on the device
-# (scripts/gpu-check-python.sh).
+# (scripts/wheel-check.sh runs the repaired wheel there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=build/venv

@@ -12,27 +12,19 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "docs"))
 import doc_examples  # noqa: E402
 
+from conftest import BACKENDS  # noqa: E402
 from test_mpi import ENVIRONMENT as MPI_ENVIRONMENT  # noqa: E402
 
 BLOCKS = list(doc_examples.blocks("python"))
-
-
-def _has_cuda_device():
-    for module in ("torch", "cupy"):
-        try:
-            m = __import__(module)
-            return bool(m.cuda.is_available()) if module == "torch" else m.cuda.runtime.getDeviceCount() > 0
-        except Exception:
-            continue
-    return False
+GPU = any(b.available and b.device_memory for b in BACKENDS.values())
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.where for b in BLOCKS])
 def test_python_example(block, tmp_path):
     if block.not_run:
         pytest.skip(block.not_run)
-    if "gpu" in block.tags and not _has_cuda_device():
-        pytest.skip("needs a CUDA device (scripts/gpu-check.sh runs it on one)")
+    if "gpu" in block.tags and not GPU:
+        pytest.skip("no GPU backend can run here (scripts/wheel-check.sh runs it on one)")
     code = f"{block.prelude}\n{block.code}"
     command, env = [sys.executable, "-c", code], dict(os.environ)
     if "mpi" in block.tags:

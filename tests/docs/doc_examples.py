@@ -25,7 +25,7 @@ before a block says more about it, ``<!-- example: TAGS -->``, where TAGS are an
   mpi, nccl       (cpp) built against xreduce::mpi or xreduce::nccl; mpi runs under mpirun,
                   nccl is compiled where NCCL is found and runs on the GPU machine only
   mpi             (python) run under mpirun with 2 ranks
-  gpu             (python) run only where a CUDA device is (scripts/gpu-check.sh)
+  gpu             (python) run only where a GPU backend runs (scripts/wheel-check.sh runs it on one)
   not run: WHY    checked by nothing here, and the reason (the README's ./test.sh, run by CI)
 """
 
@@ -148,20 +148,18 @@ def write_cpp(outdir):
             # A block's #include lines go to the top of the file, where an include belongs.
             code_lines = b.code.splitlines(keepends=True)
             src[0] += "".join(line for line in code_lines if line.startswith("#include"))
-            b.code = "".join(line if not line.startswith("#include") else "\n" for line in code_lines)
+            code = "".join(line if not line.startswith("#include") else "\n" for line in code_lines)
             name = re.sub(r"\W", "_", str(b.page.relative_to(ROOT))) + f"_{b.line}"
             # The block's lines keep their page's numbers in the compiler's messages.
-            at = f'#line {b.line + 1} "{b.page}"\n'
-            if "program" in b.tags:
-                code = re.sub(r"\bint main\(\)", f"int main_of_{name}()", b.code)
-                src.append(f"namespace {name} {{\n{b.prelude}\n{at}{code}}}  // namespace {name}\n")
-                calls.append((f"{name}::main_of_{name}", b.where))
-                continue
-            if "top-level" in b.tags:
-                src.append(f"namespace {name} {{\n{b.prelude}\n{at}{b.code}}}  // namespace {name}\n")
-                continue
-            src.append(f"void {name}() {{\n{b.prelude}\n{at}{b.code}}}\n")
-            calls.append((name, b.where))
+            body = f'{b.prelude}\n#line {b.line + 1} "{b.page}"\n'
+            if b.tags & {"program", "top-level"}:  # at namespace scope; a program's main renamed
+                code = re.sub(r"\bint main\(\)", "int main_of_block()", code)
+                src.append(f"namespace {name} {{\n{body}{code}}}  // namespace {name}\n")
+                if "program" in b.tags:
+                    calls.append((f"{name}::main_of_block", b.where))
+            else:
+                src.append(f"void {name}() {{\n{body}{code}}}\n")
+                calls.append((name, b.where))
         main = ["int main(int argc, char** argv) {"]
         if kind == "mpi":
             main.append("  MPI_Init(&argc, &argv);")
@@ -181,10 +179,8 @@ def write_cpp(outdir):
 
 def run_sh(bindir):
     """Runs every sh block's command lines and reads every toml block; returns the failures."""
+    # mpirun's settings (root, oversubscription) come from ctest's environment for the MPI tests.
     env = dict(os.environ, PATH=f"{Path(bindir).resolve()}{os.pathsep}{os.environ['PATH']}")
-    env.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
-    if os.geteuid() == 0:
-        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     failures = []
     for b in blocks():
         if b.lang not in ("sh", "toml", "cmake") or b.not_run:

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Opens pages of the built documentation site in headless Chromium (through Selenium: Debian's
-chromium and chromedriver where installed, else the Chrome for Testing Selenium Manager fetches) and fails on a page that renders blank or without its stylesheets.
+chromium and chromedriver where installed, else the Chrome for Testing Selenium Manager fetches)
+and fails on a page that renders blank or without its stylesheets.
 
   rendered_site.py HTML_DIR SHOTS_DIR PAGE...
 
