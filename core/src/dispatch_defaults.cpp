@@ -6,7 +6,10 @@
 // to be cut into 16 chunks. That made the parallel backends pay from smaller sizes (at 2^17,
 // openmp took 0.35x sequential's time on 16 threads, where it had taken 0.7-1.3x), so both rows
 // start them earlier than the rows from 2f512a5 (2^17 on both). The uncalibrated runs in each
-// machine's crossover-runs measured these rows.
+// machine's crossover-runs measured these rows. The 2-thread row was rechecked on a quiet
+// machine at 61fcef0 (bench/results/amd-epyc-2-threads/logs/crossover-recheck-61fcef0): from
+// 2^19 up `tbb` and `openmp` lie within 1-3% of each other, either way, and `auto` costs nothing
+// over its pick.
 // A machine takes the row of the most hardware threads not above its own.
 // - Host data never goes to the GPU alone: on both machines the CPU read it faster than the GPU
 //   could be fed.
