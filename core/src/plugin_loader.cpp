@@ -44,6 +44,7 @@ class PluginReducer final : public PluginReducerBase<xreduce_backend_v3> {
     cq.segment_offsets = q.segments.offsets;
     cq.out = q.out;
     cq.out_index = q.out_index;
+    cq.correction = q.correction;
     void* values[all_ops.size()] = {};
     std::uint64_t* indices[all_ops.size()] = {};
     if (q.ops_out) {

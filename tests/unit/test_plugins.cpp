@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <random>
 #include <vector>
 
 #include "xreduce/xreduce.hpp"
@@ -102,4 +104,27 @@ TEST_CASE("plugins: a backend that misbehaves is an error, never a crash or a wr
                        doctest::Contains("a bug in the plugin"), xr::Error);
   // The library goes on working after each.
   CHECK(reg.get("test.off_by_one").reduce(q).value.get<float>() == 7.0f);
+}
+
+TEST_CASE("plugins: a statistic crosses the ABI with its correction") {
+  xr::Context ctx(xr::Context::Empty{}, {});
+  ctx.registry().load_plugin(XREDUCE_TEST_STATISTIC_PLUGIN);
+  xr::Reducer* r = ctx.registry().find("test.variance");
+  REQUIRE(r != nullptr);
+  const std::uint64_t seed = std::random_device{}();
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (std::size_t n : {2u, 3u, 100u, 1001u}) {
+    std::vector<double> x(n);
+    for (double& v : x) v = 5 + u(rng);
+    for (xr::Op op : {xr::Op::var, xr::Op::std})
+      for (double correction : {0.0, 1.0, 1.5, static_cast<double>(n)}) {
+        xr::Request q{x.data(), n, xr::DType::f64, op, xr::Memory::host};
+        q.correction = correction;
+        const xr::Result res = r->reduce(q);
+        INFO(to_string(op) << " of " << n << ", correction " << correction << ": got " << res.value.to_string());
+        CHECK(xr::agrees(q, xr::exact_reference(q), res));
+      }
+  }
 }

@@ -88,6 +88,10 @@ constexpr bool returns_float(Op op) {
 }
 //! The ops that skip NaN elements (numpy's nan*).
 constexpr bool skips_nan(Op op) { return static_cast<unsigned>(op) >= static_cast<unsigned>(Op::nansum); }
+//! The ops whose result depends on Request::correction: var and std, and nanvar and nanstd.
+constexpr bool uses_correction(Op op) {
+  return op == Op::var || op == Op::std || op == Op::nanvar || op == Op::nanstd;
+}
 //! The op that a NaN-skipping op is over the elements that are not NaN (nanmean: mean); others
 //! are their own.
 constexpr Op without_nan(Op op) {

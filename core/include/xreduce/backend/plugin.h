@@ -91,6 +91,10 @@ typedef struct xreduce_request_v3 {
   /* Exact sums of layouts all and outer, else NULL: one partial of 576 bytes per result, zeroed,
    * in the layout of xreduce/exact.hpp, for the backend to fill; the core rounds them. */
   void* exact;
+  /* var, std, nanvar and nanstd: the divisor is n - correction (xreduce::Request::correction).
+   * Appended in 0.2.0 with the statistics: read it only for those ops, which a core without this
+   * field never sends (it has no statistics), so a plugin never reads past an older request. */
+  double correction;
 } xreduce_request_v3;
 
 typedef struct xreduce_options_v3 {

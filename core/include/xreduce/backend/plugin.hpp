@@ -159,6 +159,7 @@ class Exporter {
       if (layout == Layout::ragged) request.segments = Segments{static_cast<std::size_t>(q->segment_count), q->segment_offsets};
       request.out = q->out;
       request.out_index = q->out_index;
+      if (uses_correction(request.op)) request.correction = q->correction;  // the field's comment says why only then
       OpsOut ops_out;
       if (f.several) {
         request.ops = OpSet::from_bits(f.ops);

@@ -1,0 +1,39 @@
+// A plugin backend of var and std (f64, host data), folding the op table's partials one element
+// at a time: what crosses the plugin ABI for a statistic (the op, and the divisor's correction
+// in xreduce_request_v3's last field) is what its result shows.
+#include <memory>
+#include <vector>
+
+#include "xreduce/backend/ops.hpp"
+#include "xreduce/backend/plugin.hpp"
+
+namespace {
+class Variance final : public xreduce::Reducer {
+ public:
+  std::string_view name() const override { return "test.variance"; }
+  xreduce::Capabilities capabilities() const override {
+    return xreduce::Capabilities(xreduce::Engine::cpu_serial)
+        .add(xreduce::FeatureSet().dtypes({xreduce::DType::f64}).ops({xreduce::Op::var, xreduce::Op::std}).layouts({xreduce::Layout::all}));
+  }
+  xreduce::Availability available() const override { return xreduce::Availability::yes(); }
+
+ protected:
+  xreduce::Result do_reduce(const xreduce::Request& q, const xreduce::Options&) override {
+    return xreduce::ops::visit_statistic<double>(q.op, [&](auto f) {
+      using F = decltype(f);
+      auto a = F::identity();
+      for (std::size_t i = 0; i < q.count; ++i) a = f(a, F::lift(static_cast<const double*>(q.data)[i], i));
+      return xreduce::Result{xreduce::Scalar(static_cast<double>(F::value(a, xreduce::ops::FinishArgs{q.correction}))), {}, {}};
+    });
+  }
+};
+}  // namespace
+
+extern "C" XREDUCE_PLUGIN_EXPORT std::int32_t xreduce_plugin_init_v3(std::uint32_t abi, xreduce_plugin_v3* out, char* m, size_t n) {
+  static xreduce::plugin::Exporter exporter("statistic", [] {
+    std::vector<xreduce::plugin::Entry> v;
+    v.push_back({std::make_unique<Variance>(), -10});
+    return v;
+  });
+  return exporter.init(abi, out, m, n);
+}
