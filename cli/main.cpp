@@ -229,7 +229,7 @@ int calibrate(xr::Context& ctx, const CalibrateArgs& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"xreduce: reduce large arrays (sum, prod, min, max, argmin, argmax, sumsq), whole or along axes, on the best engine.\n"
+  CLI::App app{"xreduce: reduce large arrays (sum, prod, min, max, argmin, argmax, sumsq; mean, var, std, norms, logsumexp, nan*), whole or along axes, on the best engine.\n"
                "With no subcommand: a tour of this machine's backends on 2^24 random f32.\n"
                "Environment: XREDUCE_BACKEND, XREDUCE_CONFIG, XREDUCE_PLUGIN_PATH (see docs/dispatch.md).\n"
                "Exit codes: 0 ok, 1 a backend that promises exactness disagreed, 2 usage or input error.",
@@ -285,7 +285,7 @@ int main(int argc, char** argv) {
   cal_cmd->add_flag("--dry-run", cal_args.dry_run, "Measure and print, write nothing");
 
   auto* bench_cmd = app.add_subcommand(
-      "bench", "Run a benchmark suite (progression, gpu-reduce, transfer, crossover, calibrate, cpu, dtypes, exact, segments, stats, views): xreduce bench SUITE [--out DIR] "
+      "bench", "Run a benchmark suite (progression, gpu-reduce, transfer, crossover, calibrate, cpu, dtypes, exact, segments, stats, statistics, views): xreduce bench SUITE [--out DIR] "
                "[--max-log2 L] [--repeat R] [--quick]; `xreduce bench --help` lists them. Runs xreduce_bench beside this program");
   bench_cmd->prefix_command();  // everything after `bench` goes to xreduce_bench as it is
   bench_cmd->set_help_flag();

@@ -7,9 +7,11 @@
 #
 #   scripts/gpu-check.sh [BUILD_DIR] [OUT_DIR]      (defaults: build/release, bench/results/<gpu>)
 #
-# XREDUCE_CHECK_SUITES picks the benchmarks (default: gpu-reduce host progression exact segments stats dtypes; empty: none),
+# XREDUCE_CHECK_SUITES picks the benchmarks (default: gpu-reduce host progression exact segments stats dtypes; also
+# statistics, with torch's beside it; empty: none),
 # XREDUCE_SANITIZERS the sanitizer tools (default: memcheck racecheck synccheck; empty: none) and
-# XREDUCE_SANITIZE the programs under them (default: conformance dtypes records exact segments stats custom), so that a run
+# XREDUCE_SANITIZE the programs under them (default: conformance dtypes records exact segments stats custom; also
+# statistics), so that a run
 # within the device tool's 10 minutes can check what a change touched. Under racecheck the
 # conformance suite takes over 5 minutes (its 16-threads case alone over 2, all backends).
 #
@@ -42,6 +44,13 @@ for suite in ${XREDUCE_CHECK_SUITES-gpu-reduce host progression exact segments s
       step benchmark "$build/bin/xreduce_bench" gpu-reduce --out "$out" ${XREDUCE_BENCH_ARGS:-}
       [ -f "$out/gpu-reduce.json" ] && step plot python3 bench/plot_gpu.py "$out/gpu-reduce.json" "$out/gpu-reduce.png" ;;
     host) step benchmark-host "$build/bin/xreduce_bench_gpu_host" --out "$out" ${XREDUCE_BENCH_HOST_ARGS:-} ;;
+    statistics)
+      step statistics "$build/bin/xreduce_bench" statistics --out "$out"
+      # numpy's statistics of the same host data and torch's of the same device data, in the same
+      # session, then the plot of all
+      step statistics-numpy python3 bench/python/bench_statistics_numpy.py "$out"
+      step statistics-torch python3 bench/python/bench_statistics_torch.py "$out"
+      [ -f "$out/statistics.json" ] && step plot-statistics python3 bench/plot_statistics.py "$out/statistics.json" "$out/statistics.png" ;;
     progression|exact|segments|stats|dtypes)
       step "$suite" "$build/bin/xreduce_bench" "$suite" --out "$out"
       [ -f "$out/$suite.json" ] && step "plot-$suite" python3 bench/plot_suites.py "$out/$suite.json" "$out/$suite.png"
@@ -60,6 +69,7 @@ for tool in ${XREDUCE_SANITIZERS-memcheck racecheck synccheck}; do
       dtypes) step "sanitizer-$tool-dtypes" sanitize "$build/bin/xreduce_gpu_tests" -tc="*every dtype*" ;;
       records|exact|segments) step "sanitizer-$tool-$what" sanitize "$build/bin/xreduce_gpu_tests" -tc="*$what*" ;;
       stats) step "sanitizer-$tool-stats" sanitize "$build/bin/xreduce_gpu_tests" -tc="*several ops*" ;;
+      statistics) step "sanitizer-$tool-statistics" sanitize "$build/bin/xreduce_gpu_tests" -tc="*GPU statistics*" ;;
       custom) step "sanitizer-$tool-custom" sanitize "$build/bin/xreduce_gpu_custom_tests" ;;
     esac
   done
@@ -73,4 +83,5 @@ grep -E "test cases:|ERROR SUMMARY|skipping|FAILED" "$log" | sort | uniq -c | he
 [ -f "$out/stats.md" ] && cat "$out/stats.md"
 [ -f "$out/dtypes.md" ] && cat "$out/dtypes.md"
 [ -f "$out/dtypes-torch.md" ] && cat "$out/dtypes-torch.md"
+[ -f "$out/statistics-gpu-torch.md" ] && cat "$out/statistics-gpu-torch.md"
 exit $status

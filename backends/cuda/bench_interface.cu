@@ -54,6 +54,12 @@ void Kernels::enqueue_stats(const void* data, std::size_t count, DType dtype) {
   cuda::enqueue_stats(data, count, dtype, *impl_->lease);
 }
 void Kernels::collect_stats(DType dtype, OpSet ops, const OpsOut& out) { cuda::collect_stats(dtype, ops, out, *impl_->lease); }
+void Kernels::enqueue_statistic(const void* data, std::size_t count, DType dtype, Op op) {
+  cuda::enqueue_statistic(data, count, dtype, op, *impl_->lease);
+}
+Result Kernels::collect_statistic(std::size_t count, DType dtype, Op op, double correction) {
+  return cuda::collect_statistic(count, dtype, op, correction, *impl_->lease);
+}
 
 namespace {
 SegmentBounds bounds_of(const Segments& segments, std::size_t count) {

@@ -26,6 +26,17 @@ Result collect(DType dtype, Op op, Workspace& ws) {
   return results_of(HostAccumulators::copied(dtype, op, ws.host_result, 1), 1);
 }
 
+void enqueue_statistic(const void* data, std::size_t count, DType dtype, Op op, Workspace& ws) {
+  visit_exact_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    enqueue_statistic_typed(static_cast<const T*>(data), count, op, ws);
+  });
+}
+
+Result collect_statistic(std::size_t count, DType dtype, Op op, double correction, Workspace& ws) {
+  return visit_exact_dtype(dtype, [&](auto tag) { return collect_statistic_typed<decltype(tag)>(count, op, correction, ws); });
+}
+
 std::size_t accumulator_bytes(DType dtype, Op op) {
   return visit_dtype(dtype, [&](auto tag) { return visit_op<decltype(tag)>(op, [](auto f) { return sizeof(typename decltype(f)::acc_t); }); });
 }

@@ -159,6 +159,10 @@ class CudaReducer final : public Reducer {
       XREDUCE_CUDA(cudaMemcpyAsync(staging, q.data, bytes, cudaMemcpyDeviceToDevice, ws->stream));
       data = staging;
     }
+    if (!is_core_op(q.op) && !f.several) {
+      enqueue_statistic(data, q.count, q.dtype, q.op, *ws);
+      return collect_statistic(q.count, q.dtype, q.op, q.correction, *ws);
+    }
     if (exact) {
       Result r;
       r.exact = {exact_sum_of_device(info_.technique, data, q.count, q.dtype, block, *ws)};

@@ -60,6 +60,11 @@ inline constexpr OpSet kSeedOps{Op::sum, Op::prod, Op::min, Op::max};
 inline constexpr OpSet kOneOps{Op::sum, Op::prod, Op::min, Op::max, Op::argmin, Op::argmax};
 //! What StatsOp computes together (the sum of squares only there: no kernel of its own).
 inline constexpr OpSet kTogether{Op::sum, Op::min, Op::max, Op::argmin, Op::argmax, Op::sumsq};
+//! The statistics cuda.shuffle computes, of floats in device memory, a flat array at a time
+//! (statistics.cuh); nanprod, and the statistics of integers and bools, are the CPU's.
+inline constexpr OpSet kGpuStatistics{Op::mean,          Op::var,    Op::std,     Op::nanmean, Op::nanvar,    Op::nanstd,
+                                      Op::norm1,         Op::norm2,  Op::norminf, Op::logsumexp, Op::count_nonzero, Op::any,
+                                      Op::all,           Op::nansum, Op::nanmin,  Op::nanmax,  Op::nanargmin, Op::nanargmax};
 //! Every element type: the library kernels' (cuda.shuffle, cuda.single_pass, cub).
 constexpr FeatureSet on_gpu(OpSet ops, std::initializer_list<Layout> layouts) {
   return FeatureSet().every_dtype().ops(ops).layouts(layouts).memory({Memory::host, Memory::device});
@@ -80,6 +85,7 @@ inline constexpr Capabilities kShuffle = Capabilities(Engine::gpu)
                                              .add(on_gpu(kOneOps, {Layout::all, Layout::inner, Layout::ragged}))
                                              .add(on_gpu(kSeedOps, {Layout::outer}))
                                              .add(exact_sums({Memory::host, Memory::device}))
+                                             .add(FeatureSet().dtypes(kExactDTypes).ops(kGpuStatistics).layouts({Layout::all}).memory({Memory::device}))
                                              .add(on_gpu(kTogether, {Layout::all, Layout::inner, Layout::ragged}).only_together());
 //! Host data over every GPU: flat arrays and records, the parts' accumulators folded.
 inline constexpr Capabilities kMultiGpu = Capabilities(Engine::gpu)
@@ -243,6 +249,14 @@ void write_stats(DType dtype, OpSet ops, const void* acc, const OpsOut& out);
 void reduce_host_stats(const void* data, std::size_t count, DType dtype, OpSet ops, const OpsOut& out, int device,
                        bool pinned, const Streaming& streaming);
 
+//! One statistic (an op after the core ones, of kGpuStatistics) of `count` elements of a float
+//! `dtype` at device pointer `data` (aligned to the element size), with cuda.shuffle's kernels
+//! (statistics.cuh): enqueue_statistic leaves the op's partial in ws.result; collect_statistic
+//! waits for it and returns the result of the op's own type, var and std divided by
+//! n - correction.
+void enqueue_statistic(const void* data, std::size_t count, DType dtype, Op op, Workspace& ws);
+Result collect_statistic(std::size_t count, DType dtype, Op op, double correction, Workspace& ws);
+
 struct SegmentBounds;
 //! Applies M to each of the six 32- and 64-bit element types (explicit instantiations).
 #define XREDUCE_FOR_EACH_32_64_TYPE(M) \
@@ -268,6 +282,11 @@ void enqueue_stats_typed(const T* data, std::size_t count, Workspace& ws);
 template <class T>
 void enqueue_segment_stats_typed(const T* data, const SegmentBounds& bounds, OpSet ops, const OpsOut& out, Workspace& ws,
                                  unsigned long long** bad);
+//! statistics_<dtype>.cu, for the four floats (kExactDTypes).
+template <class T>
+void enqueue_statistic_typed(const T* data, std::size_t count, Op op, Workspace& ws);
+template <class T>
+Result collect_statistic_typed(std::size_t count, Op op, double correction, Workspace& ws);
 template <class T>
 void enqueue_cub(const T* data, std::size_t count, Op op, Workspace& ws);
 template <class T>

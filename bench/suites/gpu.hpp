@@ -54,6 +54,8 @@ int run_stats_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md);
 int run_stats(const SuiteArgs& args);
 //! The statistics on the CPU backends against the read probe and a plain sum (statistics.cpp).
 int run_statistics(const SuiteArgs& args);
+//! The device-resident half of the `statistics` suite (gpu_statistics.cu), as run_exact_gpu.
+int run_statistics_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md);
 //! The device-resident half of the `dtypes` suite (gpu_dtypes.cu), as run_exact_gpu.
 int run_dtypes_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md);
 //! The `dtypes` suite (dtypes.cpp): sums of every element type against the read probes.

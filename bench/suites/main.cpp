@@ -372,7 +372,7 @@ int main(int argc, char** argv) {
       {"exact", "exact sums against plain ones, f32 and f64, every backend with both, host and device data"},
       {"segments", "per-segment sums: CPU rows against flat sums, device data against cub::DeviceSegmentedReduce and the read probe"},
       {"stats", "several ops in one pass (sum, min, max, argmax) against a plain sum and against four calls, host and device data"},
-      {"statistics", "mean, var, std, the norms, logsumexp, the nan* ops and exact mean and var on the CPU backends, against the read probe and a plain sum"},
+      {"statistics", "mean, var, std, the norms, logsumexp, the nan* ops and exact mean and var on the CPU backends (host data) and on cuda.shuffle (device data, where a GPU is), against the read probe and a plain sum"},
       {"views", "N-D views (rows, columns, a middle axis, a transpose, a cube, reversed) reduced in place against copy + reduce, host data"}};
   std::string help = "Suite:";
   for (const auto& [name, what] : suites) help += "\n  " + name + ": " + what;

@@ -1,7 +1,8 @@
 // The `statistics` suite of xreduce_bench: each statistic (mean, var, std, the norms, logsumexp,
 // count_nonzero, the nan* ops; exact mean and var) over 2^27 f32 of host data on every CPU
 // backend that does them, on all threads, as GB/s of the bytes read, a share of the all-threads
-// read probe over the same bytes and a multiple of the same backend's plain sum, in one run.
+// read probe over the same bytes and a multiple of the same backend's plain sum, in one run; then,
+// where a GPU is, the same over device data on cuda.shuffle (gpu_statistics.cu).
 
 #include <algorithm>
 #include <cmath>
@@ -81,8 +82,11 @@ int run_statistics(const SuiteArgs& args) {
     md += "\n";
   }
   progress.finish();
+  nlohmann::json device_rows = nlohmann::json::array();
+  if (run_statistics_gpu(args, device_rows, md) != 0) md += "\nNo GPU here: no device-resident rows.\n";
   std::fputs(md.c_str(), stdout);
-  write_results(args.out_dir, "statistics", {{"dtype", "f32"}, {"n", n}, {"repeat", args.repeat}, {"rows", rows}}, md);
+  write_results(args.out_dir, "statistics",
+                {{"dtype", "f32"}, {"n", n}, {"repeat", args.repeat}, {"rows", rows}, {"device_rows", device_rows}}, md);
   return 0;
 }
 

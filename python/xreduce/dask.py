@@ -109,7 +109,7 @@ def _result_dtype(op, dtype, asked, **options):
 def _call(op, block, **kwargs):
     """xreduce's `op` of `block`, looked up where it runs: the tasks Dask ships to its workers name
     xreduce's functions rather than hold them (the extension's functions do not pickle). A GPU
-    chunk whose op the GPU backends do not have (the statistics, today) is reduced from a host copy."""
+    chunk whose op the GPU backends do not have (a statistic over axes, today) is reduced from a host copy."""
     if not isinstance(block, numpy.ndarray) and hasattr(block, "__cuda_array_interface__"):
         # A CuPy chunk cut from a larger array is a strided view: the GPU backends read it packed.
         block = importlib.import_module(type(block).__module__.split(".")[0]).ascontiguousarray(block)
@@ -199,7 +199,7 @@ def _exact_words(block, axis, squares, how):
     int64 arrays of shape (kept..., 72)."""
     kept_shape = _kept_shape(block, axis)
     if len(axis) == block.ndim:  # one result: the whole chunk, read flat (the core sums the squares too)
-        # A CuPy chunk's exact sum runs on its GPU; the squares' on the host (the GPU backends have no statistics).
+        # A CuPy chunk's exact sum runs on its GPU; the squares' on the host (the GPU backends have no exact sum of squares).
         flat = (_host(block) if squares else block).reshape(-1)
         words = _core._exact_sums(flat, squares=squares, backend=how.get("backend"), threads=how.get("threads", 1))
         return [w.reshape(kept_shape + (_WORDS,)) for w in words]

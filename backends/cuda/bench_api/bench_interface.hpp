@@ -50,6 +50,10 @@ class Kernels {
   //! Several ops in one pass (Request::ops) of device data by cuda.shuffle's kernel;
   //! collect_stats waits and writes the asked ones to `out`'s first slots (host memory).
   void enqueue_stats(const void* data, std::size_t count, DType dtype);
+  //! One statistic (mean, var, std, the norms, logsumexp, ...: what cuda.shuffle declares) of
+  //! device data; collect_statistic waits and returns it, var and std divided by n - correction.
+  void enqueue_statistic(const void* data, std::size_t count, DType dtype, Op op);
+  Result collect_statistic(std::size_t count, DType dtype, Op op, double correction = 0);
   void collect_stats(DType dtype, OpSet ops, const OpsOut& out);
   //! Several ops of each segment (offsets in device memory, or equal rows as above) into device
   //! arrays `out`.

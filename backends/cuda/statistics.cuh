@@ -1,0 +1,134 @@
+#pragma once
+// The statistics (mean, var, std, the norms, logsumexp, count_nonzero, any, all and the nan* ops)
+// of device data, with cuda.shuffle's kernels (kernels/shuffle.cuh) over the op table's policies
+// (xreduce/backend/ops.hpp): one reduction of the op's partial, finished on the host with the
+// request's correction. Included by statistics_<dtype>.cu, which instantiate it for the floats.
+//
+// Ops that differ only in their finish share a kernel: mean, var and std (and their nan forms)
+// reduce one Moments partial, and any and all are read off count_nonzero's count.
+
+#include <cstring>
+
+#include "kernels/shuffle.cuh"
+#include "techniques.hpp"
+
+namespace xreduce::cuda {
+
+//! The moments of one thread: runs of 256 elements each summed around its first element in
+//! double, and the runs folded into the thread's partial by Chan's update (MomentsOp), as the CPU
+//! backends' moments leaf does, so the stated bound of var is the same. Lifting and folding each
+//! element alone (the general Accumulator) costs two double divisions an element. An infinite
+//! element, or a partial of more than one element, goes to the update, where the infinities'
+//! rules are.
+template <class T, Op kOp>
+struct Accumulator<ops::MomentsOp<T, kOp>> {
+  using F = ops::MomentsOp<T, kOp>;
+  static constexpr int kRun = 256;
+  ops::Moments done;
+  double shift, s, q;
+  int run;
+  __device__ void init(const F&) {
+    done = F::identity();
+    shift = s = q = 0;
+    run = 0;
+  }
+  __device__ void add(const F& f, const ops::Moments& m) {
+    if (m.n == 0) return;  // a skipped NaN
+    if (m.n != 1 || !isfinite(m.sum)) {
+      flush(f);
+      done = f(done, m);
+      return;
+    }
+    if (run == 0) shift = m.sum;
+    const double d = m.sum - shift;
+    s += d;
+    q = fma(d, d, q);
+    if (++run == kRun) flush(f);
+  }
+  __device__ void flush(const F& f) {
+    if (run == 0) return;
+    const double n = run;
+    done = f(done, ops::Moments{n, fma(n, shift, s), q - s * (s / n)});
+    s = q = 0;
+    run = 0;
+  }
+  __device__ ops::Moments value(const F& f) const {
+    Accumulator copy = *this;
+    copy.flush(f);
+    return copy.done;
+  }
+};
+
+//! logsumexp of one thread: the running maximum and the sum of exp(x - max) in double, one
+//! exponential an element (the policy's fold of two partials takes two). Infinities and NaN, and
+//! partials of more than one element, go to the policy's fold, where their rules are.
+template <class T>
+struct Accumulator<ops::LogSumExpOp<T>> {
+  using F = ops::LogSumExpOp<T>;
+  ops::LogSumExp v;
+  __device__ void init(const F& f) { v = f.identity(); }
+  __device__ void add(const F& f, const ops::LogSumExp& x) {
+    if (x.sum != 1 || !isfinite(x.max) || !isfinite(v.max)) {
+      if (v.sum == 0 && x.sum == 1 && isfinite(x.max)) v = x;  // the first element
+      else v = f(v, x);
+      return;
+    }
+    if (x.max > v.max) {
+      v.sum = fma(v.sum, exp(v.max - x.max), 1.0);
+      v.max = x.max;
+    } else {
+      v.sum += exp(x.max - v.max);
+    }
+  }
+  __device__ ops::LogSumExp value(const F&) const { return v; }
+};
+
+//! The policy whose kernel computes the partial of op F: F itself, but for the ops that share one.
+template <class F>
+struct kernel_policy {
+  using type = F;
+};
+template <class T, Op kOp>
+struct kernel_policy<ops::MomentsOp<T, kOp>> {
+  using type = ops::MomentsOp<T, skips_nan(kOp) ? Op::nanvar : Op::var>;
+};
+template <class T, Op kOp>
+struct kernel_policy<ops::NonzeroOp<T, kOp>> {
+  using type = ops::NonzeroOp<T, Op::count_nonzero>;
+};
+
+template <class T>
+void enqueue_statistic_typed(const T* x, std::size_t n, Op op, Workspace& ws) {
+  ops::visit_statistic<T>(op, [&](auto f) {
+    using K = typename kernel_policy<decltype(f)>::type;
+    static_assert(sizeof(typename K::acc_t) <= 64, "a partial fits the workspace's result");
+    Shuffle::run(x, n, K{}, VectorPolicy::block, ws);
+  });
+}
+
+template <class T>
+Result collect_statistic_typed(std::size_t n, Op op, double correction, Workspace& ws) {
+  return ops::visit_statistic<T>(op, [&](auto f) {
+    using F = decltype(f);
+    using K = typename kernel_policy<F>::type;
+    using A = typename K::acc_t;
+    ws.fetch_result(sizeof(A));
+    XREDUCE_CUDA(cudaStreamSynchronize(ws.stream));
+    A a;
+    std::memcpy(&a, ws.host_result, sizeof a);
+    Result r;
+    if constexpr (std::is_same_v<K, F> || !std::is_same_v<typename F::acc_t, bool>) {
+      r.value = Scalar(F::finish(a, ops::FinishArgs{correction}));
+    } else {  // any and all of the count
+      r.value = Scalar(F::finish(F::op == Op::any ? a != 0 : a == n));
+    }
+    if constexpr (ops::has_index<F>) r.index = a.index;
+    return r;
+  });
+}
+
+}  // namespace xreduce::cuda
+
+#define XREDUCE_INSTANTIATE_STATISTICS(T)                                                                    \
+  template void xreduce::cuda::enqueue_statistic_typed<T>(const T*, std::size_t, Op, Workspace&);         \
+  template xreduce::Result xreduce::cuda::collect_statistic_typed<T>(std::size_t, Op, double, Workspace&);

@@ -1,0 +1,137 @@
+// The statistics on data in GPU memory (cuda.shuffle's kernels): every statistic a GPU backend
+// declares, of f32, f64, f16 and bf16, on random, tied, NaN, infinite, all-NaN and
+// cancellation-heavy data (mean 1e4, spread 1e-3), at sizes around the kernels' runs and tiles,
+// against the long-double reference within each op's stated bound (xr::agrees); var and std
+// with correction 0 and 1, and where n - correction <= 0.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu/device_placement.hpp"
+#include "support/test_data.hpp"
+#include "xreduce/backend/features.hpp"
+#include "xreduce/backend/registry.hpp"
+#include "xreduce/backend/reducer.hpp"
+#include "xreduce/xreduce.hpp"
+
+namespace xr = xreduce;
+
+namespace {
+
+enum class Kind { random, ties, nan, inf, both_inf, all_nan, offset };
+
+const char* name(Kind k) {
+  switch (k) {
+    case Kind::random: return "random";
+    case Kind::ties: return "ties";
+    case Kind::nan: return "one NaN";
+    case Kind::inf: return "+inf";
+    case Kind::both_inf: return "+inf and -inf";
+    case Kind::all_nan: return "all NaN";
+    case Kind::offset: return "mean 1e4, spread 1e-3";
+  }
+  return "?";
+}
+
+template <class T>
+std::vector<T> draw(Kind k, xr::Op op, std::size_t n, std::mt19937_64& rng) {
+  using xr::test::Pattern;
+  std::vector<T> x(n);
+  if (k == Kind::all_nan) {
+    for (T& v : x) v = std::numeric_limits<T>::quiet_NaN();
+  } else if (k == Kind::offset) {
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (T& v : x) v = static_cast<T>(1e4 + 1e-3 * u(rng));
+  } else {
+    const Pattern p = k == Kind::ties ? Pattern::ties : k == Kind::nan ? Pattern::nan : k == Kind::inf ? Pattern::inf
+                      : k == Kind::both_inf                     ? Pattern::both_inf
+                                                                : Pattern::random;
+    const xr::test::Elements<T> e = xr::test::make_data<T>(p, op, n, rng);
+    for (std::size_t i = 0; i < n; ++i) x[i] = e[i];
+  }
+  return x;
+}
+
+std::vector<xr::Reducer*> gpu_backends() {
+  std::vector<xr::Reducer*> v;
+  for (const auto& e : xr::default_context().registry().entries())
+    if (e.reducer->capabilities().engine() == xr::Engine::gpu && e.reducer->available()) v.push_back(e.reducer);
+  return v;
+}
+
+template <class T>
+void statistics_of_device_data() {
+  const std::vector<xr::Reducer*> gpus = gpu_backends();
+  if (gpus.empty()) {
+    MESSAGE("no GPU backend can run here: GPU statistics skipped");
+    return;
+  }
+  std::mt19937_64 rng(xr::test::run_seed() ^ static_cast<std::uint64_t>(xr::dtype_of<T>()));
+  const std::vector<std::size_t> sizes = xr::test::few() ? std::vector<std::size_t>{1, 257, 4099}
+                                                          : std::vector<std::size_t>{1, 2, 255, 256, 257, 4099, 70001, (1u << 20) + 3};
+  int checked = 0;
+  for (xr::Op op : xr::all_ops) {
+    if (xr::is_core_op(op)) continue;
+    for (std::size_t n : sizes)
+      for (Kind k : {Kind::random, Kind::ties, Kind::nan, Kind::inf, Kind::both_inf, Kind::all_nan, Kind::offset}) {
+        const std::vector<T> host = draw<T>(k, op, n, rng);
+        xr::test::DevicePlacement device;
+        const void* data = device.put(host.data(), n * sizeof(T));
+        for (double correction : xr::uses_correction(op) ? std::vector<double>{0, 1, static_cast<double>(n)} : std::vector<double>{0}) {
+          xr::Request on_host{host.data(), n, xr::dtype_of<T>(), op, xr::Memory::host};
+          on_host.correction = correction;
+          const xr::Reference ref = xr::exact_reference(on_host);
+          xr::Request q = on_host;
+          q.data = data;
+          q.memory = xr::Memory::device;
+          for (xr::Reducer* r : gpus) {
+            if (r->capabilities().support(xr::features_of(q, xr::Accuracy::standard)) == xr::Support::none) continue;
+            const xr::Result res = r->reduce(q);
+            INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), backend " << r->name() << ", "
+                         << to_string(op) << " of " << to_string(xr::dtype_of<T>()) << ", n " << n << ", data " << name(k)
+                         << ", correction " << correction << ": got " << res.value.to_string()
+                         << (res.index ? " at " + std::to_string(*res.index) : std::string()) << ", reference "
+                         << ref.value.to_string());
+            CHECK(xr::agrees(q, ref, res));
+            ++checked;
+          }
+        }
+      }
+  }
+  // auto sends a statistic of device data to a GPU backend.
+  const std::vector<T> host = draw<T>(Kind::random, xr::Op::var, 1000, rng);
+  xr::test::DevicePlacement device;
+  const xr::Request q{device.put(host.data(), host.size() * sizeof(T)), host.size(), xr::dtype_of<T>(), xr::Op::var, xr::Memory::device};
+  const xr::Result by_auto = xr::default_context().reduce(q);
+  INFO("auto chose " << by_auto.backend);
+  CHECK(xr::default_context().registry().find(by_auto.backend)->capabilities().engine() == xr::Engine::gpu);
+  MESSAGE(checked << " GPU statistics of " << to_string(xr::dtype_of<T>()) << " checked");
+  CHECK(checked > 0);  // some GPU backend declares the statistics of the four floats
+}
+
+}  // namespace
+
+TEST_CASE("GPU statistics of device data, f32") { statistics_of_device_data<float>(); }
+TEST_CASE("GPU statistics of device data, f64") { statistics_of_device_data<double>(); }
+TEST_CASE("GPU statistics of device data, f16") { statistics_of_device_data<xr::f16>(); }
+TEST_CASE("GPU statistics of device data, bf16") { statistics_of_device_data<xr::bf16>(); }
+
+TEST_CASE("GPU statistics: a GPU backend without statistics of host data refuses them with unsupported") {
+  for (xr::Reducer* r : gpu_backends()) {
+    std::vector<float> x(100, 1.0f);
+    xr::Request q{x.data(), x.size(), xr::DType::f32, xr::Op::var, xr::Memory::host};
+    if (r->capabilities().support(xr::features_of(q, xr::Accuracy::standard)) != xr::Support::none) continue;
+    INFO("backend " << r->name());
+    try {
+      r->reduce(q);
+      FAIL("a statistic of host data was not refused");
+    } catch (const xr::Error& e) {
+      CHECK(e.code() == xr::ErrorCode::unsupported);
+    }
+  }
+}
