@@ -7,7 +7,8 @@
 #
 #   scripts/gpu-check.sh [BUILD_DIR] [OUT_DIR]      (defaults: build/release, bench/results/<gpu>)
 #
-# XREDUCE_CHECK_SUITES picks the benchmarks (default: gpu-reduce host progression exact segments stats dtypes; also
+# XREDUCE_CHECK_TESTS picks the test programs (default: conformance gpu-tests gpu-custom-tests example-gpu),
+# XREDUCE_CHECK_SUITES the benchmarks (default: gpu-reduce host progression exact segments stats dtypes; also
 # statistics, with torch's beside it; empty: none),
 # XREDUCE_SANITIZERS the sanitizer tools (default: memcheck racecheck synccheck; empty: none) and
 # XREDUCE_SANITIZE the programs under them (default: conformance dtypes records exact segments stats custom; also
@@ -34,10 +35,14 @@ log="$out/logs/checks-$XREDUCE_COMMIT.log"
 
 . scripts/check-steps.sh  # step NAME COMMAND...; status
 
-step conformance "$build/bin/xreduce_conformance"
-step gpu-tests "$build/bin/xreduce_gpu_tests"
-step gpu-custom-tests "$build/bin/xreduce_gpu_custom_tests"
-step example-gpu "$build/bin/xreduce_example_farthest_point_gpu"
+for check in ${XREDUCE_CHECK_TESTS-conformance gpu-tests gpu-custom-tests example-gpu}; do
+  case $check in
+    conformance) step conformance "$build/bin/xreduce_conformance" ;;
+    gpu-tests) step gpu-tests "$build/bin/xreduce_gpu_tests" ;;
+    gpu-custom-tests) step gpu-custom-tests "$build/bin/xreduce_gpu_custom_tests" ;;
+    example-gpu) step example-gpu "$build/bin/xreduce_example_farthest_point_gpu" ;;
+  esac
+done
 for suite in ${XREDUCE_CHECK_SUITES-gpu-reduce host progression exact segments stats dtypes}; do
   case $suite in
     gpu-reduce)

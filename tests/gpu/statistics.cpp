@@ -79,6 +79,7 @@ void statistics_of_device_data() {
     if (xr::is_core_op(op)) continue;
     for (std::size_t n : sizes)
       for (Kind k : {Kind::random, Kind::ties, Kind::nan, Kind::inf, Kind::both_inf, Kind::all_nan, Kind::offset}) {
+        if (n > 70001 && k != Kind::random && k != Kind::offset) continue;  // the special values' paths are the smaller sizes'
         const std::vector<T> host = draw<T>(k, op, n, rng);
         xr::test::DevicePlacement device;
         const void* data = device.put(host.data(), n * sizeof(T));
@@ -93,7 +94,7 @@ void statistics_of_device_data() {
             if (r->capabilities().support(xr::features_of(q, xr::Accuracy::standard)) == xr::Support::none) continue;
             const xr::Result res = r->reduce(q);
             INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), backend " << r->name() << ", "
-                         << to_string(op) << " of " << to_string(xr::dtype_of<T>()) << ", n " << n << ", data " << name(k)
+                         << to_string(op) << " of " << to_string(xr::dtype_of<T>()) << ", n " << n << ", data " << std::string(name(k))
                          << ", correction " << correction << ": got " << res.value.to_string()
                          << (res.index ? " at " + std::to_string(*res.index) : std::string()) << ", reference "
                          << ref.value.to_string());

@@ -20,8 +20,11 @@ constexpr int vector_width() {
   else return 1;
 }
 
+//! One load: 16 bytes of a type that has several to a vector; else one element, laid out as T
+//! (a partial of 24 bytes, such as the moments, must not be padded to 32, or an array of them
+//! would be read at the wrong stride).
 template <class T>
-struct alignas(16) Vec {
+struct alignas(vector_width<T>() > 1 ? 16 : alignof(T)) Vec {
   T e[vector_width<T>()];
 };
 
