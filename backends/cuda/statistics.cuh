@@ -4,8 +4,9 @@
 // (xreduce/backend/ops.hpp): one reduction of the op's partial, finished on the host with the
 // request's correction. Included by statistics_<dtype>.cu, which instantiate it for the floats.
 //
-// Ops that differ only in their finish share a kernel: mean, var and std (and their nan forms)
-// reduce one Moments partial, and any and all are read off count_nonzero's count.
+// Ops that differ only in their finish share a kernel: var and std (and nanmean, nanvar and
+// nanstd) reduce one Moments partial, and any and all are read off count_nonzero's count; the
+// mean is a sum in double, divided by n.
 
 #include <cstring>
 
@@ -83,6 +84,47 @@ struct Accumulator<ops::LogSumExpOp<T>> {
   __device__ ops::LogSumExp value(const F&) const { return v; }
 };
 
+//! norm2 of f32 and narrower floats: every square of such an element is a normal double or
+//! zero, far from overflow (Norm2Op's medium sum takes them all), so a thread adds the squares
+//! with one fused multiply-add an element instead of sorting each into three sums.
+template <class T>
+struct Accumulator<ops::Norm2Op<T>> {
+  using F = ops::Norm2Op<T>;
+  static constexpr bool kMediumOnly = sizeof(T) <= 4;
+  ops::ScaledSquares v;
+  __device__ void init(const F& f) { v = f.identity(); }
+  __device__ void add(const F& f, const ops::ScaledSquares& x) {
+    if constexpr (kMediumOnly) v.medium += x.medium + x.small + x.big;  // the lifted element's one square
+    else v = f(v, x);
+  }
+  __device__ ops::ScaledSquares value(const F&) const { return v; }
+};
+template <class T>
+__device__ inline void add_vector(Accumulator<ops::Norm2Op<T>>& acc, const ops::Norm2Op<T>& f, const Vec<T>& r, std::size_t first) {
+  constexpr int kVec = vector_width<T>();
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    if constexpr (Accumulator<ops::Norm2Op<T>>::kMediumOnly) {
+      const double x = static_cast<double>(static_cast<float>(r.e[j]));
+      acc.v.medium = fma(x, x, acc.v.medium);
+    } else {
+      acc.add(f, f.lift(r.e[j], first + j));
+    }
+  }
+}
+
+//! mean (not nanmean): the sum in double, an addition an element, and n; the moments' kernel
+//! would also fold each run's squared deviations, which the mean does not need.
+template <class T>
+struct DoubleSum {
+  using In = T;
+  using acc_t = double;
+  static constexpr Op op = Op::mean;
+  __host__ __device__ static constexpr double identity() { return 0; }
+  __host__ __device__ static double lift(T x, index_t = 0) { return static_cast<double>(x); }
+  __host__ __device__ constexpr double operator()(double a, double b) const { return a + b; }
+};
+
 //! The policy whose kernel computes the partial of op F: F itself, but for the ops that share one.
 template <class F>
 struct kernel_policy {
@@ -90,7 +132,7 @@ struct kernel_policy {
 };
 template <class T, Op kOp>
 struct kernel_policy<ops::MomentsOp<T, kOp>> {
-  using type = ops::MomentsOp<T, skips_nan(kOp) ? Op::nanvar : Op::var>;
+  using type = std::conditional_t<kOp == Op::mean, DoubleSum<T>, ops::MomentsOp<T, skips_nan(kOp) ? Op::nanvar : Op::var>>;
 };
 template <class T, Op kOp>
 struct kernel_policy<ops::NonzeroOp<T, kOp>> {
@@ -117,7 +159,9 @@ Result collect_statistic_typed(std::size_t n, Op op, double correction, Workspac
     A a;
     std::memcpy(&a, ws.host_result, sizeof a);
     Result r;
-    if constexpr (std::is_same_v<K, F> || !std::is_same_v<typename F::acc_t, bool>) {
+    if constexpr (std::is_same_v<K, DoubleSum<T>>) {  // the mean: the moments of the sum and n
+      r.value = Scalar(F::finish(ops::Moments{static_cast<double>(n), a, 0}, ops::FinishArgs{correction}));
+    } else if constexpr (std::is_same_v<K, F> || !std::is_same_v<typename F::acc_t, bool>) {
       r.value = Scalar(F::finish(a, ops::FinishArgs{correction}));
     } else {  // any and all of the count
       r.value = Scalar(F::finish(F::op == Op::any ? a != 0 : a == n));
