@@ -15,8 +15,8 @@
 
 namespace xreduce::cuda {
 
-//! The moments of one thread: runs of 256 elements each summed around its first element in
-//! double, and the runs folded into the thread's partial by Chan's update (MomentsOp), as the CPU
+//! The moments of one thread: runs of 256 elements (up to 256 + a loaded vector's, add_vector
+//! below) each summed around its first element in double, and the runs folded into the thread's partial by Chan's update (MomentsOp), as the CPU
 //! backends' moments leaf does, so the stated bound of var is the same. Lifting and folding each
 //! element alone (the general Accumulator) costs two double divisions an element. An infinite
 //! element, or a partial of more than one element, goes to the update, where the infinities'
@@ -146,8 +146,8 @@ __device__ inline void add_vector(Accumulator<ops::Norm2Op<T>>& acc, const ops::
   }
 }
 
-//! mean (not nanmean): the sum in double, an addition an element, and n; the moments' kernel
-//! would also fold each run's squared deviations, which the mean does not need.
+//! mean (not nanmean): the sum in double and n; the moments' kernel would also fold each run's
+//! squared deviations, which the mean does not need.
 template <class T>
 struct DoubleSum {
   using In = T;
@@ -156,6 +156,16 @@ struct DoubleSum {
   __host__ __device__ static constexpr double identity() { return 0; }
   __host__ __device__ static double lift(T x, index_t = 0) { return static_cast<double>(x); }
   __host__ __device__ constexpr double operator()(double a, double b) const { return a + b; }
+};
+//! A thread's sum for the mean, compensated as f64 sums are (Neumaier): a thread adds a number of
+//! elements that grows with n, and the mean's bound (64 eps(f64) max|x| beyond the last rounding)
+//! must not.
+template <class T>
+struct Accumulator<DoubleSum<T>> {
+  Accumulator<SumOp<double>> sum;
+  __device__ void init(const DoubleSum<T>&) { sum.init(SumOp<double>{}); }
+  __device__ void add(const DoubleSum<T>&, double x) { sum.add(SumOp<double>{}, x); }
+  __device__ double value(const DoubleSum<T>&) const { return sum.value(SumOp<double>{}); }
 };
 
 //! The policy whose kernel computes the partial of op F: F itself, but for the ops that share one.
