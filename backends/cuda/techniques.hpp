@@ -80,7 +80,8 @@ constexpr FeatureSet exact_sums(std::initializer_list<Memory> memory) {
 inline constexpr Capabilities kSeed = Capabilities(Engine::gpu).add(on_gpu_32_64(kSeedOps, {Layout::all}));
 inline constexpr Capabilities kSinglePass =
     Capabilities(Engine::gpu).add(on_gpu(kOneOps, {Layout::all})).add(exact_sums({Memory::host, Memory::device}));
-//! Rows and segments with its binned kernels, records with kernels/records.cuh, several ops with StatsOp.
+//! Rows and segments with its binned kernels, records with kernels/records.cuh, several ops with
+//! StatsOp, the statistics of device data with the op table's policies (statistics.cuh).
 inline constexpr Capabilities kShuffle = Capabilities(Engine::gpu)
                                              .add(on_gpu(kOneOps, {Layout::all, Layout::inner, Layout::ragged}))
                                              .add(on_gpu(kSeedOps, {Layout::outer}))

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpu/device_placement.hpp"
 #include "support/stats_cases.hpp"
 #include "support/test_data.hpp"
 #include "xreduce/xreduce.hpp"
@@ -23,12 +24,7 @@ namespace xr = xreduce;
 
 namespace {
 
-std::vector<xr::Reducer*> gpu_backends() {
-  std::vector<xr::Reducer*> v;
-  for (const auto& e : xr::default_context().registry().entries())
-    if (e.reducer->capabilities().engine() == xr::Engine::gpu && e.reducer->available()) v.push_back(e.reducer);
-  return v;
-}
+using xr::test::gpu_backends;
 
 bool have_gpu() {
   if (!gpu_backends().empty()) return true;

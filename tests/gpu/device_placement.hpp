@@ -9,6 +9,9 @@
 #include <vector>
 
 #include "support/segment_cases.hpp"
+#include "xreduce/backend/reducer.hpp"
+#include "xreduce/backend/registry.hpp"
+#include "xreduce/xreduce.hpp"
 
 namespace xreduce::test {
 
@@ -29,6 +32,14 @@ struct DevicePlacement final : Placement {
     if (bytes) REQUIRE(cudaMemcpy(host, where, bytes, cudaMemcpyDeviceToHost) == cudaSuccess);
   }
 };
+
+//! The GPU backends of the default context that can run here (none without a GPU).
+inline std::vector<Reducer*> gpu_backends() {
+  std::vector<Reducer*> v;
+  for (const auto& e : default_context().registry().entries())
+    if (e.reducer->capabilities().engine() == Engine::gpu && e.reducer->available()) v.push_back(e.reducer);
+  return v;
+}
 
 //! XREDUCE_TEST_QUICK: the shorter list of shapes.
 inline bool few() {

@@ -57,12 +57,7 @@ std::vector<T> draw(Kind k, xr::Op op, std::size_t n, std::mt19937_64& rng) {
   return x;
 }
 
-std::vector<xr::Reducer*> gpu_backends() {
-  std::vector<xr::Reducer*> v;
-  for (const auto& e : xr::default_context().registry().entries())
-    if (e.reducer->capabilities().engine() == xr::Engine::gpu && e.reducer->available()) v.push_back(e.reducer);
-  return v;
-}
+using xr::test::gpu_backends;
 
 template <class T>
 void statistics_of_device_data() {
