@@ -58,7 +58,7 @@ void Kernels::enqueue_statistic(const void* data, std::size_t count, DType dtype
   cuda::enqueue_statistic(data, count, dtype, op, *impl_->lease);
 }
 Result Kernels::collect_statistic(std::size_t count, DType dtype, Op op, double correction) {
-  return cuda::collect_statistic(count, dtype, op, correction, *impl_->lease);
+  return cuda::collect_statistic(count, dtype, op, correction, false, *impl_->lease);
 }
 
 namespace {

@@ -33,8 +33,8 @@ void enqueue_statistic(const void* data, std::size_t count, DType dtype, Op op, 
   });
 }
 
-Result collect_statistic(std::size_t count, DType dtype, Op op, double correction, Workspace& ws) {
-  return visit_exact_dtype(dtype, [&](auto tag) { return collect_statistic_typed<decltype(tag)>(count, op, correction, ws); });
+Result collect_statistic(std::size_t count, DType dtype, Op op, double correction, bool wide, Workspace& ws) {
+  return visit_exact_dtype(dtype, [&](auto tag) { return collect_statistic_typed<decltype(tag)>(count, op, correction, wide, ws); });
 }
 
 std::size_t accumulator_bytes(DType dtype, Op op) {

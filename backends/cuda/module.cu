@@ -161,7 +161,7 @@ class CudaReducer final : public Reducer {
     }
     if (!is_core_op(q.op) && !f.several) {
       enqueue_statistic(data, q.count, q.dtype, q.op, *ws);
-      return collect_statistic(q.count, q.dtype, q.op, q.correction, *ws);
+      return collect_statistic(q.count, q.dtype, q.op, q.correction, wide_results(o), *ws);
     }
     if (exact) {
       Result r;

@@ -192,7 +192,7 @@ void enqueue_statistic_typed(const T* x, std::size_t n, Op op, Workspace& ws) {
 }
 
 template <class T>
-Result collect_statistic_typed(std::size_t n, Op op, double correction, Workspace& ws) {
+Result collect_statistic_typed(std::size_t n, Op op, double correction, bool wide, Workspace& ws) {
   return ops::visit_statistic<T>(op, [&](auto f) {
     using F = decltype(f);
     using K = typename kernel_policy<F>::type;
@@ -202,10 +202,17 @@ Result collect_statistic_typed(std::size_t n, Op op, double correction, Workspac
     A a;
     std::memcpy(&a, ws.host_result, sizeof a);
     Result r;
+    const ops::FinishArgs args{correction};
+    // Wide: the value in f64, unrounded (the core, or the ranks' combine, rounds it once).
+    auto finished = [&](const typename F::acc_t& p) {
+      return wide ? Scalar(ops::finish_as<double, F>(p, args)) : Scalar(F::finish(p, args));
+    };
     if constexpr (std::is_same_v<K, DoubleSum<T>>) {  // the mean: the moments of the sum and n
-      r.value = Scalar(F::finish(ops::Moments{static_cast<double>(n), a, 0}, ops::FinishArgs{correction}));
+      r.value = finished(ops::Moments{static_cast<double>(n), a, 0});
     } else if constexpr (std::is_same_v<K, F> || !std::is_same_v<typename F::acc_t, bool>) {
-      r.value = Scalar(F::finish(a, ops::FinishArgs{correction}));
+      r.value = finished(a);
+      if constexpr (F::op == Op::var || F::op == Op::std)
+        if (wide) r.moments = a;  // var, std: what a combine of parts needs (Result::moments)
     } else {  // any and all of the count
       r.value = Scalar(F::finish(F::op == Op::any ? a != 0 : a == n));
     }
@@ -218,4 +225,4 @@ Result collect_statistic_typed(std::size_t n, Op op, double correction, Workspac
 
 #define XREDUCE_INSTANTIATE_STATISTICS(T)                                                                    \
   template void xreduce::cuda::enqueue_statistic_typed<T>(const T*, std::size_t, Op, Workspace&);         \
-  template xreduce::Result xreduce::cuda::collect_statistic_typed<T>(std::size_t, Op, double, Workspace&);
+  template xreduce::Result xreduce::cuda::collect_statistic_typed<T>(std::size_t, Op, double, bool, Workspace&);

@@ -86,7 +86,7 @@ inline constexpr Capabilities kShuffle = Capabilities(Engine::gpu)
                                              .add(on_gpu(kOneOps, {Layout::all, Layout::inner, Layout::ragged}))
                                              .add(on_gpu(kSeedOps, {Layout::outer}))
                                              .add(exact_sums({Memory::host, Memory::device}))
-                                             .add(FeatureSet().dtypes(kExactDTypes).ops(kGpuStatistics).layouts({Layout::all}).memory({Memory::device}))
+                                             .add(FeatureSet().dtypes(kExactDTypes).ops(kGpuStatistics).layouts({Layout::all}).memory({Memory::device}).wide_results())
                                              .add(on_gpu(kTogether, {Layout::all, Layout::inner, Layout::ragged}).only_together());
 //! Host data over every GPU: flat arrays and records, the parts' accumulators folded.
 inline constexpr Capabilities kMultiGpu = Capabilities(Engine::gpu)
@@ -253,10 +253,10 @@ void reduce_host_stats(const void* data, std::size_t count, DType dtype, OpSet o
 //! One statistic (an op after the core ones, of kGpuStatistics) of `count` elements of a float
 //! `dtype` at device pointer `data` (aligned to the element size), with cuda.shuffle's kernels
 //! (statistics.cuh): enqueue_statistic leaves the op's partial in ws.result; collect_statistic
-//! waits for it and returns the result of the op's own type, var and std divided by
-//! n - correction.
+//! waits for it and returns the result of the op's own type, or with `wide` of a float statistic
+//! its f64 value unrounded (Features::wide); var and std divided by n - correction.
 void enqueue_statistic(const void* data, std::size_t count, DType dtype, Op op, Workspace& ws);
-Result collect_statistic(std::size_t count, DType dtype, Op op, double correction, Workspace& ws);
+Result collect_statistic(std::size_t count, DType dtype, Op op, double correction, bool wide, Workspace& ws);
 
 struct SegmentBounds;
 //! Applies M to each of the six 32- and 64-bit element types (explicit instantiations).
@@ -287,7 +287,7 @@ void enqueue_segment_stats_typed(const T* data, const SegmentBounds& bounds, OpS
 template <class T>
 void enqueue_statistic_typed(const T* data, std::size_t count, Op op, Workspace& ws);
 template <class T>
-Result collect_statistic_typed(std::size_t count, Op op, double correction, Workspace& ws);
+Result collect_statistic_typed(std::size_t count, Op op, double correction, bool wide, Workspace& ws);
 template <class T>
 void enqueue_cub(const T* data, std::size_t count, Op op, Workspace& ws);
 template <class T>

@@ -176,6 +176,13 @@ Partials::Partials(DType dtype, Op op, std::size_t width, Accuracy accuracy, boo
   }
 }
 
+void Partials::set_moments(const Moments& moments) {
+  const Header& h = header();
+  visit_policy(static_cast<DType>(h.dtype), static_cast<Op>(h.op), [&](auto f) {
+    if constexpr (std::is_same_v<typename decltype(f)::acc_t, Moments>) store(slot(data(), 0), moments);
+  });
+}
+
 void Partials::set_local(const Result& result, const Result* spread) {
   const Header& h = header();
   const auto dtype = static_cast<DType>(h.dtype);
@@ -396,21 +403,27 @@ LocalPartials local_partials(int rank, const Request& shard, const Options& opti
     if (shape.records > 0) {
       local.partials.header().count = shape.records;  // set_local reads it: a statistic's accumulator of that many
       if (local.partials.header().kind == static_cast<std::uint8_t>(Kind::statistic) && exact_statistic(shard.op)) {
-        // Chan's update needs each rank's count, mean and spread: its mean, then its variance
-        // (a second read), in f64 where the elements are floats.
+        // Chan's update needs each rank's count, mean and spread, in f64 where the elements are
+        // floats: its variance's moments where the backend keeps them (Result::moments), else
+        // its variance, then its mean (a second read).
         Options wide = options;
         wide.result_dtype = is_floating(shard.dtype) ? std::optional<DType>(DType::f64) : std::nullopt;
         Request q = shard;
-        q.op = Op::mean;
-        const Result mean = context.reduce(q, wide);
         std::optional<Result> var;
         if (shard.op != Op::mean) {
           q.op = Op::var;
           q.correction = 0;
           var = context.reduce(q, wide);
         }
-        local.backend = mean.backend;
-        local.partials.set_local(mean, var ? &*var : nullptr);
+        if (var && var->moments && shape.columns == 1) {
+          local.backend = var->backend;
+          local.partials.set_moments(*var->moments);
+        } else {
+          q.op = Op::mean;
+          const Result mean = context.reduce(q, wide);
+          local.backend = mean.backend;
+          local.partials.set_local(mean, var ? &*var : nullptr);
+        }
       } else {
         Options o = shard_options(shard, options, context);
         // A statistic's float result crosses in f64, unrounded: the whole is rounded once.

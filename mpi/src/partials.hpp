@@ -93,6 +93,8 @@ class Partials {
   //! (Kind::statistic) takes its shard's mean as `result` and its variance (correction 0) as
   //! `spread`, each in f64 where the elements are floats (the var is not needed for a mean).
   void set_local(const Result& result, const Result* spread = nullptr);
+  //! A var or std of one column (Kind::statistic) from the shard's moments (Result::moments).
+  void set_moments(const Moments& moments);
   //! This rank failed: its partials stay the identity, the header carries why.
   void set_error(int rank, ErrorCode code, const std::string& message);
   //! The reason the buffer carries (with_message), else empty.

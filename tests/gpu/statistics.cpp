@@ -117,6 +117,47 @@ TEST_CASE("GPU statistics of device data, f64") { statistics_of_device_data<doub
 TEST_CASE("GPU statistics of device data, f16") { statistics_of_device_data<xr::f16>(); }
 TEST_CASE("GPU statistics of device data, bf16") { statistics_of_device_data<xr::bf16>(); }
 
+TEST_CASE("GPU statistics in f64 (wide results, as ranks combine them): the value unrounded, and var's and std's moments") {
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x5eed);
+  for (xr::Reducer* r : gpu_backends())
+    for (xr::Op op : {xr::Op::mean, xr::Op::var, xr::Op::std, xr::Op::norm2, xr::Op::logsumexp})
+      for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{70001}})
+        for (Kind k : {Kind::random, Kind::offset}) {
+          const std::vector<float> host = draw<float>(k, op, n, rng);
+          xr::test::DevicePlacement device;
+          xr::Request q{device.put(host.data(), n * sizeof(float)), n, xr::DType::f32, op, xr::Memory::device};
+          q.correction = op == xr::Op::mean || op == xr::Op::norm2 || op == xr::Op::logsumexp ? 0 : 1;
+          if (r->capabilities().support(xr::features_of(q, xr::Accuracy::standard, xr::DType::f64)) == xr::Support::none) continue;
+          xr::Options wide;
+          wide.result_dtype = xr::DType::f64;
+          const xr::Result res = r->reduce(q, wide);
+          xr::Request on_host = q;
+          on_host.data = host.data();
+          on_host.memory = xr::Memory::host;
+          const xr::Reference ref = xr::exact_reference(on_host);
+          INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), backend " << r->name() << ", " << to_string(op)
+                       << " of f32, n " << n << ", data " << std::string(name(k)) << ": got " << res.value.to_string() << ", reference "
+                       << ref.value.to_string());
+          REQUIRE(res.value.dtype() == xr::DType::f64);
+          // Rounded to f32 as the narrow result is, it meets the op's bound.
+          xr::Result narrow = res;
+          narrow.value = xr::Scalar(static_cast<float>(res.value.get<double>()));
+          CHECK(xr::agrees(q, ref, narrow));
+          if (op != xr::Op::var && op != xr::Op::std) {
+            CHECK_FALSE(res.moments.has_value());
+            continue;
+          }
+          REQUIRE(res.moments.has_value());
+          CHECK(res.moments->n == static_cast<double>(n));
+          const double var = res.moments->m2 / (static_cast<double>(n) - q.correction);
+          if (n > 1) CHECK(res.value.get<double>() == (op == xr::Op::var ? var : std::sqrt(var)));
+          xr::Request mean_of = on_host;
+          mean_of.op = xr::Op::mean;
+          const xr::Reference mean = xr::exact_reference(mean_of);
+          CHECK(std::abs(res.moments->sum / static_cast<double>(n) - mean.value.to_double()) <= 1e-6 * std::abs(mean.value.to_double()) + 1e-30);
+        }
+}
+
 TEST_CASE("GPU statistics: a GPU backend without statistics of host data refuses them with unsupported") {
   for (xr::Reducer* r : gpu_backends()) {
     std::vector<float> x(100, 1.0f);

@@ -74,12 +74,24 @@ void check_op(xr::Op op, std::size_t n, xr::Accuracy accuracy, xr::test::Pattern
 
 TEST_CASE("nccl: every op, f32 and i64, uneven and empty shards, against the whole array's reference") {
   for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{1000}, std::size_t{3} << 20})
-    for (xr::Op op : xr::core_ops) {  // device shards: the GPU backends compute no statistics yet
+    for (xr::Op op : xr::core_ops) {  // the statistics: the next test case
       if (op == xr::Op::sumsq) continue;  // the GPU backends sum squares only among several ops
       check_op<float>(op, n, xr::Accuracy::standard, op == xr::Op::argmax ? xr::test::Pattern::ties : xr::test::Pattern::random);
       check_op<std::int64_t>(op, n, xr::Accuracy::standard, xr::test::Pattern::random);
     }
   check_op<float>(xr::Op::argmin, 100000, xr::Accuracy::standard, xr::test::Pattern::nan);
+}
+
+TEST_CASE("nccl: statistics of device shards (cuda.shuffle's), combined by the op table") {
+  // Each rank's shard reduced on its GPU in f64 (its mean, and for var and std its variance too),
+  // then combined as the MPI ranks combine them; nanmean, nanvar and nanstd are refused across
+  // ranks, and nanprod has no GPU kernel.
+  for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{3} << 20})
+    for (xr::Op op : xr::all_ops) {
+      if (xr::is_core_op(op) || op == xr::Op::nanprod || op == xr::Op::nanmean || op == xr::Op::nanvar || op == xr::Op::nanstd) continue;
+      check_op<float>(op, n, xr::Accuracy::standard, xr::test::Pattern::random);
+      check_op<double>(op, n, xr::Accuracy::standard, xr::test::Pattern::random);
+    }
 }
 
 TEST_CASE("nccl: exact sums are the same bits as one process's") {

@@ -265,4 +265,11 @@ decltype(auto) visit_dtype(DType t, F&& f) {
   return f(std::uint64_t{});
 }
 
+//! The running moments of a variance: the count `n` of the elements, their `sum`, and `m2`, the
+//! sum of their squared deviations from their mean. The accumulator of mean, var and std; a
+//! Result carries it where parts of one variance are combined (Result::moments).
+struct Moments {
+  double n, sum, m2;
+};
+
 }  // namespace xreduce

@@ -216,14 +216,12 @@ struct Statistic {
   XREDUCE_HOST_DEVICE static constexpr bool dropped(T x) { return skip_nan && is_nan(x); }
 };
 
-//! mean, var and std (and nanmean, nanvar, nanstd): the count, the sum, and the sum of squared
-//! deviations from the mean, m2. Two partials combine by Chan, Golub and LeVeque's update (the
-//! difference of the means, never the raw sum of squares less the square of the sum), which an
-//! engine may feed with partials of its own (a run summed around a shift, cpu_kernels.hpp). An
-//! infinity makes var and std NaN, as numpy's (x - mean is inf - inf); n - correction <= 0 too.
-struct Moments {
-  double n, sum, m2;
-};
+//! mean, var and std (and nanmean, nanvar, nanstd) accumulate xreduce::Moments (types.hpp). Two
+//! partials combine by Chan, Golub and LeVeque's update (the difference of the means, never the
+//! raw sum of squares less the square of the sum), which an engine may feed with partials of its
+//! own (a run summed around a shift, cpu_kernels.hpp). An infinity makes var and std NaN, as
+//! numpy's (x - mean is inf - inf); n - correction <= 0 too.
+using ::xreduce::Moments;
 template <class T, Op kOp>
 struct MomentsOp : Statistic<T, kOp, Moments> {
   using Base = Statistic<T, kOp, Moments>;
