@@ -5,9 +5,15 @@
 # one rank a GPU;
 # then the rates of pageable staging's pieces (xreduce_bench_staging), one host array over every
 # GPU against one (xreduce_bench_multi_gpu) and device-resident shards through NCCL and MPI, f32
-# and bf16 (xreduce_bench_gpus).
+# and bf16, their sum and var (xreduce_bench_gpus).
 #
 #   scripts/multi-gpu-check.sh [BUILD_DIR] [OUT_DIR]     (defaults: build/release, bench/results/<gpu>-x<count>)
+#
+# XREDUCE_MULTI_STEPS picks the steps (default: conformance-multi-gpu conformance-cuda gpu-tests mpi-tests
+# nccl-tests bench-staging bench-multi-gpu bench-gpus), XREDUCE_GPU_TESTS_ARGS are passed to the GPU tests
+# (a doctest filter: -tc='GPU statistics*'), and XREDUCE_BENCH_GPUS_OPS the ops of the device-resident
+# shards' benchmark (default: sum var), so that a run within the device tool's 10 minutes can check
+# what a change touched.
 #
 # Writes OUT_DIR/logs/multi-gpu-checks-COMMIT.log, the benchmarks' json and md, and staging.png. Exits non-zero
 # if any check failed.
@@ -25,15 +31,25 @@ mpirun=(mpirun --allow-run-as-root --bind-to none --oversubscribe)
 
 . scripts/check-steps.sh  # step NAME COMMAND...; status
 
-step conformance-multi-gpu env XREDUCE_TEST_BACKENDS=cuda.multi_gpu "$build/bin/xreduce_conformance"
-step conformance-cuda env XREDUCE_TEST_BACKENDS='cuda.shuffle,cuda.single_pass,cub' "$build/bin/xreduce_conformance"
-step gpu-tests "$build/bin/xreduce_gpu_tests"
-for n in 1 2 3; do step "mpi-tests-$n-ranks" "${mpirun[@]}" -n $n "$build/bin/xreduce_mpi_tests"; done
-step nccl-tests "${mpirun[@]}" -n "$gpus" "$build/bin/xreduce_nccl_tests"
-step bench-staging "$build/bin/xreduce_bench_staging" --gib 4 --repeat 3 --out "$out"
-step bench-multi-gpu "$build/bin/xreduce_bench_multi_gpu" --log2n 30 --repeat 5 --out "$out"
-step plot-staging python3 bench/plot_staging.py "$out"
-for dtype in f32 bf16; do
-  step "bench-gpus-$dtype" "${mpirun[@]}" -n "$gpus" "$build/bin/xreduce_bench_gpus" --log2n 30 --dtype $dtype --out "$out"
-done
+steps=" ${XREDUCE_MULTI_STEPS-conformance-multi-gpu conformance-cuda gpu-tests mpi-tests nccl-tests bench-staging bench-multi-gpu bench-gpus} "
+want() { [[ "$steps" == *" $1 "* ]]; }
+
+want conformance-multi-gpu && step conformance-multi-gpu env XREDUCE_TEST_BACKENDS=cuda.multi_gpu "$build/bin/xreduce_conformance"
+want conformance-cuda && step conformance-cuda env XREDUCE_TEST_BACKENDS='cuda.shuffle,cuda.single_pass,cub' "$build/bin/xreduce_conformance"
+# shellcheck disable=SC2086  # the arguments, split as a shell would
+want gpu-tests && step gpu-tests "$build/bin/xreduce_gpu_tests" ${XREDUCE_GPU_TESTS_ARGS-}
+if want mpi-tests; then
+  for n in 1 2 3; do step "mpi-tests-$n-ranks" "${mpirun[@]}" -n $n "$build/bin/xreduce_mpi_tests"; done
+fi
+want nccl-tests && step nccl-tests "${mpirun[@]}" -n "$gpus" "$build/bin/xreduce_nccl_tests"
+want bench-staging && step bench-staging "$build/bin/xreduce_bench_staging" --gib 4 --repeat 3 --out "$out"
+want bench-multi-gpu && step bench-multi-gpu "$build/bin/xreduce_bench_multi_gpu" --log2n 30 --repeat 5 --out "$out"
+want bench-staging && step plot-staging python3 bench/plot_staging.py "$out"
+if want bench-gpus; then
+  for op in ${XREDUCE_BENCH_GPUS_OPS-sum var}; do
+    for dtype in f32 bf16; do
+      step "bench-gpus-$dtype-$op" "${mpirun[@]}" -n "$gpus" "$build/bin/xreduce_bench_gpus" --log2n 30 --dtype $dtype --op $op --out "$out"
+    done
+  done
+fi
 exit $status

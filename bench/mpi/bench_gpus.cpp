@@ -1,11 +1,15 @@
-// Several GPUs, one rank each: a sum of 2^log2n device-resident elements a rank (f32, f16 or
-// bf16), combined by xreduce::nccl (and by xreduce::mpi, the same shards), against one GPU
-// reducing its 2^log2n alone in the same run, with the options a rank uses (a 16-bit float shard
-// is summed exactly, so that the whole is rounded once: src/partials.hpp, shard_options), and
-// without them; and the combine's latency against a bare ncclAllReduce of 8 bytes.
+// Several GPUs, one rank each: a sum (or another op) of 2^log2n device-resident elements a rank
+// (f32, f16 or bf16), combined by xreduce::nccl (and by xreduce::mpi, the same shards), against
+// one GPU reducing its 2^log2n alone in the same run, as a rank reduces its shard, and with its
+// own plain call; and the combine's latency against a bare ncclAllReduce of 8 bytes.
+// What a rank asks of its GPU (mpi/src/partials.cpp, local_partials): a 16-bit float shard's sum
+// exactly, so that the whole is rounded once (shard_options); a statistic in f64, unrounded, and
+// for var and std the shard's mean first, then its variance (Chan's update needs both: two reads).
+// For a statistic, "one GPU as a rank" is xreduce::mpi::allreduce over MPI_COMM_SELF on rank 0:
+// the same local calls, with a combine of one rank.
 //
-//   mpirun -n 2 xreduce_bench_gpus [--log2n 30] [--dtype f32] [--out DIR]
-//       (DIR/multi-gpu.{json,md}; another dtype: DIR/multi-gpu-DTYPE.{json,md})
+//   mpirun -n 2 xreduce_bench_gpus [--log2n 30] [--dtype f32] [--op sum] [--out DIR]
+//       (DIR/multi-gpu[-DTYPE][-OP].{json,md}: -DTYPE unless f32, -OP unless sum)
 //
 // Every sample starts at a barrier and is timed on rank 0; the median of 11 batches.
 
@@ -53,15 +57,22 @@ int main(int argc, char** argv) {
   std::string out_dir = ".";
   xr::DType dtype = xr::DType::f32;
   std::optional<xr::DType> asked = dtype;
+  std::optional<xr::Op> op = xr::Op::sum;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--log2n") log2n = std::atoi(argv[i + 1]);
     else if (a == "--out") out_dir = argv[i + 1];
     else if (a == "--dtype") asked = xr::parse_dtype(argv[i + 1]);
+    else if (a == "--op") op = xr::parse_op(argv[i + 1]);
   }
   if (asked) dtype = *asked;
   if (!asked || (dtype != xr::DType::f32 && !xr::is_float16(dtype))) {
     if (rank_ == 0) std::fprintf(stderr, "xreduce_bench_gpus: --dtype is f32, f16 or bf16\n");
+    MPI_Finalize();
+    return 2;
+  }
+  if (!op || (*op != xr::Op::sum && (!xr::returns_float(*op) || xr::skips_nan(*op)))) {
+    if (rank_ == 0) std::fprintf(stderr, "xreduce_bench_gpus: --op is sum, mean, var, std, norm1, norm2, norminf or logsumexp\n");
     MPI_Finalize();
     return 2;
   }
@@ -94,16 +105,19 @@ int main(int argc, char** argv) {
   check(cudaMalloc(&data, n * size), "cudaMalloc");
   for (std::size_t at = 0; at < n; at += chunk)
     check(cudaMemcpy(data + at * size, host.data(), chunk * size, cudaMemcpyHostToDevice), "cudaMemcpy");
-  const xr::Request shard{data, n, dtype, xr::Op::sum, xr::Memory::device};
-  const xr::Request one{data, 1, dtype, xr::Op::sum, xr::Memory::device};
+  const bool statistic = *op != xr::Op::sum;
+  const xr::Request shard{data, n, dtype, *op, xr::Memory::device};
+  const xr::Request one{data, 1, dtype, *op, xr::Memory::device};
   // What a rank asks of its GPU (an exact sum, for the 16-bit floats).
   xr::Options as_a_rank;
   if (xr::is_float16(dtype)) as_a_rank.result_dtype = xr::DType::f64;
   std::string backend;
 
-  // One GPU alone: rank 0 reduces its shard while the others wait at the barrier.
+  // One GPU alone: rank 0 reduces its shard as a rank does while the others wait at the barrier.
   const double t_one = barrier_timed([&] {
-    if (rank_ == 0) backend = xr::reduce(shard, as_a_rank).backend;
+    if (rank_ != 0) return;
+    if (statistic) backend = xr::mpi::allreduce(MPI_COMM_SELF, shard).backend;
+    else backend = xr::reduce(shard, as_a_rank).backend;
   }, 10, 11, 5);
   const double t_one_plain = barrier_timed([&] {
     if (rank_ == 0) xr::reduce(shard);
@@ -125,10 +139,21 @@ int main(int argc, char** argv) {
 
   if (rank_ == 0) {
     const double bytes = static_cast<double>(n) * size;
-    const std::string type(xr::to_string(dtype));
+    const std::string type(xr::to_string(dtype)), name(xr::to_string(*op));
+    char ratio[64];
+    std::snprintf(ratio, sizeof ratio, "%.2fx", t_one / t_one_plain);
+    char against_plain[160];
+    std::snprintf(against_plain, sizeof against_plain, "; against it, xreduce::nccl's throughput is %.2fx and xreduce::mpi's %.2fx",
+                  ranks_ * t_one_plain / t_nccl, ranks_ * t_one_plain / t_mpi);
+    const std::string plain_note =
+        statistic || xr::is_float16(dtype)
+            ? "One GPU's own " + type + " " + name + " of the same 2^" + std::to_string(log2n) + " (`xreduce::reduce`, rounded on that GPU): " +
+                  std::to_string(t_one_plain * 1e6).substr(0, 7) + " us; a rank's " + (statistic ? "local calls cost " : "exact sum costs ") +
+                  ratio + " that" + (statistic ? against_plain : "") + ".\n\n"
+            : "";
     char md[3072];
     std::snprintf(md, sizeof md,
-                  "# Several GPUs, one rank each: %s sum of device-resident shards\n\n"
+                  "# Several GPUs, one rank each: %s %s of device-resident shards\n\n"
                   "%d ranks, 2^%d %s a rank, backend %s on each; result %s.\n\n"
                   "| what | time | GB/s | against one GPU |\n|---|---:|---:|---:|\n"
                   "| one GPU, 2^%d alone%s | %.1f us | %.0f | 1.00 |\n"
@@ -137,22 +162,20 @@ int main(int argc, char** argv) {
                   "%s"
                   "Combine of one element a rank: xreduce::nccl %.1f us (the local call alone %.1f us), "
                   "a bare ncclAllReduce of 8 bytes %.1f us.\n",
-                  type.c_str(), ranks_, log2n, type.c_str(), backend.c_str(), total.value.to_string().c_str(), log2n,
-                  xr::is_float16(dtype) ? ", summed exactly as a rank sums its shard" : "", t_one * 1e6, bytes / t_one / 1e9,
+                  type.c_str(), name.c_str(), ranks_, log2n, type.c_str(), backend.c_str(), total.value.to_string().c_str(), log2n,
+                  statistic ? ", reduced as a rank reduces its shard" : xr::is_float16(dtype) ? ", summed exactly as a rank sums its shard" : "",
+                  t_one * 1e6, bytes / t_one / 1e9,
                   ranks_, log2n, t_nccl * 1e6, ranks_ * bytes / t_nccl / 1e9, ranks_ * t_one / t_nccl,
                   ranks_, log2n, t_mpi * 1e6, ranks_ * bytes / t_mpi / 1e9, ranks_ * t_one / t_mpi,
-                  xr::is_float16(dtype)
-                      ? ("One GPU's plain " + type + " sum of the same 2^" + std::to_string(log2n) + " (rounded on that GPU): " +
-                         std::to_string(t_one_plain * 1e6).substr(0, 7) + " us; a rank's exact sum costs " +
-                         std::to_string(t_one / t_one_plain).substr(0, 4) + "x that.\n\n").c_str()
-                      : "",
+                  plain_note.c_str(),
                   t_one_element * 1e6, t_local_one * 1e6, t_bare * 1e6);
     std::fputs(md, stdout);
-    const std::string stem = out_dir + (dtype == xr::DType::f32 ? "/multi-gpu" : "/multi-gpu-" + type);
+    const std::string stem = out_dir + "/multi-gpu" + (dtype == xr::DType::f32 ? "" : "-" + type) + (statistic ? "-" + name : "");
     std::ofstream(stem + ".md") << md;
-    nlohmann::json j{{"ranks", ranks_}, {"log2n", log2n}, {"dtype", type}, {"backend", backend}, {"one_gpu_s", t_one},
+    nlohmann::json j{{"ranks", ranks_}, {"log2n", log2n}, {"dtype", type}, {"op", name}, {"backend", backend}, {"one_gpu_s", t_one},
                      {"one_gpu_plain_s", t_one_plain}, {"nccl_s", t_nccl}, {"mpi_s", t_mpi},
                      {"nccl_speedup", ranks_ * t_one / t_nccl}, {"mpi_speedup", ranks_ * t_one / t_mpi},
+                     {"nccl_speedup_over_plain", ranks_ * t_one_plain / t_nccl}, {"mpi_speedup_over_plain", ranks_ * t_one_plain / t_mpi},
                      {"combine_one_element_s", t_one_element}, {"local_one_element_s", t_local_one},
                      {"bare_nccl_allreduce_8_bytes_s", t_bare}, {"value", total.value.to_string()}};
     std::ofstream(stem + ".json") << j.dump(1) << "\n";
