@@ -211,8 +211,7 @@ Result collect_statistic_typed(std::size_t n, Op op, double correction, bool wid
       r.value = finished(ops::Moments{static_cast<double>(n), a, 0});
     } else if constexpr (std::is_same_v<K, F> || !std::is_same_v<typename F::acc_t, bool>) {
       r.value = finished(a);
-      if constexpr (F::op == Op::var || F::op == Op::std)
-        if (wide) r.moments = a;  // var, std: what a combine of parts needs (Result::moments)
+      if constexpr (F::op == Op::var || F::op == Op::std) r.moments = a;  // what a combine of parts needs (Result::moments)
     } else {  // any and all of the count
       r.value = Scalar(F::finish(F::op == Op::any ? a != 0 : a == n));
     }

@@ -17,7 +17,9 @@ Capabilities capabilities_of(const xreduce_backend_v3& b) {
   Capabilities caps(static_cast<Engine>(b.engine));
   for (std::uint32_t i = 0; i < b.feature_set_count; ++i) {
     const xreduce_feature_set_v3& s = b.feature_sets[i];
-    caps.add(FeatureSet::from_bits(s.dtypes, s.ops, s.layouts, s.accuracies, s.memory, s.passes, static_cast<Support>(s.support)));
+    FeatureSet set = FeatureSet::from_bits(s.dtypes, s.ops, s.layouts, s.accuracies, s.memory, s.passes, static_cast<Support>(s.support));
+    if (s.wide) set.wide_results();
+    caps.add(set);
   }
   return caps;
 }
@@ -45,6 +47,9 @@ class PluginReducer final : public PluginReducerBase<xreduce_backend_v3> {
     cq.out = q.out;
     cq.out_index = q.out_index;
     cq.correction = q.correction;
+    cq.wide = wide_results(o) ? 1 : 0;
+    double moments[3] = {-1, 0, 0};  // a count of -1: not filled
+    if (!f.several && (q.op == Op::var || q.op == Op::std)) cq.moments = moments;
     void* values[all_ops.size()] = {};
     std::uint64_t* indices[all_ops.size()] = {};
     if (q.ops_out) {
@@ -69,6 +74,7 @@ class PluginReducer final : public PluginReducerBase<xreduce_backend_v3> {
         throw Error(ErrorCode::internal, "backend '" + name_ + "' returned an out-of-range dtype");
       r.value = Scalar::from_bytes(static_cast<DType>(cr.dtype), cr.value);
       if (cr.has_index) r.index = cr.index;
+      if (moments[0] >= 0) r.moments = Moments{moments[0], moments[1], moments[2]};
     }
     r.exact = std::move(exact);
     return r;
@@ -136,6 +142,7 @@ void check_plugin_table(const std::filesystem::path& library, const xreduce_plug
                             std::to_string(k) + ") that does not exist");
       if (s.support != static_cast<std::int32_t>(Support::exact) && s.support != static_cast<std::int32_t>(Support::inexact))
         refuse(library, which + " claims a support level (" + std::to_string(s.support) + ") that does not exist");
+      if (s.wide > 1) refuse(library, which + " sets wide results to " + std::to_string(s.wide) + " (feature set " + std::to_string(k) + "): 0 or 1");
     }
   }
 }

@@ -1,7 +1,9 @@
-// A plugin backend of var and std (f64, host data), folding the op table's partials one element
-// at a time: what crosses the plugin ABI for a statistic (the op, and the divisor's correction
-// in xreduce_request_v3's last field) is what its result shows.
+// A plugin backend of var and std (f32 and f64, host data), folding the op table's partials one
+// element at a time: what crosses the plugin ABI for a statistic (the op, the divisor's
+// correction, whether the value is asked wide, and the moments handed back: the fields of
+// xreduce_request_v3 after the core ones) is what its result shows.
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "xreduce/backend/ops.hpp"
@@ -13,17 +15,31 @@ class Variance final : public xreduce::Reducer {
   std::string_view name() const override { return "test.variance"; }
   xreduce::Capabilities capabilities() const override {
     return xreduce::Capabilities(xreduce::Engine::cpu_serial)
-        .add(xreduce::FeatureSet().dtypes({xreduce::DType::f64}).ops({xreduce::Op::var, xreduce::Op::std}).layouts({xreduce::Layout::all}));
+        .add(xreduce::FeatureSet()
+                 .dtypes({xreduce::DType::f32, xreduce::DType::f64})
+                 .ops({xreduce::Op::var, xreduce::Op::std})
+                 .layouts({xreduce::Layout::all})
+                 .wide_results());
   }
   xreduce::Availability available() const override { return xreduce::Availability::yes(); }
 
  protected:
-  xreduce::Result do_reduce(const xreduce::Request& q, const xreduce::Options&) override {
-    return xreduce::ops::visit_statistic<double>(q.op, [&](auto f) {
-      using F = decltype(f);
-      auto a = F::identity();
-      for (std::size_t i = 0; i < q.count; ++i) a = f(a, F::lift(static_cast<const double*>(q.data)[i], i));
-      return xreduce::Result{xreduce::Scalar(static_cast<double>(F::value(a, xreduce::ops::FinishArgs{q.correction}))), {}, {}};
+  xreduce::Result do_reduce(const xreduce::Request& q, const xreduce::Options& o) override {
+    return xreduce::visit_dtype(q.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (!std::is_floating_point_v<T>) {
+        return xreduce::Result{};  // not reached: f32 and f64 only
+      } else {
+        return xreduce::ops::visit_statistic<T>(q.op, [&](auto f) {
+          using F = decltype(f);
+          auto a = F::identity();
+          for (std::size_t i = 0; i < q.count; ++i) a = f(a, F::lift(static_cast<const T*>(q.data)[i], i));
+          const double value = F::value(a, xreduce::ops::FinishArgs{q.correction});
+          xreduce::Result r{xreduce::wide_results(o) ? xreduce::Scalar(value) : xreduce::Scalar(static_cast<T>(value)), {}, {}};
+          if constexpr (std::is_same_v<decltype(a), xreduce::Moments>) r.moments = a;
+          return r;
+        });
+      }
     });
   }
 };

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -106,7 +107,7 @@ TEST_CASE("plugins: a backend that misbehaves is an error, never a crash or a wr
   CHECK(reg.get("test.off_by_one").reduce(q).value.get<float>() == 7.0f);
 }
 
-TEST_CASE("plugins: a statistic crosses the ABI with its correction") {
+TEST_CASE("plugins: a statistic crosses the ABI with its correction, wide, and with its moments") {
   xr::Context ctx(xr::Context::Empty{}, {});
   ctx.registry().load_plugin(XREDUCE_TEST_STATISTIC_PLUGIN);
   xr::Reducer* r = ctx.registry().find("test.variance");
@@ -125,6 +126,25 @@ TEST_CASE("plugins: a statistic crosses the ABI with its correction") {
         const xr::Result res = r->reduce(q);
         INFO(to_string(op) << " of " << n << ", correction " << correction << ": got " << res.value.to_string());
         CHECK(xr::agrees(q, xr::exact_reference(q), res));
+        // The moments cross back: the count, and the sum within a few ulps of the exact one.
+        REQUIRE(res.moments.has_value());
+        CHECK(res.moments->n == static_cast<double>(n));
+        xr::Request sum = q;
+        sum.op = xr::Op::sum;
+        const double exact_sum = xr::exact_reference(sum).value.get<double>();
+        CHECK(std::abs(res.moments->sum - exact_sum) <= 1e-12 * std::abs(exact_sum));
+        // f32 elements asked in f64: the plugin's set declares wide results, and the value comes
+        // back as an f64 that, rounded to f32, meets the bound.
+        std::vector<float> narrow(x.begin(), x.end());
+        xr::Request q32{narrow.data(), n, xr::DType::f32, op, xr::Memory::host};
+        q32.correction = correction;
+        xr::Options wide;
+        wide.result_dtype = xr::DType::f64;
+        xr::Result res32 = r->reduce(q32, wide);
+        REQUIRE(res32.value.dtype() == xr::DType::f64);
+        res32.value = xr::Scalar(static_cast<float>(res32.value.get<double>()));
+        CHECK(xr::agrees(q32, xr::exact_reference(q32), res32));
+        CHECK(r->reduce(q32).value.dtype() == xr::DType::f32);
       }
   }
 }

@@ -243,9 +243,9 @@ struct Result {
   //! its sum; var and std: that, then the exact partial of the squares (exact_mean and
   //! exact_variance round them, combined or not).
   std::vector<ExactSum> exact = {};
-  //! var and std of a flat array of floats asked in f64 (Options::result_dtype), where the
-  //! backend keeps them (cuda.shuffle): the elements' moments, unrounded. Parts of one variance
-  //! (MPI ranks, GPUs) combine them by Chan's update without a second read for the mean. Else empty.
+  //! var and std of a flat array of floats (one op), where the backend keeps them
+  //! (cuda.shuffle): the elements' moments, unrounded. Parts of one variance (MPI ranks, GPUs)
+  //! combine them by Chan's update without a second read for the mean. Else empty.
   std::optional<Moments> moments = std::nullopt;
   //! Request::ops: one entry per op, in the order of all_ops (`value` and `index` above are the
   //! first one's). Else empty.

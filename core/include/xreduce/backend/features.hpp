@@ -157,6 +157,7 @@ class FeatureSet {
     widths_ |= kWide;
     return *this;
   }
+  constexpr bool takes_wide_results() const { return (widths_ & kWide) != 0; }
   //! The promise for the requests of this set: Support::exact (the semantics table, the default)
   //! or Support::inexact (runs, promises nothing of accuracy).
   constexpr FeatureSet& support(Support s) {

@@ -48,7 +48,10 @@ typedef struct xreduce_feature_set_v3 {
   uint32_t memory;     /* bit 1 << xreduce::Memory: host, device */
   uint32_t passes;     /* bit 0: one op a request; bit 1: several ops in one pass */
   int32_t support;     /* xreduce::Support of the set's requests: exact or inexact */
-  uint32_t reserved;   /* 0 */
+  /* 1: the set's float statistics also come as wide results (xreduce::FeatureSet::wide_results:
+   * the value in f64, unrounded, where the caller asked for another result type; the request's
+   * `wide` says when). 0: the op's own type only (a plugin built before 0.2.0 wrote 0 here). */
+  uint32_t wide;
 } xreduce_feature_set_v3;
 
 /* A request's features (xreduce::Features), as the core worked them out. */
@@ -95,6 +98,16 @@ typedef struct xreduce_request_v3 {
    * Appended in 0.2.0 with the statistics: read it only for those ops, which a core without this
    * field never sends (it has no statistics), so a plugin never reads past an older request. */
   double correction;
+  /* Appended in 0.2.0 too, and read, like `correction`, only for ops after the core ones (the
+   * statistics), which a core without these fields never sends.
+   * wide: 1 where a set declared wide results and the caller asked for another result type:
+   * return the value as an f64, unrounded (the core rounds it once). */
+  int32_t wide;
+  /* var and std: three doubles the backend may fill with the variance's moments (the count of
+   * the elements, their sum, the sum of their squared deviations: xreduce::Moments), which the
+   * core has set to -1, 0, 0; the MPI and NCCL combine then need no second read for the mean.
+   * NULL for other ops. */
+  double* moments;
 } xreduce_request_v3;
 
 typedef struct xreduce_options_v3 {

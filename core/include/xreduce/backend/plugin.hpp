@@ -89,7 +89,7 @@ class Exporter {
       std::vector<xreduce_feature_set_v3> sets;
       for (const FeatureSet& f : caps)
         sets.push_back({f.dtype_bits(), f.op_set().bits(), f.layout_bits(), f.accuracy_bits(), f.memory_bits(),
-                        f.pass_bits(), static_cast<std::int32_t>(f.promise()), 0});
+                        f.pass_bits(), static_cast<std::int32_t>(f.promise()), f.takes_wide_results() ? 1u : 0u});
       sets_.push_back(std::move(sets));
       xreduce_backend_v3 b{};
       b.name = names_.back().c_str();
@@ -159,7 +159,9 @@ class Exporter {
       if (layout == Layout::ragged) request.segments = Segments{static_cast<std::size_t>(q->segment_count), q->segment_offsets};
       request.out = q->out;
       request.out_index = q->out_index;
-      if (uses_correction(request.op)) request.correction = q->correction;  // the field's comment says why only then
+      // The fields appended in 0.2.0 are read for the statistics alone: their comment says why.
+      const bool statistic = !is_core_op(request.op) && !f.several;
+      if (statistic && uses_correction(request.op)) request.correction = q->correction;
       OpsOut ops_out;
       if (f.several) {
         request.ops = OpSet::from_bits(f.ops);
@@ -171,11 +173,17 @@ class Exporter {
       options.threads = o->threads;
       options.accuracy = static_cast<Accuracy>(o->accuracy);
       if (o->settings) options.settings = Settings::from_text(o->settings, "the caller");
+      if (statistic && q->wide) options.result_dtype = DType::f64;  // wide_results(options)
       Result result = detail::ReducerAccess::run(*static_cast<Reducer*>(self), request, options);
       r->dtype = static_cast<std::int32_t>(result.value.dtype());
       std::memcpy(r->value, result.value.bytes(), size_of(result.value.dtype()));
       r->has_index = result.index.has_value() ? 1 : 0;
       r->index = result.index.value_or(0);
+      if (statistic && q->moments && result.moments) {
+        q->moments[0] = result.moments->n;
+        q->moments[1] = result.moments->sum;
+        q->moments[2] = result.moments->m2;
+      }
       if (q->exact) {
         const std::size_t partials = layout == Layout::outer ? static_cast<std::size_t>(q->shape[1]) : 1;
         if (result.exact.size() != partials)
