@@ -159,9 +159,9 @@ class Exporter {
       if (layout == Layout::ragged) request.segments = Segments{static_cast<std::size_t>(q->segment_count), q->segment_offsets};
       request.out = q->out;
       request.out_index = q->out_index;
-      // The fields appended in 0.2.0 are read for the statistics alone: their comment says why.
+      // The fields appended in 0.2.0 are read for the statistics alone: their comments say why.
+      if (uses_correction(request.op)) request.correction = q->correction;
       const bool statistic = !is_core_op(request.op) && !f.several;
-      if (statistic && uses_correction(request.op)) request.correction = q->correction;
       OpsOut ops_out;
       if (f.several) {
         request.ops = OpSet::from_bits(f.ops);
