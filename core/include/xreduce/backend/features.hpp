@@ -55,8 +55,8 @@ struct Features {
   //! exact only where it changes what is computed: sums of floats. Everything else is exact anyway.
   Accuracy accuracy = Accuracy::standard;
   Memory memory = Memory::host;  //!< where the data lives: host or device
-  //! Results in f64 (wide_results): a float sum, product or sum of squares whose caller asked
-  //! for another type than the element type (Options::result_dtype). The backend returns its
+  //! Results in f64 (wide_results): a float sum, product, sum of squares or statistic whose
+  //! caller asked for another type than the op's own (Options::result_dtype). The backend returns its
   //! accumulator's value as f64 (Options::result_dtype is f64 in what it receives), and the core
   //! rounds it once to the type asked.
   bool wide = false;
@@ -151,8 +151,8 @@ class FeatureSet {
     passes_ = kSeveral;
     return *this;
   }
-  //! Float sums, products and sums of squares whose results are asked in another type
-  //! (Features::wide): the backend returns them as f64, its accumulator's value.
+  //! Float sums, products, sums of squares and statistics whose results are asked in another
+  //! type (Features::wide): the backend returns them as f64, its accumulator's value.
   constexpr FeatureSet& wide_results() {
     widths_ |= kWide;
     return *this;
