@@ -11,7 +11,7 @@
 #
 # XREDUCE_MULTI_STEPS picks the steps (default: conformance-multi-gpu conformance-cuda gpu-tests mpi-tests
 # nccl-tests bench-staging bench-multi-gpu bench-gpus), XREDUCE_GPU_TESTS_ARGS are passed to the GPU tests
-# (a doctest filter: -tc='GPU statistics*'), and XREDUCE_BENCH_GPUS_OPS the ops of the device-resident
+# (split at spaces: a doctest filter such as -tc=*statistic*), and XREDUCE_BENCH_GPUS_OPS the ops of the device-resident
 # shards' benchmark (default: sum var), so that a run within the device tool's 10 minutes can check
 # what a change touched.
 #

@@ -4,7 +4,8 @@
 // own plain call; and the combine's latency against a bare ncclAllReduce of 8 bytes.
 // What a rank asks of its GPU (mpi/src/partials.cpp, local_partials): a 16-bit float shard's sum
 // exactly, so that the whole is rounded once (shard_options); a statistic in f64, unrounded, and
-// for var and std the shard's mean first, then its variance (Chan's update needs both: two reads).
+// for var and std the variance's moments with it (Result::moments: one read; a backend without
+// them costs a second read, for the mean).
 // For a statistic, "one GPU as a rank" is xreduce::mpi::allreduce over MPI_COMM_SELF on rank 0:
 // the same local calls, with a combine of one rank.
 //
