@@ -2,7 +2,8 @@
 // The statistics (mean, var, std, the norms, logsumexp, count_nonzero, any, all and the nan* ops)
 // of device data, with cuda.shuffle's kernels (kernels/shuffle.cuh) over the op table's policies
 // (xreduce/backend/ops.hpp): one reduction of the op's partial, finished on the host with the
-// request's correction. Included by statistics_<dtype>.cu, which instantiate it for the floats.
+// request's correction (in f64, unrounded, where wide results are asked; var and std hand on
+// their Moments too, for a combine of parts). Included by statistics_<dtype>.cu, which instantiate it for the floats.
 //
 // Ops that differ only in their finish share a kernel: var and std (and nanmean, nanvar and
 // nanstd) reduce one Moments partial, and any and all are read off count_nonzero's count; the

@@ -254,7 +254,8 @@ void reduce_host_stats(const void* data, std::size_t count, DType dtype, OpSet o
 //! `dtype` at device pointer `data` (aligned to the element size), with cuda.shuffle's kernels
 //! (statistics.cuh): enqueue_statistic leaves the op's partial in ws.result; collect_statistic
 //! waits for it and returns the result of the op's own type, or with `wide` of a float statistic
-//! its f64 value unrounded (Features::wide); var and std divided by n - correction.
+//! its f64 value unrounded (Features::wide); var and std divided by n - correction, with their
+//! moments (Result::moments) whatever the type.
 void enqueue_statistic(const void* data, std::size_t count, DType dtype, Op op, Workspace& ws);
 Result collect_statistic(std::size_t count, DType dtype, Op op, double correction, bool wide, Workspace& ws);
 

@@ -127,7 +127,7 @@ TEST_CASE("GPU statistics in f64 (wide results, as ranks combine them): the valu
           const std::vector<float> host = draw<float>(k, op, n, rng);
           xr::test::DevicePlacement device;
           xr::Request q{device.put(host.data(), n * sizeof(float)), n, xr::DType::f32, op, xr::Memory::device};
-          q.correction = op == xr::Op::mean || op == xr::Op::norm2 || op == xr::Op::logsumexp ? 0 : 1;
+          q.correction = xr::uses_correction(op) ? 1 : 0;
           if (r->capabilities().support(xr::features_of(q, xr::Accuracy::standard, xr::DType::f64)) == xr::Support::none) continue;
           xr::Options wide;
           wide.result_dtype = xr::DType::f64;
