@@ -110,7 +110,18 @@ def cpu(data, axes):
     axes[1].set_ylabel("relative error (1e-12: exact)")
 
 
+def exact_panels(data):
+    """The exact suite's panels: host data (unless --device-only), device data by N, and device data by
+    distribution (where the run has that table)."""
+    panels = ["host"] if data.get("host_rows") else []
+    panels.append("device")
+    if any(r.get("table") == "distributions" for r in data.get("device_rows", [])):
+        panels.append("distributions")
+    return panels
+
+
 def exact(data, axes):
+    panel = dict(zip(exact_panels(data), axes))
     for dtype, style in (("f32", "-"), ("f64", "--")):
         series = {}
         for r in data["host_rows"]:
@@ -118,23 +129,43 @@ def exact(data, axes):
                 key = r["backend"] + (" (1 thread)" if r["threads"] == 1 else "")
                 series.setdefault(key, []).append((r["n"], r["exact_over_plain_speed"]))
         for name, pts in series.items():
-            axes[0].plot([p[0] for p in pts], [p[1] for p in pts], linestyle=style, marker="o", markersize=3,
-                         label=f"{name}, {dtype}")
+            panel["host"].plot([p[0] for p in pts], [p[1] for p in pts], linestyle=style, marker="o", markersize=3,
+                               label=f"{name}, {dtype}")
         gpu = {}
         for r in data["device_rows"]:
             if r.get("dtype") == dtype and r.get("accuracy") == "exact":
                 gpu.setdefault(r["backend"], []).append((r["n"], r["time_over_cub"]))
         for name, pts in gpu.items():
-            axes[1].plot([p[0] for p in pts], [p[1] for p in pts], linestyle=style, marker="o", markersize=3,
-                         label=f"{name} exact, {dtype}")
-    axes[0].set_ylabel("exact speed / plain speed (host data)")
-    axes[1].set_ylabel("exact time / plain cub time (device data)")
-    axes[1].axhline(1.15, color="black", linestyle=":", label="1.15")
-    for ax in axes:
+            panel["device"].plot([p[0] for p in pts], [p[1] for p in pts], linestyle=style, marker="o", markersize=3,
+                                 label=f"{name} exact, {dtype} (uniform)")
+    if "host" in panel:
+        panel["host"].set_ylabel("exact speed / plain speed (host data)")
+    panel["device"].set_ylabel("exact time / plain cub time (device data)")
+    panel["device"].axhline(1.15, color="black", linestyle=":", label="1.15")
+    if "distributions" in panel:
+        # the largest N of each dtype: exact time over plain cub's, one bar per distribution
+        ax = panel["distributions"]
+        by_spread = [r for r in data["device_rows"] if r.get("table") == "distributions"]
+        largest = {}
+        for r in by_spread:
+            largest[r["dtype"]] = max(largest.get(r["dtype"], 0), r["n"])
+        rows = [r for r in by_spread if r["n"] == largest[r["dtype"]]]
+        labels = [f'{r["dtype"]} 2^{r["log2n"]}\n{r["distribution"]}' for r in rows]
+        ys = range(len(rows))
+        for k, backend in enumerate(("cuda.single_pass", "cuda.shuffle")):
+            ax.barh([y + 0.4 * k for y in ys], [r[backend + "_exact_over_cub"] for r in rows], height=0.4,
+                    label=backend + " exact")
+        ax.set_yticks([y + 0.2 for y in ys], labels, fontsize=6)
+        ax.axvline(1.25, color="black", linestyle=":", label="1.25")
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("N (elements)")
-        ax.grid(True, which="both", alpha=0.3)
+        ax.set_xlabel("exact time / plain cub time (device data, by distribution)")
         ax.legend(fontsize=7)
+    for name in ("host", "device"):
+        if name in panel:
+            panel[name].set_xscale("log", base=2)
+            panel[name].set_xlabel("N (elements)")
+            panel[name].grid(True, which="both", alpha=0.3)
+            panel[name].legend(fontsize=7)
 
 
 def segments(data, axes):
@@ -219,8 +250,9 @@ def main(path_in, path_out):
         fig, axes = plt.subplots(1, 2, figsize=(14, 5))
         cpu(data, axes)
     elif suite == "exact":
-        fig, axes = plt.subplots(1, 2, figsize=(14, 5))
-        exact(data, axes)
+        count = len(exact_panels(data))
+        fig, axes = plt.subplots(1, count, figsize=(7 * count, 6), squeeze=False)
+        exact(data, list(axes[0]))
     elif suite == "segments":
         fig, axes = plt.subplots(1, 2, figsize=(16, 6))
         segments(data, axes)

@@ -150,8 +150,10 @@ int run_exact(const SuiteArgs& args) {
   std::string md = "# Exact sums against plain ones\n";
   nlohmann::json rows = nlohmann::json::array(), gpu_rows = nlohmann::json::array();
   Progress progress("exact", args.quick ? 2 : 30 * std::ldexp(1.0, hi - 26));
-  host_sweep<float>(args, sizes, progress, 0, 0.5, rows, md);
-  host_sweep<double>(args, sizes, progress, 0.5, 0.5, rows, md);
+  if (!args.device_only) {
+    host_sweep<float>(args, sizes, progress, 0, 0.5, rows, md);
+    host_sweep<double>(args, sizes, progress, 0.5, 0.5, rows, md);
+  }
   progress.finish();
   std::string gpu_md;
   if (run_exact_gpu(args, gpu_rows, gpu_md) != 0) gpu_md = "\nNo GPU here: no device-resident rows.\n";

@@ -1,7 +1,10 @@
 // The GPU half of the `exact` suite: exact sums (Accuracy::exact) of device-resident f32 and f64,
 // N = 2^10 to 2^30 in powers of 4, against plain cub and plain cuda.single_pass / cuda.shuffle and
 // a read-bandwidth probe over the same bytes, in the same run, timed as gpu-reduce times (CUDA-graph
-// replays of back-to-back calls, each on its own copy of the input; median). Every exact result is
+// replays of back-to-back calls, each on its own copy of the input; median). Then the same at 2^24,
+// 2^28 and 2^30 for f32, bf16 and f64 over six distributions (uniform; wide exponents with random
+// signs; random bit patterns over every finite exponent; pairs that cancel; subnormals; ...), since
+// an exact sum's cost can depend on the data where a plain one's does not. Every exact result is
 // checked against the CPU's exact sum of the same data: the same bits, or the row says NO.
 // CUB's deterministic reduce (cuda::execution::determinism::gpu_to_gpu) is not in this toolkit's
 // CCCL (3.0.1, nvcc 13.0): the suite says so rather than leave the column out in silence.
@@ -11,6 +14,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
+#include <type_traits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -82,7 +87,7 @@ void sweep(const SuiteArgs& args, int max_log2, Progress& progress, double progr
     double cub_time = 0;
     int k = 0;
     for (const Variant& v : variants) {
-      progress.update(progress_base + 0.5 * sweep_done(10, max_log2, log2n, ++k / 6.0),
+      progress.update(progress_base + 0.3 * sweep_done(10, max_log2, log2n, ++k / 6.0),
                       std::string(type_name) + " 2^" + std::to_string(log2n) + ": " + v.backend + (v.exact ? " exact" : ""));
       std::string same = "";
       if (v.exact) {
@@ -113,6 +118,142 @@ void sweep(const SuiteArgs& args, int max_log2, Progress& progress, double progr
   cudaFree(sink);
 }
 
+//! The distributions of the second table: the data an exact sum's cost could depend on.
+enum class Spread { uniform, wide, random_bits, cancelling_pairs, subnormal };
+constexpr Spread kSpreads[] = {Spread::uniform, Spread::wide, Spread::random_bits, Spread::cancelling_pairs,
+                               Spread::subnormal};
+const char* spread_name(Spread s, DType t) {
+  switch (s) {
+    case Spread::uniform: return "uniform [0, 1)";
+    case Spread::wide: return t == DType::f64 ? "random sign, 2^-600..2^600" : "random sign, 2^-60..2^60";
+    case Spread::random_bits: return "random bits (every finite exponent)";
+    case Spread::cancelling_pairs: return "pairs x, -x of the wide data";
+    case Spread::subnormal: return "subnormals, random sign";
+  }
+  return "?";
+}
+
+//! A wide value from 64 random bits: a random sign, a random significand and an exponent uniform
+//! in [-range, range].
+__device__ inline double wide_value(unsigned long long z, int range) {
+  const int e = static_cast<int>((z >> 32) % static_cast<unsigned long long>(2 * range + 1)) - range;
+  const double v = ldexp(1.0 + static_cast<double>(z & ((1ull << 31) - 1)) * 0x1p-31, e);
+  return (z >> 63) ? -v : v;
+}
+
+template <class T>
+__device__ inline T from_random_bits(unsigned long long z, bool subnormal) {
+  if constexpr (std::is_same_v<T, bf16>) {
+    auto b = static_cast<unsigned short>(z);
+    if (subnormal) b &= 0x807f;
+    else if ((b & 0x7f80) == 0x7f80) b &= 0xbfff;  // an infinity or NaN becomes finite
+    return T::from_bits(b);
+  } else if constexpr (sizeof(T) == 4) {
+    auto b = static_cast<unsigned>(z);
+    if (subnormal) b &= 0x807fffffu;
+    else if ((b & 0x7f800000u) == 0x7f800000u) b &= 0xbfffffffu;
+    return __uint_as_float(b);
+  } else {
+    if (subnormal) z &= 0x800fffffffffffffull;
+    else if ((z & 0x7ff0000000000000ull) == 0x7ff0000000000000ull) z &= 0xbfffffffffffffffull;
+    return __longlong_as_double(static_cast<long long>(z));
+  }
+}
+
+template <class T>
+__global__ void fill_spread(T* x, std::size_t n, Spread s, unsigned long long seed) {
+  const int range = sizeof(T) == 8 ? 600 : 60;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const unsigned long long z = splitmix64(i + seed);
+    switch (s) {
+      case Spread::uniform:
+        x[i] = sizeof(T) == 8 ? T(static_cast<double>(z >> 11) * 0x1p-53) : T(static_cast<float>(z >> 40) * 0x1p-24f);
+        break;
+      case Spread::wide: x[i] = T(wide_value(z, range)); break;
+      case Spread::random_bits: x[i] = from_random_bits<T>(z, false); break;
+      case Spread::cancelling_pairs: {  // x[2j + 1] = -x[2j]: the sum is 0 whatever plain sums give
+        const T v = T(wide_value(splitmix64(i / 2 + seed), range));
+        x[i] = (i & 1) ? T(-static_cast<double>(v)) : v;
+        break;
+      }
+      case Spread::subnormal: x[i] = from_random_bits<T>(z, true); break;
+    }
+  }
+}
+
+//! The second table: plain cub against both exact forms at 2^24, 2^28 and 2^30 (up to max_log2)
+//! for every distribution.
+template <class T>
+void distributions(const SuiteArgs& args, int max_log2, Progress& progress, double progress_base, double progress_share,
+                   nlohmann::json& rows, std::string& md) {
+  constexpr DType kType = std::is_same_v<T, bf16> ? DType::bf16 : sizeof(T) == 4 ? DType::f32 : DType::f64;
+  const std::string type_name(to_string(kType));
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  std::vector<int> sizes;
+  for (int l : {24, 28, 30})
+    if (l <= max_log2) sizes.push_back(l);
+  if (sizes.empty()) sizes.push_back(max_log2);
+  const std::size_t max_n = std::size_t{1} << sizes.back();
+  const std::size_t pool_bytes = std::max<std::size_t>(max_n * sizeof(T), 8 * static_cast<std::size_t>(prop.l2CacheSize));
+  T* pool = nullptr;
+  check(cudaMalloc(&pool, pool_bytes), "cudaMalloc pool");
+  std::vector<T> host(max_n);
+  xc::Kernels ws(device);
+  const int repeat = std::max(args.repeat, 10);
+  md += std::string("\n## ") + type_name +
+        " by distribution\n\n| distribution | N | cub us | cuda.single_pass **exact** / cub | cuda.shuffle **exact** / cub | "
+        "exact: CPU's bits |\n|---|---:|---:|---:|---:|---|\n";
+  char line[512];
+  int done = 0;
+  for (const Spread spread : kSpreads) {
+    fill_spread<<<prop.multiProcessorCount * 8, 256>>>(pool, pool_bytes / sizeof(T), spread, 17);
+    check(cudaDeviceSynchronize(), "fill");
+    check(cudaMemcpy(host.data(), pool, max_n * sizeof(T), cudaMemcpyDeviceToHost), "copy back");
+    for (const int log2n : sizes) {
+      progress.update(progress_base + progress_share * done++ / (std::size(kSpreads) * sizes.size()),
+                      type_name + " " + spread_name(spread, kType) + " 2^" + std::to_string(log2n));
+      const std::size_t n = std::size_t{1} << log2n, bytes = n * sizeof(T);
+      const std::size_t copies = std::max<std::size_t>(1, pool_bytes / bytes);
+      // Each copy of the pool is its own draw: the CPU's reference is of the first, which is
+      // the one the checked call reads.
+      const int calls = static_cast<int>(std::min<std::size_t>(32, copies));
+      const int reps = log2n >= 28 ? repeat / 2 : repeat;
+      auto input = [&](int k) { return pool + (static_cast<std::size_t>(k) % copies) * n; };
+      ExactSum cpu;
+      cpu.add(host.data(), n);
+      const T cpu_bits = cpu.round<T>();
+      auto time = [&](auto&& call) { return graph_seconds_per_call(ws.stream(), calls, reps, check, [&](int k) { call(input(k)); }); };
+      const auto cub_t = time([&](const T* x) { ws.enqueue("cub", x, n, kType, Op::sum); });
+      const double cub = median(cub_t);
+      nlohmann::json row = {{"table", "distributions"}, {"dtype", type_name}, {"distribution", spread_name(spread, kType)},
+                            {"log2n", log2n}, {"n", n}, {"cub_median_s", cub}, {"cub_times_s", cub_t}};
+      std::string cells, same = "yes";
+      for (const char* backend : {"cuda.single_pass", "cuda.shuffle"}) {
+        ws.enqueue_exact(backend, input(0), n, kType);
+        const T got = ws.collect_exact(n).template round<T>();
+        if (std::memcmp(&cpu_bits, &got, sizeof(T)) != 0) same = "NO";
+        const auto t = time([&](const T* x) { ws.enqueue_exact(backend, x, n, kType); });
+        char cell[64];
+        std::snprintf(cell, sizeof cell, " %.2f |", median(t) / cub);
+        cells += cell;
+        row[std::string(backend) + "_exact_median_s"] = median(t);
+        row[std::string(backend) + "_exact_over_cub"] = median(t) / cub;
+        row[std::string(backend) + "_exact_times_s"] = t;
+      }
+      row["same_bits_as_cpu"] = same == "yes";
+      rows.push_back(row);
+      std::snprintf(line, sizeof line, "| %s | 2^%d | %.2f |%s %s |\n", spread_name(spread, kType), log2n, cub * 1e6,
+                    cells.c_str(), same.c_str());
+      md += line;
+    }
+  }
+  cudaFree(pool);
+}
+
 }  // namespace
 
 int run_exact_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md) {
@@ -125,7 +266,12 @@ int run_exact_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md) 
         "toolkit's CCCL " + std::to_string(CCCL_MAJOR_VERSION) + "." + std::to_string(CCCL_MINOR_VERSION) + "." +
         std::to_string(CCCL_PATCH_VERSION) + ": no column for it.\n";
   sweep<float>(args, max_log2, progress, 0, rows, md);
-  sweep<double>(args, max_log2, progress, 0.5, rows, md);
+  sweep<double>(args, max_log2, progress, 0.3, rows, md);
+  md += "\n# Exact sums on the GPU by distribution\n\nTime over plain cub's on the same data (cub's own time does not "
+        "depend on it), median of CUDA-graph replays.\n";
+  distributions<float>(args, max_log2, progress, 0.6, 0.15, rows, md);
+  distributions<bf16>(args, max_log2, progress, 0.75, 0.1, rows, md);
+  distributions<double>(args, max_log2, progress, 0.85, 0.15, rows, md);
   progress.finish();
   return 0;
 }
