@@ -9,28 +9,40 @@
 namespace xreduce::cuda {
 namespace {
 
-//! The launch shape and element type, as persistent_blocks (vector_loads.cuh) reads them.
-template <int kBlock>
-struct ExactPolicy {
-  static constexpr int block = kBlock;
-  static constexpr int unroll = exact::kUnroll;
-};
-template <class T>
-struct ElementsOf {
-  using In = T;
-};
+//! As persistent_blocks, for a kernel with `dynamic` bytes of dynamic shared memory a block. Past
+//! the default 48 KiB, a kernel must be allowed them on each device it runs on: on every call.
+template <int kBlock, class T, class Kernel>
+std::size_t resident_blocks(Kernel kernel, std::size_t n, std::size_t dynamic, const Workspace& ws) {
+  constexpr std::size_t kDefaultDynamic = 48 * 1024;
+  if (dynamic > kDefaultDynamic)
+    XREDUCE_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dynamic)));
+  static const int per_sm = [&] {
+    int b = 0;
+    XREDUCE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlock, dynamic));
+    return b > 0 ? b : 1;
+  }();
+  // The binned form's lanes take two load rounds at least where that still leaves a block for
+  // every SM: each lane's bins cost it a fixed start and end, which a lane with one round of 16
+  // elements (2^22 f32 on an H200: 1.65x plain cub, 1.43x with two) pays nearly as much for as
+  // for its elements. Below that, latency rules and more blocks do better.
+  constexpr std::size_t kMinRounds = exact::kBinnedSum<T> ? 2 : 1;
+  const std::size_t per_block = std::size_t{kBlock} * exact::kUnroll * vector_width<T>();
+  const std::size_t wanted = std::max(ceil_div(n, per_block * kMinRounds), std::min<std::size_t>(ceil_div(n, per_block), ws.sm_count));
+  return std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(per_sm) * ws.sm_count, wanted));
+}
 
 template <int kBlock, class T>
 const void* launch(const T* x, std::size_t n, bool single_pass, Workspace& ws, void* host_out) {
   constexpr auto kernel = exact::exact_sum_kernel<kBlock, T>;
-  const auto blocks = static_cast<unsigned>(persistent_blocks<ExactPolicy<kBlock>, ElementsOf<T>>(kernel, n, ws));
+  constexpr std::size_t dynamic = exact::binned_bytes<T>(kBlock);  // the f32 and bf16 form's bins
+  const auto blocks = static_cast<unsigned>(resident_blocks<kBlock, T>(kernel, n, dynamic, ws));
   constexpr std::size_t kBytes = sizeof(ExactSum);
   if (!ws.exact_total) {  // zero once; every call leaves it zero
     XREDUCE_CUDA(cudaMalloc(reinterpret_cast<void**>(&ws.exact_total), kBytes));
     XREDUCE_CUDA(cudaMemsetAsync(ws.exact_total, 0, kBytes, ws.stream));
   }
   auto* out = static_cast<long long*>(ws.scratch.reserve(kBytes, "an exact partial"));
-  kernel<<<blocks, kBlock, 0, ws.stream>>>(x, n, unaligned_head(x, n), ws.exact_total, single_pass ? ws.counter : nullptr, out);
+  kernel<<<blocks, kBlock, dynamic, ws.stream>>>(x, n, unaligned_head(x, n), ws.exact_total, single_pass ? ws.counter : nullptr, out);
   XREDUCE_CUDA(cudaGetLastError());
   if (!single_pass) {
     exact::exact_finish_kernel<<<1, 96, 0, ws.stream>>>(ws.exact_total, out);

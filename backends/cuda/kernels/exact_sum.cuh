@@ -1,39 +1,46 @@
 #pragma once
-// Exact sums on the GPU (Accuracy::exact), with the method of core/src/exact.cpp in a warp's terms.
+// Exact sums on the GPU (Accuracy::exact), in three forms that end in the block's
+// superaccumulator (below). The f32/bf16 and f16 forms cost the same whatever the data; the f64
+// form costs more on data whose exponents span far more than 2^60.
 //
-// Each warp keeps a window: every element it has cut so far is below 2^E in magnitude, E the
-// same in all its lanes (a warp-wide max of the loaded exponents, one redux.sync per load round).
-// Each lane keeps bins (two for f32, three for f64, per load slot; for bf16 two per load slot and
-// five more for the lane): running doubles S_b that start at 1.5 * 2^K_b, K_1 = E + 11, each further bin 42 bits lower; adding an element to S_b
-// rounds it to a multiple of 2^(K_b - 52), and t - S_b (exact) is what the bin took, v - q (exact)
-// what goes on. Three double additions per element and bin. Every element goes through the bins
-// it always needs (one for f32, whose 24 bits the first bin takes whole unless the element is
-// 2^18 below the window's top; two for f64); further bins only while something is left, and what
-// is left after the last (an f32 or f64 2^60 or more below the top) the lane deposits into the
-// block's superaccumulator itself. Both are rare: a branch, not work, for most data.
+// f32 and bf16 (the f32 it widens to): bins by exponent. A float whose exponent field lies in
+// [16c, 16c + 16) is a multiple of 2^(16c - 150) below 2^(16c - 111): 39 bits of that unit. Each
+// lane keeps kFieldBins = 16 doubles in shared memory, bin c for those fields, and adds each
+// element to the one its field picks (a load, a conversion, an addition and a store, the same
+// for any data): 2^14 such additions stay exact below 2^53 units, and a lane moves its bins into
+// the block's words every 2^10 elements and at the end (the block's lanes at once). A vector
+// holding an infinity or NaN goes one by one. Measured against plain cub on an H200 (bench
+// exact, by distribution): 1.06-1.09x from 2^28 on uniform, wide, random-bit, cancelling and
+// subnormal data alike, where a window over the warp's largest element (the f64 form below) took
+// 31-45x on data of random exponents.
 //
-// The block's superaccumulator is an ExactSum's words in shared memory, added to with 64-bit
-// atomics (three per value: the digits it spans). A warp empties its bins into it when the window
-// must grow (a larger element arrives), every 64 rounds (16 for bf16, whose deep bins all four
-// load slots share: at most 2^9 additions of less than 2^(K_b - 11) reach a bin in between, so it
-// stays in its binade), and at the end: each bin's lanes hold integers (S_b - start) /
+// f64: a window. Each warp keeps a window: every element it has cut so far is below 2^E in
+// magnitude, E the same in all its lanes (a warp-wide max of the loaded exponents, one redux.sync
+// per load round). Each lane keeps three bins per load slot: running doubles S_b that start at
+// 1.5 * 2^K_b, K_1 = E + 11, each further bin 42 bits lower; adding an element to S_b rounds it
+// to a multiple of 2^(K_b - 52), and t - S_b (exact) is what the bin took, v - q (exact) what
+// goes on. Three double additions per element and bin. Every element goes through the two bins
+// it always needs, the third only while something is left, and what is left after it (an
+// element 2^60 or more below the top) the lane deposits into the block's superaccumulator
+// itself: rare on most data, but on data whose exponents span far more than 2^60 the deposits
+// make it some 8x a plain sum (an f64's 53 bits do not fit the f32 form's bins with room to add).
+// A warp empties its bins into the block's words when the window must grow (a larger element
+// arrives), every 64 rounds and at the end: each bin's lanes hold integers (S_b - start) /
 // 2^(K_b - 52) below 2^53, which add exactly as int64 across the warp, and one lane deposits
-// them. Rounds holding an infinity, a NaN or an f64 too large for the window (2^1011 or more)
-// deposit each element directly.
+// them. Rounds holding an infinity, a NaN or an element too large for the window (2^1011 or
+// more) deposit each element directly.
 //
-// Blocks add their nonzero words to a device-wide accumulator with 64-bit atomics (integer sums:
-// the same whatever the order); the last block to finish (single_pass) or a second launch
-// (shuffle) copies it out and zeroes it for the next call. Launches take at most 2^30 elements,
-// so that no digit can overflow.
-//
-// bf16 spans f32's exponents with 8 significant bits: the same window as f32, one bin that takes
-// most elements whole, and enough further bins that nothing is ever deposited one by one.
-//
-// f16 needs no window: every finite f16 is an integer multiple of 2^-24 below 2^16 (40 bits), so
+// f16 needs neither: every finite f16 is an integer multiple of 2^-24 below 2^16 (40 bits), so
 // a lane adds them as doubles, exactly for up to 2^13 of them, and moves each accumulator into an
 // int64 of 2^-24 units every 2^10 rounds (8 elements a round). The doubles are made from the bits
 // with integer instructions (no conversion instruction: those would bound the rate at 8 elements
 // per 16-byte load); a vector holding an infinity or NaN goes one by one.
+//
+// The block's superaccumulator is an ExactSum's words in shared memory, added to with 64-bit
+// atomics (three per value: the digits it spans). Blocks add their nonzero words to a
+// device-wide accumulator with 64-bit atomics (integer sums: the same whatever the order); the
+// last block to finish (single_pass) or a second launch (shuffle) copies it out and zeroes it for
+// the next call. Launches take at most 2^30 elements, so that no digit can overflow.
 
 #include <climits>
 
@@ -49,48 +56,25 @@ constexpr int kLowestBin = -1022;         // 1.5 * 2^K stays a normal double
 constexpr int kLargestWindow = 1011;      // K_1 <= 1022: 1.5 * 2^K_1 is finite
 constexpr int kUnroll = 4;                // 16-byte loads in flight per lane, each with its own bins
 constexpr std::size_t kMaxLaunch = std::size_t{1} << 30;
+constexpr int kFieldBins = 16, kFieldBinWidth = 16;  // the binned form's bins, of 16 exponent fields each
 
+//! The window form's element type (f64): what the kernel reads of a double's bits.
 template <class T>
 struct Format;
 template <>
-struct Format<float> {
-  static constexpr int kBins = 2, kAlways = 1;  // bins every element goes through
-  static constexpr int kNearBins = 2, kFlushEvery = 64;  // bins per load slot; rounds between flushes
-  //! Bits of |x| whose order is |x|'s (the whole float; the high word of a double).
-  __device__ static unsigned magnitude(float x) { return __float_as_uint(x) & 0x7fffffffu; }
-  __device__ static int field(unsigned magnitude) { return static_cast<int>(magnitude >> 23); }
-  static constexpr int kSpecialField = 0xff, kBias = 126;  // |x| < 2^(field - kBias)
-  __device__ static unsigned not_negative_zero(float x) { return __float_as_uint(x) ^ 0x80000000u; }
-};
-template <>
 struct Format<double> {
-  static constexpr int kBins = 3, kAlways = 2;
-  static constexpr int kNearBins = 3, kFlushEvery = 64;
+  static constexpr int kBins = 3, kAlways = 2;  // bins per load slot; those every element goes through
+  static constexpr int kFlushEvery = 64;        // rounds between flushes
+  //! The high word of |x|: its order is |x|'s.
   __device__ static unsigned magnitude(double x) {
     return static_cast<unsigned>(static_cast<unsigned long long>(__double_as_longlong(x)) >> 32) & 0x7fffffffu;
   }
   __device__ static int field(unsigned magnitude) { return static_cast<int>(magnitude >> 20); }
-  static constexpr int kSpecialField = 0x7ff, kBias = 1022;
+  static constexpr int kSpecialField = 0x7ff, kBias = 1022;  // |x| < 2^(field - kBias)
   __device__ static unsigned not_negative_zero(double x) {
     const auto bits = static_cast<unsigned long long>(__double_as_longlong(x));
     return static_cast<unsigned>(bits) | (static_cast<unsigned>(bits >> 32) ^ 0x80000000u);
   }
-};
-//! bf16 as the f32 it widens to (its upper half): f32's exponents, 8 bits that one bin takes whole
-//! unless the element is 2^34 below the window's top. Seven bins reach from any window's top
-//! (at most 2^130) past bf16's smallest subnormal (2^-133): nothing is left to deposit one by one,
-//! whatever the data, and an element goes only as deep as its magnitude needs.
-template <>
-struct Format<bf16> {
-  // The five deep bins, rarely reached for most data, are one set per lane, not per load slot
-  // (153 registers a thread held one block an SM: 4.6x a plain sum on uniform data on an H100,
-  // 2.2x with 103): all four slots add to them, so they are flushed four times as often.
-  static constexpr int kBins = 7, kAlways = 1;
-  static constexpr int kNearBins = 2, kFlushEvery = 16;
-  __device__ static unsigned magnitude(bf16 x) { return (static_cast<unsigned>(x.bits) & 0x7fffu) << 16; }
-  __device__ static int field(unsigned magnitude) { return static_cast<int>(magnitude >> 23); }
-  static constexpr int kSpecialField = 0xff, kBias = 126;
-  __device__ static unsigned not_negative_zero(bf16 x) { return x.bits ^ 0x8000u; }
 };
 
 //! -0 of T: the padding of a tile's missing elements, which adds nothing and changes no sign.
@@ -142,6 +126,17 @@ __device__ inline unsigned warp_max(unsigned v) {
 #endif
 }
 
+//! The bits any lane of the warp has set: one redux.sync from sm_80 on, five shuffles before.
+__device__ inline unsigned warp_or(unsigned v) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_or_sync(0xffffffffu, v);
+#else
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v |= __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+#endif
+}
+
 //! 2^k, for -1022 <= k <= 1023.
 __device__ inline double pow2(int k) { return __longlong_as_double(static_cast<long long>(static_cast<unsigned long long>(k + 1023) << 52)); }
 
@@ -154,15 +149,14 @@ __device__ inline double bin_start(int k) {
 template <class T>
 struct Bins {
   static constexpr int kB = Format<T>::kBins;
-  static constexpr int kNear = Format<T>::kNearBins;
-  //! The near bins, one set per load slot, then the deep ones, one set for the lane.
-  double S[kUnroll * kNear + (kB - kNear)];
+  //! kB bins per load slot.
+  double S[kUnroll * kB];
   double start[kB];
   int bin[kB];
   int window = INT_MIN;  // E: every element cut so far is below 2^E; INT_MIN: none yet
 
   //! Where bin b of load slot u is (compile-time in every unrolled use: registers, not memory).
-  static constexpr int at(int u, int b) { return b < kNear ? u * kNear + b : kUnroll * kNear + (b - kNear); }
+  static constexpr int at(int u, int b) { return u * kB + b; }
 
   __device__ void open(int e) {
     window = e;
@@ -177,7 +171,7 @@ struct Bins {
     }
   }
   //! Cuts v into bin set u: the bins it always needs, the others only while something is left,
-  //! and what the last leaves into the block's words (f32 and f64 only, and rarely).
+  //! and what the last leaves into the block's words (rarely, for most data).
   __device__ void cut(int u, double v, long long* words) {
 #pragma unroll
     for (int b = 0; b < Format<T>::kAlways; ++b) cut_into(at(u, b), v);
@@ -204,7 +198,7 @@ struct Bins {
       const int up = 52 - bin[b], first = min(up, 1000);
       const double scale = pow2(first), rest = pow2(up - first);
 #pragma unroll
-      for (int u = 0; u < (b < kNear ? kUnroll : 1); ++u) {
+      for (int u = 0; u < kUnroll; ++u) {
         m += __double2ll_rn((S[at(u, b)] - start[b]) * scale * rest);
         S[at(u, b)] = start[b];
       }
@@ -361,6 +355,155 @@ __device__ inline void exact_block_sum_f16(const f16* __restrict__ x, std::size_
     atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
 }
 
+//! f32, or bf16 as the f32 it widens to: the float's bits as a float (bf16: its upper half).
+template <class T>
+__device__ inline float binned_float(T x) {
+  if constexpr (std::is_same_v<T, bf16>) return __uint_as_float(static_cast<unsigned>(x.bits) << 16);
+  else return x;
+}
+
+//! The weight of bin c's units: every float whose exponent field is 16c to 16c + 15 is a multiple
+//! of 2^(16c - 150) (field 0, the subnormals, of 2^-149) and below 2^(16c - 111) in magnitude.
+__device__ inline int field_bin_unit(int c) { return kFieldBinWidth * c - 150; }
+
+//! The binned form of exact_block_sum, for f32 and bf16 (see the file's comment): each element is
+//! added to the one double its exponent field picks, among the lane's kFieldBins in `lane_bins`
+//! (shared memory, bin c of lane t at c * kBlock + t, no lane touching another's). A bin's
+//! additions are multiples of its unit below 2^39 units, so 2^14 of them stay exact below 2^53
+//! units: a flush every kRoundsPerFlush rounds moves the bins into the block's words.
+template <int kBlock, class T>
+__device__ inline void exact_block_sum_binned(const T* __restrict__ x, std::size_t n, std::size_t head, long long* words,
+                                              double* lane_bins) {
+  constexpr int kVec = vector_width<T>();
+  constexpr std::size_t kTile = static_cast<std::size_t>(kBlock) * kUnroll;
+  // 2^10 elements a lane between flushes (2^14 would do): the flush is cheap, and this way a
+  // launch of 2^30 elements flushes inside its loop too, so the tests see it.
+  constexpr int kRoundsPerFlush = (1 << 10) / (kUnroll * kVec);
+  static_assert(kRoundsPerFlush >= 1 && (kRoundsPerFlush + 1) * kUnroll * kVec <= (1 << 14));
+  const std::size_t nvec = (n - head) / kVec;
+  const Vec<T>* body = reinterpret_cast<const Vec<T>*>(x + head);
+  const std::size_t full_tiles = nvec / kTile;
+  double* mine = lane_bins + threadIdx.x;
+#pragma unroll
+  for (int c = 0; c < kFieldBins; ++c) mine[c * kBlock] = 0;
+  bool seen = false;  // an element other than -0
+  auto one_by_one = [&](float f) {  // any element: the lone ones, and vectors with a special
+    const unsigned u = __float_as_uint(f), magnitude = u & 0x7fffffffu;
+    if (magnitude >= 0x7f800000u) {
+      const int which = magnitude != 0x7f800000u ? ExactSum::kNaN : (u >> 31) ? ExactSum::kNegInf : ExactSum::kPosInf;
+      atomicAdd(reinterpret_cast<unsigned long long*>(words + which), 1ull);
+    } else {
+      mine[(magnitude >> 27) * kBlock] += static_cast<double>(f);
+    }
+    seen = seen || u != 0x80000000u;
+  };
+  auto add_vector = [&](const Vec<T>& r) {
+    float f[kVec];
+    unsigned top = 0, all_bits = 0xffffffffu;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      f[j] = binned_float(r.e[j]);
+      top = max(top, __float_as_uint(f[j]) & 0x7fffffffu);
+      all_bits &= __float_as_uint(f[j]);
+    }
+    if (top >= 0x7f800000u) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) one_by_one(f[j]);
+      return;
+    }
+    if (top != 0) seen = true;
+    else if (!seen) seen = all_bits != 0x80000000u;  // zeros: all -0 or not
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) mine[(__float_as_uint(f[j]) >> 27 & (kFieldBins - 1)) * kBlock] += static_cast<double>(f[j]);
+  };
+  auto flush = [&] {  // every lane of the warp together
+#pragma unroll
+    for (int c = 0; c < kFieldBins; ++c) {
+      const int unit = field_bin_unit(c);
+      long long m = __double2ll_rn(mine[c * kBlock] * pow2(-unit));  // below 2^50, 2^55 over the warp
+      mine[c * kBlock] = 0;
+      if (!__any_sync(0xffffffffu, m != 0)) continue;
+#pragma unroll
+      for (int offset = 16; offset > 0; offset >>= 1) m += __shfl_xor_sync(0xffffffffu, m, offset);
+      if ((threadIdx.x & 31) == 0 && m != 0) deposit_scaled(words, m, unit);
+    }
+  };
+  int rounds = 0;
+  for (std::size_t t = blockIdx.x; t < full_tiles; t += gridDim.x) {
+    const std::size_t v = t * kTile + threadIdx.x;
+    Vec<T> r[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) r[u] = body[v + u * kBlock];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) add_vector(r[u]);
+    if (++rounds == kRoundsPerFlush) flush(), rounds = 0;
+  }
+  // The vectors of the last, partial tile: fewer than kTile, at most kUnroll a lane (one round).
+  const std::size_t g = blockIdx.x * static_cast<std::size_t>(kBlock) + threadIdx.x;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kBlock;
+  for (std::size_t v = full_tiles * kTile + g; v < nvec; v += stride) add_vector(body[v]);
+  // At most kVec - 1 elements before the vectors and after them.
+  const std::size_t tail = head + nvec * kVec;
+  if (g < head) one_by_one(binned_float(x[g]));
+  if (tail + g < n) one_by_one(binned_float(x[tail + g]));
+  if (__any_sync(0xffffffffu, seen) && (threadIdx.x & 31) == 0)
+    atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
+  // The last flush, the block's at once: a warp's flush costs some 25 instructions a bin, which
+  // every warp paying for every bin made 1.5-1.75x a plain sum at 2^24 on an H200 for data
+  // that fill every bin. Each lane turns its nonzero bins into integers of their units in place
+  // (below 2^50 each: at most (kRoundsPerFlush + 1) rounds since the last flush), noting which
+  // are in use; kBlock / kFieldBins threads add each used bin's column (below 2^60 over a block
+  // of 1024), and one thread a used bin adds those and deposits the sum. Most data use few bins.
+  constexpr int kPerBin = kBlock / kFieldBins;
+  static_assert(kPerBin >= 1 && kBlock % kFieldBins == 0);
+  __shared__ unsigned block_bins;  // bit c: some lane of the block has bin c nonzero
+  if (threadIdx.x == 0) block_bins = 0;
+  auto* units = reinterpret_cast<long long*>(lane_bins);
+  unsigned used = 0;
+#pragma unroll
+  for (int c = 0; c < kFieldBins; ++c) {
+    const double v = mine[c * kBlock];
+    if (v != 0) {
+      // v is a multiple of 2^unit below 2^(unit + 51): added to 1.5 * 2^(unit + 52), its units
+      // are the difference of the significands (one addition, no conversion instruction).
+      const double magic = 0x1.8p52 * pow2(field_bin_unit(c));
+      units[c * kBlock + threadIdx.x] = __double_as_longlong(v + magic) - __double_as_longlong(magic);
+      used |= 1u << c;
+    } else {
+      units[c * kBlock + threadIdx.x] = 0;
+    }
+  }
+  used = warp_or(used);
+  __syncthreads();  // block_bins is zero before any warp adds to it
+  if ((threadIdx.x & 31) == 0 && used != 0) atomicOr(&block_bins, used);
+  __syncthreads();
+  const unsigned in_use = block_bins;
+  const int bin = threadIdx.x / kPerBin;
+  long long column = 0;
+  if (in_use >> bin & 1) {
+    const long long* column_of = units + bin * kBlock + threadIdx.x % kPerBin;
+#pragma unroll
+    for (int k = 0; k < kFieldBins; ++k) column += column_of[k * kPerBin];
+  }
+  __syncthreads();  // every column read before bin 0's slots take the partial sums
+  units[threadIdx.x] = column;
+  __syncthreads();
+  if (threadIdx.x < kFieldBins && (in_use >> threadIdx.x & 1)) {
+    long long m = 0;
+    for (int k = 0; k < kPerBin; ++k) m += units[threadIdx.x * kPerBin + k];
+    if (m != 0) deposit_scaled(words, m, field_bin_unit(threadIdx.x));
+  }
+}
+
+//! Whether T's exact sums go through exponent bins (exact_block_sum_binned): f32 and bf16.
+template <class T>
+constexpr bool kBinnedSum = std::is_same_v<T, float> || std::is_same_v<T, bf16>;
+//! The dynamic shared memory a block of the binned form needs: kFieldBins doubles a lane.
+template <class T>
+constexpr std::size_t binned_bytes(int block) {
+  return kBinnedSum<T> ? sizeof(double) * kFieldBins * static_cast<std::size_t>(block) : 0;
+}
+
 //! Copies the device-wide accumulator to `out` and zeroes it for the next call.
 __device__ inline void take_total(long long* total, long long* out) {
   for (int w = threadIdx.x; w < ExactSum::kWords; w += blockDim.x) {
@@ -377,9 +520,11 @@ __global__ __launch_bounds__(kBlock) void exact_sum_kernel(const T* __restrict__
                                                            long long* total, unsigned int* counter, long long* out) {
   __shared__ long long words[ExactSum::kWords];
   __shared__ bool last_block;
+  extern __shared__ double lane_bins[];  // binned_bytes<T>(kBlock)
   for (int w = threadIdx.x; w < ExactSum::kWords; w += kBlock) words[w] = 0;
   __syncthreads();
   if constexpr (std::is_same_v<T, f16>) exact_block_sum_f16<kBlock>(x, n, head, words);
+  else if constexpr (kBinnedSum<T>) exact_block_sum_binned<kBlock>(x, n, head, words, lane_bins);
   else exact_block_sum<kBlock>(x, n, head, words);
   __syncthreads();
   for (int w = threadIdx.x; w < ExactSum::kWords; w += kBlock)
