@@ -1,10 +1,11 @@
 // The GPU half of the `exact` suite: exact sums (Accuracy::exact) of device-resident f32 and f64,
 // N = 2^10 to 2^30 in powers of 4, against plain cub and plain cuda.single_pass / cuda.shuffle and
 // a read-bandwidth probe over the same bytes, in the same run, timed as gpu-reduce times (CUDA-graph
-// replays of back-to-back calls, each on its own copy of the input; median). Then the same at 2^24,
-// 2^28 and 2^30 for f32, bf16 and f64 over six distributions (uniform; wide exponents with random
-// signs; random bit patterns over every finite exponent; pairs that cancel; subnormals; ...), since
-// an exact sum's cost can depend on the data where a plain one's does not. Every exact result is
+// replays of back-to-back calls, each on its own copy of the input; median). Then plain cub against
+// the exact sums at 2^24, 2^28 and 2^30 for f32, bf16 and f64 over five distributions (uniform;
+// wide exponents with random signs; random bit patterns over every finite exponent; pairs x and
+// -x; subnormals), since an exact sum's cost can depend on the data where a plain one's does not
+// (`--device-only` runs these without the host sweep of exact.cpp). Every exact result is
 // checked against the CPU's exact sum of the same data: the same bits, or the row says NO.
 // CUB's deterministic reduce (cuda::execution::determinism::gpu_to_gpu) is not in this toolkit's
 // CCCL (3.0.1, nvcc 13.0): the suite says so rather than leave the column out in silence.
@@ -133,8 +134,8 @@ const char* spread_name(Spread s, DType t) {
   return "?";
 }
 
-//! A wide value from 64 random bits: a random sign, a random significand and an exponent uniform
-//! in [-range, range].
+//! A wide value from 64 random bits: a random sign, 31 random bits of significand and an exponent
+//! uniform in [-range, range].
 __device__ inline double wide_value(unsigned long long z, int range) {
   const int e = static_cast<int>((z >> 32) % static_cast<unsigned long long>(2 * range + 1)) - range;
   const double v = ldexp(1.0 + static_cast<double>(z & ((1ull << 31) - 1)) * 0x1p-31, e);
