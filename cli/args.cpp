@@ -122,7 +122,7 @@ Array load_offsets(const DataArgs& d) {
       (*values)[i] = static_cast<std::uint64_t>(in[i]);
     }
   });
-  return Array{DType::u64, raw.count, values->data(), values, raw.description};
+  return Array{DType::u64, raw.count, values->data(), values, raw.description, {static_cast<std::int64_t>(raw.count)}};
 }
 
 Request request_for(const Array& a, const DataArgs& d, Op op, Memory memory, const Array& offsets, OpSet ops) {
