@@ -34,7 +34,7 @@ std::size_t resident_blocks(Kernel kernel, std::size_t n, std::size_t dynamic, c
 template <int kBlock, class T>
 const void* launch(const T* x, std::size_t n, bool single_pass, Workspace& ws, void* host_out) {
   constexpr auto kernel = exact::exact_sum_kernel<kBlock, T>;
-  constexpr std::size_t dynamic = exact::binned_bytes<T>(kBlock);  // the f32 and bf16 form's bins
+  constexpr std::size_t dynamic = exact::dynamic_bytes<T>(kBlock);
   const auto blocks = static_cast<unsigned>(resident_blocks<kBlock, T>(kernel, n, dynamic, ws));
   constexpr std::size_t kBytes = sizeof(ExactSum);
   if (!ws.exact_total) {  // zero once; every call leaves it zero

@@ -210,8 +210,15 @@ struct Bins {
 };
 
 template <int kBlock, class T>
-__device__ inline void exact_block_sum(const T* __restrict__ x, std::size_t n, std::size_t head, long long* words) {
+__device__ inline void exact_block_sum(const T* __restrict__ x, std::size_t n, std::size_t head, long long* words,
+                                       long long* warp_words) {
   using F = Format<T>;
+  // Each warp deposits into its own copy of the words (shared memory, kWords a warp), added into
+  // the block's at the end: on data whose exponents span far more than the window, most
+  // elements are deposited, and a block's warps all adding to one copy waited on each other.
+  long long* mine = warp_words + (threadIdx.x / 32) * ExactSum::kWords;
+  for (int w = threadIdx.x & 31; w < ExactSum::kWords; w += 32) mine[w] = 0;
+  __syncwarp();
   constexpr int kVec = vector_width<T>();
   constexpr std::size_t kTile = static_cast<std::size_t>(kBlock) * kUnroll;
   const std::size_t nvec = (n - head) / kVec;
@@ -248,33 +255,40 @@ __device__ inline void exact_block_sum(const T* __restrict__ x, std::size_t n, s
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) deposit_value(words, static_cast<double>(r[u].e[j]));
+        for (int j = 0; j < kVec; ++j) deposit_value(mine, static_cast<double>(r[u].e[j]));
       continue;
     }
     if (e > bins.window || ++rounds == F::kFlushEvery) {  // warp-uniform: e and rounds are the warp's
-      bins.flush(words);
+      bins.flush(mine);
       bins.open(min(max(e + 2, bins.window), kLargestWindow));  // 2 to spare: fewer reopenings
       rounds = 0;
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) bins.cut(u, static_cast<double>(r[u].e[j]), words);
+      for (int j = 0; j < kVec; ++j) bins.cut(u, static_cast<double>(r[u].e[j]), mine);
   }
-  bins.flush(words);
+  bins.flush(mine);
   // At most kVec - 1 elements before the vectors and after them.
   const std::size_t g = blockIdx.x * static_cast<std::size_t>(kBlock) + threadIdx.x;
   const std::size_t tail = head + nvec * kVec;
   if (g < head) {
-    deposit_value(words, static_cast<double>(x[g]));
+    deposit_value(mine, static_cast<double>(x[g]));
     seen = seen || F::not_negative_zero(x[g]) != 0;
   }
   if (tail + g < n) {
-    deposit_value(words, static_cast<double>(x[tail + g]));
+    deposit_value(mine, static_cast<double>(x[tail + g]));
     seen = seen || F::not_negative_zero(x[tail + g]) != 0;
   }
   if (__any_sync(0xffffffffu, seen) && (threadIdx.x & 31) == 0)
-    atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
+    atomicAdd(reinterpret_cast<unsigned long long*>(mine + ExactSum::kNotNegativeZero), 1ull);
+  __syncthreads();
+  for (int w = threadIdx.x; w < ExactSum::kWords; w += kBlock) {
+    long long sum = 0;
+#pragma unroll
+    for (int k = 0; k < kBlock / 32; ++k) sum += warp_words[k * ExactSum::kWords + w];
+    words[w] += sum;
+  }
 }
 
 //! An f16's value times 2^-1008, as a double made from its bits (sign, then exponent and
@@ -498,10 +512,13 @@ __device__ inline void exact_block_sum_binned(const T* __restrict__ x, std::size
 //! Whether T's exact sums go through exponent bins (exact_block_sum_binned): f32 and bf16.
 template <class T>
 constexpr bool kBinnedSum = std::is_same_v<T, float> || std::is_same_v<T, bf16>;
-//! The dynamic shared memory a block of the binned form needs: kFieldBins doubles a lane.
+//! The dynamic shared memory a block needs: kFieldBins doubles a lane (the binned form), a copy
+//! of the words a warp (the window form), none (f16).
 template <class T>
-constexpr std::size_t binned_bytes(int block) {
-  return kBinnedSum<T> ? sizeof(double) * kFieldBins * static_cast<std::size_t>(block) : 0;
+constexpr std::size_t dynamic_bytes(int block) {
+  if constexpr (kBinnedSum<T>) return sizeof(double) * kFieldBins * static_cast<std::size_t>(block);
+  else if constexpr (std::is_same_v<T, f16>) return 0;
+  else return sizeof(long long) * ExactSum::kWords * static_cast<std::size_t>(block / 32);
 }
 
 //! Copies the device-wide accumulator to `out` and zeroes it for the next call.
@@ -520,12 +537,12 @@ __global__ __launch_bounds__(kBlock) void exact_sum_kernel(const T* __restrict__
                                                            long long* total, unsigned int* counter, long long* out) {
   __shared__ long long words[ExactSum::kWords];
   __shared__ bool last_block;
-  extern __shared__ double lane_bins[];  // binned_bytes<T>(kBlock)
+  extern __shared__ double dynamic[];  // dynamic_bytes<T>(kBlock)
   for (int w = threadIdx.x; w < ExactSum::kWords; w += kBlock) words[w] = 0;
   __syncthreads();
   if constexpr (std::is_same_v<T, f16>) exact_block_sum_f16<kBlock>(x, n, head, words);
-  else if constexpr (kBinnedSum<T>) exact_block_sum_binned<kBlock>(x, n, head, words, lane_bins);
-  else exact_block_sum<kBlock>(x, n, head, words);
+  else if constexpr (kBinnedSum<T>) exact_block_sum_binned<kBlock>(x, n, head, words, dynamic);
+  else exact_block_sum<kBlock>(x, n, head, words, reinterpret_cast<long long*>(dynamic));
   __syncthreads();
   for (int w = threadIdx.x; w < ExactSum::kWords; w += kBlock)
     if (words[w] != 0) atomicAdd(reinterpret_cast<unsigned long long*>(total + w), static_cast<unsigned long long>(words[w]));
