@@ -25,7 +25,7 @@
 // superaccumulator's words itself: rare on most data, but on data whose exponents span far more
 // than 2^60 the deposits make it some 5.7x a plain sum on an H200 (8x with one copy a block; an
 // f64's 53 bits do not fit the f32 form's bins with room to add).
-// A warp empties its bins into the block's words when the window must grow (a larger element
+// A warp empties its bins into its words when the window must grow (a larger element
 // arrives), every 64 rounds and at the end: each bin's lanes hold integers (S_b - start) /
 // 2^(K_b - 52) below 2^53, which add exactly as int64 across the warp, and one lane deposits
 // them. Rounds holding an infinity, a NaN or an element too large for the window (2^1011 or
@@ -188,8 +188,8 @@ struct Bins {
     v -= t - S[k];
     S[k] = t;
   }
-  //! Moves the bins' contents into the block's words and starts them afresh (every lane of the
-  //! warp calls it together).
+  //! Moves the bins' contents into `words` (the warp's copy) and starts them afresh (every lane
+  //! of the warp calls it together).
   __device__ void flush(long long* words) {
     if (window == INT_MIN) return;
 #pragma unroll
