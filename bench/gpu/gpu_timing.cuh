@@ -25,17 +25,21 @@ __device__ inline unsigned long long splitmix64(unsigned long long i) {
   return z ^ (z >> 31);
 }
 
-//! Fills x[0..n) uniform in [0, 1) with every mantissa bit random (splitmix64 of the index):
-//! 24 random bits for float, 53 for double; the 16-bit floats get float's, rounded once (what
-//! `torch.rand(n).to(dtype)` gives). Static, as read_probe.
+//! A value uniform in [0, 1) from 64 random bits, every mantissa bit random: 24 random bits for
+//! float, 53 for double; the 16-bit floats get float's, rounded once (what
+//! `torch.rand(n).to(dtype)` gives).
+template <class T>
+__device__ inline T uniform_value(unsigned long long z) {
+  if constexpr (sizeof(T) <= 4) return T(static_cast<float>(z >> 40) * 0x1p-24f);
+  else return T(static_cast<double>(z >> 11) * 0x1p-53);
+}
+
+//! Fills x[0..n) uniform in [0, 1) (uniform_value of splitmix64 of the index). Static, as read_probe.
 template <class T>
 static __global__ void fill_uniform(T* x, std::size_t n, unsigned long long seed) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const unsigned long long z = splitmix64(i + seed);
-    if constexpr (sizeof(T) <= 4) x[i] = T(static_cast<float>(z >> 40) * 0x1p-24f);
-    else x[i] = static_cast<double>(z >> 11) * 0x1p-53;
-  }
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    x[i] = uniform_value<T>(splitmix64(i + seed));
 }
 
 // The read-bandwidth probe: 16-byte loads, grid-stride, four in flight, XOR-folded; the result is

@@ -168,9 +168,7 @@ __global__ void fill_spread(T* x, std::size_t n, Spread s, unsigned long long se
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     const unsigned long long z = splitmix64(i + seed);
     switch (s) {
-      case Spread::uniform:
-        x[i] = sizeof(T) == 8 ? T(static_cast<double>(z >> 11) * 0x1p-53) : T(static_cast<float>(z >> 40) * 0x1p-24f);
-        break;
+      case Spread::uniform: x[i] = uniform_value<T>(z); break;
       case Spread::wide: x[i] = T(wide_value(z, range)); break;
       case Spread::random_bits: x[i] = from_random_bits<T>(z, false); break;
       case Spread::cancelling_pairs: {  // x[2j + 1] = -x[2j]: the sum is 0 whatever plain sums give
