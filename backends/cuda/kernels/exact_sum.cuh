@@ -464,7 +464,7 @@ __device__ inline void exact_block_sum_binned(const T* __restrict__ x, std::size
   if (__any_sync(0xffffffffu, seen) && (threadIdx.x & 31) == 0)
     atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
   // The last flush, the block's at once: a warp's flush costs some 25 instructions a bin, which
-  // every warp paying for every bin made 1.5-1.75x a plain sum at 2^24 on an H200 for data
+  // every warp paying for every bin made 1.4-1.76x a plain sum at 2^24 on an H200 for data
   // that fill every bin. Each lane turns its nonzero bins into integers of their units in place
   // (below 2^50 each: at most (kRoundsPerFlush + 1) rounds since the last flush), noting which
   // are in use; kBlock / kFieldBins threads add each used bin's column (below 2^60 over a block
