@@ -1,8 +1,5 @@
-// N-D views over every backend: random shapes (up to 9 dimensions, extents of 0 and 1 among
-// them), random axes, strides that permute the dimensions, leave gaps and run backwards, with
-// and without keepdims, results returned or written to the caller's strided `out`; each against
-// the exact reference, which walks the view element by element. A backend that does not declare
-// a view's layout class must refuse it with `unsupported`.
+// N-D views over every backend, data in host memory: the shared body of support/view_cases.hpp
+// (random shapes, axes, strides and keepdims against the exact reference), and bad views refused.
 
 #include <doctest/doctest.h>
 
@@ -16,208 +13,45 @@
 
 #include "conformance/backends.hpp"
 #include "support/test_data.hpp"
+#include "support/view_cases.hpp"
 #include "xreduce/validate.hpp"
 
 namespace xr = xreduce;
-using xr::test::backends, xr::test::memory_for, xr::test::quick, xr::test::support_of;
+using xr::test::backends, xr::test::kLong, xr::test::kSmall, xr::test::memory_for, xr::test::quick;
 
 namespace {
 
-//! A random view of a buffer and the axes to reduce.
-struct ViewCase {
-  std::vector<std::int64_t> shape, strides;
-  std::size_t span = 1;        //!< elements of the buffer the view lies in
-  std::int64_t first = 0;      //!< where element (0, ..., 0) is in the buffer
-  xr::Axes axes;
-  bool keepdims = false;
-  std::string text;
-};
-
-//! Extents drawn from `extents` (at most `most` elements in all), laid out in a buffer in a random order of the dimensions, some
-//! with a gap after each step, some reversed.
-ViewCase draw_view(std::mt19937_64& rng, std::size_t rank, const std::vector<std::int64_t>& extents, std::int64_t most) {
-  ViewCase v;
-  v.shape.resize(rank);
-  v.strides.resize(rank);
-  std::int64_t elements = 0;
-  do {  // at most `most` elements
-    elements = 1;
-    for (auto& e : v.shape) elements *= e = extents[rng() % extents.size()];
-  } while (elements > most);
-  std::vector<std::size_t> order(rank);
-  std::iota(order.begin(), order.end(), 0);
-  std::shuffle(order.begin(), order.end(), rng);
-  std::int64_t step = rng() % 4 == 0 ? 2 : 1;  // sometimes every other element
-  for (std::size_t d : order) {                // innermost first
-    v.strides[d] = step;
-    step *= std::max<std::int64_t>(v.shape[d], 1) + (rng() % 5 == 0 ? 1 : 0);
-  }
-  v.span = static_cast<std::size_t>(step);
-  for (std::size_t d = 0; d < rank; ++d)
-    if (rng() % 4 == 0 && v.shape[d] > 0) {  // reversed: element 0 at the far end
-      v.first += (v.shape[d] - 1) * v.strides[d];
-      v.strides[d] = -v.strides[d];
-    }
-  if (rng() % 5 != 0)  // else: no axes named, every one reduced
-    for (std::size_t d = 0; d < rank; ++d)
-      if (rng() % 2) v.axes.add(d);
-  v.keepdims = rng() % 3 == 0;
-  std::ostringstream s;
-  s << "shape (";
-  for (std::size_t d = 0; d < rank; ++d) s << (d ? ", " : "") << v.shape[d];
-  s << "), strides (";
-  for (std::size_t d = 0; d < rank; ++d) s << (d ? ", " : "") << v.strides[d];
-  s << "), axes (";
-  for (std::size_t d = 0, n = 0; d < rank; ++d)
-    if (v.axes.contains(d)) s << (n++ ? ", " : "") << d;
-  s << ")" << (v.keepdims ? ", keepdims" : "");
-  v.text = s.str();
-  return v;
-}
-
-//! What the results' shape must be, worked out here rather than by the library.
-std::vector<std::int64_t> expected_shape(const ViewCase& v) {
-  std::vector<std::int64_t> shape;
-  for (std::size_t d = 0; d < v.shape.size(); ++d) {
-    const bool reduced = v.axes.empty() || v.axes.contains(d);
-    if (!reduced) shape.push_back(v.shape[d]);
-    else if (v.keepdims) shape.push_back(1);
-  }
-  return shape;
-}
-
-//! Whether the view's reduction has a slice of no elements to take an extreme of: some reduced
-//! extent is 0 and there is at least one result.
-bool empty_slices(const ViewCase& v) {
-  std::int64_t reduced = 1, kept = 1;
-  for (std::size_t d = 0; d < v.shape.size(); ++d) (v.axes.empty() || v.axes.contains(d) ? reduced : kept) *= v.shape[d];
-  return reduced == 0 && kept > 0;
-}
-
+//! The shared body over every backend, with the data in host memory.
 template <class T>
-void check_view_case(const ViewCase& v, xr::Op op, xr::test::Pattern pattern, std::mt19937_64& rng) {
-  xr::test::Elements<T> buffer = xr::test::make_data<T>(pattern, op, v.span, rng);
-  if constexpr (xr::is_float_v<T>)
-    if (pattern == xr::test::Pattern::nan)  // about one element in 64, so that slices hold some
-      for (T& x : buffer)
-        if (rng() % 64 == 0) x = std::numeric_limits<T>::quiet_NaN();
-  const xr::View view = xr::View::of(v.shape.data(), v.strides.data(), v.shape.size());
-  xr::Request q = xr::Request::over(buffer.data() + v.first, xr::dtype_of<T>(), view, v.axes, op);
-  q.keepdims = v.keepdims;
-  q.memory = xr::Memory::host;
-  INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), " << to_string(op) << " of "
-               << to_string(xr::dtype_of<T>()) << ", " << v.text << ", data " << std::string(xr::test::name(pattern)));
-  const std::vector<std::int64_t> shape = expected_shape(v);
-  const bool refuses_empty = empty_slices(v) && xr::OpSet{op}.needs_elements();
-  const xr::Reference ref = refuses_empty ? xr::Reference{} : xr::exact_reference(q);
-
-  for (xr::Reducer* r : backends()) {
-    if (memory_for(*r) != xr::Memory::host || r->capabilities().support(q.dtype, op) != xr::Support::exact) continue;
-    INFO("backend " << r->name());
-    if (support_of(*r, q) == xr::Support::none) {
-      try {
-        r->reduce(q);
-        FAIL("no error for a layout it does not declare");
-      } catch (const xr::Error& e) {
-        CHECK(e.code() == xr::ErrorCode::unsupported);
-      }
-      continue;
-    }
-    if (refuses_empty) {
-      try {
-        r->reduce(q);
-        FAIL("no error for an extreme of an empty slice");
-      } catch (const xr::Error& e) {
-        CHECK(e.code() == xr::ErrorCode::empty_input);
-      }
-      continue;
-    }
-    const xr::Result got = r->reduce(q);
-    CHECK(got.shape == shape);
-    double error = 0;
-    const bool ok = xr::agrees(q, ref, got, &error);
-    INFO("|error| " << error << ", tolerance " << xr::tolerance(q, ref));
-    CHECK(ok);
-    if (shape.empty() || got.values.empty()) continue;
-
-    // The same results into the caller's `out`, in Fortran order of the kept axes (the first
-    // varies fastest), and the indices beside them.
-    std::vector<std::int64_t> kept;
-    for (std::size_t d = 0; d < v.shape.size(); ++d)
-      if (!v.axes.empty() && !v.axes.contains(d)) kept.push_back(v.shape[d]);
-    std::vector<std::int64_t> out_strides(kept.size());
-    std::int64_t step = 1;
-    for (std::size_t k = 0; k < kept.size(); ++k) out_strides[k] = step, step *= kept[k];
-    const xr::DType type = xr::result_dtype(q.dtype, op);
-    std::vector<unsigned char> out(got.values.size() * xr::size_of(type));
-    std::vector<std::uint64_t> out_index(got.values.size());
-    xr::Request into = q;
-    into.out = out.data();
-    into.out_index = xr::returns_index(op) ? out_index.data() : nullptr;
-    into.out_strides = out_strides.data();
-    const xr::Result written = r->reduce(into);
-    CHECK(written.values.empty());
-    // Result s (C order over the kept axes) is at sum of its indices times out_strides. The
-    // placed results are held to the reference, not to the first call's bits: a backend whose
-    // split follows the run (hybrid) may round a float sum or product otherwise from call to call.
-    xr::Result placed = got;
-    for (std::size_t s = 0; s < got.values.size(); ++s) {
-      std::size_t rest = s, at = 0;
-      for (std::size_t k = kept.size(); k-- > 0;) {
-        at += (rest % static_cast<std::size_t>(kept[k])) * static_cast<std::size_t>(out_strides[k]);
-        rest /= static_cast<std::size_t>(kept[k]);
-      }
-      placed.values[s] = xr::Scalar::from_bytes(type, out.data() + at * xr::size_of(type));
-      if (xr::returns_index(op)) placed.indices[s] = out_index[at];
-    }
-    const bool placed_ok = xr::agrees(q, ref, placed, &error);
-    INFO("results placed by out_strides: |error| " << error);
-    CHECK(placed_ok);
-  }
+void host_views(std::size_t cases, std::size_t max_rank, const std::vector<std::int64_t>& extents, std::int64_t most,
+                std::uint64_t salt) {
+  xr::test::views_for<T, xr::test::HostPlacement>(backends(), cases, max_rank, extents, most, salt);
 }
-
-template <class T>
-void views_for_type(std::size_t cases, std::size_t max_rank, const std::vector<std::int64_t>& extents, std::int64_t most,
-                    std::uint64_t salt) {
-  std::mt19937_64 rng(xr::test::run_seed() ^ salt ^ static_cast<std::uint64_t>(xr::dtype_of<T>()));
-  std::vector<xr::test::Pattern> patterns{xr::test::Pattern::random, xr::test::Pattern::ties};
-  if (xr::is_float_v<T>) patterns.push_back(xr::test::Pattern::nan);
-  for (std::size_t c = 0; c < cases; ++c) {
-    const ViewCase v = draw_view(rng, 1 + rng() % max_rank, extents, most);
-    const xr::Op op = xr::all_ops[rng() % xr::all_ops.size()];
-    check_view_case<T>(v, op, patterns[rng() % patterns.size()], rng);
-  }
-}
-
-// Small extents, up to 9 dimensions: every layout class turns up, and dimensions of 0 and 1.
-const std::vector<std::int64_t> kSmall{0, 1, 1, 2, 3, 4, 5, 7};
-// Fewer, longer dimensions: the CPU backends' chunks and threads, rows and columns of thousands.
-const std::vector<std::int64_t> kLong{1, 3, 17, 64, 257, 1000, 4099};
 
 }  // namespace
 
 // At most 2^12 elements a small view, 2^20 a long one.
 TEST_CASE("every backend: N-D views, f32") {
-  views_for_type<float>(quick() ? 40 : 200, 9, kSmall, 1 << 12, 0x71e3);
-  views_for_type<float>(quick() ? 3 : 12, 3, kLong, 1 << 20, 0x10e6);
+  host_views<float>(quick() ? 40 : 200, 9, kSmall, 1 << 12, 0x71e3);
+  host_views<float>(quick() ? 3 : 12, 3, kLong, 1 << 20, 0x10e6);
 }
 TEST_CASE("every backend: N-D views, f64") {
-  views_for_type<double>(quick() ? 40 : 200, 9, kSmall, 1 << 12, 0x71e3);
-  views_for_type<double>(quick() ? 3 : 12, 3, kLong, 1 << 20, 0x10e6);
+  host_views<double>(quick() ? 40 : 200, 9, kSmall, 1 << 12, 0x71e3);
+  host_views<double>(quick() ? 3 : 12, 3, kLong, 1 << 20, 0x10e6);
 }
-TEST_CASE("every backend: N-D views, i32") { views_for_type<std::int32_t>(quick() ? 40 : 150, 6, kSmall, 1 << 12, 0x71e3); }
+TEST_CASE("every backend: N-D views, i32") { host_views<std::int32_t>(quick() ? 40 : 150, 6, kSmall, 1 << 12, 0x71e3); }
 TEST_CASE("every backend: N-D views, u64") {
-  views_for_type<std::uint64_t>(quick() ? 40 : 150, 6, kSmall, 1 << 12, 0x71e3);
-  views_for_type<std::uint64_t>(quick() ? 3 : 8, 3, kLong, 1 << 20, 0x10e6);
+  host_views<std::uint64_t>(quick() ? 40 : 150, 6, kSmall, 1 << 12, 0x71e3);
+  host_views<std::uint64_t>(quick() ? 3 : 8, 3, kLong, 1 << 20, 0x10e6);
 }
 
 TEST_CASE("every backend: N-D views, f16, bf16, i8, u16, bool") {
-  views_for_type<xr::f16>(quick() ? 30 : 120, 6, kSmall, 1 << 12, 0x71e3);
-  views_for_type<xr::f16>(quick() ? 2 : 6, 3, kLong, 1 << 20, 0x10e6);
-  views_for_type<xr::bf16>(quick() ? 30 : 120, 6, kSmall, 1 << 12, 0x71e3);
-  views_for_type<std::int8_t>(quick() ? 30 : 100, 6, kSmall, 1 << 12, 0x71e3);
-  views_for_type<std::uint16_t>(quick() ? 30 : 100, 6, kSmall, 1 << 12, 0x71e3);
-  views_for_type<bool>(quick() ? 30 : 100, 6, kSmall, 1 << 12, 0x71e3);
+  host_views<xr::f16>(quick() ? 30 : 120, 6, kSmall, 1 << 12, 0x71e3);
+  host_views<xr::f16>(quick() ? 2 : 6, 3, kLong, 1 << 20, 0x10e6);
+  host_views<xr::bf16>(quick() ? 30 : 120, 6, kSmall, 1 << 12, 0x71e3);
+  host_views<std::int8_t>(quick() ? 30 : 100, 6, kSmall, 1 << 12, 0x71e3);
+  host_views<std::uint16_t>(quick() ? 30 : 100, 6, kSmall, 1 << 12, 0x71e3);
+  host_views<bool>(quick() ? 30 : 100, 6, kSmall, 1 << 12, 0x71e3);
 }
 
 TEST_CASE("every backend: bad views are refused") {

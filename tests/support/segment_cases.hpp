@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "support/placement.hpp"
 #include "support/test_data.hpp"
 #include "xreduce/backend/features.hpp"
 #include "xreduce/backend/reducer.hpp"
@@ -99,27 +100,6 @@ inline SegmentShape many_segments(std::mt19937_64& rng, std::size_t count) {
   for (std::size_t s = 0; s < count; ++s) off.push_back(off.back() + (s % 4099 == 7 ? 2500 + rng() % 40001 : rng() % 33));
   return {std::to_string(count) + " segments of 0..32 and some long ones", off.back(), 0, off};
 }
-
-//! Where a suite puts a test's arrays: `put` copies host bytes there (its pointer stays valid
-//! until the Placement goes), `fetch` copies bytes back.
-struct Placement {
-  Memory memory = Memory::host;
-  virtual ~Placement() = default;
-  virtual void* put(const void* host, std::size_t bytes) = 0;
-  virtual void fetch(void* host, const void* where, std::size_t bytes) = 0;
-};
-
-struct HostPlacement final : Placement {
-  std::vector<std::unique_ptr<std::uint64_t[]>> blocks;
-  void* put(const void* host, std::size_t bytes) override {
-    blocks.emplace_back(new std::uint64_t[bytes / 8 + 1]);
-    if (bytes) std::memcpy(blocks.back().get(), host, bytes);
-    return blocks.back().get();
-  }
-  void fetch(void* host, const void* where, std::size_t bytes) override {
-    if (bytes) std::memcpy(host, where, bytes);
-  }
-};
 
 //! Reduces `shape` of fresh data with `r` from `place`, results both returned and written to
 //! Request::out, each checked segment by segment against the exact reference. The data starts
