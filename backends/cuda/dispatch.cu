@@ -49,6 +49,13 @@ void enqueue_records(const void* data, std::size_t count, std::size_t width, DTy
   });
 }
 
+void enqueue_view(const Request& c, void* out, Workspace& ws, const ViewTuning& tuning) {
+  visit_dtype(c.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    enqueue_view_typed(static_cast<const T*>(c.data), c, out, ws, tuning);
+  });
+}
+
 Result collect_records(DType dtype, Op op, std::size_t width, Workspace& ws) {
   const std::size_t bytes = width * accumulator_bytes(dtype, op);
   void* host = ws.host_columns.reserve(bytes, "column results of records");

@@ -80,11 +80,13 @@ constexpr FeatureSet exact_sums(std::initializer_list<Memory> memory) {
 inline constexpr Capabilities kSeed = Capabilities(Engine::gpu).add(on_gpu_32_64(kSeedOps, {Layout::all}));
 inline constexpr Capabilities kSinglePass =
     Capabilities(Engine::gpu).add(on_gpu(kOneOps, {Layout::all})).add(exact_sums({Memory::host, Memory::device}));
-//! Rows and segments with its binned kernels, records with kernels/records.cuh, several ops with
-//! StatsOp, the statistics of device data with the op table's policies (statistics.cuh).
+//! Rows and segments with its binned kernels, records with kernels/records.cuh, the other views
+//! of device data with kernels/views.cuh, several ops with StatsOp, the statistics of device data
+//! with the op table's policies (statistics.cuh).
 inline constexpr Capabilities kShuffle = Capabilities(Engine::gpu)
                                              .add(on_gpu(kOneOps, {Layout::all, Layout::inner, Layout::ragged}))
                                              .add(on_gpu(kSeedOps, {Layout::outer}))
+                                             .add(on_gpu(kSeedOps, {Layout::middle, Layout::strided}).memory({Memory::device}))
                                              .add(exact_sums({Memory::host, Memory::device}))
                                              .add(FeatureSet().dtypes(kExactDTypes).ops(kGpuStatistics).layouts({Layout::all}).memory({Memory::device}).wide_results())
                                              .add(on_gpu(kTogether, {Layout::all, Layout::inner, Layout::ragged}).only_together());
@@ -146,6 +148,18 @@ Result collect(DType dtype, Op op, Workspace& ws);
 //! back (waits) and turns them into the results.
 void enqueue_records(const void* data, std::size_t count, std::size_t width, DType dtype, Op op, Workspace& ws);
 Result collect_records(DType dtype, Op op, std::size_t width, Workspace& ws);
+//! What the views kernels choose at run time (tuning as data, CUB's style; `xreduce bench views`
+//! sweeps it): the most threads across a row (a power of two up to the block), and the blocks a
+//! split column or view aims at, in waves of the GPU (blocks it holds at once). The defaults are
+//! the sweep's best over the N-D targets' shapes on an H200 (bench/results/nvidia-h200/views.md:
+//! 95.6-97.2% of the read probe, against 94.3-96.2% at 256 threads and two waves).
+struct ViewTuning {
+  int max_tile_x = 32;
+  int waves = 1;
+};
+//! A canonical view of device data aligned to its element size (enqueue_view_typed) into device
+//! `out`.
+void enqueue_view(const Request& c, void* out, Workspace& ws, const ViewTuning& tuning = {});
 //! Bytes of one column accumulator of (dtype, op).
 std::size_t accumulator_bytes(DType dtype, Op op);
 
@@ -279,6 +293,11 @@ void enqueue_segments_typed(Technique t, const T* data, const SegmentBounds& bou
                             std::uint64_t* out_index, Workspace& ws, unsigned long long** bad);
 template <class T>
 void enqueue_stats_typed(const T* data, std::size_t count, Workspace& ws);
+//! Enqueues canonical view `c` of device data (layouts middle and strided, and outer by the
+//! same kernels, kernels/views.cuh; ops without an index) into device `out`, one result of the
+//! op's type each.
+template <class T>
+void enqueue_view_typed(const T* data, const Request& c, void* out, Workspace& ws, const ViewTuning& tuning);
 //! Enqueues several ops of each segment of device data into device arrays `out` (as
 //! enqueue_segments_typed, with cuda.shuffle's tiles).
 template <class T>
