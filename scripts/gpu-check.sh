@@ -9,10 +9,10 @@
 #
 # XREDUCE_CHECK_TESTS picks the test programs (default: conformance gpu-tests gpu-custom-tests example-gpu),
 # XREDUCE_CHECK_SUITES the benchmarks (default: gpu-reduce host progression exact segments stats dtypes; also
-# statistics, with torch's beside it; empty: none),
+# statistics and views (device rows only), with torch's beside them; empty: none),
 # XREDUCE_SANITIZERS the sanitizer tools (default: memcheck racecheck synccheck; empty: none) and
 # XREDUCE_SANITIZE the programs under them (default: conformance dtypes records exact segments stats custom; also
-# statistics), so that a run
+# statistics and views), so that a run
 # within the device tool's 10 minutes can check what a change touched. Under racecheck the
 # conformance suite takes over 5 minutes (its 16-threads case alone over 2, all backends).
 #
@@ -56,6 +56,10 @@ for suite in ${XREDUCE_CHECK_SUITES-gpu-reduce host progression exact segments s
       step statistics-numpy python3 bench/python/bench_statistics_numpy.py "$out"
       step statistics-torch python3 bench/python/bench_statistics_torch.py "$out"
       [ -f "$out/statistics.json" ] && step plot-statistics python3 bench/plot_statistics.py "$out/statistics.json" "$out/statistics.png" ;;
+    views)
+      # torch's and CuPy's axis sums of the same shapes, in the same session, then the three side by side
+      step views "$build/bin/xreduce_bench" views --device-only --out "$out"
+      step views-torch python3 bench/python/bench_views_torch.py "$out" ;;
     progression|exact|segments|stats|dtypes)
       step "$suite" "$build/bin/xreduce_bench" "$suite" --out "$out"
       [ -f "$out/$suite.json" ] && step "plot-$suite" python3 bench/plot_suites.py "$out/$suite.json" "$out/$suite.png"
@@ -73,6 +77,7 @@ for tool in ${XREDUCE_SANITIZERS-memcheck racecheck synccheck}; do
       conformance) step "sanitizer-$tool" sanitize "$build/bin/xreduce_conformance" ;;
       dtypes) step "sanitizer-$tool-dtypes" sanitize "$build/bin/xreduce_gpu_tests" -tc="*every dtype*" ;;
       records|exact|segments) step "sanitizer-$tool-$what" sanitize "$build/bin/xreduce_gpu_tests" -tc="*$what*" ;;
+      views) step "sanitizer-$tool-views" sanitize "$build/bin/xreduce_gpu_tests" -tc="*N-D views*" ;;
       stats) step "sanitizer-$tool-stats" sanitize "$build/bin/xreduce_gpu_tests" -tc="*several ops*" ;;
       statistics) step "sanitizer-$tool-statistics" sanitize "$build/bin/xreduce_gpu_tests" -tc="*GPU statistics*" ;;
       custom) step "sanitizer-$tool-custom" sanitize "$build/bin/xreduce_gpu_custom_tests" ;;

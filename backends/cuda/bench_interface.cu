@@ -50,6 +50,13 @@ Result Kernels::collect_records(DType dtype, Op op, std::size_t width) {
   return cuda::collect_records(dtype, op, width, *impl_->lease);
 }
 
+void Kernels::enqueue_view(const Request& canonical, void* out, int max_tile_x, int waves) {
+  ViewTuning tuning;
+  if (max_tile_x > 0) tuning.max_tile_x = max_tile_x;
+  if (waves > 0) tuning.waves = waves;
+  cuda::enqueue_view(canonical, out, *impl_->lease, tuning);
+}
+
 void Kernels::enqueue_stats(const void* data, std::size_t count, DType dtype) {
   cuda::enqueue_stats(data, count, dtype, *impl_->lease);
 }

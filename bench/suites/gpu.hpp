@@ -60,7 +60,10 @@ int run_statistics_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string&
 int run_dtypes_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md);
 //! The `dtypes` suite (dtypes.cpp): sums of every element type against the read probes.
 int run_dtypes(const SuiteArgs& args);
-//! The views suite (views.cpp): N-D views reduced in place against copy + reduce, host data.
+//! The device-resident half of the `views` suite (gpu_views.cu), as run_exact_gpu.
+int run_views_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md);
+//! The views suite (views.cpp): N-D views reduced in place against copy + reduce, host data; and
+//! device data in the N-D targets' shapes (run_views_gpu).
 int run_views(const SuiteArgs& args);
 
 }  // namespace xreduce::bench

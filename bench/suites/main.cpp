@@ -373,7 +373,8 @@ int main(int argc, char** argv) {
       {"segments", "per-segment sums: CPU rows against flat sums, device data against cub::DeviceSegmentedReduce and the read probe"},
       {"stats", "several ops in one pass (sum, min, max, argmax) against a plain sum and against four calls, host and device data"},
       {"statistics", "mean, var, std, the norms, logsumexp, the nan* ops and exact mean and var on the CPU backends (host data) and on cuda.shuffle (device data, where a GPU is), against the read probe and a plain sum"},
-      {"views", "N-D views (rows, columns, a middle axis, a transpose, a cube, reversed) reduced in place against copy + reduce, host data"}};
+      {"views", "N-D views (rows, columns, a middle axis, a transpose, a cube, reversed) reduced in place against copy + reduce, host data; "
+                "device data in the N-D targets' shapes against the read probe"}};
   std::string help = "Suite:";
   for (const auto& [name, what] : suites) help += "\n  " + name + ": " + what;
   app.add_option("suite", suite, help)->required()->check(CLI::IsMember([&] {
@@ -387,7 +388,7 @@ int main(int argc, char** argv) {
   app.add_option("--max-log2", args.max_log2, "Largest size, as a power of 2 (0: the suite's own)")->check(CLI::Range(0, 34));
   app.add_option("--repeat", args.repeat, "Samples per point, at least 10 (the median is reported)")->capture_default_str();
   app.add_flag("--quick", args.quick, "Small sizes only: a smoke run");
-  app.add_flag("--device-only", args.device_only, "exact: only the rows of device-resident data (no host sweep)");
+  app.add_flag("--device-only", args.device_only, "exact, views: only the rows of device-resident data (no host part)");
   app.add_option("--config", args.config, "calibrate: also write the thresholds into this config file");
   app.add_flag("--uncalibrated", args.uncalibrated,
                "crossover: auto on the default thresholds, as before `xreduce calibrate` (writes crossover-uncalibrated.*)");

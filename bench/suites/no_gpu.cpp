@@ -23,6 +23,7 @@ int run_segments_gpu(const SuiteArgs&, nlohmann::json&, std::string&) { return 2
 int run_stats_gpu(const SuiteArgs&, nlohmann::json&, std::string&) { return 2; }
 int run_statistics_gpu(const SuiteArgs&, nlohmann::json&, std::string&) { return 2; }
 int run_dtypes_gpu(const SuiteArgs&, nlohmann::json&, std::string&) { return 2; }
+int run_views_gpu(const SuiteArgs&, nlohmann::json&, std::string&) { return 2; }
 int run_transfer(const SuiteArgs&, const TransferCpu&) {
   std::fprintf(stderr, "transfer: this build has no CUDA module (no nvcc when it was configured)\n");
   return 2;

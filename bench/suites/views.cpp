@@ -93,9 +93,9 @@ int run_views(const SuiteArgs& args) {
         c.takes(xr::Layout::strided) && c.engine() != xr::Engine::gpu && e.reducer->available())
       cpu.push_back(e.reducer);
   Progress progress("views", args.quick ? 2 : 60);
-  std::vector<float> copy(static_cast<std::size_t>(n));
+  std::vector<float> copy(static_cast<std::size_t>(args.device_only ? 0 : n));
   std::size_t done = 0;
-  for (const ViewShape& v : shapes) {
+  for (const ViewShape& v : args.device_only ? std::vector<ViewShape>{} : shapes) {
     const xr::View view = xr::View::of(v.shape.data(), v.strides.data(), v.shape.size());
     xr::Request q = xr::Request::over(data.data() + v.first, xr::DType::f32, view, v.axes);
     q.memory = xr::Memory::host;
@@ -124,8 +124,12 @@ int run_views(const SuiteArgs& args) {
     }
   }
   progress.finish();
+  nlohmann::json gpu_rows = nlohmann::json::array();
+  std::string gpu_md;
+  if (run_views_gpu(args, gpu_rows, gpu_md) != 0) gpu_md = "\nNo GPU here: no device-resident rows.\n";
+  md += gpu_md;
   std::fputs(md.c_str(), stdout);
-  write_results(args.out_dir, "views", {{"dtype", "f32"}, {"repeat", args.repeat}, {"rows", rows}}, md);
+  write_results(args.out_dir, "views", {{"dtype", "f32"}, {"repeat", args.repeat}, {"rows", rows}, {"device_rows", gpu_rows}}, md);
   return 0;
 }
 

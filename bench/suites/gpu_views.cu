@@ -1,0 +1,162 @@
+// The device half of the `views` suite: f32 axis reductions of 2^28 device-resident elements in
+// the shapes of the N-D targets (a square over axis 0 and 1, (2^20, 256) over axis 1 and 0,
+// (1024, 256, 1024) over axis 1 and over axes (0, 2), a transposed square over axis 1), each by the
+// kernel cuda.shuffle runs for its layout class (rows: the segments kernels; columns: the records
+// kernel and the views kernel side by side; a middle axis and strided views: the views kernels),
+// against the read probe over the same bytes, in the same run. torch's and CuPy's times for the
+// same shapes come from bench/python/bench_views_torch.py in the same device session. Time per
+// call: CUDA-graph replays of 8 back-to-back calls, median. Each result is checked against a
+// double sum on the host.
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bench_interface.hpp"
+#include "gpu.hpp"
+#include "gpu/gpu_timing.cuh"
+#include "xreduce/backend/features.hpp"
+
+namespace xc = xreduce::cuda::bench;
+
+namespace xreduce::bench {
+namespace {
+
+constexpr auto check = check_cuda;
+
+struct AxisShape {
+  std::string name;
+  std::vector<std::int64_t> shape;  // of the C-order array
+  Axes axes;
+  bool transposed = false;  // the array's transpose is reduced over `axes`
+};
+
+//! The double sums of a C-order array of `shape` (up to 3 dimensions) over `reduced` (bits of
+//! its own axes), in C order of the kept axes.
+std::vector<double> host_sums(const std::vector<float>& x, std::vector<std::int64_t> shape, std::uint32_t reduced) {
+  while (shape.size() < 3) shape.insert(shape.begin(), 1), reduced <<= 1;
+  std::int64_t kept_step[3] = {}, results = 1;
+  for (int k = 2; k >= 0; --k)
+    if (!((reduced >> k) & 1u)) kept_step[k] = results, results *= shape[k];
+  std::vector<double> sums(static_cast<std::size_t>(results), 0.0);
+  std::size_t p = 0;
+  for (std::int64_t i = 0; i < shape[0]; ++i)
+    for (std::int64_t j = 0; j < shape[1]; ++j) {
+      const std::int64_t at = i * kept_step[0] + j * kept_step[1];
+      for (std::int64_t k = 0; k < shape[2]; ++k) sums[static_cast<std::size_t>(at + k * kept_step[2])] += x[p++];
+    }
+  return sums;
+}
+
+}  // namespace
+
+int run_views_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md) {
+  if (!gpu_info().present) return 2;
+  const int log2n = args.max_log2 ? std::min(args.max_log2, 30) : (args.quick ? 20 : 28);
+  const std::int64_t n = std::int64_t{1} << log2n, side = std::int64_t{1} << (log2n / 2), batch = n >> 18;
+  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  float* x = nullptr;
+  float* out = nullptr;
+  unsigned* sink = nullptr;
+  check(cudaMalloc(&x, bytes), "cudaMalloc data");
+  check(cudaMalloc(&out, static_cast<std::size_t>(n / 256 + side) * sizeof(float)), "cudaMalloc results");
+  check(cudaMalloc(&sink, sizeof(unsigned)), "cudaMalloc sink");
+  fill_uniform<<<prop.multiProcessorCount * 8, 256>>>(x, static_cast<std::size_t>(n), 5);
+  check(cudaDeviceSynchronize(), "fill");
+  std::vector<float> host(static_cast<std::size_t>(n));
+  check(cudaMemcpy(host.data(), x, bytes, cudaMemcpyDeviceToHost), "data to the host");
+  xc::Kernels ws(device);
+  const int calls = 8, reps = std::max(args.repeat, 10);
+  auto time = [&](auto&& call) {
+    call();  // first call: allocations, outside the graph
+    check(cudaStreamSynchronize(ws.stream()), "warm-up");
+    return graph_seconds_per_call(ws.stream(), calls, reps, check, [&](int) { call(); });
+  };
+  const auto probe_t = time([&] {
+    read_probe<<<prop.multiProcessorCount * 8, 256, 0, ws.stream()>>>(reinterpret_cast<const uint4*>(x), bytes / 16, sink);
+  });
+  const double probe = bytes / median(probe_t) / 1e9;
+  md += "\n## Device-resident: f32 axis reductions of 2^" + std::to_string(log2n) + " elements\n\n" + std::string(prop.name) +
+        ". Read probe over the same bytes: " + fmt("%.1f", median(probe_t) * 1e6) + " us, " + fmt("%.0f", probe) +
+        " GB/s. The kernel cuda.shuffle runs for each layout class; for columns, both column kernels. Agreement: the "
+        "largest difference from a double sum on the host over all results, in units of 64 eps(f32) sum|x| (1 is the "
+        "tolerance).\n\n| array, axes | layout | kernel | median us | GB/s | % of probe | agreement |\n|---|---|---|---:|---:|---:|---:|\n";
+  rows.push_back({{"kernel", "read probe"}, {"n", n}, {"median_s", median(probe_t)}, {"gbps", probe}, {"times_s", probe_t}});
+  const std::vector<AxisShape> shapes{
+      {"(" + std::to_string(side) + ", " + std::to_string(side) + "), axis 0", {side, side}, Axes{0}},
+      {"(" + std::to_string(side) + ", " + std::to_string(side) + "), axis 1", {side, side}, Axes{1}},
+      {"(" + std::to_string(n / 256) + ", 256), axis 1", {n / 256, 256}, Axes{1}},
+      {"(" + std::to_string(n / 256) + ", 256), axis 0", {n / 256, 256}, Axes{0}},
+      {"(" + std::to_string(batch) + ", 256, 1024), axis 1", {batch, 256, 1024}, Axes{1}},
+      {"(" + std::to_string(batch) + ", 256, 1024), axes (0, 2)", {batch, 256, 1024}, Axes{0, 2}},
+      {"transposed (" + std::to_string(side) + ", " + std::to_string(side) + "), axis 1", {side, side}, Axes{1}, true},
+  };
+  std::string sweep_md;
+  for (const AxisShape& s : shapes) {
+    View view = View::of(s.shape.data(), nullptr, s.shape.size());
+    if (s.transposed) view = view.with_strides({1, s.shape[0]});
+    if (s.transposed) std::swap(view.shape[0], view.shape[1]);
+    Request q = Request::over(x, DType::f32, view, s.axes);
+    q.memory = Memory::device;
+    const Request c = canonical(q);
+    const Layout layout = layout_of(c);
+    const std::size_t results = static_cast<std::size_t>(result_count(c));
+    // The array's own axes reduced: a transpose over axis 1 is the array over axis 0.
+    const std::vector<double> expected = host_sums(host, s.shape, s.transposed ? 1u : s.axes.bits());
+    auto row = [&](const std::string& kernel, const std::vector<double>& t, const std::vector<float>& got) {
+      double worst = 0;
+      for (std::size_t r = 0; r < results; ++r)
+        worst = std::max(worst, std::fabs(got[r] - expected[r]) / std::max(64 * 0x1p-23 * expected[r], 1e-30));
+      const double m = median(t), gbps = bytes / m / 1e9;
+      md += "| " + s.name + " | " + std::string(to_string(layout)) + " | " + kernel + " | " + fmt("%.1f", m * 1e6) + " | " +
+            fmt("%.0f", gbps) + " | " + fmt("%.1f%%", 100 * gbps / probe) + " | " + fmt("%.3f", worst) + " |\n";
+      rows.push_back({{"array", s.name}, {"layout", to_string(layout)}, {"kernel", kernel}, {"n", n}, {"results", results},
+                      {"median_s", m}, {"gbps", gbps}, {"fraction_of_probe", gbps / probe}, {"agreement", worst}, {"times_s", t}});
+    };
+    std::vector<float> got(results);
+    auto fetch = [&] { check(cudaMemcpy(got.data(), out, results * sizeof(float), cudaMemcpyDeviceToHost), "results back"); };
+    if (layout == Layout::inner) {
+      const auto t = time([&] {
+        ws.enqueue_segments("cuda.shuffle", x, static_cast<std::size_t>(n), DType::f32, Op::sum, Segments{results, nullptr}, out);
+      });
+      fetch();
+      row("rows (segments kernels)", t, got);
+      continue;
+    }
+    if (layout == Layout::outer) {
+      const auto t = time([&] { ws.enqueue_records(x, static_cast<std::size_t>(c.view.shape[0]), results, DType::f32, Op::sum); });
+      const Result r = ws.collect_records(DType::f32, Op::sum, results);
+      for (std::size_t k = 0; k < results; ++k) got[k] = r.values[k].get<float>();
+      row("records", t, got);
+    }
+    const auto t = time([&] { ws.enqueue_view(c, out); });
+    fetch();
+    row("views", t, got);
+    // The views kernels' run-time tuning (ViewTuning), swept: the data for its defaults.
+    for (int tile_x : {32, 64, 128, 256})
+      for (int waves : {1, 2, 4}) {
+        const auto swept = time([&] { ws.enqueue_view(c, out, tile_x, waves); });
+        fetch();
+        sweep_md += "| " + s.name + " | " + std::to_string(tile_x) + " | " + std::to_string(waves) + " | " +
+                    fmt("%.1f", median(swept) * 1e6) + " | " + fmt("%.1f%%", 100 * bytes / median(swept) / 1e9 / probe) + " |\n";
+        rows.push_back({{"array", s.name}, {"layout", to_string(layout)}, {"kernel", "sweep"}, {"max_tile_x", tile_x},
+                        {"waves", waves}, {"n", n}, {"median_s", median(swept)}, {"times_s", swept}});
+      }
+  }
+  md += "\n### The views kernels' tuning, swept (ViewTuning: the most threads across a row, the blocks aimed at in waves)\n\n"
+        "| array, axes | max_tile_x | waves | median us | % of probe |\n|---|---:|---:|---:|---:|\n" + sweep_md;
+  cudaFree(x);
+  cudaFree(out);
+  cudaFree(sink);
+  return 0;
+}
+
+}  // namespace xreduce::bench
