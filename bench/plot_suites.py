@@ -8,11 +8,13 @@ crossover:   time per element against N, one line per backend, `auto` highlighte
 cpu:         GB/s and relative error against N, one line per backend and thread count, and the read probes.
 exact:       exact sums' speed over plain ones against N, per backend and dtype (host data); and on
              the GPU, exact time over plain cub's.
-views:       N-D views reduced in place: GB/s, and the time over a gather into rows plus their reduction.
+views:       N-D views reduced in place: GB/s, and the time over a gather into rows plus their reduction;
+             device data: each shape's share of the read probe, beside torch's and CuPy's (views-torch.json).
 dtypes:      sums of every element type as a share of the read probe over the same bytes: host (one
              thread, all threads) and device (cuda.shuffle, cuda.single_pass, cub).
 """
 import json
+import os
 import sys
 
 import matplotlib
@@ -200,18 +202,48 @@ def stats(data, axes):
         ax.legend(fontsize=7)
 
 
-def views(data, axes):
-    rows = data["rows"]
-    labels = [f'{r["view"]}\n{r["backend"]}' for r in rows]
-    axes[0].bar(range(len(rows)), [r["gbps"] for r in rows])
-    axes[0].set_ylabel("GB/s, the view reduced in place")
-    axes[1].bar(range(len(rows)), [r["ratio"] for r in rows])
-    axes[1].axhline(1.0, color="black", linestyle=":", label="as fast as copy + reduce")
-    axes[1].set_ylabel("time in place / time of copy + reduce")
-    axes[1].legend(fontsize=7)
-    for ax in axes:
-        ax.set_xticks(range(len(rows)), labels, fontsize=6, rotation=40, ha="right")
-        ax.grid(True, axis="y", alpha=0.3)
+def views_panels(data):
+    return (2 if data.get("rows") else 0) + (1 if data.get("device_rows") else 0)
+
+
+def views(data, axes, path_in):
+    rows = data.get("rows", [])
+    if rows:
+        labels = [f'{r["view"]}\n{r["backend"]}' for r in rows]
+        axes[0].bar(range(len(rows)), [r["gbps"] for r in rows])
+        axes[0].set_ylabel("GB/s, the view reduced in place")
+        axes[1].bar(range(len(rows)), [r["ratio"] for r in rows])
+        axes[1].axhline(1.0, color="black", linestyle=":", label="as fast as copy + reduce")
+        axes[1].set_ylabel("time in place / time of copy + reduce")
+        axes[1].legend(fontsize=7)
+        for ax in axes[:2]:
+            ax.set_xticks(range(len(rows)), labels, fontsize=6, rotation=40, ha="right")
+            ax.grid(True, axis="y", alpha=0.3)
+    device = data.get("device_rows", [])
+    mine = [r for r in device if r.get("kernel") not in ("read probe", "sweep")]
+    if not mine:
+        return
+    # Device data: each shape's share of the read probe for the kernel cuda.shuffle runs (the
+    # faster column kernel where there are two), and torch's and CuPy's from the same session.
+    ax = axes[-1]
+    probe = next(r for r in device if r.get("kernel") == "read probe")["median_s"]
+    arrays = list(dict.fromkeys(r["array"] for r in mine))
+    series = {"xreduce (cuda.shuffle)": [probe / min(r["median_s"] for r in mine if r["array"] == a) for a in arrays]}
+    others = os.path.join(os.path.dirname(path_in), "views-torch.json")
+    if os.path.exists(others):
+        with open(others) as f:
+            theirs = {r["array"]: r for r in json.load(f)["rows"]}
+        for name, key in (("torch.sum(dim=...)", "torch_s"), ("cupy.sum(axis=...)", "cupy_s")):
+            if all(key in theirs.get(a, {}) for a in arrays):
+                series[name] = [probe / theirs[a][key] for a in arrays]
+    width = 0.8 / len(series)
+    for k, (name, values) in enumerate(series.items()):
+        ax.bar([i + k * width for i in range(len(arrays))], values, width, label=name)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(arrays))], arrays, fontsize=7, rotation=30, ha="right")
+    ax.axhline(0.85, color="black", linestyle=":", label="85% of the probe")
+    ax.set_ylabel("read probe's time / reduction's time (device data, f32)")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower left")
 
 
 def dtypes(data, axes):
@@ -260,8 +292,9 @@ def main(path_in, path_out):
         fig, axes = plt.subplots(1, 2, figsize=(14, 6))
         stats(data, axes)
     elif suite == "views":
-        fig, axes = plt.subplots(1, 2, figsize=(16, 6))
-        views(data, axes)
+        count = max(1, views_panels(data))
+        fig, axes = plt.subplots(1, count, figsize=(8 * count, 6), squeeze=False)
+        views(data, list(axes[0]), path_in)
     elif suite == "dtypes":
         fig, axes = plt.subplots(1, 2, figsize=(14, 5))
         dtypes(data, axes)

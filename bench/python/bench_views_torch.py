@@ -102,7 +102,7 @@ def compare(out_dir, rows):
         return
     lines = ["# Axis reductions: xreduce (cuda.shuffle), torch and CuPy, same device session\n",
              f"f32, device-resident, 2^{int(probe['n']).bit_length() - 1} elements. Read probe {probe['median_s'] * 1e6:.1f} us "
-             f"({probe['gbps']:.0f} GB/s). xreduce: the faster kernel where columns have two (views.md has both). "
+             f"({probe['gbps']:.0f} GB/s). xreduce: the faster kernel where columns have two (views-device.md has both). "
              "Ratios are times over xreduce's: above 1, xreduce is faster.\n",
              "| array, axes | xreduce kernel | xreduce us | % of probe | torch / xreduce | CuPy / xreduce |",
              "|---|---|---:|---:|---:|---:|"]
