@@ -203,11 +203,11 @@ def stats(data, axes):
 
 
 def views_panels(data):
-    return (2 if data.get("rows") else 0) + (1 if data.get("device_rows") else 0)
+    return (2 if any("view" in r for r in data.get("rows", [])) else 0) + (1 if data.get("device_rows") else 0)
 
 
 def views(data, axes, path_in):
-    rows = data.get("rows", [])
+    rows = [r for r in data.get("rows", []) if "view" in r]  # the targets' shapes' rows: views-cpu-compared.md
     if rows:
         labels = [f'{r["view"]}\n{r["backend"]}' for r in rows]
         axes[0].bar(range(len(rows)), [r["gbps"] for r in rows])

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpu.hpp"
+#include "report.hpp"
 #include "xreduce/backend/features.hpp"
 #include "xreduce/backend/registry.hpp"
 #include "xreduce/xreduce.hpp"
@@ -60,6 +61,57 @@ void gather(const float* base, const ViewShape& v, float* out, std::size_t rows,
       }
     });
   for (auto& th : pool) th.join();
+}
+
+//! The N-D targets' shapes at 2^26 f32 (2^18 under --quick) on every CPU backend that does views,
+//! all threads, as GB/s and a share of the all-threads read probe over the same bytes, in the
+//! same run: (2^13, 2^13) over axis 0 and 1, (2^18, 256) over axis 1 and 0, (256, 256, 1024) over
+//! axis 1 and axes (0, 2), a transposed (2^13, 2^13) over axis 1. numpy's and torch's times for
+//! the same shapes come from bench/python/bench_views_cpu.py in the same session.
+void target_shapes_on_cpu(const SuiteArgs& args, const std::vector<Reducer*>& cpu, nlohmann::json& rows, std::string& md) {
+  const int log2n = args.quick ? 18 : 26;
+  const std::int64_t n = std::int64_t{1} << log2n, side = std::int64_t{1} << (log2n / 2), batch = n >> 18;
+  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
+  std::vector<float> data(static_cast<std::size_t>(n));
+  std::mt19937_64 rng(11);
+  for (float& v : data) v = static_cast<float>(rng() >> 40) * 0x1p-24f;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  Workload user_code;
+  user_code.user_code = true;
+  Reducer* pool = default_context().registry().best(Engine::cpu_parallel, user_code);
+  volatile std::uint64_t sink = 0;
+  const double probe = bytes / time_per_call([&] { sink = sink + read_probe(data.data(), bytes, cores, pool); }, args.repeat) / 1e9;
+  const std::string s = std::to_string(side);
+  const std::vector<ViewShape> shapes{
+      {"(" + s + ", " + s + "), axis 0", {side, side}, {side, 1}, 0, Axes{0}},
+      {"(" + s + ", " + s + "), axis 1", {side, side}, {side, 1}, 0, Axes{1}},
+      {"(" + std::to_string(n / 256) + ", 256), axis 1", {n / 256, 256}, {256, 1}, 0, Axes{1}},
+      {"(" + std::to_string(n / 256) + ", 256), axis 0", {n / 256, 256}, {256, 1}, 0, Axes{0}},
+      {"(" + std::to_string(batch) + ", 256, 1024), axis 1", {batch, 256, 1024}, {256 * 1024, 1024, 1}, 0, Axes{1}},
+      {"(" + std::to_string(batch) + ", 256, 1024), axes (0, 2)", {batch, 256, 1024}, {256 * 1024, 1024, 1}, 0, Axes{0, 2}},
+      {"transposed (" + s + ", " + s + "), axis 1", {side, side}, {1, side}, 0, Axes{1}},
+  };
+  md += "\n## The N-D targets' shapes on the CPU\n\nf32, 2^" + std::to_string(log2n) + " elements, all " + std::to_string(cores) +
+        " threads, median of " + std::to_string(args.repeat) + " calls; the all-threads read probe over the same bytes: " +
+        fmt("%.1f", probe) + " GB/s. numpy and torch: views-cpu-numpy-torch.md from the same session.\n\n"
+        "| array, axes | layout | backend | us | GB/s | % of probe |\n|---|---|---|---:|---:|---:|\n";
+  rows.push_back({{"target", "read probe"}, {"threads", cores}, {"gbps", probe}, {"n", n}});
+  for (const ViewShape& v : shapes) {
+    Request q = Request::over(data.data(), DType::f32, View::of(v.shape.data(), v.strides.data(), v.shape.size()), v.axes);
+    q.memory = Memory::host;
+    const Request c = canonical(q);
+    std::vector<float> out(static_cast<std::size_t>(result_count(c)));
+    q.out = out.data();
+    for (Reducer* r : cpu) {
+      if (r->capabilities().engine() != Engine::cpu_parallel) continue;  // all threads: the parallel backends
+      std::vector<double> raw;
+      const double t = time_per_call([&] { r->reduce(q); }, args.repeat, &raw), gbps = bytes / t / 1e9;
+      md += "| " + v.name + " | " + std::string(to_string(layout_of(c))) + " | " + std::string(r->name()) + " | " +
+            fmt("%.1f", t * 1e6) + " | " + fmt("%.1f", gbps) + " | " + fmt("%.1f%%", 100 * gbps / probe) + " |\n";
+      rows.push_back({{"target", v.name}, {"layout", to_string(layout_of(c))}, {"backend", r->name()}, {"n", n}, {"median_s", t},
+                      {"gbps", gbps}, {"fraction_of_probe", gbps / probe}, {"times_s", raw}});
+    }
+  }
 }
 
 }  // namespace
@@ -124,6 +176,7 @@ int run_views(const SuiteArgs& args) {
     }
   }
   progress.finish();
+  if (!args.device_only) target_shapes_on_cpu(args, cpu, rows, md);
   nlohmann::json gpu_rows = nlohmann::json::array();
   std::string gpu_md;
   if (run_views_gpu(args, gpu_rows, gpu_md) != 0) gpu_md = "\nNo GPU here: no device-resident rows.\n";

@@ -1,0 +1,103 @@
+"""numpy's x.sum(axis=...) and torch.sum(x, dim=...) on the CPU (torch on all threads), for the N-D
+targets' shapes of xreduce_bench's `views` suite at 2^26 f32 host data: the median of 10 calls,
+wall time. Run in the same session as the suite; writes views-cpu-numpy-torch.{json,md} beside
+its results and, where the suite's views.json is there, views-cpu-compared.md: the fastest CPU
+backend of xreduce for each shape beside numpy and torch.
+
+    python3 bench/python/bench_views_cpu.py OUT_DIR [LOG2N]
+"""
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy
+
+try:
+    import torch
+except ImportError:  # the comparison then has numpy's column only
+    torch = None
+
+
+def median_time(call, repeat=10):
+    call()
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        call()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples), samples
+
+
+def shapes(log2n):
+    n, side, batch = 1 << log2n, 1 << (log2n // 2), (1 << log2n) >> 18
+    return [
+        (f"({side}, {side}), axis 0", (side, side), (0,), False),
+        (f"({side}, {side}), axis 1", (side, side), (1,), False),
+        (f"({n // 256}, 256), axis 1", (n // 256, 256), (1,), False),
+        (f"({n // 256}, 256), axis 0", (n // 256, 256), (0,), False),
+        (f"({batch}, 256, 1024), axis 1", (batch, 256, 1024), (1,), False),
+        (f"({batch}, 256, 1024), axes (0, 2)", (batch, 256, 1024), (0, 2), False),
+        (f"transposed ({side}, {side}), axis 1", (side, side), (1,), True),
+    ]
+
+
+def main(out_dir, log2n=26):
+    n = 1 << log2n
+    x = numpy.random.default_rng(11).random(n, dtype=numpy.float32)
+    rows = []
+    for name, shape, axes, transposed in shapes(log2n):
+        a = x.reshape(shape)
+        if transposed:
+            a = a.T
+        t, samples = median_time(lambda: a.sum(axis=axes))
+        row = {"array": name, "numpy_s": t, "numpy_times_s": samples}
+        if torch is not None:
+            ta = torch.from_numpy(a)
+            tt, tsamples = median_time(lambda: torch.sum(ta, dim=axes))
+            row.update({"torch_s": tt, "torch_times_s": tsamples})
+        rows.append(row)
+    versions = f"numpy {numpy.__version__}" + (f", torch {torch.__version__} ({torch.get_num_threads()} threads)" if torch else "")
+    lines = ["# numpy and torch axis sums on the CPU, f32\n", f"{versions}, 2^{log2n} elements, median of 10 calls.\n",
+             "| array, axes | numpy us | torch us |", "|---|---:|---:|"]
+    for r in rows:
+        torch_cell = f"{r['torch_s'] * 1e6:.1f}" if "torch_s" in r else "not run"
+        lines.append(f"| {r['array']} | {r['numpy_s'] * 1e6:.1f} | {torch_cell} |")
+    with open(os.path.join(out_dir, "views-cpu-numpy-torch.json"), "w") as f:
+        json.dump({"suite": "views-cpu-numpy-torch", "versions": versions, "n": n, "rows": rows}, f, indent=1)
+    with open(os.path.join(out_dir, "views-cpu-numpy-torch.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    compare(out_dir, rows)
+
+
+def compare(out_dir, rows):
+    path = os.path.join(out_dir, "views.json")
+    if not os.path.exists(path):
+        return
+    with open(path) as f:
+        mine = [r for r in json.load(f)["rows"] if "target" in r]
+    probe = next((r for r in mine if r["target"] == "read probe"), None)
+    if probe is None:
+        return
+    lines = ["# Axis sums on the CPU: xreduce, numpy and torch, same session\n",
+             f"f32 host data, 2^{int(probe['n']).bit_length() - 1} elements, all {probe['threads']} threads; the all-threads read "
+             f"probe {probe['gbps']:.1f} GB/s. xreduce: its fastest CPU backend for each shape (views.md has each). Ratios are "
+             "times over xreduce's: above 1, xreduce is faster.\n",
+             "| array, axes | backend | xreduce us | % of probe | numpy / xreduce | torch / xreduce |", "|---|---|---:|---:|---:|---:|"]
+    for r in rows:
+        ours = [m for m in mine if m["target"] == r["array"]]
+        if not ours:
+            continue
+        best = min(ours, key=lambda m: m["median_s"])
+        torch_cell = f"{r['torch_s'] / best['median_s']:.2f}" if "torch_s" in r else "not run"
+        lines.append(f"| {r['array']} | {best['backend']} | {best['median_s'] * 1e6:.1f} | {100 * best['fraction_of_probe']:.1f}% | "
+                     f"{r['numpy_s'] / best['median_s']:.2f} | {torch_cell} |")
+    with open(os.path.join(out_dir, "views-cpu-compared.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 26)
