@@ -223,6 +223,11 @@ struct Exported {
   DType dtype;
   Memory memory;
   bool device;
+  //! Strides in elements from the array's CUDA array interface, where it has one: CuPy up to
+  //! 14.x exports a negative stride to DLPack divided as an unsigned number (cupy/cupy issue
+  //! 10172, fixed by pull request 10228), so its own signed byte strides are read instead. Empty:
+  //! the DLPack strides.
+  std::vector<std::int64_t> strides;
 };
 Exported export_checked(nb::handle object) {
   const bool bfloat16_view = ml_dtypes_bfloat16(object);
@@ -238,6 +243,12 @@ Exported export_checked(nb::handle object) {
   // Host memory is named as such, so that no module is asked where it lives; managed memory is
   // left to the CUDA module, which knows it.
   e.memory = device_type == kDLCUDA ? Memory::device : device_type == kDLCUDAManaged ? Memory::automatic : Memory::host;
+  if (e.device && python_type_name(object).rfind("cupy.", 0) == 0 && nb::hasattr(object, "__cuda_array_interface__")) {
+    const nb::object strides = nb::borrow<nb::dict>(object.attr("__cuda_array_interface__"))["strides"];
+    if (!strides.is_none() && nb::len(strides) == e.array.ndim())
+      for (nb::handle bytes : strides)
+        e.strides.push_back(nb::cast<std::int64_t>(bytes) / static_cast<std::int64_t>(size_of(e.dtype)));
+  }
   return e;
 }
 
@@ -287,7 +298,8 @@ ArrayInput view_of(const Exported& e, Op op, nb::handle axis, bool keepdims) {
     return in;
   }
   std::int64_t shape[kMaxRank], strides[kMaxRank];
-  for (std::size_t d = 0; d < rank; ++d) shape[d] = static_cast<std::int64_t>(in.array.shape(d)), strides[d] = in.array.stride(d);
+  for (std::size_t d = 0; d < rank; ++d)
+    shape[d] = static_cast<std::int64_t>(in.array.shape(d)), strides[d] = e.strides.empty() ? in.array.stride(d) : e.strides[d];
   Axes reduced;
   for (std::size_t d : axes) reduced.add(d);
   in.request = Request::over(in.array.data(), e.dtype, View::of(shape, strides, rank), reduced, op);
@@ -327,7 +339,10 @@ ArrayInput read_array(nb::handle object, Op op, std::size_t width, bool copy) {
   check_width(size, width);
   const void* data = in.array.data();
   if (!c_contiguous(in.array)) {
-    if (!in.device && width == 1) return view_of(e, op, nb::none(), /*keepdims=*/false);  // in place, any strides
+    // In place, any strides: host arrays of one column; device arrays of one column, unless a copy
+    // is asked for, by ops without an index (cuda.shuffle reads N-D views of device data in
+    // place; an index in C order over such a view is a copy's).
+    if (width == 1 && (!in.device || (!copy && !returns_index(op)))) return view_of(e, op, nb::none(), /*keepdims=*/false);
     if (!copy)
       throw nb::value_error("xreduce: the array is not C-contiguous; pass copy=True to reduce a contiguous copy "
                             "(made once), or make one yourself");

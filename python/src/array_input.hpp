@@ -28,9 +28,10 @@ struct ArrayInput {
 
 //! Reads `object` as a request for `op` in records of `width`. Throws TypeError for an object that
 //! is no array or has an element type xreduce does not reduce, ValueError for memory it cannot
-//! read, a width that does not divide the size, or a non-contiguous device array (or host array
-//! in records) when `copy` is false (with `copy`, such an array is copied once, in C order). A
-//! non-contiguous host array of one column is read in place, as a view of every axis.
+//! read, a width that does not divide the size, or a non-contiguous device array for argmin or
+//! argmax (or array in records) when `copy` is false (with `copy`, such an array is copied once,
+//! in C order). A non-contiguous array of one column is read in place, as a view of every axis:
+//! a host array always, a device array for an op without an index when `copy` is false.
 ArrayInput read_array(nanobind::handle object, Op op, std::size_t width, bool copy);
 
 //! Reads `object` as an N-D view with numpy's `axis` (None: every axis; an int or a tuple of

@@ -87,8 +87,10 @@ def test_device_views_and_copies(rng):
     x = torch.from_numpy(host).cuda()
     view = x[100:400]  # contiguous, not at the start of the allocation
     assert xreduce.sum(view, accuracy="exact") == exact_sum(host[100:400])
+    assert xreduce.sum(x.T, accuracy="exact") == exact_sum(host.T)  # in place
     with pytest.raises(ValueError, match="not C-contiguous"):
-        xreduce.sum(x.T)
+        xreduce.argmax(x.T)  # an index in C order of the transpose: a copy's
+    assert xreduce.argmax(x.T, copy=True) == int(numpy.argmax(host.T))
     assert xreduce.sum(x.T, copy=True, accuracy="exact") == exact_sum(numpy.ascontiguousarray(host.T))
     with pytest.raises(ValueError, match="host copy"):
         xreduce.validate(x, "sum")
@@ -168,3 +170,40 @@ def test_cupy_arrays_of_the_narrow_types(rng):
             r = xreduce.reduce(cupy.asarray(host), op)
             assert r.backend in GPU
             check(r, host, name, op)
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "min", "max"])
+def test_device_axes_read_in_place(rng, op):
+    """Axes of N-D device tensors and views (a middle axis, axes apart, a transpose, a step): the
+    results a tensor on the same GPU, each against numpy's float64 reduction of the host copy."""
+    host = (1 + (rng.random((48, 33, 40)) - 0.5) / 64) if op == "prod" else rng.random((48, 33, 40)) - 0.5
+    host = host.astype(numpy.float32)
+    x = torch.from_numpy(host).cuda()
+    cases = [(x, host, 1), (x, host, (0, 2)), (x, host, 0), (x, host, (1, 2)), (x, host, -1),
+             (x.transpose(0, 2), host.swapaxes(0, 2), 1), (x[:, ::2], host[:, ::2], (0, 2)),
+             (x.permute(1, 0, 2), host.transpose(1, 0, 2), (1,))]
+    for t, h, axis in cases:
+        got = getattr(xreduce, op)(t, axis=axis)
+        assert isinstance(got, torch.Tensor) and got.device == t.device, (axis, type(got))
+        want = getattr(numpy, op)(h.astype(numpy.float64), axis=axis)
+        got = got.cpu().numpy().astype(numpy.float64)
+        assert got.shape == want.shape, axis
+        if op in ("min", "max"):
+            assert numpy.array_equal(got, want), axis
+        else:  # the stated bounds: 64 eps(f32) of the sum of |x|; a product's (n + 64) eps of its value
+            n = h.size // want.size
+            bound = 64 * numpy.finfo(numpy.float32).eps * numpy.abs(h.astype(numpy.float64)).sum(axis=axis) if op == "sum" \
+                else (n + 64) * numpy.finfo(numpy.float32).eps * numpy.abs(want)
+            assert numpy.all(numpy.abs(got - want) <= bound), axis
+
+
+def test_cupy_axes_of_reversed_views(rng):
+    """Negative strides, which CuPy up to 14.x exports wrongly to DLPack (read from its CUDA array
+    interface instead)."""
+    cupy = pytest.importorskip("cupy")
+    host = rng.random((40, 30, 20)).astype(numpy.float32)
+    c = cupy.asarray(host)
+    for v, h, axis in ((c[::-1], host[::-1], (0, 2)), (c[:, ::-3], host[:, ::-3], 1), (c.T, host.T, 1)):
+        got = xreduce.max(v, axis=axis)
+        assert isinstance(got, cupy.ndarray)
+        assert numpy.array_equal(cupy.asnumpy(got), h.max(axis=axis))
