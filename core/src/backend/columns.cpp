@@ -292,9 +292,13 @@ void run_columns(const Request& q, const Plan& p, const ChunkRunner* runner, std
   // Blocks of columns whose accumulators stay in cache (exact ones are 576 bytes each).
   const std::size_t block = std::min(width, sizeof(Column) > 256 ? std::size_t{64} : std::size_t{4096});
   const std::size_t blocks = (width + block - 1) / block;
-  // Chunks of rows: as many as kColumnChunkElements a chunk make, at most kChunks in all (a few
-  // per batch when there are many), and no more than kPartialBytes of partials hold.
-  const std::uint64_t per_chunk_min = std::max<std::uint64_t>(1, kColumnChunkElements / width);
+  // Chunks of rows: as many as kColumnChunkElements a chunk make for sums (double or compensated:
+  // their error does not grow with a chunk's length) and extremes, kChunkElements for the rest
+  // (products, sums of squares and the statistics add a chunk's rows in sequence, so its length
+  // bounds their error); at most kChunks in all (a few per batch when there are many), and no
+  // more than kPartialBytes of partials hold.
+  constexpr bool kLongChunks = is_sum_column<Column> || is_extreme_column<Column>;
+  const std::uint64_t per_chunk_min = std::max<std::uint64_t>(1, (kLongChunks ? kColumnChunkElements : kChunkElements) / width);
   const std::uint64_t memory_cap = std::max<std::uint64_t>(1, kPartialBytes / (p.batches * width * sizeof(typename Column::Partial)));
   const std::uint64_t most = std::min<std::uint64_t>(memory_cap, std::max<std::uint64_t>(1, kChunks / p.batches));
   const std::uint64_t chunks = std::max<std::uint64_t>(1, std::min(most, (p.rows + per_chunk_min - 1) / per_chunk_min));
