@@ -153,7 +153,7 @@ class CudaReducer final : public Reducer {
                                   stream_settings),
                       q, records);
     // Columns of whole 16-byte vectors, aligned: the views kernel, which reads rows a warp at a
-    // time and writes the results where they go (3-11% faster than the records kernel on an
+    // time and writes the results where they go (3-12% faster than the records kernel on an
     // H200, bench/results/nvidia-h200/views.md). The records kernel keeps odd widths, which it
     // still reads in vectors.
     if (records && reinterpret_cast<std::uintptr_t>(q.data) % 16 == 0 && width % (16 / size_of(q.dtype)) == 0)

@@ -151,8 +151,9 @@ Result collect_records(DType dtype, Op op, std::size_t width, Workspace& ws);
 //! What the views kernels choose at run time (tuning as data, CUB's style; `xreduce bench views`
 //! sweeps it): the most threads across a row (a power of two up to the block), and the blocks a
 //! split column or view aims at, in waves of the GPU (blocks it holds at once). The defaults are
-//! the sweep's best over the N-D targets' shapes on an H200 (bench/results/nvidia-h200/views.md:
-//! 95.6-97.2% of the read probe, against 94.3-96.2% at 256 threads and two waves).
+//! the sweep's best over the N-D targets' shapes on an H200 (bench/results/nvidia-h200/
+//! views-device.md: 95.6-97.1% of the read probe, against 94.2-96.1% at 256 threads and two
+//! waves; views.md's later run agrees).
 struct ViewTuning {
   int max_tile_x = 32;
   int waves = 1;

@@ -2,14 +2,14 @@
 // The N-D views of GPU data that neither the flat, the records nor the rows kernels take, read
 // in place (no transpose copy), in two forms chosen by the layout class:
 //
-// - Columns (layout middle: a batch of column reductions, (batch, rows, width) over axis 1; wide
-//   records are the batch of one). A block lies across a row: X threads over its 16-byte vectors
-//   and Y = block / X rows at a time, so a warp reads 512 consecutive bytes and a thread keeps one
-//   accumulator per element of its vector. The Y rows are folded in shared memory. Columns of
-//   many rows are cut into splits until the blocks fill the GPU; a second launch folds the
-//   splits' partials. So (1024, 256, 1024) over axis 1 and (2^14, 2^14) over axis 0 both read
-//   whole rows at once, which a block per column (CUB's segmented reduce over a transposed
-//   iterator) cannot.
+// - Columns (layout middle: a batch of column reductions, (batch, rows, width) over axis 1;
+//   records whose rows are whole vectors are the batch of one). A block lies across a row: X
+//   threads over its 16-byte vectors and Y = block / X rows at a time, so a warp reads 512
+//   consecutive bytes of a row and a thread keeps one accumulator per element of its vector. The
+//   Y rows are folded in shared memory. Columns of many rows are cut into splits until the blocks
+//   fill the GPU; a second launch folds the splits' partials. X and the splits' target are
+//   ViewTuning (techniques.hpp). A block per column, or a thread per column down all the rows,
+//   would read a few bytes of each row at a time.
 // - Strided (any other view). The reduced axis of the smallest step is walked as runs, and the
 //   other reduced axes count the runs; a block reduces one result (or one split of its runs), X
 //   threads along a run and Y runs at a time, with vector loads where the runs are contiguous and
@@ -51,9 +51,9 @@ inline Tile tile_for(std::uint64_t vectors, int block, int max_x) {
   return t;
 }
 
-//! Cuts `length` rows (runs) into splits, as many as `pieces` times the splits stay within
-//! `target` blocks (none where the pieces alone reach it), but no split so short that a thread makes fewer than min_loads
-//! loads. Returns the rows a split has.
+//! Cuts `length` rows (runs) into splits: as many as keep `pieces` times the splits within
+//! `target` blocks (one where the pieces alone reach it), but none so short that a thread makes
+//! fewer than `min_loads` loads. Returns the rows a split has.
 inline std::uint64_t rows_per_split(std::uint64_t length, std::uint64_t pieces, std::uint64_t target, int tile_y, int min_loads) {
   const std::uint64_t wanted = target / std::max<std::uint64_t>(pieces, 1);
   const std::uint64_t most = std::max<std::uint64_t>(1, length / (static_cast<std::uint64_t>(tile_y) * min_loads));
