@@ -3,12 +3,7 @@
 
 #include <doctest/doctest.h>
 
-#include <algorithm>
-#include <cmath>
-#include <numeric>
-#include <random>
-#include <sstream>
-#include <string>
+#include <cstdint>
 #include <vector>
 
 #include "conformance/backends.hpp"
