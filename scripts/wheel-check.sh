@@ -2,7 +2,7 @@
 # On a GPU machine (the device tool's): the repaired wheel alone, as a user installs it. A fresh
 # virtual environment (seeing the machine's own torch, CuPy and numpy) gets the wheel carried in .whl/ (built here for CPython 3.12 with the CUDA module inside, then
 # `auditwheel repair`; see scripts/test-python.sh) and the test dependencies carried in .whl/deps
-# (`pip download`: pytest, hypothesis, ml_dtypes, dask, distributed and theirs; no index there),
+# (`pip download`: pytest, hypothesis, array-api-strict, ml_dtypes, dask, distributed and theirs; no index there),
 # then runs the Python tests, GPU cases included. Nothing of the build tree is on any path (the
 # machine's own packages are named by a .pth file, below). Arguments go to pytest. Logs go to $OUT.
 set -uo pipefail
