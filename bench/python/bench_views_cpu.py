@@ -8,39 +8,17 @@ backend of xreduce for each shape beside numpy and torch.
 """
 import json
 import os
-import statistics
 import sys
-import time
 
 import numpy
+
+from bench_statistics_numpy import seconds_per_call
+from views_shapes import shapes
 
 try:
     import torch
 except ImportError:  # the comparison then has numpy's column only
     torch = None
-
-
-def median_time(call, repeat=10):
-    call()
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples), samples
-
-
-def shapes(log2n):
-    n, side, batch = 1 << log2n, 1 << (log2n // 2), (1 << log2n) >> 18
-    return [
-        (f"({side}, {side}), axis 0", (side, side), (0,), False),
-        (f"({side}, {side}), axis 1", (side, side), (1,), False),
-        (f"({n // 256}, 256), axis 1", (n // 256, 256), (1,), False),
-        (f"({n // 256}, 256), axis 0", (n // 256, 256), (0,), False),
-        (f"({batch}, 256, 1024), axis 1", (batch, 256, 1024), (1,), False),
-        (f"({batch}, 256, 1024), axes (0, 2)", (batch, 256, 1024), (0, 2), False),
-        (f"transposed ({side}, {side}), axis 1", (side, side), (1,), True),
-    ]
 
 
 def main(out_dir, log2n=26):
@@ -51,11 +29,11 @@ def main(out_dir, log2n=26):
         a = x.reshape(shape)
         if transposed:
             a = a.T
-        t, samples = median_time(lambda: a.sum(axis=axes))
+        t, samples = seconds_per_call(lambda: a.sum(axis=axes), repeat=10)
         row = {"array": name, "numpy_s": t, "numpy_times_s": samples}
         if torch is not None:
             ta = torch.from_numpy(a)
-            tt, tsamples = median_time(lambda: torch.sum(ta, dim=axes))
+            tt, tsamples = seconds_per_call(lambda: torch.sum(ta, dim=axes), repeat=10)
             row.update({"torch_s": tt, "torch_times_s": tsamples})
         rows.append(row)
     versions = f"numpy {numpy.__version__}" + (f", torch {torch.__version__} ({torch.get_num_threads()} threads)" if torch else "")

@@ -15,6 +15,8 @@ import sys
 
 import torch
 
+from views_shapes import shapes
+
 try:
     import cupy
 except ImportError:  # the comparison then has torch's column only
@@ -38,19 +40,6 @@ def median_time(call, sync, event):
 
 def elapsed_ms(start, stop):
     return start.elapsed_time(stop) if hasattr(start, "elapsed_time") else cupy.cuda.get_elapsed_time(start, stop)
-
-
-def shapes(log2n):
-    n, side, batch = 1 << log2n, 1 << (log2n // 2), (1 << log2n) >> 18
-    return [
-        (f"({side}, {side}), axis 0", (side, side), (0,), False),
-        (f"({side}, {side}), axis 1", (side, side), (1,), False),
-        (f"({n // 256}, 256), axis 1", (n // 256, 256), (1,), False),
-        (f"({n // 256}, 256), axis 0", (n // 256, 256), (0,), False),
-        (f"({batch}, 256, 1024), axis 1", (batch, 256, 1024), (1,), False),
-        (f"({batch}, 256, 1024), axes (0, 2)", (batch, 256, 1024), (0, 2), False),
-        (f"transposed ({side}, {side}), axis 1", (side, side), (1,), True),
-    ]
 
 
 def main(out_dir, log2n=28):

@@ -243,7 +243,9 @@ Exported export_checked(nb::handle object) {
   // Host memory is named as such, so that no module is asked where it lives; managed memory is
   // left to the CUDA module, which knows it.
   e.memory = device_type == kDLCUDA ? Memory::device : device_type == kDLCUDAManaged ? Memory::automatic : Memory::host;
-  if (e.device && python_type_name(object).rfind("cupy.", 0) == 0 && nb::hasattr(object, "__cuda_array_interface__")) {
+  // Only a non-contiguous CuPy array's: a contiguous one's strides are not read.
+  if (e.device && !c_contiguous(e.array) && python_type_name(object).rfind("cupy.", 0) == 0 &&
+      nb::hasattr(object, "__cuda_array_interface__")) {
     const nb::object strides = nb::borrow<nb::dict>(object.attr("__cuda_array_interface__"))["strides"];
     if (!strides.is_none() && nb::len(strides) == e.array.ndim())
       for (nb::handle bytes : strides)

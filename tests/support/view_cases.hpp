@@ -126,22 +126,20 @@ void check_view_case(const ViewCase& v, xr::Op op, xr::test::Pattern pattern, st
   for (xr::Reducer* r : reducers) {
     if (!r->capabilities().reads(place.memory) || r->capabilities().support(q.dtype, op) != xr::Support::exact) continue;
     INFO("backend " << r->name() << ", data in " << to_string(place.memory) << " memory");
-    if (r->capabilities().support(xr::features_of(xr::canonical(q), xr::Accuracy::standard)) == xr::Support::none) {
+    auto refused = [&](xr::ErrorCode code, const char* otherwise) {
       try {
         r->reduce(q);
-        FAIL("no error for a layout it does not declare");
+        FAIL(otherwise);
       } catch (const xr::Error& e) {
-        CHECK(e.code() == xr::ErrorCode::unsupported);
+        CHECK(e.code() == code);
       }
+    };
+    if (r->capabilities().support(xr::features_of(xr::canonical(q), xr::Accuracy::standard)) == xr::Support::none) {
+      refused(xr::ErrorCode::unsupported, "no error for a layout it does not declare");
       continue;
     }
     if (refuses_empty) {
-      try {
-        r->reduce(q);
-        FAIL("no error for an extreme of an empty slice");
-      } catch (const xr::Error& e) {
-        CHECK(e.code() == xr::ErrorCode::empty_input);
-      }
+      refused(xr::ErrorCode::empty_input, "no error for an extreme of an empty slice");
       continue;
     }
     const xr::Result got = r->reduce(q);
