@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "conformance/backends.hpp"
@@ -104,6 +105,18 @@ void moments_over_backends() {
             CHECK(std::fabs(static_cast<double>(value(xr::Op::var, {})) - v) <= bound);
             CHECK(std::fabs(static_cast<double>(value(xr::Op::mean, {})) - static_cast<double>(want.mean)) <=
                   eps * std::fabs(static_cast<double>(want.mean)) + 64 * 0x1p-52 * largest);
+            // The moments a var hands on (Result::moments: the CPU backends and cuda.shuffle keep
+            // them), for a combine of parts: n, the sum and m2, unrounded.
+            q.op = xr::Op::var;
+            const xr::Result full = r->reduce(q);
+            const std::string name(r->name());
+            if (name == "sequential" || name == "openmp" || name == "tbb") REQUIRE(full.moments.has_value());
+            if (full.moments) {
+              CHECK(full.moments->n == static_cast<double>(n));
+              CHECK(std::fabs(full.moments->m2 / (static_cast<double>(n) - correction) - v) <= bound);
+              CHECK(std::fabs(full.moments->sum / static_cast<double>(n) - static_cast<double>(want.mean)) <=
+                    eps * std::fabs(static_cast<double>(want.mean)) + 64 * 0x1p-52 * largest);
+            }
           } else {
             CHECK(std::isnan(value(xr::Op::var, exact)));
           }

@@ -150,9 +150,11 @@ template <class T, class F, class Out = typename F::result_t>
 struct StatisticSegments {
   using acc = typename F::acc_t;
   ops::FinishArgs args;
+  acc* kept = nullptr;  //!< where each result's partial goes too, if set (a flat var's Result::moments)
   acc piece(const T* p, std::uint64_t n, std::uint64_t first) const { return statistic_run<F>(p, n, first); }
   using Fold = PairwiseStack<TablePolicy<F>>;
   void write(const Outputs& o, std::size_t s, const acc& v, std::uint64_t begin) const {
+    if (kept) kept[s] = v;
     static_cast<Out*>(o.values)[s] = ops::finish_as<Out, F>(v, args);
     if constexpr (ops::has_index<F>) o.indices[s] = v.index == ops::no_element ? no_index : v.index - begin;
   }
@@ -382,15 +384,19 @@ Result reduce_host_stats(const Request& q, const ChunkRunner* runner) {
 
 namespace {
 
-//! Statistic q.op of rows `b` (a whole array: one row) into `out`.
+//! Statistic q.op of rows `b` (a whole array: one row) into `out`; the moments of a mean, var or
+//! std go to `moments` too, one a row, if it is set.
 template <class T>
-void statistic_rows(const Request& q, const Bounds& b, const Outputs& out, const ChunkRunner* runner, bool wide, const Gather* g) {
+void statistic_rows(const Request& q, const Bounds& b, const Outputs& out, const ChunkRunner* runner, bool wide, const Gather* g,
+                    Moments* moments = nullptr) {
   const ops::FinishArgs args{q.correction};
   ops::visit_statistic<T>(q.op, [&](auto f) {
     using F = decltype(f);
     using Wide = wide_statistic_t<T, F>;
-    if (wide) reduce_tiles<T>(static_cast<const T*>(q.data), b, out, runner, StatisticSegments<T, F, Wide>{args}, g);
-    else reduce_tiles<T>(static_cast<const T*>(q.data), b, out, runner, StatisticSegments<T, F>{args}, g);
+    typename F::acc_t* kept = nullptr;
+    if constexpr (std::is_same_v<typename F::acc_t, Moments>) kept = moments;
+    if (wide) reduce_tiles<T>(static_cast<const T*>(q.data), b, out, runner, StatisticSegments<T, F, Wide>{args, kept}, g);
+    else reduce_tiles<T>(static_cast<const T*>(q.data), b, out, runner, StatisticSegments<T, F>{args, kept}, g);
   });
 }
 
@@ -403,10 +409,15 @@ Result reduce_host_statistic(const Request& q, const ChunkRunner* runner, bool w
   return visit_dtype(q.dtype, [&](auto tag) {
     using T = decltype(tag);
     std::uint64_t value = 0;  // 8 bytes hold any result type
-    statistic_rows<T>(q, whole, Outputs{&value, &index}, runner, wide, nullptr);
+    // var and std hand on their moments (Result::moments): a combine of parts (MPI ranks) then
+    // needs no second read for the mean.
+    const bool keeps_moments = q.op == Op::var || q.op == Op::std;
+    Moments moments{};
+    statistic_rows<T>(q, whole, Outputs{&value, &index}, runner, wide, nullptr, keeps_moments ? &moments : nullptr);
     const DType type = wide ? DType::f64 : result_dtype(q.dtype, q.op);
     r.value = Scalar::from_bytes(type, &value);
     if (returns_index(q.op)) r.index = index;
+    if (keeps_moments) r.moments = moments;
     return r;
   });
 }
