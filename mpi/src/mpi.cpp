@@ -72,7 +72,7 @@ Result allreduce(MPI_Comm comm, const Request& shard, const Options& options, Co
     MPI_Bcast(text, sizeof text, MPI_CHAR, h.error_rank, comm);
     reason = text;
   }
-  Result r = local.partials.result(reason, options.result_dtype, shard.correction);
+  Result r = local.partials.result(reason, options.result_dtype, shard.correction, local.result_shape);
   r.backend = std::move(local.backend);
   return r;
 }
@@ -90,7 +90,7 @@ std::optional<Result> reduce(MPI_Comm comm, const Request& shard, int root, cons
       throw Error(static_cast<ErrorCode>(local.partials.header().error_code), "rank " + std::to_string(rank) + ": " + local.reason);
     return std::nullopt;
   }
-  Result r = received.result({}, options.result_dtype, shard.correction);
+  Result r = received.result({}, options.result_dtype, shard.correction, local.result_shape);
   r.backend = std::move(local.backend);
   return r;
 }

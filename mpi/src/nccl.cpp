@@ -80,7 +80,7 @@ Result allreduce(ncclComm_t comm, const Request& shard, const Options& options, 
   mpi::detail::Partials total = local;
   std::memcpy(total.data(), gather.host + all - bytes, bytes);
   for (int r = ranks - 2; r >= 0; --r) mpi::detail::Partials::combine(gather.host + bytes * static_cast<std::size_t>(r), total.data(), bytes);
-  Result result = total.result({}, options.result_dtype, shard.correction);
+  Result result = total.result({}, options.result_dtype, shard.correction, own.result_shape);
   result.backend = std::move(own.backend);
   return result;
 }

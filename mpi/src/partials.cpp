@@ -108,13 +108,36 @@ typename F::acc_t accumulator_of(const Scalar& value, const Scalar* spread, std:
 }  // namespace
 
 ShardShape shape_of(const Request& shard) {
-  if (shard.view.rank == 0 && !shard.segments.segmented()) return {1, shard.count, {}};
+  if (shard.view.rank == 0 && !shard.segments.segmented()) return {1, shard.count, {}, {}};
   ShardShape s;
-  s.unsupported = "xreduce::mpi combines flat arrays and records (Request::records), not segments or other views";
-  if (shard.segments.segmented()) return s;
-  if (shard.view.rank == 2 && shard.axes.bits() == 0b01 && shard.view.strides[1] == 1 &&
-      shard.view.strides[0] == shard.view.shape[1] && shard.view.shape[0] >= 0 && shard.view.shape[1] > 0)
-    return {static_cast<std::size_t>(shard.view.shape[1]), static_cast<std::uint64_t>(shard.view.shape[0]), {}};
+  if (shard.segments.segmented()) {
+    s.refused = "xreduce::mpi combines flat arrays and views across ranks, not segments";
+    return s;
+  }
+  const View& v = shard.view;
+  if (!shard.axes.within(v.rank)) {
+    s.refused = "an axis beyond the view's " + std::to_string(v.rank) + " dimensions";
+    s.code = ErrorCode::invalid_argument;
+    return s;
+  }
+  std::uint64_t columns = 1, records = 1;
+  for (std::size_t k = 0; k < v.rank; ++k) {
+    if (v.shape[k] < 0) {
+      s.refused = "a view of negative extent " + std::to_string(v.shape[k]);
+      s.code = ErrorCode::invalid_argument;
+      return s;
+    }
+    const bool reduced = shard.axes.empty() || shard.axes.contains(k);
+    (reduced ? records : columns) *= static_cast<std::uint64_t>(v.shape[k]);
+    if (!reduced || shard.keepdims) s.result_shape.push_back(reduced ? 1 : v.shape[k]);
+  }
+  if (!shard.axes.empty() && !shard.axes.contains(0)) {
+    s.refused = "xreduce::mpi combines views whose axis 0, along which the ranks' shards follow each other, is reduced; "
+                "this one keeps it (each rank's results are its own: xreduce::reduce gives them)";
+    return s;
+  }
+  s.columns = static_cast<std::size_t>(columns);
+  s.records = records;
   return s;
 }
 
@@ -197,6 +220,8 @@ void Partials::set_local(const Result& result, const Result* spread) {
         break;
       }
       case Kind::exact_moments: {
+        if (h.columns > 1)
+          throw Error(ErrorCode::unsupported, "exact statistics cross ranks for flat arrays (one result), not per column");
         // Result::exact of an exact mean: the sum's partial; of var and std: the sum's, then the squares'.
         for (std::size_t k = 0; k < 2; ++k) {
           ExactSum e = k < result.exact.size() ? result.exact[k] : ExactSum{};
@@ -210,7 +235,10 @@ void Partials::set_local(const Result& result, const Result* spread) {
         store(s, is_signed_integer(dtype) ? static_cast<std::uint64_t>(v.get<std::int64_t>()) : v.get<std::uint64_t>());
         break;
       case Kind::exact_sum: {
-        ExactSum e = result.exact.at(c);
+        if (result.exact.size() < h.columns)
+          throw Error(ErrorCode::unsupported, "the backend '" + result.backend + "' gave no exact partial of each result of this view: " +
+                                                  "exact sums cross ranks for flat arrays and records");
+        ExactSum e = result.exact[c];
         e.normalize();  // so that up to 2^31 of them add word by word
         store(s, e);
         break;
@@ -243,7 +271,8 @@ std::string Partials::message() const {
   return std::string(m.text, strnlen(m.text, sizeof m.text));
 }
 
-Result Partials::result(const std::string& reason, std::optional<DType> asked, double correction) const {
+Result Partials::result(const std::string& reason, std::optional<DType> asked, double correction,
+                        const std::vector<std::int64_t>& shape) const {
   const Header& h = header();
   if (h.error_code != 0) {
     const std::string why = !reason.empty() ? reason : h.with_message ? message() : std::string(to_string(static_cast<ErrorCode>(h.error_code)));
@@ -327,6 +356,13 @@ Result Partials::result(const std::string& reason, std::optional<DType> asked, d
     if (c == 0) r.value = value;
   }
   if (h.columns > 1) r.shape = {static_cast<std::int64_t>(h.columns)};
+  if (!shape.empty()) {
+    r.shape = shape;
+    if (h.columns == 1) {  // one result of a view kept as one (keepdims), as on one rank
+      r.values = {r.value};
+      if (r.index) r.indices = {*r.index};
+    }
+  }
   return r;
 }
 
@@ -397,10 +433,13 @@ void Partials::combine(const void* in, void* inout, std::size_t bytes) {
 LocalPartials local_partials(int rank, const Request& shard, const Options& options, Context& context, bool with_message) {
   const Accuracy accuracy = options.accuracy.value_or(context.config().accuracy);
   const ShardShape shape = shape_of(shard);
-  LocalPartials local{Partials(shard.dtype, shard.op, shape.columns, accuracy, with_message), "(empty shard)", {}};
+  LocalPartials local{Partials(shard.dtype, shard.op, shape.columns, accuracy, with_message), "(empty shard)", {}, shape.result_shape};
   try {
-    if (!shape.unsupported.empty()) throw Error(ErrorCode::unsupported, shape.unsupported);
-    if (shape.records > 0) {
+    if (!shape.refused.empty()) throw Error(shape.code, shape.refused);
+    // The shard's results come back here, not to its out: they are partials of the whole's.
+    Request own = shard;
+    own.out = nullptr, own.out_index = nullptr, own.out_strides = nullptr;
+    if (shape.records > 0 && shape.columns > 0) {
       local.partials.header().count = shape.records;  // set_local reads it: a statistic's accumulator of that many
       if (local.partials.header().kind == static_cast<std::uint8_t>(Kind::statistic) && exact_statistic(shard.op)) {
         // Chan's update needs each rank's count, mean and spread, in f64 where the elements are
@@ -408,7 +447,7 @@ LocalPartials local_partials(int rank, const Request& shard, const Options& opti
         // its variance, then its mean (a second read).
         Options wide = options;
         wide.result_dtype = is_floating(shard.dtype) ? std::optional<DType>(DType::f64) : std::nullopt;
-        Request q = shard;
+        Request q = own;
         std::optional<Result> var;
         if (shard.op != Op::mean) {
           q.op = Op::var;
@@ -425,11 +464,11 @@ LocalPartials local_partials(int rank, const Request& shard, const Options& opti
           local.partials.set_local(mean, var ? &*var : nullptr);
         }
       } else {
-        Options o = shard_options(shard, options, context);
+        Options o = shard_options(own, options, context);
         // A statistic's float result crosses in f64, unrounded: the whole is rounded once.
         if (!is_core_op(shard.op) && is_floating(shard.dtype) && !o.result_dtype && result_dtype_allowed(shard.dtype, shard.op, DType::f64))
           o.result_dtype = DType::f64;
-        Result r = context.reduce(shard, o);
+        Result r = context.reduce(own, o);
         local.backend = r.backend;
         local.partials.set_local(r);
       }

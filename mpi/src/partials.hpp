@@ -15,15 +15,22 @@
 
 namespace xreduce::mpi::detail {
 
-//! A shard as the wire carries it: its columns (1 for a flat array, the width of records) and its
-//! records (elements of a flat array), or why it cannot be combined across ranks.
+//! A shard as the wire carries it: its columns (the results: 1 for a flat array, the width of
+//! records, the kept extents' product of a view) and its records (the elements each result
+//! reduces on this rank), or why it cannot be combined across ranks.
 struct ShardShape {
   std::size_t columns = 1;
   std::uint64_t records = 0;
-  std::string unsupported;  //!< empty if it can
+  //! The whole's Result::shape: a view's kept extents (with keepdims, the reduced ones as 1).
+  std::vector<std::int64_t> result_shape;
+  std::string refused;  //!< empty if it can; else why, with `code`
+  ErrorCode code = ErrorCode::unsupported;
 };
-//! The shape of `shard`: a flat array, or records (a view of count x width reduced along axis 0,
-//! Request::records). Other views and segments are not combined across ranks.
+//! The shape of `shard`: a flat array, or a view (records among them) whose reduced axes include
+//! axis 0, the axis along which the ranks' shards follow each other. Then every result reduces
+//! the same elements on every rank, and a rank's argmin/argmax index (along the reduced axes,
+//! flattened in C order: axis 0 is their outermost) moves past the ranks before it by their
+//! records. A view that keeps axis 0, and segments, are not combined across ranks.
 ShardShape shape_of(const Request& shard);
 
 //! The options a rank reduces its shard with: the caller's, and for a 16-bit float sum, product
@@ -104,7 +111,9 @@ class Partials {
   //! or the op's own; var and std divide by n - `correction`. Throws the error the header
   //! carries (with `reason`, if the caller has it, else the buffer's own), and
   //! Error(empty_input) for min, max, argmin, argmax (and their nan forms) of an empty whole.
-  Result result(const std::string& reason = {}, std::optional<DType> asked = std::nullopt, double correction = 0) const;
+  //! `shape`: the results' shape (ShardShape::result_shape); empty: as many as the columns, flat.
+  Result result(const std::string& reason = {}, std::optional<DType> asked = std::nullopt, double correction = 0,
+                const std::vector<std::int64_t>& shape = {}) const;
 
   //! Combines `in` into `inout` (two buffers of `bytes`): the MPI operator, `in` holding lower
   //! ranks than `inout` (declared non-commutative: MPI keeps rank order, which gives argmin and
@@ -121,12 +130,14 @@ struct LocalPartials {
   Partials partials;
   std::string backend;
   std::string reason;  //!< why this rank failed, if it did
+  std::vector<std::int64_t> result_shape = {};  //!< ShardShape::result_shape, for Partials::result
 };
 
 //! Rank `rank`'s partials: its shard reduced by its own dispatcher, or the identity and the reason
 //! when it failed (the collective still runs: no rank is left waiting). The header's count is the
 //! shard's records. Throws (before any collective, on every rank alike) only for an op or
-//! accuracy the wire has no partial for. What xreduce::mpi and the Python package's mpi4py
+//! accuracy the wire has no partial for. A shard's Request::out is not written: its results
+//! come back to the combine, whose are the whole's. What xreduce::mpi and the Python package's mpi4py
 //! module (xreduce.mpi) both send.
 LocalPartials local_partials(int rank, const Request& shard, const Options& options, Context& context, bool with_message);
 

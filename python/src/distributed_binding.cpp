@@ -202,7 +202,7 @@ void bind_distributed(nb::module_& m) {
       .def("copy", [](const RankPartials& p) { return p; })
       .def("result",
            [](const RankPartials& p, const std::string& reason, nb::handle dtype) {
-             Result r = p.local.partials.result(reason, result_dtype_of(dtype), p.correction);
+             Result r = p.local.partials.result(reason, result_dtype_of(dtype), p.correction, p.local.result_shape);
              return PyResult{value_of(r.value, r.values), r.index, rows_of(r.indices), p.local.backend, p.seconds};
            },
            "reason"_a, "dtype"_a.none(),

@@ -276,6 +276,50 @@ TEST_CASE("an empty whole, and records column by column") {
   }
 }
 
+TEST_CASE("N-D views split along axis 0: the reduced axes include it; any strides, keepdims") {
+  std::mt19937_64 rng(shared_seed() + 4);
+  const std::int64_t a = 1 + static_cast<std::int64_t>(rng() % 60), b = 1 + static_cast<std::int64_t>(rng() % 5),
+                     c = 1 + static_cast<std::int64_t>(rng() % 6);
+  const auto cut = split(static_cast<std::size_t>(a), rng);
+  const std::size_t first = cut[rank()], rows = cut[rank() + 1] - first;
+  // The array (a, b, c) in C order, and its view with axes 1 and 2 swapped (strides not in order).
+  const xr::View plain = xr::View::of({a, b, c}), swapped = xr::View::of({a, c, b}).with_strides({b * c, 1, c});
+  auto check_views = [&](const auto& whole, std::initializer_list<xr::Op> ops) {
+    using T = std::remove_cvref_t<decltype(*whole.data())>;
+    for (xr::Op op : ops)
+      for (const xr::Axes axes : {xr::Axes{0}, xr::Axes{0, 2}, xr::Axes{0, 1}, xr::Axes{}})
+        for (const xr::View& view : {plain, swapped}) {
+          xr::Request q = xr::Request::over(whole.data(), xr::dtype_of<T>(), view, axes, op);
+          q.keepdims = rng() % 2 == 0;
+          xr::Request shard = q;
+          shard.data = whole.data() + first * static_cast<std::size_t>(b * c);
+          shard.view.shape[0] = static_cast<std::int64_t>(rows);
+          INFO("op ", xr::to_string(op), ", axes bits ", axes.bits(), ", shape (", a, ", ", view.shape[1], ", ", view.shape[2],
+               "), keepdims ", q.keepdims, ", seed ", shared_seed());
+          const xr::Result got = xr::mpi::allreduce(MPI_COMM_WORLD, shard, xr::Options{.backend = backend_of_rank()});
+          const xr::Result one = xr::default_context().reduce(q, xr::Options{.backend = "sequential"});
+          CHECK(got.shape == one.shape);
+          double error = 0;
+          CHECK(xr::agrees(q, xr::exact_reference(q), got, &error));
+        }
+  };
+  std::vector<std::int64_t> integers(static_cast<std::size_t>(a * b * c));
+  for (auto& x : integers) x = static_cast<std::int64_t>(rng() % 2001) - 1000;
+  check_views(integers, {xr::Op::sum, xr::Op::min, xr::Op::argmax, xr::Op::argmin});
+  const std::vector<double> floats = xr::test::make_data<double>(xr::test::Pattern::random, xr::Op::var, integers.size(), rng);
+  check_views(floats, {xr::Op::max, xr::Op::argmin, xr::Op::var, xr::Op::mean, xr::Op::logsumexp, xr::Op::norm2});
+  // A view that keeps axis 0: each rank's results are its own, refused on every rank alike.
+  xr::Request kept = xr::Request::over(integers.data() + first * static_cast<std::size_t>(b * c), xr::DType::i64, plain, {1, 2});
+  kept.view.shape[0] = static_cast<std::int64_t>(rows);
+  xr::ErrorCode code = xr::ErrorCode::ok;
+  try {
+    xr::mpi::allreduce(MPI_COMM_WORLD, kept);
+  } catch (const xr::Error& e) {
+    code = e.code();
+  }
+  CHECK(code == xr::ErrorCode::unsupported);
+}
+
 TEST_CASE("a failing rank: the same clear error on every rank, and no rank left waiting") {
   const std::vector<float> whole(1000, 1.0f);
   std::vector<std::size_t> cut(ranks() + 1);

@@ -94,6 +94,32 @@ TEST_CASE("nccl: statistics of device shards (cuda.shuffle's), combined by the o
     }
 }
 
+TEST_CASE("nccl: N-D device shards split along axis 0, reduced over axes that include it") {
+  // (a, 64, c) f32 in C order, and the view with axes 1 and 2 swapped: each rank's rows on its
+  // GPU, read in place by cuda.shuffle's views kernels; results against the whole's reference.
+  std::mt19937_64 rng(shared_seed() + 11);
+  const std::int64_t a = 1 + static_cast<std::int64_t>(rng() % 3000), b = 64, c = 1 + static_cast<std::int64_t>(rng() % 9);
+  const auto cut = split(static_cast<std::size_t>(a), rng);
+  const std::vector<float> whole = xr::test::make_data<float>(xr::test::Pattern::random, xr::Op::sum, static_cast<std::size_t>(a * b * c), rng);
+  DeviceShard<float> shard(whole, cut[rank_] * static_cast<std::size_t>(b * c), cut[rank_ + 1] * static_cast<std::size_t>(b * c));
+  const xr::View plain = xr::View::of({a, b, c}), swapped = xr::View::of({a, c, b}).with_strides({b * c, 1, c});
+  for (xr::Op op : {xr::Op::sum, xr::Op::max, xr::Op::min})
+    for (const xr::Axes axes : {xr::Axes{0}, xr::Axes{0, 2}, xr::Axes{}})
+      for (const xr::View& view : {plain, swapped}) {
+        const xr::Request host = xr::Request::over(whole.data(), xr::DType::f32, view, axes, op);
+        xr::Request q = host;
+        q.data = shard.data;
+        q.memory = xr::Memory::device;
+        q.view.shape[0] = static_cast<std::int64_t>(cut[rank_ + 1] - cut[rank_]);
+        INFO("seed " << shared_seed() << " (XREDUCE_TEST_SEED), rank " << rank_ << ", " << to_string(op) << " of (" << a << ", "
+                     << view.shape[1] << ", " << view.shape[2] << "), axes bits " << axes.bits());
+        const xr::Result r = xr::nccl::allreduce(comm_, q);
+        double error = 0;
+        CHECK(xr::agrees(host, xr::exact_reference(host), r, &error));
+        CHECK(r.shape == xr::default_context().reduce(host, xr::Options{.backend = "sequential"}).shape);
+      }
+}
+
 TEST_CASE("nccl: exact sums are the same bits as one process's") {
   for (std::size_t n : {std::size_t{17}, std::size_t{1} << 22}) {
     check_op<float>(xr::Op::sum, n, xr::Accuracy::exact, xr::test::Pattern::random);
