@@ -37,6 +37,10 @@ Result collect_statistic(std::size_t count, DType dtype, Op op, double correctio
   return visit_exact_dtype(dtype, [&](auto tag) { return collect_statistic_typed<decltype(tag)>(count, op, correction, wide, ws); });
 }
 
+StatisticPartials statistic_partials(DType dtype, Op op) {
+  return visit_exact_dtype(dtype, [&](auto tag) { return statistic_partials_typed<decltype(tag)>(op); });
+}
+
 std::size_t accumulator_bytes(DType dtype, Op op) {
   return visit_dtype(dtype, [&](auto tag) { return visit_op<decltype(tag)>(op, [](auto f) { return sizeof(typename decltype(f)::acc_t); }); });
 }

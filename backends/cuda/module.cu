@@ -129,12 +129,16 @@ class CudaReducer final : public Reducer {
     const std::size_t width = records ? static_cast<std::size_t>(q.view.shape[1]) : 1;
     const std::size_t count = records ? static_cast<std::size_t>(q.view.shape[0]) : q.count;
     const Streaming stream_settings = o.settings.empty() ? streaming_ : streaming(o.settings, streaming_);
+    const bool statistic = !is_core_op(q.op) && !f.several;  // one op of statistics.cuh
     if (info_.multi_gpu) {
       // A device pointer given as automatic memory reaches here (the core resolves automatic
       // memory as host data for it): its data is on one GPU, and the backends that read it are there.
       if (where.memory == Memory::device)
         throw Error(ErrorCode::unsupported, "'" + std::string(info_.name) + "' spreads host data over the GPUs; " +
                                                 "data in GPU memory is reduced where it lives (cuda.shuffle, cuda.single_pass, cub)");
+      if (statistic)
+        return reduce_host_statistic_on_gpus(q.data, q.count, q.dtype, q.op, q.correction, wide_results(o), gpu_count(),
+                                             where.pinned, stream_settings);
       return into_out(reduce_host_on_gpus(info_.technique, q.data, count, width, q.dtype, q.op, exact, block, gpu_count(),
                                           where.pinned, stream_settings),
                       q, records);
@@ -143,6 +147,11 @@ class CudaReducer final : public Reducer {
       Result r;
       r.exact = {exact_sum_of_host(info_.technique, q.data, q.count, q.dtype, block, where.device, where.pinned, stream_settings)};
       return r;
+    }
+    if (where.memory == Memory::host && statistic) {
+      const std::vector<unsigned char> partial =
+          reduce_host_statistic(q.data, q.count, q.dtype, q.op, where.device, where.pinned, stream_settings);
+      return statistic_partials(q.dtype, q.op).result(partial.data(), q.count, q.correction, wide_results(o));
     }
     if (where.memory == Memory::host && f.several) {
       reduce_host_stats(q.data, q.count, q.dtype, q.ops, *q.ops_out, where.device, where.pinned, stream_settings);
@@ -166,7 +175,7 @@ class CudaReducer final : public Reducer {
       XREDUCE_CUDA(cudaMemcpyAsync(staging, q.data, bytes, cudaMemcpyDeviceToDevice, ws->stream));
       data = staging;
     }
-    if (!is_core_op(q.op) && !f.several) {
+    if (statistic) {
       enqueue_statistic(data, q.count, q.dtype, q.op, *ws);
       return collect_statistic(q.count, q.dtype, q.op, q.correction, wide_results(o), *ws);
     }

@@ -1,8 +1,8 @@
 // cuda.multi_gpu: one host array over every visible GPU at once. The array is cut into one
 // contiguous part per GPU (on 4 KiB boundaries, between records), each part is streamed to its
-// GPU as cuda.shuffle streams host data to one (streamed.cu), and the parts' accumulators are
-// folded in order on the host. The GPUs are alike, and each has its own link to the host, so equal
-// parts finish together. A host thread drives each GPU beyond the first (the streamed path
+// GPU as cuda.shuffle streams host data to one (streamed.cu), and the parts' accumulators (a
+// statistic's partials, StatisticPartials) are folded in order on the host. The GPUs are alike,
+// and each has its own link to the host, so equal parts finish together. A host thread drives each GPU beyond the first (the streamed path
 // blocks on its chunks), as `hybrid` drives its GPU part beside its CPU part; pageable parts are
 // staged by each GPU's own copy threads (the setting copy_threads is per GPU).
 
@@ -35,16 +35,39 @@ Result fold_parts(const std::vector<HostAccumulators>& parts, const std::vector<
   });
 }
 
-}  // namespace
-
-Result reduce_host_on_gpus(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype, Op op,
-                           bool exact, int block, int devices, bool pinned, const Streaming& streaming) {
-  // Parts start on 4 KiB boundaries of the input (records whole): every part keeps its alignment.
-  const std::size_t record_bytes = width * size_of(dtype);
+//! Where each GPU's part starts (first[devices] = count): on 4 KiB boundaries of the input,
+//! records whole, so that every part keeps its alignment.
+std::vector<std::size_t> part_starts(std::size_t count, std::size_t record_bytes, int devices) {
   std::size_t step = 1;
   while (step * record_bytes % 4096 != 0 && step < 4096) ++step;
   std::vector<std::size_t> first(devices + 1, count);
   for (int d = 0; d < devices; ++d) first[d] = std::min(count, count / devices / step * step * d);
+  return first;
+}
+
+}  // namespace
+
+Result reduce_host_statistic_on_gpus(const void* data, std::size_t count, DType dtype, Op op, double correction, bool wide,
+                                     int devices, bool pinned, const Streaming& streaming) {
+  const std::vector<std::size_t> first = part_starts(count, size_of(dtype), devices);
+  const StatisticPartials partials = statistic_partials(dtype, op);
+  std::vector<std::vector<unsigned char>> parts(devices);
+  run_in_parallel(devices, [&](int d) {
+    if (const std::size_t n = first[d + 1] - first[d]; n > 0)
+      parts[d] = reduce_host_statistic(static_cast<const unsigned char*>(data) + first[d] * size_of(dtype), n, dtype, op, d,
+                                       pinned, streaming);
+  });
+  std::vector<unsigned char> total(partials.bytes);
+  partials.identity(total.data());
+  for (int d = 0; d < devices; ++d)
+    if (!parts[d].empty()) partials.fold(total.data(), parts[d].data(), first[d]);
+  return partials.result(total.data(), count, correction, wide);
+}
+
+Result reduce_host_on_gpus(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype, Op op,
+                           bool exact, int block, int devices, bool pinned, const Streaming& streaming) {
+  const std::size_t record_bytes = width * size_of(dtype);
+  const std::vector<std::size_t> first = part_starts(count, record_bytes, devices);
   std::vector<HostAccumulators> parts(devices);
   std::vector<ExactSum> exact_parts(devices);
   auto run = [&](int d) {

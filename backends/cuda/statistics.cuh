@@ -3,7 +3,8 @@
 // of device data, with cuda.shuffle's kernels (kernels/shuffle.cuh) over the op table's policies
 // (xreduce/backend/ops.hpp): one reduction of the op's partial, finished on the host with the
 // request's correction (in f64, unrounded, where wide results are asked; var and std hand on
-// their Moments too, for a combine of parts). Included by statistics_<dtype>.cu, which instantiate it for the floats.
+// their Moments too, for a combine of parts). The partials of host data's chunks, and of
+// cuda.multi_gpu's parts, are folded on the host by StatisticPartials. Included by statistics_<dtype>.cu, which instantiate it for the floats.
 //
 // Ops that differ only in their finish share a kernel: var and std (and nanmean, nanvar and
 // nanstd) reduce one Moments partial, and any and all are read off count_nonzero's count; the
@@ -261,36 +262,62 @@ void enqueue_statistic_typed(const T* x, std::size_t n, Op op, Workspace& ws) {
 }
 
 template <class T>
-Result collect_statistic_typed(std::size_t n, Op op, double correction, bool wide, Workspace& ws) {
-  return ops::visit_statistic<T>(op, [&](auto f) {
+StatisticPartials statistic_partials_typed(Op op) {
+  return ops::visit_statistic<T>(op, [](auto f) {
     using F = decltype(f);
     using K = typename kernel_policy<F>::type;
     using A = typename K::acc_t;
-    ws.fetch_result(sizeof(A));
-    XREDUCE_CUDA(cudaStreamSynchronize(ws.stream));
-    A a;
-    std::memcpy(&a, ws.host_result, sizeof a);
-    Result r;
-    const ops::FinishArgs args{correction};
-    // Wide: the value in f64, unrounded (the core, or the ranks' combine, rounds it once).
-    auto finished = [&](const typename F::acc_t& p) {
-      return wide ? Scalar(ops::finish_as<double, F>(p, args)) : Scalar(F::finish(p, args));
+    static_assert(std::is_trivially_copyable_v<A>, "a partial crosses as bytes");
+    StatisticPartials p;
+    p.bytes = sizeof(A);
+    p.identity = [](void* out) {
+      const A a = K::identity();
+      std::memcpy(out, &a, sizeof a);
     };
-    if constexpr (std::is_same_v<K, DoubleSum<T>>) {  // the mean: the moments of the sum and n
-      r.value = finished(ops::Moments{static_cast<double>(n), a, 0});
-    } else if constexpr (std::is_same_v<K, F> || !std::is_same_v<typename F::acc_t, bool>) {
-      r.value = finished(a);
-      if constexpr (F::op == Op::var || F::op == Op::std) r.moments = a;  // what a combine of parts needs (Result::moments)
-    } else {  // any and all of the count
-      r.value = Scalar(F::finish(F::op == Op::any ? a != 0 : a == n));
-    }
-    if constexpr (ops::has_index<F>) r.index = a.index;
-    return r;
+    p.fold = [](void* total, const void* part, std::size_t first) {
+      A a, b;
+      std::memcpy(&a, total, sizeof a);
+      std::memcpy(&b, part, sizeof b);
+      if constexpr (ops::has_index<K>)
+        if (b.index != ops::no_element) b.index += first;  // a part of NaN alone has no index to move
+      a = K{}(a, b);
+      std::memcpy(total, &a, sizeof a);
+    };
+    p.result = [](const void* partial, std::size_t n, double correction, bool wide) {
+      A a;
+      std::memcpy(&a, partial, sizeof a);
+      Result r;
+      const ops::FinishArgs args{correction};
+      // Wide: the value in f64, unrounded (the core, or the ranks' combine, rounds it once).
+      auto finished = [&](const typename F::acc_t& acc) {
+        return wide ? Scalar(ops::finish_as<double, F>(acc, args)) : Scalar(F::finish(acc, args));
+      };
+      if constexpr (std::is_same_v<K, DoubleSum<T>>) {  // the mean: the moments of the sum and n
+        r.value = finished(ops::Moments{static_cast<double>(n), a, 0});
+      } else if constexpr (std::is_same_v<K, F> || !std::is_same_v<typename F::acc_t, bool>) {
+        r.value = finished(a);
+        if constexpr (F::op == Op::var || F::op == Op::std) r.moments = a;  // what a combine of parts needs (Result::moments)
+      } else {  // any and all of the count
+        r.value = Scalar(F::finish(F::op == Op::any ? a != 0 : a == n));
+      }
+      if constexpr (ops::has_index<F>) r.index = a.index;
+      return r;
+    };
+    return p;
   });
+}
+
+template <class T>
+Result collect_statistic_typed(std::size_t count, Op op, double correction, bool wide, Workspace& ws) {
+  const StatisticPartials p = statistic_partials_typed<T>(op);
+  ws.fetch_result(p.bytes);
+  XREDUCE_CUDA(cudaStreamSynchronize(ws.stream));
+  return p.result(ws.host_result, count, correction, wide);
 }
 
 }  // namespace xreduce::cuda
 
 #define XREDUCE_INSTANTIATE_STATISTICS(T)                                                                    \
   template void xreduce::cuda::enqueue_statistic_typed<T>(const T*, std::size_t, Op, Workspace&);         \
-  template xreduce::Result xreduce::cuda::collect_statistic_typed<T>(std::size_t, Op, double, bool, Workspace&);
+  template xreduce::Result xreduce::cuda::collect_statistic_typed<T>(std::size_t, Op, double, bool, Workspace&); \
+  template xreduce::cuda::StatisticPartials xreduce::cuda::statistic_partials_typed<T>(Op);

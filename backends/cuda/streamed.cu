@@ -11,7 +11,8 @@
 // Each chunk's partial comes back as an accumulator (not a rounded result) and is folded on the
 // host, each worker's in its order and then the workers' in theirs, so a streamed sum is as
 // accurate as one pass over device memory and the same bits from call to call (for the same
-// settings); an exact sum's partials are ExactSums, added exactly.
+// settings); an exact sum's partials are ExactSums, added exactly, and a statistic's are its
+// kernel's accumulators (StatisticPartials), folded as the kernel folds them.
 
 #include <algorithm>
 #include <atomic>
@@ -168,6 +169,24 @@ ExactSum streamed_exact(Technique t, const T* x, std::size_t n, int block, int d
   return totals[0];
 }
 
+//! The partial of statistic `op` of n elements of host memory: each chunk's by the statistics'
+//! kernels, folded as StatisticPartials folds them.
+template <class T>
+std::vector<unsigned char> streamed_statistic(const T* x, std::size_t n, Op op, int device, bool pinned, const Streaming& s) {
+  const StatisticPartials partials = statistic_partials(dtype_of<T>(), op);
+  const ChunkPlan plan = plan_chunks<T>(n, 1, ~std::size_t{0}, pinned, s);
+  std::vector<std::vector<unsigned char>> totals(plan.workers, std::vector<unsigned char>(partials.bytes));
+  for (auto& total : totals) partials.identity(total.data());
+  auto launch = [&](Workspace& w, const void* chunk, std::size_t len) {
+    enqueue_statistic(chunk, len, dtype_of<T>(), op, w);
+    w.fetch_result(partials.bytes);
+  };
+  auto fold = [&](Workspace& w, std::size_t first, int worker) { partials.fold(totals[worker].data(), w.host_result, first); };
+  stream_chunks(x, n, 1, plan, device, launch, fold);
+  for (int k = 1; k < plan.workers; ++k) partials.fold(totals[0].data(), totals[k].data(), 0);
+  return std::move(totals[0]);
+}
+
 template <class T>
 void streamed_stats(const T* x, std::size_t n, OpSet ops, const OpsOut& out, int device, bool pinned, const Streaming& s) {
   using A = StatsAcc<T>;
@@ -213,6 +232,14 @@ void reduce_host_stats(const void* data, std::size_t count, DType dtype, OpSet o
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     streamed_stats(static_cast<const T*>(data), count, ops, out, device, pinned, streaming);
+  });
+}
+
+std::vector<unsigned char> reduce_host_statistic(const void* data, std::size_t count, DType dtype, Op op, int device,
+                                                 bool pinned, const Streaming& streaming) {
+  return visit_exact_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    return streamed_statistic(static_cast<const T*>(data), count, op, device, pinned, streaming);
   });
 }
 

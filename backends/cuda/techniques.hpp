@@ -60,8 +60,9 @@ inline constexpr OpSet kSeedOps{Op::sum, Op::prod, Op::min, Op::max};
 inline constexpr OpSet kOneOps{Op::sum, Op::prod, Op::min, Op::max, Op::argmin, Op::argmax};
 //! What StatsOp computes together (the sum of squares only there: no kernel of its own).
 inline constexpr OpSet kTogether{Op::sum, Op::min, Op::max, Op::argmin, Op::argmax, Op::sumsq};
-//! The statistics cuda.shuffle computes, of floats in device memory, a flat array at a time
-//! (statistics.cuh); nanprod, and the statistics of integers and bools, are the CPU's.
+//! The statistics cuda.shuffle computes, of floats, a flat array at a time (statistics.cuh;
+//! host data streamed, and over every GPU by cuda.multi_gpu); nanprod, and the statistics of
+//! integers and bools, are the CPU's.
 inline constexpr OpSet kGpuStatistics{Op::mean,          Op::var,    Op::std,     Op::nanmean, Op::nanvar,    Op::nanstd,
                                       Op::norm1,         Op::norm2,  Op::norminf, Op::logsumexp, Op::count_nonzero, Op::any,
                                       Op::all,           Op::nansum, Op::nanmin,  Op::nanmax,  Op::nanargmin, Op::nanargmax};
@@ -76,23 +77,29 @@ constexpr FeatureSet on_gpu_32_64(OpSet ops, std::initializer_list<Layout> layou
 constexpr FeatureSet exact_sums(std::initializer_list<Memory> memory) {
   return FeatureSet().dtypes(kExactDTypes).ops({Op::sum}).layouts({Layout::all}).memory(memory).only_exact_sums();
 }
+//! The statistics of floats (kGpuStatistics) in `memory`, with wide results (Features::wide).
+constexpr FeatureSet gpu_statistics(std::initializer_list<Memory> memory) {
+  return FeatureSet().dtypes(kExactDTypes).ops(kGpuStatistics).layouts({Layout::all}).memory(memory).wide_results();
+}
 //! The seed kernels: sum, prod, min and max of a flat array.
 inline constexpr Capabilities kSeed = Capabilities(Engine::gpu).add(on_gpu_32_64(kSeedOps, {Layout::all}));
 inline constexpr Capabilities kSinglePass =
     Capabilities(Engine::gpu).add(on_gpu(kOneOps, {Layout::all})).add(exact_sums({Memory::host, Memory::device}));
 //! Rows and segments with its binned kernels, records with kernels/records.cuh, the other views
-//! of device data with kernels/views.cuh, several ops with StatsOp, the statistics of device data
-//! with the op table's policies (statistics.cuh).
+//! of device data with kernels/views.cuh, several ops with StatsOp, the statistics with the op
+//! table's policies (statistics.cuh).
 inline constexpr Capabilities kShuffle = Capabilities(Engine::gpu)
                                              .add(on_gpu(kOneOps, {Layout::all, Layout::inner, Layout::ragged}))
                                              .add(on_gpu(kSeedOps, {Layout::outer}))
                                              .add(on_gpu(kSeedOps, {Layout::middle, Layout::strided}).memory({Memory::device}))
                                              .add(exact_sums({Memory::host, Memory::device}))
-                                             .add(FeatureSet().dtypes(kExactDTypes).ops(kGpuStatistics).layouts({Layout::all}).memory({Memory::device}).wide_results())
+                                             .add(gpu_statistics({Memory::host, Memory::device}))
                                              .add(on_gpu(kTogether, {Layout::all, Layout::inner, Layout::ragged}).only_together());
-//! Host data over every GPU: flat arrays and records, the parts' accumulators folded.
+//! Host data over every GPU: flat arrays (the statistics too) and records, the parts'
+//! accumulators folded.
 inline constexpr Capabilities kMultiGpu = Capabilities(Engine::gpu)
                                               .add(on_gpu(kOneOps, {Layout::all}).memory({Memory::host}))
+                                              .add(gpu_statistics({Memory::host}))
                                               .add(on_gpu(kSeedOps, {Layout::outer}).memory({Memory::host}))
                                               .add(exact_sums({Memory::host}));
 //! cub::DeviceReduce, and DeviceSegmentedReduce for rows and segments.
@@ -273,6 +280,25 @@ void reduce_host_stats(const void* data, std::size_t count, DType dtype, OpSet o
 //! moments (Result::moments) whatever the type.
 void enqueue_statistic(const void* data, std::size_t count, DType dtype, Op op, Workspace& ws);
 Result collect_statistic(std::size_t count, DType dtype, Op op, double correction, bool wide, Workspace& ws);
+//! What the host does with a statistic's partial (the accumulator enqueue_statistic leaves, as
+//! bytes), to fold the partials of chunks and of GPUs: its size, its identity, `fold` (total =
+//! total then part, the part's index, if any, moved past the `first` elements before it), and the
+//! result of n elements, as collect_statistic gives it.
+struct StatisticPartials {
+  std::size_t bytes = 0;
+  void (*identity)(void* out) = nullptr;
+  void (*fold)(void* total, const void* part, std::size_t first) = nullptr;
+  Result (*result)(const void* partial, std::size_t n, double correction, bool wide) = nullptr;
+};
+StatisticPartials statistic_partials(DType dtype, Op op);
+//! The partial of statistic `op` of `count` elements of host memory, streamed to `device` as
+//! reduce_host streams (the chunks' partials folded in order); StatisticPartials::result finishes it.
+std::vector<unsigned char> reduce_host_statistic(const void* data, std::size_t count, DType dtype, Op op, int device,
+                                                 bool pinned, const Streaming& streaming);
+//! The same over GPUs 0 to devices - 1 at once (one contiguous part each, as
+//! reduce_host_on_gpus cuts it), the parts' partials folded in order, and finished.
+Result reduce_host_statistic_on_gpus(const void* data, std::size_t count, DType dtype, Op op, double correction, bool wide,
+                                     int devices, bool pinned, const Streaming& streaming);
 
 struct SegmentBounds;
 //! Applies M to each of the six 32- and 64-bit element types (explicit instantiations).
@@ -309,6 +335,8 @@ template <class T>
 void enqueue_statistic_typed(const T* data, std::size_t count, Op op, Workspace& ws);
 template <class T>
 Result collect_statistic_typed(std::size_t count, Op op, double correction, bool wide, Workspace& ws);
+template <class T>
+StatisticPartials statistic_partials_typed(Op op);
 template <class T>
 void enqueue_cub(const T* data, std::size_t count, Op op, Workspace& ws);
 template <class T>

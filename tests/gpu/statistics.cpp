@@ -2,10 +2,14 @@
 // declares, of f32, f64, f16 and bf16, on random, tied, NaN, infinite, all-NaN and
 // cancellation-heavy data (mean 1e4, spread 1e-3), at sizes around the kernels' runs and tiles,
 // against the long-double reference within each op's stated bound (xr::agrees); var and std
-// with correction 0 and 1, and where n - correction <= 0.
+// with correction 0 and 1, and where n - correction <= 0. The same of host data, streamed to one
+// GPU in chunks, and over every GPU.
 
 #include <doctest/doctest.h>
 
+#include <cuda_runtime.h>
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -110,8 +114,62 @@ void statistics_of_device_data() {
   CHECK(checked > 0);  // some GPU backend declares the statistics of the four floats
 }
 
+//! Statistics of host data (cuda.shuffle streams it to one GPU, cuda.multi_gpu over every GPU):
+//! pageable input staged in small chunks by three copy threads, and pinned input, so that the
+//! chunks' (and the GPUs') partials are folded many times, NaN indices moved past the chunks.
+template <class T>
+void statistics_of_host_data() {
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x4057 ^ static_cast<std::uint64_t>(xr::dtype_of<T>()));
+  int checked = 0;
+  for (xr::Op op : xr::all_ops) {
+    if (xr::is_core_op(op)) continue;
+    for (std::size_t n : {std::size_t{1000}, std::size_t{300007}})
+      for (Kind k : {Kind::random, Kind::nan, Kind::all_nan, Kind::offset})
+        for (bool pinned : {false, true}) {
+          std::vector<T> drawn = draw<T>(k, op, n, rng);
+          T* host = drawn.data();
+          T* page_locked = nullptr;
+          if (pinned) {
+            REQUIRE(cudaMallocHost(reinterpret_cast<void**>(&page_locked), n * sizeof(T)) == cudaSuccess);
+            std::copy(drawn.begin(), drawn.end(), page_locked);
+            host = page_locked;
+          }
+          for (double correction : xr::uses_correction(op) ? std::vector<double>{0, 1} : std::vector<double>{0}) {
+            xr::Request q{host, n, xr::dtype_of<T>(), op, xr::Memory::host};
+            q.correction = correction;
+            const xr::Reference ref = xr::exact_reference(q);
+            xr::Options small;  // chunks of 4096 elements and fewer
+            small.settings.set("chunk_bytes", std::to_string(4096 * sizeof(T)))
+                .set("stage_bytes", std::to_string(4096 * sizeof(T)))
+                .set("copy_threads", "3")
+                .set("streams", "2");
+            for (xr::Reducer* r : gpu_backends()) {
+              if (r->capabilities().support(xr::features_of(q, xr::Accuracy::standard)) == xr::Support::none) continue;
+              const xr::Result res = r->reduce(q, small);
+              INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), backend " << r->name() << ", "
+                           << to_string(op) << " of " << to_string(xr::dtype_of<T>()) << " in " << (pinned ? "pinned" : "pageable")
+                           << " host memory, n " << n << ", data " << std::string(name(k)) << ", correction " << correction
+                           << ": got " << res.value.to_string() << (res.index ? " at " + std::to_string(*res.index) : std::string())
+                           << ", reference " << ref.value.to_string());
+              CHECK(xr::agrees(q, ref, res));
+              if (op == xr::Op::var || op == xr::Op::std) {
+                REQUIRE(res.moments.has_value());
+                CHECK(res.moments->n == static_cast<double>(n));
+              }
+              ++checked;
+            }
+          }
+          if (page_locked) cudaFreeHost(page_locked);
+        }
+  }
+  MESSAGE(checked << " GPU statistics of host " << to_string(xr::dtype_of<T>()) << " checked");
+  if (!gpu_backends().empty()) CHECK(checked > 0);  // cuda.shuffle declares them
+}
+
 }  // namespace
 
+TEST_CASE("GPU statistics of host data, streamed in chunks and over every GPU, f32") { statistics_of_host_data<float>(); }
+TEST_CASE("GPU statistics of host data, streamed in chunks and over every GPU, bf16") { statistics_of_host_data<xr::bf16>(); }
 TEST_CASE("GPU statistics of device data, f32") { statistics_of_device_data<float>(); }
 TEST_CASE("GPU statistics of device data, f64") { statistics_of_device_data<double>(); }
 TEST_CASE("GPU statistics of device data, f16") { statistics_of_device_data<xr::f16>(); }
