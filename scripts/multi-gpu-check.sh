@@ -11,9 +11,10 @@
 #
 # XREDUCE_MULTI_STEPS picks the steps (default: conformance-multi-gpu conformance-cuda gpu-tests mpi-tests
 # nccl-tests bench-staging bench-multi-gpu bench-gpus), XREDUCE_GPU_TESTS_ARGS are passed to the GPU tests
-# (split at spaces: a doctest filter such as -tc=*statistic*), and XREDUCE_BENCH_GPUS_OPS the ops of the device-resident
-# shards' benchmark (default: sum var), so that a run within the device tool's 10 minutes can check
-# what a change touched.
+# (split at spaces: a doctest filter such as -tc=*statistic*), XREDUCE_BENCH_MULTI_OPS the ops of one host
+# array over every GPU (default: sum var), XREDUCE_BENCH_GPUS_OPS the ops of the device-resident
+# shards' benchmark (default: sum var) and XREDUCE_BENCH_GPUS_LOG2N its sizes a rank (default: 30),
+# so that a run within the device tool's 10 minutes can check what a change touched.
 #
 # Writes OUT_DIR/logs/multi-gpu-checks-COMMIT.log, the benchmarks' json and md, and staging.png. Exits non-zero
 # if any check failed.
@@ -43,12 +44,18 @@ if want mpi-tests; then
 fi
 want nccl-tests && step nccl-tests "${mpirun[@]}" -n "$gpus" "$build/bin/xreduce_nccl_tests"
 want bench-staging && step bench-staging "$build/bin/xreduce_bench_staging" --gib 4 --repeat 3 --out "$out"
-want bench-multi-gpu && step bench-multi-gpu "$build/bin/xreduce_bench_multi_gpu" --log2n 30 --repeat 5 --out "$out"
+if want bench-multi-gpu; then
+  for op in ${XREDUCE_BENCH_MULTI_OPS-sum var}; do
+    step "bench-multi-gpu-$op" "$build/bin/xreduce_bench_multi_gpu" --log2n 30 --repeat 5 --op "$op" --out "$out"
+  done
+fi
 want bench-staging && step plot-staging python3 bench/plot_staging.py "$out"
 if want bench-gpus; then
-  for op in ${XREDUCE_BENCH_GPUS_OPS-sum var}; do
-    for dtype in f32 bf16; do
-      step "bench-gpus-$dtype-$op" "${mpirun[@]}" -n "$gpus" "$build/bin/xreduce_bench_gpus" --log2n 30 --dtype $dtype --op $op --out "$out"
+  for log2n in ${XREDUCE_BENCH_GPUS_LOG2N-30}; do
+    for op in ${XREDUCE_BENCH_GPUS_OPS-sum var}; do
+      for dtype in f32 bf16; do
+        step "bench-gpus-$dtype-$op-2^$log2n" "${mpirun[@]}" -n "$gpus" "$build/bin/xreduce_bench_gpus" --log2n "$log2n" --dtype $dtype --op $op --out "$out"
+      done
     done
   done
 fi

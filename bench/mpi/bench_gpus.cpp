@@ -10,7 +10,7 @@
 // the same local calls, with a combine of one rank.
 //
 //   mpirun -n 2 xreduce_bench_gpus [--log2n 30] [--dtype f32] [--op sum] [--out DIR]
-//       (DIR/multi-gpu[-DTYPE][-OP].{json,md}: -DTYPE unless f32, -OP unless sum)
+//       (DIR/multi-gpu[-DTYPE][-OP][-log2nN].{json,md}: -DTYPE unless f32, -OP unless sum, -log2nN unless 30)
 //
 // Every sample starts at a barrier and is timed on rank 0; the median of 11 batches.
 
@@ -171,7 +171,8 @@ int main(int argc, char** argv) {
                   plain_note.c_str(),
                   t_one_element * 1e6, t_local_one * 1e6, t_bare * 1e6);
     std::fputs(md, stdout);
-    const std::string stem = out_dir + "/multi-gpu" + (dtype == xr::DType::f32 ? "" : "-" + type) + (statistic ? "-" + name : "");
+    const std::string stem = out_dir + "/multi-gpu" + (dtype == xr::DType::f32 ? "" : "-" + type) + (statistic ? "-" + name : "") +
+                             (log2n == 30 ? "" : "-log2n" + std::to_string(log2n));
     std::ofstream(stem + ".md") << md;
     nlohmann::json j{{"ranks", ranks_}, {"log2n", log2n}, {"dtype", type}, {"op", name}, {"backend", backend}, {"one_gpu_s", t_one},
                      {"one_gpu_plain_s", t_one_plain}, {"nccl_s", t_nccl}, {"mpi_s", t_mpi},
