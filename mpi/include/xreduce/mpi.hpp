@@ -29,21 +29,27 @@
 //! - The statistics (every one but nanmean, nanvar and nanstd, refused with Error(unsupported)):
 //!   each rank's accumulator of the op table (xreduce/backend/ops.hpp), rebuilt from its result,
 //!   combined by the table's own combine and finished once: mean, var and std by Chan, Golub and
-//!   LeVeque's update from each rank's count, mean and variance (two reads of its shard, in f64
-//!   for floats; Request::correction applies to the whole), logsumexp around the larger maximum,
+//!   LeVeque's update from each rank's count, mean and variance (in f64 for floats: one read of
+//!   a flat shard whose backend hands on its moments, Result::moments, else two; Request::correction
+//!   applies to the whole), logsumexp around the larger maximum,
 //!   norm2 scaled as Blue's algorithm scales, counts, any and all exactly. With Accuracy::exact,
 //!   a float mean, var or std sends the exact partials of x and of x squared (1152 bytes a
 //!   column): the exact value rounded once, the same bits for any number of ranks and any split
 //!   (flat shards; the core refuses exact statistics of records).
-//! - A shard is a flat array, or records (Request::records: `count` rows of `width` values,
-//!   reduced column by column, as on one rank). Other views and segments are refused with
-//!   Error(unsupported).
+//! - A shard is a flat array, or a view (Request::over, Request::records: any shape and strides,
+//!   keepdims) of the rank's rows of an array split along axis 0, whose reduced axes include
+//!   axis 0: one partial a result, the results as one rank gives them (Result::values, shape),
+//!   an argmin/argmax index along the reduced axes flattened in C order. A view that keeps axis
+//!   0, and segments, are refused with Error(unsupported), on every rank alike. A shard's
+//!   Request::out is not written: the whole's results come back in the Result. Exact sums of a
+//!   view cross where the backend gives an exact partial per result (records); exact statistics
+//!   of flat shards only.
 //!
 //! What crosses the wire is a 32-byte header and one partial a column: 8 bytes (sums, products),
 //! 24 (extremes, statistics), 576 (exact sums) or 1152 (exact statistics): one collective of a
 //! few dozen bytes (a few hundred, exact), whatever N is.
 //!
-//! Every rank of `comm` must call, with the same dtype, op, width (of records) and accuracy. Ranks whose
+//! Every rank of `comm` must call, with the same dtype, op, kept extents (of a view) and accuracy. Ranks whose
 //! partials have the same size but a different dtype or op get Error(invalid_argument) on every
 //! rank; a different width or accuracy changes the message's size, which MPI reports itself (by
 //! default, by ending the job). A failure on a rank (an unknown or unavailable backend, an

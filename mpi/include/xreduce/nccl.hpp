@@ -14,7 +14,7 @@
 //! and 8, 24 or 576 bytes a column) are gathered whole, a few hundred bytes a rank, and combined
 //! by the same code as the MPI operator's.
 //!
-//! The communicator's ranks must each call, with the same dtype, op, width (of records) and accuracy; the
+//! The communicator's ranks must each call, with the same dtype, op, kept extents (of a view) and accuracy; the
 //! current CUDA device must be the communicator's.
 
 #include <nccl.h>
