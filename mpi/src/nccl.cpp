@@ -2,6 +2,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -19,22 +20,28 @@ void check(ncclResult_t status, const char* what) {
   if (status != ncclSuccess) throw Error(ErrorCode::internal, std::string(what) + ": " + ncclGetErrorString(status));
 }
 
-//! This thread's device buffers and stream for the gather, and their pinned host twin, kept
-//! between calls (a call allocates nothing once warm) and remade when the current device
-//! changes. Pinned, because a copy between the GPU and pageable memory stages through a driver
-//! buffer each way, which cost a few microseconds of each combine's 50 (nvidia-h200-x2).
+//! This thread's gather buffer and stream, kept between calls (a call allocates nothing once
+//! warm) and remade when the current device changes. Where the device maps host memory, the
+//! buffer is pinned host memory that NCCL reads and writes through its device address: no copy
+//! to the GPU before the gather nor back after it (XREDUCE_NCCL_GATHER=copy: a device buffer and
+//! its pinned twin, copied each way, as before).
 struct Gather {
   int device = -1;
+  bool mapped = false;
   cudaStream_t stream = nullptr;
-  void* buffer = nullptr;     // one rank's partials, then every rank's
-  std::byte* host = nullptr;  // the same in pinned host memory
+  void* buffer = nullptr;     // one rank's partials, then every rank's: what NCCL reads and writes
+  std::byte* host = nullptr;  // the same in pinned host memory (mapped: the very bytes)
   std::size_t capacity = 0;
   ~Gather() { release(); }
-  void release() {
-    if (buffer) cudaFree(buffer);
+  void free_buffers() {
+    if (buffer && !mapped) cudaFree(buffer);
     if (host) cudaFreeHost(host);
+    buffer = nullptr, host = nullptr, capacity = 0;
+  }
+  void release() {
+    free_buffers();
     if (stream) cudaStreamDestroy(stream);
-    buffer = nullptr, host = nullptr, stream = nullptr, capacity = 0;
+    stream = nullptr;
   }
   void reserve(std::size_t bytes) {
     int now = 0;
@@ -42,14 +49,21 @@ struct Gather {
     if (now != device) {
       release();
       device = now;
+      int can_map = 0;
+      check(cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, device), "cudaDeviceGetAttribute");
+      const char* how = std::getenv("XREDUCE_NCCL_GATHER");
+      mapped = can_map && !(how && std::string(how) == "copy");
       check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
     }
     if (bytes > capacity) {
-      if (buffer) cudaFree(buffer);
-      if (host) cudaFreeHost(host);
-      buffer = nullptr, host = nullptr, capacity = 0;
-      check(cudaMalloc(&buffer, bytes), "cudaMalloc (partials to gather)");
-      check(cudaMallocHost(reinterpret_cast<void**>(&host), bytes), "cudaMallocHost (partials to gather)");
+      free_buffers();
+      if (mapped) {
+        check(cudaHostAlloc(reinterpret_cast<void**>(&host), bytes, cudaHostAllocMapped), "cudaHostAlloc (partials to gather)");
+        check(cudaHostGetDevicePointer(&buffer, host, 0), "cudaHostGetDevicePointer");
+      } else {
+        check(cudaMalloc(&buffer, bytes), "cudaMalloc (partials to gather)");
+        check(cudaMallocHost(reinterpret_cast<void**>(&host), bytes), "cudaMallocHost (partials to gather)");
+      }
       capacity = bytes;
     }
   }
@@ -72,9 +86,11 @@ Result allreduce(ncclComm_t comm, const Request& shard, const Options& options, 
   auto* device = static_cast<std::byte*>(gather.buffer);
   std::byte* mine = device + all;
   std::memcpy(gather.host + all, local.data(), bytes);
-  check(cudaMemcpyAsync(mine, gather.host + all, bytes, cudaMemcpyHostToDevice, gather.stream), "cudaMemcpyAsync");
+  if (!gather.mapped)
+    check(cudaMemcpyAsync(mine, gather.host + all, bytes, cudaMemcpyHostToDevice, gather.stream), "cudaMemcpyAsync");
   check(ncclAllGather(mine, device, bytes, ncclUint8, comm, gather.stream), "ncclAllGather");
-  check(cudaMemcpyAsync(gather.host, device, all, cudaMemcpyDeviceToHost, gather.stream), "cudaMemcpyAsync");
+  if (!gather.mapped)
+    check(cudaMemcpyAsync(gather.host, device, all, cudaMemcpyDeviceToHost, gather.stream), "cudaMemcpyAsync");
   check(cudaStreamSynchronize(gather.stream), "cudaStreamSynchronize");
   // In rank order, as MPI folds a non-commutative operator: combine(in, inout) puts `in` first.
   mpi::detail::Partials total = local;
