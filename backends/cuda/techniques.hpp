@@ -176,14 +176,15 @@ std::size_t accumulator_bytes(DType dtype, Op op);
 //! staged by `copy_threads` workers with `streams` chunks in flight each, when it is pageable
 //! (pageable input of two staging chunks or less takes the driver's own copy). The defaults:
 //! chunk_bytes and streams are the best of a sweep on an H200 host (an earlier run of
-//! bench/results/nvidia-h200/host-reduce.md, in its history); stage_bytes and copy_threads the
-//! best for one GPU and for two together in bench/results/nvidia-h200-x2/stage-sweep.md (small
-//! chunks stay in the last-level cache between the copy and the DMA: staging.md there; one GPU
-//! of the single-GPU H200 host reads faster at 4 MiB, two GPUs slower: host-reduce.md).
+//! bench/results/nvidia-h200/host-reduce.md, in its history); stage_bytes the best for one GPU
+//! and for two together in bench/results/nvidia-h200-x2/stage-sweep.md (small chunks stay in the
+//! last-level cache between the copy and the DMA: staging.md there; one GPU of the single-GPU
+//! H200 host reads faster at 4 MiB, two GPUs slower: host-reduce.md), copy_threads in
+//! copy-threads-sweep.md there (12 a GPU: two GPUs 17-45% faster than at 8, one GPU as fast).
 struct Streaming {
   std::size_t chunk_bytes = std::size_t{32} << 20;
   int streams = 3;
-  int copy_threads = 8;
+  int copy_threads = 12;
   std::size_t stage_bytes = std::size_t{2} << 20;
 };
 
