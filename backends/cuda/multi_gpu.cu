@@ -2,9 +2,10 @@
 // contiguous part per GPU (on 4 KiB boundaries, between records), each part is streamed to its
 // GPU as cuda.shuffle streams host data to one (streamed.cu), and the parts' accumulators (a
 // statistic's partials, StatisticPartials) are folded in order on the host. The GPUs are alike,
-// and each has its own link to the host, so equal parts finish together. A host thread drives each GPU beyond the first (the streamed path
-// blocks on its chunks), as `hybrid` drives its GPU part beside its CPU part; pageable parts are
-// staged by each GPU's own copy threads (the setting copy_threads is per GPU).
+// and each has its own link to the host, so equal parts finish together. A host thread drives
+// each GPU beyond the first (the streamed path blocks on its chunks), as `hybrid` drives its GPU
+// part beside its CPU part; pageable parts are staged by each GPU's own copy threads (the
+// setting copy_threads is per GPU).
 
 #include <algorithm>
 #include <cstring>

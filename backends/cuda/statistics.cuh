@@ -4,7 +4,8 @@
 // (xreduce/backend/ops.hpp): one reduction of the op's partial, finished on the host with the
 // request's correction (in f64, unrounded, where wide results are asked; var and std hand on
 // their Moments too, for a combine of parts). The partials of host data's chunks, and of
-// cuda.multi_gpu's parts, are folded on the host by StatisticPartials. Included by statistics_<dtype>.cu, which instantiate it for the floats.
+// cuda.multi_gpu's parts, are folded on the host by StatisticPartials. Included by
+// statistics_<dtype>.cu, which instantiate it for the floats.
 //
 // Ops that differ only in their finish share a kernel: var and std (and nanmean, nanvar and
 // nanstd) reduce one Moments partial, and any and all are read off count_nonzero's count; the
