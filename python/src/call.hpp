@@ -59,6 +59,8 @@ std::optional<DType> result_dtype_of(nanobind::handle d);
 //! A fresh numpy array of `shape` for values of `t` (bfloat16 in uint16 storage), and where its
 //! elements are.
 std::pair<nanobind::object, void*> numpy_empty(const std::vector<std::int64_t>& shape, DType t);
+//! Writes each value's `bytes` (one element of the results' type) one after another at `data`.
+void put_values(void* data, const std::vector<Scalar>& values, std::size_t bytes);
 //! context.reduce with the GIL released; `seconds` gets its wall time.
 Result reduce_released(Context& context, const Request& q, const Options& options, double* seconds);
 

@@ -5,6 +5,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -102,6 +103,7 @@ struct RankPartials {
   mpi::detail::LocalPartials local;
   double seconds = 0;
   double correction = 0;  //!< var and std: the whole's divisor is n - correction
+  bool view = false;       //!< axis= or keepdims=: the results are an array of the whole's result shape
 };
 
 //! The element type of an object that could not be read, for identity partials of the size the
@@ -128,9 +130,14 @@ RankPartials rank_partials(nb::handle x, const std::string& op_name, int rank, b
     out.local.partials.set_error(rank, ErrorCode::invalid_argument, out.local.reason);
     return out;
   };
+  // axis= or keepdims=: an N-D shard, split along axis 0 with the other ranks' (the wire takes
+  // views whose reduced axes include it).
+  const bool view = !call.axis.is_none() || call.keepdims;
+  if (view && call.width > 1) return unreadable("width= cuts a flat array into records; an N-D array takes axis= instead");
+  out.view = view;
   ArrayInput in;
   try {
-    in = read_array(x, op, call.width, call.copy);
+    in = view ? read_view(x, op, call.axis, call.keepdims) : read_array(x, op, call.width, call.copy);
   } catch (const nb::python_error& e) {
     return unreadable(e.what());
   } catch (const nb::builtin_exception& e) {
@@ -202,22 +209,40 @@ void bind_distributed(nb::module_& m) {
       .def("copy", [](const RankPartials& p) { return p; })
       .def("result",
            [](const RankPartials& p, const std::string& reason, nb::handle dtype) {
-             Result r = p.local.partials.result(reason, result_dtype_of(dtype), p.correction, p.local.result_shape);
-             return PyResult{value_of(r.value, r.values), r.index, rows_of(r.indices), p.local.backend, p.seconds};
+             const std::optional<DType> asked = result_dtype_of(dtype);
+             Result r = p.local.partials.result(reason, asked, p.correction, p.local.result_shape);
+             if (!p.view || p.local.result_shape.empty())  // flat or records: a value, or a list a column
+               return PyResult{value_of(r.value, r.values), r.index, rows_of(r.indices), p.local.backend, p.seconds};
+             // A view's results (axis=): numpy arrays of the whole's result shape.
+             const mpi::detail::Header& h = p.local.partials.header();
+             const Op op = static_cast<Op>(h.op);
+             const DType type = result_dtype(static_cast<DType>(h.dtype), op, asked);
+             auto [values, at] = numpy_empty(p.local.result_shape, type);
+             put_values(at, r.values, size_of(type));
+             nb::object indices = nb::none();
+             if (returns_index(op)) {
+               auto [array, index_at] = numpy_empty(p.local.result_shape, DType::i64);
+               std::copy(r.indices.begin(), r.indices.end(), static_cast<std::uint64_t*>(index_at));
+               indices = array;
+             }
+             return PyResult{values, std::nullopt, indices, p.local.backend, p.seconds};
            },
            "reason"_a, "dtype"_a.none(),
            "The whole's Result after the combine; raises xreduce.Error with the failing rank's reason if any rank failed.");
   m.def("_rank_partials",
         [](nb::handle x, const std::string& op, int rank, bool with_message, std::optional<std::string> backend,
            std::optional<std::string> accuracy, nb::handle dtype, std::size_t width, int threads,
-           std::optional<std::map<std::string, std::string>> settings, double correction) {
+           std::optional<std::map<std::string, std::string>> settings, double correction, nb::object axis, bool keepdims) {
           CallOptions call{backend, accuracy, result_dtype_of(dtype), width, threads, 0,
                            settings.value_or(std::map<std::string, std::string>{})};
           call.correction = correction;
+          call.axis = std::move(axis);
+          call.keepdims = keepdims;
           return rank_partials(x, op, rank, with_message, call);
         },
         nb::arg("x").none(), "op"_a, "rank"_a, "with_message"_a, nb::kw_only(), "backend"_a = nb::none(), "accuracy"_a = nb::none(),
         "dtype"_a = nb::none(), "width"_a = 1, "threads"_a = 0, "settings"_a = nb::none(), "correction"_a = 0.0,
+        "axis"_a = nb::none(), "keepdims"_a = false,
         "This rank's shard reduced into its partials (xreduce.mpi); a failure is carried in them, not raised.");
   m.def("_combine_partials",
         [](nb::ndarray<const std::uint8_t, nb::ndim<1>, nb::device::cpu> in, nb::ndarray<std::uint8_t, nb::ndim<1>, nb::device::cpu> inout) {

@@ -148,11 +148,11 @@ nb::object like_input(nb::handle x, nb::object array, DType t) {
 }
 
 //! Writes the results `values` (each of `bytes`) into the numpy array at `data`.
+}  // namespace
+
 void put_values(void* data, const std::vector<Scalar>& values, std::size_t bytes) {
   for (std::size_t i = 0; i < values.size(); ++i) std::memcpy(static_cast<unsigned char*>(data) + i * bytes, values[i].bytes(), bytes);
 }
-
-}  // namespace
 
 Result reduce_released(Context& context, const Request& q, const Options& options, double* seconds) {
   nb::gil_scoped_release release;  // other Python threads run while this one reduces

@@ -91,6 +91,25 @@ r = xreduce.mpi.allreduce(comm, shard_of(records, 3), "argmax", width=3)
 expected = numpy.argmax(records.reshape(-1, 3), axis=0).tolist()
 assert r.indices == expected and r.index == expected[0], (r.indices, r.index, expected)
 
+# N-D arrays split along axis 0 (axis= naming axes that include 0; transposed strides, keepdims),
+# against numpy on the whole.
+cube = rng.integers(-1000, 1000, (int(rng.integers(1, 60)), 4, 6)).astype(numpy.int64)
+floats = rng.standard_normal(cube.shape)
+for name, whole, real in (("C order", cube, floats), ("axes 1, 2 swapped", cube.transpose(0, 2, 1), floats.transpose(0, 2, 1))):
+    for axis in (0, (0, 2), (0, 1), None):
+        for keepdims in (False, True):
+            where = f"{name}, axis {axis}, keepdims {keepdims}, seed {seed}"
+            r = xreduce.mpi.allreduce(comm, shard_of(whole), "sum", axis=axis, keepdims=keepdims)
+            assert numpy.array_equal(numpy.asarray(r.value), whole.sum(axis=axis, keepdims=keepdims)), where
+            r = xreduce.mpi.allreduce(comm, shard_of(real), "var", axis=axis, keepdims=keepdims)
+            want = real.var(axis=axis, keepdims=keepdims)
+            assert numpy.shape(r.value) == numpy.shape(want) and numpy.allclose(r.value, want, rtol=1e-12, atol=0), where
+    for axis in (0, None):  # numpy's argmax takes one axis or none
+        r = xreduce.mpi.allreduce(comm, shard_of(whole), "argmax", axis=axis)
+        got = r.index if axis is None else r.indices
+        assert numpy.array_equal(numpy.asarray(got), numpy.argmax(whole, axis=axis)), (name, axis, seed)
+expect_error(lambda: xreduce.mpi.allreduce(comm, shard_of(cube), "sum", axis=1), "unsupported", "axis 0")
+
 # reduce: the root alone has the result.
 root = size - 1
 whole = rng.standard_normal(1234)

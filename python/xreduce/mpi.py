@@ -14,8 +14,11 @@ and with the combine of the C++ library's ``xreduce::mpi`` (the same semantics t
 - ``accuracy="exact"`` float sums: the exact sum rounded once, the same bits for any number of
   ranks and any split. Standard float sums and products: each rank's partial in double, combined
   in the order MPI chooses.
-- A shard is a flat array, or records (``width=``: rows of ``width`` values reduced column by
-  column). Every op but nanmean, nanvar and nanstd (xreduce.Error, code unsupported): the
+- A shard is a flat array, records (``width=``: rows of ``width`` values reduced column by
+  column), or an N-D array split along axis 0 with ``axis=`` (and ``keepdims=``) naming reduced
+  axes that include 0: the Result's value (and indices, for argmin/argmax along the reduced axes)
+  is then a numpy array of the whole's result shape; an axis= that keeps axis 0 is refused
+  (xreduce.Error, code unsupported) on every rank. Every op but nanmean, nanvar and nanstd (xreduce.Error, code unsupported): the
   statistics combine as the op table combines them (mean, var and std by Chan's update from each
   rank's mean and variance, logsumexp around the larger maximum, norm2 scaled); with
   ``accuracy="exact"``, a float mean, var or std combines the ranks' exact partials of x and of x
@@ -24,7 +27,7 @@ and with the combine of the C++ library's ``xreduce::mpi`` (the same semantics t
   waiting: allreduce raises the same xreduce.Error on every rank, naming the lowest failing rank
   and its reason; reduce raises it on that rank and on the root.
 
-Every rank must call with the same op, dtype, width and accuracy. mpi4py is an optional
+Every rank must call with the same op, dtype, width (or axis and the kept extents) and accuracy. mpi4py is an optional
 dependency: ``pip install "xreduce[mpi]"``.
 """
 
@@ -71,13 +74,14 @@ def _local(comm, x, op, with_message, how):
 
 
 def allreduce(comm, x, op="sum", /, *, backend=None, accuracy=None, dtype=None, width=1, threads=0, settings=None,
-              correction=0.0):
+              correction=0.0, axis=None, keepdims=False):
     """The whole array's xreduce.Result on every rank of ``comm``: ``x`` is this rank's shard (any
     array xreduce reads), ``op`` a name of xreduce.ops but nanmean, nanvar and nanstd. ``backend``,
-    ``accuracy``, ``dtype``, ``width``, ``threads``, ``settings`` and ``correction`` as for
-    xreduce.reduce; the Result's ``backend`` and ``seconds`` are this rank's."""
+    ``accuracy``, ``dtype``, ``width``, ``threads``, ``settings``, ``correction``, ``axis`` (which
+    must include 0) and ``keepdims`` as for xreduce.reduce; the Result's ``backend`` and
+    ``seconds`` are this rank's."""
     how = dict(backend=backend, accuracy=accuracy, dtype=dtype, width=width, threads=threads, settings=settings,
-               correction=correction)
+               correction=correction, axis=axis, keepdims=keepdims)
     local = _local(comm, x, op, False, how)
     buffer = local.buffer
     comm.Allreduce(MPI.IN_PLACE, [buffer, 1, _buffer_type(buffer.nbytes)], op=_partial_op())
@@ -94,11 +98,11 @@ def allreduce(comm, x, op="sum", /, *, backend=None, accuracy=None, dtype=None, 
 
 
 def reduce(comm, x, op="sum", root=0, /, *, backend=None, accuracy=None, dtype=None, width=1, threads=0, settings=None,
-           correction=0.0):
+           correction=0.0, axis=None, keepdims=False):
     """The whole array's xreduce.Result on ``root``, None on the other ranks (one MPI_Reduce).
     Takes what allreduce takes. A failure on a rank raises there and on ``root``."""
     how = dict(backend=backend, accuracy=accuracy, dtype=dtype, width=width, threads=threads, settings=settings,
-               correction=correction)
+               correction=correction, axis=axis, keepdims=keepdims)
     local = _local(comm, x, op, True, how)  # the root alone learns of a failure elsewhere: the reason travels in the buffer
     rank = comm.Get_rank()
     received = local.copy() if rank == root else None
