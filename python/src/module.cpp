@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -123,6 +124,36 @@ std::pair<nb::object, void*> numpy_empty(const std::vector<std::int64_t>& shape,
 
 namespace {
 
+//! `array` (numpy, of element type `t`) as a JAX array. Without jax_enable_x64 (JAX's default) JAX
+//! holds no 64-bit integers, and its own sums and argmax give 32-bit ones: 64-bit sums and indices
+//! come back as int32 (uint32) where every value fits, and raise OverflowError where one does
+//! not, instead of wrapping as asarray would. f64 results are JAX's to narrow (it warns).
+nb::object as_jax(nb::object array, DType t) {
+  nb::module_ jax = nb::module_::import_("jax");
+  if (!is_floating(t) && size_of(t) == 8 && !nb::cast<bool>(jax.attr("config").attr("jax_enable_x64"))) {
+    const bool is_signed = is_signed_integer(t);
+    const char* narrow = is_signed ? "int32" : "uint32";
+    bool fits = true;
+    if (nb::cast<std::size_t>(array.attr("size")) > 0) {
+      if (is_signed)
+        fits = nb::cast<std::int64_t>(array.attr("min")()) >= std::numeric_limits<std::int32_t>::min() &&
+               nb::cast<std::int64_t>(array.attr("max")()) <= std::numeric_limits<std::int32_t>::max();
+      else
+        fits = nb::cast<std::uint64_t>(array.attr("max")()) <= std::numeric_limits<std::uint32_t>::max();
+    }
+    if (!fits) {
+      const std::string message = std::string("xreduce: a result past ") + narrow +
+                                  ", the widest integer JAX holds without jax_enable_x64: "
+                                  "jax.config.update('jax_enable_x64', True) gives it as " +
+                                  (is_signed_integer(t) ? "int64" : "uint64");
+      PyErr_SetString(PyExc_OverflowError, message.c_str());
+      throw nb::python_error();
+    }
+    array = array.attr("astype")(narrow);
+  }
+  return nb::module_::import_("jax.numpy").attr("asarray")(array);
+}
+
 //! `array` (numpy, of element type `t`) as the library of `x` holds arrays: a PyTorch tensor on
 //! x's device, a CuPy array, a JAX array, else numpy's own (bfloat16 as ml_dtypes' type where it
 //! is installed, else its uint16 bits).
@@ -143,7 +174,7 @@ nb::object like_input(nb::handle x, nb::object array, DType t) {
     }
   }
   if (from("cupy")) return nb::module_::import_("cupy").attr("asarray")(array);
-  if (from("jax")) return nb::module_::import_("jax.numpy").attr("asarray")(array);
+  if (from("jax")) return as_jax(array, t);
   return array;
 }
 
