@@ -1,4 +1,4 @@
-"""Device arrays (PyTorch, CuPy) read in place on their GPU. Skipped where no GPU backend runs."""
+"""Device arrays (PyTorch, CuPy, JAX) read in place on their GPU. Skipped where no GPU backend runs."""
 
 import math
 
@@ -207,3 +207,26 @@ def test_cupy_axes_of_reversed_views(rng):
         got = xreduce.max(v, axis=axis)
         assert isinstance(got, cupy.ndarray)
         assert numpy.array_equal(cupy.asnumpy(got), h.max(axis=axis))
+
+
+def test_jax_device_arrays_of_every_type(rng):
+    """JAX arrays on the GPU, read in place through DLPack: flat against the exact references, and
+    a middle axis, the result a JAX array on the GPU."""
+    jax = pytest.importorskip("jax")
+    if not any(d.platform == "gpu" for d in jax.devices()):
+        pytest.skip("JAX sees no GPU")
+    import jax.numpy as jnp
+    from test_dtypes import check, draw
+
+    gpu = next(d for d in jax.devices() if d.platform == "gpu")
+    for name in ("float16", "bfloat16", "int8", "uint8", "int16", "bool"):
+        for op in ("sum", "max", "argmin"):
+            host = draw(rng, name, 20_003, op)
+            r = xreduce.reduce(jax.device_put(host, gpu), op)
+            assert r.backend in GPU, (name, op, r.backend)
+            check(r, host, name, op)
+    host = rng.random((16, 33, 40)).astype(numpy.float32)
+    got = xreduce.sum(jax.device_put(host, gpu), axis=1)
+    assert isinstance(got, jax.Array) and got.shape == (16, 40)
+    want = host.astype(numpy.float64).sum(axis=1)
+    assert numpy.all(numpy.abs(numpy.asarray(got) - want) <= 64 * 2.0**-23 * numpy.abs(host).astype(numpy.float64).sum(axis=1))

@@ -18,8 +18,9 @@ EPS = {"float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}  # the spa
 
 
 def on_jax(host):
-    """`host` (numpy, bfloat16 as ml_dtypes') as a JAX array of the same values and type."""
-    return jnp.asarray(host)
+    """`host` (numpy, bfloat16 as ml_dtypes') as a JAX array of the same values and type, in host
+    memory (JAX puts arrays on a GPU by default where it sees one: test_gpu.py has those)."""
+    return jax.device_put(host, jax.devices("cpu")[0])
 
 
 @pytest.mark.parametrize("name", TYPES)
@@ -110,6 +111,6 @@ def test_axes_come_back_as_jax_arrays(case, op):
 def test_64_bit_results_with_jax_enable_x64(rng):
     host = rng.integers(-(2**31), 2**31 - 1, (64, 3), dtype=numpy.int32)
     with jax.enable_x64(True):  # JAX's own switch, for this block only
-        got = xreduce.sum(jnp.asarray(host), axis=0)
+        got = xreduce.sum(on_jax(host), axis=0)
         assert got.dtype == numpy.int64
         assert numpy.array_equal(numpy.asarray(got), host.astype(numpy.int64).sum(axis=0))
