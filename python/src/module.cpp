@@ -124,11 +124,11 @@ std::pair<nb::object, void*> numpy_empty(const std::vector<std::int64_t>& shape,
 
 namespace {
 
-//! `array` (numpy, of element type `t`) as a JAX array. Without jax_enable_x64 (JAX's default) JAX
+//! `array` (numpy, of element type `t`) as a JAX array on x's device. Without jax_enable_x64 (JAX's default) JAX
 //! holds no 64-bit integers, and its own sums and argmax give 32-bit ones: 64-bit sums and indices
 //! come back as int32 (uint32) where every value fits, and raise OverflowError where one does
 //! not, instead of wrapping as asarray would. f64 results are JAX's to narrow (it warns).
-nb::object as_jax(nb::object array, DType t) {
+nb::object as_jax(nb::handle x, nb::object array, DType t) {
   nb::module_ jax = nb::module_::import_("jax");
   if (!is_floating(t) && size_of(t) == 8 && !nb::cast<bool>(jax.attr("config").attr("jax_enable_x64"))) {
     const bool is_signed = is_signed_integer(t);
@@ -151,6 +151,9 @@ nb::object as_jax(nb::object array, DType t) {
     }
     array = array.attr("astype")(narrow);
   }
+  // On x's device (JAX would put it on its default one, a GPU where it sees one).
+  nb::object devices = x.attr("devices")();
+  if (nb::len(devices) == 1) return jax.attr("device_put")(array, devices.attr("pop")());  // a set of its own
   return nb::module_::import_("jax.numpy").attr("asarray")(array);
 }
 
@@ -174,7 +177,7 @@ nb::object like_input(nb::handle x, nb::object array, DType t) {
     }
   }
   if (from("cupy")) return nb::module_::import_("cupy").attr("asarray")(array);
-  if (from("jax")) return as_jax(array, t);
+  if (from("jax")) return as_jax(x, array, t);
   return array;
 }
 

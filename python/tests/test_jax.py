@@ -92,6 +92,7 @@ def test_axes_come_back_as_jax_arrays(case, op):
         want_value = float(want)
     else:
         assert isinstance(got, jax.Array), where
+        assert got.devices() == x.devices(), where  # on x's device
         assert got.shape == numpy.shape(want), where
         if integers:
             bits = 32 if narrow else 64
