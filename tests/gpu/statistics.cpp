@@ -119,6 +119,10 @@ void statistics_of_device_data() {
 //! chunks' (and the GPUs') partials are folded many times, NaN indices moved past the chunks.
 template <class T>
 void statistics_of_host_data() {
+  if (gpu_backends().empty()) {
+    MESSAGE("no GPU backend can run here: GPU statistics of host data skipped");
+    return;
+  }
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x4057 ^ static_cast<std::uint64_t>(xr::dtype_of<T>()));
   int checked = 0;
   for (xr::Op op : xr::all_ops) {
@@ -163,7 +167,7 @@ void statistics_of_host_data() {
         }
   }
   MESSAGE(checked << " GPU statistics of host " << to_string(xr::dtype_of<T>()) << " checked");
-  if (!gpu_backends().empty()) CHECK(checked > 0);  // cuda.shuffle declares them
+  CHECK(checked > 0);  // cuda.shuffle declares them
 }
 
 }  // namespace
