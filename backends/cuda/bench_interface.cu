@@ -54,7 +54,7 @@ void Kernels::enqueue_view(const Request& canonical, void* out, int max_tile_x, 
   ViewTuning tuning;
   if (max_tile_x > 0) tuning.max_tile_x = max_tile_x;
   if (waves > 0) tuning.waves = waves;
-  cuda::enqueue_view(canonical, out, *impl_->lease, tuning);
+  cuda::enqueue_view(canonical, out, nullptr, *impl_->lease, tuning);
 }
 
 void Kernels::enqueue_stats(const void* data, std::size_t count, DType dtype) {

@@ -53,10 +53,10 @@ void enqueue_records(const void* data, std::size_t count, std::size_t width, DTy
   });
 }
 
-void enqueue_view(const Request& c, void* out, Workspace& ws, const ViewTuning& tuning) {
+void enqueue_view(const Request& c, void* out, std::uint64_t* out_index, Workspace& ws, const ViewTuning& tuning) {
   visit_dtype(c.dtype, [&](auto tag) {
     using T = decltype(tag);
-    enqueue_view_typed(static_cast<const T*>(c.data), c, out, ws, tuning);
+    enqueue_view_typed(static_cast<const T*>(c.data), c, out, out_index, ws, tuning);
   });
 }
 

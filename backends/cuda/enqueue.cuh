@@ -59,19 +59,15 @@ void enqueue_records_typed(const T* x, std::size_t count, std::size_t width, Op 
 }
 
 template <class T>
-void enqueue_view_typed(const T* x, const Request& c, void* out, Workspace& ws, const ViewTuning& tuning) {
+void enqueue_view_typed(const T* x, const Request& c, void* out, std::uint64_t* out_index, Workspace& ws, const ViewTuning& tuning) {
   visit_op<T>(c.op, [&](auto f) {
     using F = decltype(f);
-    if constexpr (is_arg_op<F>) {
-      throw Error(ErrorCode::internal, "views: an op with an index");
-    } else {
-      auto* results = static_cast<typename F::result_t*>(out);
-      const auto extent = [&](int k) { return static_cast<std::uint64_t>(c.view.shape[k]); };
-      switch (layout_of(c)) {
-        case Layout::middle: return Views::columns(x, extent(0), extent(1), extent(2), f, results, ws, tuning);
-        case Layout::outer: return Views::columns(x, 1, extent(0), extent(1), f, results, ws, tuning);
-        default: return Views::strided(x, strided_shape(c), f, results, ws, tuning);
-      }
+    auto* results = static_cast<typename F::result_t*>(out);
+    const auto extent = [&](int k) { return static_cast<std::uint64_t>(c.view.shape[k]); };
+    switch (layout_of(c)) {
+      case Layout::middle: return Views::columns(x, extent(0), extent(1), extent(2), f, results, out_index, ws, tuning);
+      case Layout::outer: return Views::columns(x, 1, extent(0), extent(1), f, results, out_index, ws, tuning);
+      default: return Views::strided(x, strided_shape(c), f, results, out_index, ws, tuning);
     }
   });
 }
@@ -87,7 +83,7 @@ void enqueue_stats_typed(const T* x, std::size_t n, Workspace& ws) {
   template void xreduce::cuda::enqueue_typed<T>(Technique, const T*, std::size_t, Op, int, Workspace&); \
   template void xreduce::cuda::enqueue_records_typed<T>(const T*, std::size_t, std::size_t, Op, void*, Workspace&); \
   template void xreduce::cuda::enqueue_stats_typed<T>(const T*, std::size_t, Workspace&);                            \
-  template void xreduce::cuda::enqueue_view_typed<T>(const T*, const Request&, void*, Workspace&, const ViewTuning&); \
+  template void xreduce::cuda::enqueue_view_typed<T>(const T*, const Request&, void*, std::uint64_t*, Workspace&, const ViewTuning&); \
   template void xreduce::cuda::enqueue_segments_typed<T>(Technique, const T*, const SegmentBounds&, Op, void*,      \
                                                          std::uint64_t*, Workspace&, unsigned long long**);   \
   template void xreduce::cuda::enqueue_segment_stats_typed<T>(const T*, const SegmentBounds&, OpSet, const OpsOut&, \

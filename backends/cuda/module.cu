@@ -164,8 +164,9 @@ class CudaReducer final : public Reducer {
     // Columns of whole 16-byte vectors, aligned: the views kernel, which reads rows a warp at a
     // time and writes the results where they go (3-12% faster than the records kernel on an
     // H200, bench/results/nvidia-h200/views.md). The records kernel keeps odd widths, which it
-    // still reads in vectors.
-    if (records && reinterpret_cast<std::uintptr_t>(q.data) % 16 == 0 && width % (16 / size_of(q.dtype)) == 0)
+    // still reads in vectors, but not argmin and argmax, which only the views kernel does.
+    if (records && (returns_index(q.op) ||
+                    (reinterpret_cast<std::uintptr_t>(q.data) % 16 == 0 && width % (16 / size_of(q.dtype)) == 0)))
       return reduce_view(q, where);
     WorkspaceLease ws(where.device);
     const std::size_t bytes = q.count * size_of(q.dtype);
@@ -217,8 +218,9 @@ class CudaReducer final : public Reducer {
   }
 
   //! A view of device data that is not flat, rows or ragged (layouts middle and strided, which
-  //! the capabilities take of device data only, and outer of whole vectors): read in place by
-  //! kernels/views.cuh, the results written to q.out, in host or device memory.
+  //! the capabilities take of device data only, outer of whole vectors, and argmin/argmax of
+  //! outer): read in place by kernels/views.cuh, the results written to q.out (the indices to
+  //! q.out_index), each in host or device memory.
   Result reduce_view(const Request& q, const Location& where) const {
     if (where.memory != Memory::device)
       throw Error(ErrorCode::internal, "'" + std::string(info_.name) + "' reads views of device data only");
@@ -229,8 +231,16 @@ class CudaReducer final : public Reducer {
     const std::size_t bytes = result_count(q) * size_of(result_dtype(q.dtype, q.op));
     const bool out_on_device = locate_pointer(q.out).memory == Memory::device;
     void* out = out_on_device ? q.out : ws->columns.reserve(bytes, "results of a view");
-    enqueue_view(q, out, *ws);
+    // The indices likewise: staging is free here (the view is read in place).
+    const std::size_t index_bytes = returns_index(q.op) ? result_count(q) * sizeof(std::uint64_t) : 0;
+    const bool index_on_device = index_bytes > 0 && locate_pointer(q.out_index).memory == Memory::device;
+    auto* out_index = index_bytes == 0 ? nullptr
+                      : index_on_device ? q.out_index
+                                        : static_cast<std::uint64_t*>(ws->staging.reserve(index_bytes, "indices of a view"));
+    enqueue_view(q, out, out_index, *ws);
     if (!out_on_device) XREDUCE_CUDA(cudaMemcpyAsync(q.out, out, bytes, cudaMemcpyDeviceToHost, ws->stream));
+    if (index_bytes > 0 && !index_on_device)
+      XREDUCE_CUDA(cudaMemcpyAsync(q.out_index, out_index, index_bytes, cudaMemcpyDeviceToHost, ws->stream));
     XREDUCE_CUDA(cudaStreamSynchronize(ws->stream));
     return Result{};
   }

@@ -91,7 +91,7 @@ inline constexpr Capabilities kSinglePass =
 inline constexpr Capabilities kShuffle = Capabilities(Engine::gpu)
                                              .add(on_gpu(kOneOps, {Layout::all, Layout::inner, Layout::ragged}))
                                              .add(on_gpu(kSeedOps, {Layout::outer}))
-                                             .add(on_gpu(kSeedOps, {Layout::middle, Layout::strided}).memory({Memory::device}))
+                                             .add(on_gpu(kOneOps, {Layout::outer, Layout::middle, Layout::strided}).memory({Memory::device}))
                                              .add(exact_sums({Memory::host, Memory::device}))
                                              .add(gpu_statistics({Memory::host, Memory::device}))
                                              .add(on_gpu(kTogether, {Layout::all, Layout::inner, Layout::ragged}).only_together());
@@ -166,8 +166,8 @@ struct ViewTuning {
   int waves = 1;
 };
 //! A canonical view of device data aligned to its element size (enqueue_view_typed) into device
-//! `out`.
-void enqueue_view(const Request& c, void* out, Workspace& ws, const ViewTuning& tuning = {});
+//! `out`, and for argmin/argmax the indices into device `out_index`.
+void enqueue_view(const Request& c, void* out, std::uint64_t* out_index, Workspace& ws, const ViewTuning& tuning = {});
 //! Bytes of one column accumulator of (dtype, op).
 std::size_t accumulator_bytes(DType dtype, Op op);
 
@@ -322,10 +322,10 @@ void enqueue_segments_typed(Technique t, const T* data, const SegmentBounds& bou
 template <class T>
 void enqueue_stats_typed(const T* data, std::size_t count, Workspace& ws);
 //! Enqueues canonical view `c` of device data (layouts middle and strided, and outer by the
-//! same kernels, kernels/views.cuh; ops without an index) into device `out`, one result of the
-//! op's type each.
+//! same kernels, kernels/views.cuh) into device `out`, one result of the op's type each, and for
+//! argmin/argmax one index each into device `out_index`.
 template <class T>
-void enqueue_view_typed(const T* data, const Request& c, void* out, Workspace& ws, const ViewTuning& tuning);
+void enqueue_view_typed(const T* data, const Request& c, void* out, std::uint64_t* out_index, Workspace& ws, const ViewTuning& tuning);
 //! Enqueues several ops of each segment of device data into device arrays `out` (as
 //! enqueue_segments_typed, with cuda.shuffle's tiles).
 template <class T>

@@ -48,9 +48,9 @@ class Kernels {
   void enqueue_segments(std::string_view backend, const void* data, std::size_t count, DType dtype, Op op,
                         const Segments& segments, void* out, std::uint64_t* out_index = nullptr);
   //! A canonical view (xreduce::canonical) of device data, layout outer, middle or strided, by
-  //! cuda.shuffle's views kernels (kernels/views.cuh): one result each into device `out`. The
-  //! kernels' run-time tuning (0: the module's): the most threads across a row, and the blocks
-  //! the splits aim at, in waves of the GPU.
+  //! cuda.shuffle's views kernels (kernels/views.cuh): one result each into device `out` (an op
+  //! without an index). The kernels' run-time tuning (0: the module's): the most threads across
+  //! a row, and the blocks the splits aim at, in waves of the GPU.
   void enqueue_view(const Request& canonical, void* out, int max_tile_x = 0, int waves = 0);
   //! Several ops in one pass (Request::ops) of device data by cuda.shuffle's kernel;
   //! collect_stats waits and writes the asked ones to `out`'s first slots (host memory).

@@ -16,7 +16,9 @@
 //   aligned: axes (0, 2) of a C-order (a, b, c) array read as runs of c. Any strides are correct;
 //   where the smallest reduced step is not 1 the loads are scattered and slow.
 //
-// Both write each result's final value (F::finish), as the segments kernels do.
+// Both write each result's final value (F::finish), as the segments kernels do, and for argmin
+// and argmax its index along the reduced axes, flattened in C order (the row of a column; in a
+// strided view, the run's index and the position in it, weighted as the axes they walk).
 
 #include <algorithm>
 #include <cstdint>
@@ -69,10 +71,18 @@ struct ColumnsShape {
   int tile_x = 1, tile_y = 1;
 };
 
+//! Writes result o's value, and for argmin/argmax its index, from its partial.
+template <class F>
+__device__ inline void write_result(const typename F::acc_t& a, std::uint64_t o, typename F::result_t* out, std::uint64_t* out_index) {
+  out[o] = F::finish(a);
+  if constexpr (is_arg_op<F>) out_index[o] = a.index;
+}
+
 template <class P, int kVec, class F>
 __global__ __launch_bounds__(P::block) void view_columns_kernel(const typename F::In* __restrict__ x, ColumnsShape s, F f,
                                                                 typename F::acc_t* __restrict__ partials,
-                                                                typename F::result_t* __restrict__ out) {
+                                                                typename F::result_t* __restrict__ out,
+                                                                std::uint64_t* __restrict__ out_index) {
   using In = typename F::In;
   using A = typename F::acc_t;
   A* slots = shared_array<A>();
@@ -95,12 +105,12 @@ __global__ __launch_bounds__(P::block) void view_columns_kernel(const typename F
 #pragma unroll
         for (int u = 0; u < P::unroll; ++u)
 #pragma unroll
-          for (int j = 0; j < kVec; ++j) acc[j].add(f, f.lift(l[u].e[j], 0));
+          for (int j = 0; j < kVec; ++j) acc[j].add(f, f.lift(l[u].e[j], r + u * step));  // the index: the row
       }
       for (; r < end; r += step) {
         const Pack<In, kVec> l = *reinterpret_cast<const Pack<In, kVec>*>(column + r * s.width);
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) acc[j].add(f, f.lift(l.e[j], 0));
+        for (int j = 0; j < kVec; ++j) acc[j].add(f, f.lift(l.e[j], r));
       }
     }
     // Slot (ty, tx, j) is threadIdx.x * kVec + j: a row of the tile is tile_x * kVec slots.
@@ -113,7 +123,7 @@ __global__ __launch_bounds__(P::block) void view_columns_kernel(const typename F
       for (int y = 1; y < s.tile_y; ++y) a = f(a, slots[y * row_slots + e]);
       const std::uint64_t c = tile * row_slots + e;
       if (c < s.width) {
-        if (s.splits == 1) out[b * s.width + c] = F::finish(a);
+        if (s.splits == 1) write_result<F>(a, b * s.width + c, out, out_index);
         else partials[(b * s.splits + split) * s.width + c] = a;
       }
     }
@@ -126,6 +136,10 @@ struct StridedShape {
   int kept_rank = 0, run_rank = 0;
   std::int64_t kept_extent[kMaxRank] = {}, kept_stride[kMaxRank] = {};  //!< the results' axes, C order
   std::int64_t run_extent[kMaxRank] = {}, run_stride[kMaxRank] = {};    //!< the reduced axes but the runs'
+  //! argmin/argmax: each reduced axis's weight in the index (the extents of the reduced axes
+  //! after it, in the view's order), the runs' axis's last.
+  std::int64_t run_weight[kMaxRank] = {};
+  std::int64_t run_axis_weight = 1;
   std::uint64_t results = 0, runs = 0, run_length = 0;
   std::int64_t run_step = 1;
   std::uint64_t splits = 1, split_runs = 0;
@@ -142,12 +156,15 @@ inline StridedShape strided_shape(const Request& c) {
     if (c.axes.empty() || c.axes.contains(k))
       if (run_axis < 0 || std::llabs(c.view.strides[k]) <= std::llabs(c.view.strides[run_axis])) run_axis = static_cast<int>(k);
   s.results = s.runs = 1;
+  std::int64_t weights[kMaxRank] = {}, weight = 1;  // of each reduced axis, in the view's order
+  for (std::size_t k = c.view.rank; k-- > 0;)
+    if (c.axes.empty() || c.axes.contains(k)) weights[k] = weight, weight *= c.view.shape[k];
   for (std::size_t k = 0; k < c.view.rank; ++k) {
     const std::int64_t extent = c.view.shape[k], stride = c.view.strides[k];
     if (static_cast<int>(k) == run_axis) {
-      s.run_length = static_cast<std::uint64_t>(extent), s.run_step = stride;
+      s.run_length = static_cast<std::uint64_t>(extent), s.run_step = stride, s.run_axis_weight = weights[k];
     } else if (c.axes.empty() || c.axes.contains(k)) {
-      s.run_extent[s.run_rank] = extent, s.run_stride[s.run_rank++] = stride;
+      s.run_extent[s.run_rank] = extent, s.run_stride[s.run_rank] = stride, s.run_weight[s.run_rank++] = weights[k];
       s.runs *= static_cast<std::uint64_t>(extent);
     } else {
       s.kept_extent[s.kept_rank] = extent, s.kept_stride[s.kept_rank++] = stride;
@@ -171,18 +188,25 @@ __device__ inline std::int64_t offset_of(std::uint64_t i, const std::int64_t* ex
 template <class P, int kVec, class F>
 __global__ __launch_bounds__(P::block) void view_strided_kernel(const typename F::In* __restrict__ x, StridedShape s, F f,
                                                                 typename F::acc_t* __restrict__ partials,
-                                                                typename F::result_t* __restrict__ out) {
+                                                                typename F::result_t* __restrict__ out,
+                                                                std::uint64_t* __restrict__ out_index) {
   using In = typename F::In;
   const int tx = threadIdx.x % s.tile_x, ty = threadIdx.x / s.tile_x;
   const std::uint64_t loads = s.run_length / kVec, items = s.results * s.splits, step = s.tile_y;
+  // The index of run r's first element (argmin/argmax; 0 for the other ops, which take none).
+  auto first_of = [&](std::uint64_t r) -> std::uint64_t {
+    if constexpr (is_arg_op<F>) return static_cast<std::uint64_t>(offset_of(r, s.run_extent, s.run_weight, s.run_rank));
+    else return 0;
+  };
+  const auto along = static_cast<std::uint64_t>(s.run_axis_weight);
   // One load of a run: kVec contiguous elements, or one element run_step from the last.
-  auto add = [&](Accumulator<F>& acc, const In* run, std::uint64_t v) {
+  auto add = [&](Accumulator<F>& acc, const In* run, std::uint64_t first, std::uint64_t v) {
     if constexpr (kVec > 1) {
       const Pack<In, kVec> l = *reinterpret_cast<const Pack<In, kVec>*>(run + v * kVec);
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) acc.add(f, f.lift(l.e[j], 0));
+      for (int j = 0; j < kVec; ++j) acc.add(f, f.lift(l.e[j], first + (v * kVec + j) * along));
     } else {
-      acc.add(f, f.lift(run[static_cast<std::int64_t>(v) * s.run_step], 0));
+      acc.add(f, f.lift(run[static_cast<std::int64_t>(v) * s.run_step], first + v * along));
     }
   };
   for (std::uint64_t item = blockIdx.x; item < items; item += gridDim.x) {
@@ -194,19 +218,22 @@ __global__ __launch_bounds__(P::block) void view_strided_kernel(const typename F
     std::uint64_t r = split * s.split_runs + ty;
     for (; r + (P::unroll - 1) * step < end; r += P::unroll * step) {
       const In* run[P::unroll];
+      std::uint64_t first[P::unroll];
 #pragma unroll
-      for (int u = 0; u < P::unroll; ++u) run[u] = base + offset_of(r + u * step, s.run_extent, s.run_stride, s.run_rank);
+      for (int u = 0; u < P::unroll; ++u)
+        run[u] = base + offset_of(r + u * step, s.run_extent, s.run_stride, s.run_rank), first[u] = first_of(r + u * step);
       for (std::uint64_t v = tx; v < loads; v += s.tile_x)
 #pragma unroll
-        for (int u = 0; u < P::unroll; ++u) add(acc, run[u], v);
+        for (int u = 0; u < P::unroll; ++u) add(acc, run[u], first[u], v);
     }
     for (; r < end; r += step) {
       const In* run = base + offset_of(r, s.run_extent, s.run_stride, s.run_rank);
-      for (std::uint64_t v = tx; v < loads; v += s.tile_x) add(acc, run, v);
+      const std::uint64_t first = first_of(r);
+      for (std::uint64_t v = tx; v < loads; v += s.tile_x) add(acc, run, first, v);
     }
     const typename F::acc_t a = block_reduce<P::block>(acc.value(f), f);
     if (threadIdx.x == 0) {
-      if (s.splits == 1) out[o] = F::finish(a);
+      if (s.splits == 1) write_result<F>(a, o, out, out_index);
       else partials[o * s.splits + split] = a;
     }
     __syncthreads();  // block_reduce's shared slots are the next item's
@@ -220,7 +247,8 @@ __global__ __launch_bounds__(P::block) void view_strided_kernel(const typename F
 template <int kBlock, class F>
 __global__ __launch_bounds__(kBlock) void fold_splits_kernel(const typename F::acc_t* __restrict__ partials, std::uint64_t results,
                                                              std::uint64_t splits, std::uint64_t width, int group, F f,
-                                                             typename F::result_t* __restrict__ out) {
+                                                             typename F::result_t* __restrict__ out,
+                                                             std::uint64_t* __restrict__ out_index) {
   using A = typename F::acc_t;
   A* slots = shared_array<A>();
   const int g = threadIdx.x % group, lane = threadIdx.x / group, lanes = kBlock / group;
@@ -238,32 +266,34 @@ __global__ __launch_bounds__(kBlock) void fold_splits_kernel(const typename F::a
       if (lane < half) slots[threadIdx.x] = f(slots[threadIdx.x], slots[threadIdx.x + half * group]);
       __syncthreads();
     }
-    if (lane == 0 && o < results) out[o] = F::finish(slots[threadIdx.x]);
+    if (lane == 0 && o < results) write_result<F>(slots[threadIdx.x], o, out, out_index);
     __syncthreads();  // the slots are the next results'
   }
 }
 
 struct Views {
   //! Enqueues (batch, rows, width) over axis 1 at device pointer x (aligned to its element size):
-  //! batch * width results into device `out`.
+  //! batch * width results into device `out` (argmin/argmax: their rows into device `out_index`).
   template <class F>
   static void columns(const typename F::In* x, std::uint64_t batch, std::uint64_t rows, std::uint64_t width, F f,
-                      typename F::result_t* out, Workspace& ws, ViewTuning tuning = {}) {
+                      typename F::result_t* out, std::uint64_t* out_index, Workspace& ws, ViewTuning tuning = {}) {
     constexpr int kVec = vector_width<typename F::In>();
-    if (reinterpret_cast<std::uintptr_t>(x) % 16 == 0 && width % kVec == 0) columns_with<kVec>(x, batch, rows, width, f, out, ws, tuning);
-    else columns_with<1>(x, batch, rows, width, f, out, ws, tuning);  // rows that are not whole vectors: scalar loads
+    if (reinterpret_cast<std::uintptr_t>(x) % 16 == 0 && width % kVec == 0)
+      columns_with<kVec>(x, batch, rows, width, f, out, out_index, ws, tuning);
+    else columns_with<1>(x, batch, rows, width, f, out, out_index, ws, tuning);  // rows that are not whole vectors: scalar loads
   }
 
   //! Enqueues any view `s` (its geometry set, not its tiles and splits) at device pointer x.
   template <class F>
-  static void strided(const typename F::In* x, StridedShape s, F f, typename F::result_t* out, Workspace& ws, ViewTuning tuning = {}) {
+  static void strided(const typename F::In* x, StridedShape s, F f, typename F::result_t* out, std::uint64_t* out_index,
+                      Workspace& ws, ViewTuning tuning = {}) {
     constexpr int kVec = vector_width<typename F::In>();
     // Vectors where every run is contiguous and starts on a 16-byte boundary.
     bool vectors = s.run_step == 1 && s.run_length % kVec == 0 && reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
     for (int k = 0; k < s.kept_rank; ++k) vectors = vectors && (s.kept_extent[k] == 1 || s.kept_stride[k] % kVec == 0);
     for (int k = 0; k < s.run_rank; ++k) vectors = vectors && (s.run_extent[k] == 1 || s.run_stride[k] % kVec == 0);
-    if (vectors) strided_with<kVec>(x, s, f, out, ws, tuning);
-    else strided_with<1>(x, s, f, out, ws, tuning);
+    if (vectors) strided_with<kVec>(x, s, f, out, out_index, ws, tuning);
+    else strided_with<1>(x, s, f, out, out_index, ws, tuning);
   }
 
  private:
@@ -277,7 +307,7 @@ struct Views {
 
   template <int kVec, class F>
   static void columns_with(const typename F::In* x, std::uint64_t batch, std::uint64_t rows, std::uint64_t width, F f,
-                           typename F::result_t* out, Workspace& ws, ViewTuning tuning) {
+                           typename F::result_t* out, std::uint64_t* out_index, Workspace& ws, ViewTuning tuning) {
     using P = ViewsPolicy;
     using A = typename F::acc_t;
     const auto kernel = view_columns_kernel<P, kVec, F>;
@@ -294,13 +324,15 @@ struct Views {
     A* partials = s.splits > 1 ? static_cast<A*>(ws.scratch.reserve(batch * s.splits * width * sizeof(A), "partials of columns"))
                                : nullptr;
     const std::uint64_t items = batch * s.tiles * s.splits;
-    kernel<<<static_cast<unsigned>(std::min<std::uint64_t>(items, 8 * resident)), P::block, shared, ws.stream>>>(x, s, f, partials, out);
+    kernel<<<static_cast<unsigned>(std::min<std::uint64_t>(items, 8 * resident)), P::block, shared, ws.stream>>>(x, s, f, partials, out,
+                                                                                                                out_index);
     XREDUCE_CUDA(cudaGetLastError());
-    if (s.splits > 1) fold(partials, batch * width, s.splits, width, f, out, ws);
+    if (s.splits > 1) fold(partials, batch * width, s.splits, width, f, out, out_index, ws);
   }
 
   template <int kVec, class F>
-  static void strided_with(const typename F::In* x, StridedShape s, F f, typename F::result_t* out, Workspace& ws, ViewTuning tuning) {
+  static void strided_with(const typename F::In* x, StridedShape s, F f, typename F::result_t* out, std::uint64_t* out_index,
+                           Workspace& ws, ViewTuning tuning) {
     using P = ViewsPolicy;
     using A = typename F::acc_t;
     const auto kernel = view_strided_kernel<P, kVec, F>;
@@ -312,14 +344,15 @@ struct Views {
     s.splits = (s.runs + s.split_runs - 1) / s.split_runs;
     A* partials = s.splits > 1 ? static_cast<A*>(ws.scratch.reserve(s.results * s.splits * sizeof(A), "partials of a view")) : nullptr;
     const std::uint64_t items = s.results * s.splits;
-    kernel<<<static_cast<unsigned>(std::min<std::uint64_t>(items, 8 * resident)), P::block, 0, ws.stream>>>(x, s, f, partials, out);
+    kernel<<<static_cast<unsigned>(std::min<std::uint64_t>(items, 8 * resident)), P::block, 0, ws.stream>>>(x, s, f, partials, out,
+                                                                                                           out_index);
     XREDUCE_CUDA(cudaGetLastError());
-    if (s.splits > 1) fold(partials, s.results, s.splits, 1, f, out, ws);
+    if (s.splits > 1) fold(partials, s.results, s.splits, 1, f, out, out_index, ws);
   }
 
   template <class F>
   static void fold(const typename F::acc_t* partials, std::uint64_t results, std::uint64_t splits, std::uint64_t width, F f,
-                   typename F::result_t* out, Workspace& ws) {
+                   typename F::result_t* out, std::uint64_t* out_index, Workspace& ws) {
     constexpr int kBlock = 256;
     // Consecutive results a block folds: 32 (coalesced reads of the partials) where the results
     // alone give every SM two blocks, fewer where they are few, down to one with all the lanes.
@@ -327,7 +360,7 @@ struct Views {
     while (group > 1 && results < static_cast<std::uint64_t>(group) * 2 * ws.sm_count) group /= 2;
     const std::uint64_t blocks = std::min<std::uint64_t>((results + group - 1) / group, std::uint64_t{1} << 16);
     fold_splits_kernel<kBlock><<<static_cast<unsigned>(blocks), kBlock, kBlock * sizeof(typename F::acc_t), ws.stream>>>(
-        partials, results, splits, width, group, f, out);
+        partials, results, splits, width, group, f, out, out_index);
     XREDUCE_CUDA(cudaGetLastError());
   }
 };
