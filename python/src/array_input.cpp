@@ -341,10 +341,10 @@ ArrayInput read_array(nb::handle object, Op op, std::size_t width, bool copy) {
   check_width(size, width);
   const void* data = in.array.data();
   if (!c_contiguous(in.array)) {
-    // In place, any strides: host arrays of one column; device arrays of one column, unless a copy
-    // is asked for, by ops without an index (cuda.shuffle reads N-D views of device data in
-    // place; an index in C order over such a view is a copy's).
-    if (width == 1 && (!in.device || (!copy && !returns_index(op)))) return view_of(e, op, nb::none(), /*keepdims=*/false);
+    // In place, any strides: host arrays of one column; device arrays of one column unless a copy
+    // is asked for (cuda.shuffle reads N-D views of device data in place, argmin's and argmax's
+    // index counted in C order over the view, as numpy counts it).
+    if (width == 1 && (!in.device || !copy)) return view_of(e, op, nb::none(), /*keepdims=*/false);
     if (!copy)
       throw nb::value_error("xreduce: the array is not C-contiguous; pass copy=True to reduce a contiguous copy "
                             "(made once), or make one yourself");
