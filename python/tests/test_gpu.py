@@ -89,7 +89,7 @@ def test_device_views_and_copies(rng):
     assert xreduce.sum(view, accuracy="exact") == exact_sum(host[100:400])
     assert xreduce.sum(x.T, accuracy="exact") == exact_sum(host.T)  # in place
     assert xreduce.argmax(x.T) == int(numpy.argmax(host.T))  # in place: the index in C order of the transpose
-    assert xreduce.argmin(x[::-1, 5:200]) == int(numpy.argmin(host[::-1, 5:200]))
+    assert xreduce.argmin(x[100:400:2, 5:200:3]) == int(numpy.argmin(host[100:400:2, 5:200:3]))
     assert xreduce.argmax(x.T, copy=True) == int(numpy.argmax(host.T))
     assert xreduce.sum(x.T, copy=True, accuracy="exact") == exact_sum(numpy.ascontiguousarray(host.T))
     with pytest.raises(ValueError, match="host copy"):

@@ -271,13 +271,24 @@ __global__ __launch_bounds__(kBlock) void fold_splits_kernel(const typename F::a
   }
 }
 
+//! Elements of a columns kernel's load: a 16-byte vector's, or fewer where a block's slots (one
+//! accumulator an element, kernels/views.cuh's shared memory) would pass the 48 KiB a block has
+//! without asking: argmin/argmax of bytes (16-byte index pairs) take 8-byte loads.
+template <class F>
+constexpr int column_vector() {
+  constexpr std::size_t limit = 48 * 1024 / (std::size_t(ViewsPolicy::block) * sizeof(typename F::acc_t));
+  int v = vector_width<typename F::In>();
+  while (v > 1 && static_cast<std::size_t>(v) > limit) v /= 2;
+  return v;
+}
+
 struct Views {
   //! Enqueues (batch, rows, width) over axis 1 at device pointer x (aligned to its element size):
   //! batch * width results into device `out` (argmin/argmax: their rows into device `out_index`).
   template <class F>
   static void columns(const typename F::In* x, std::uint64_t batch, std::uint64_t rows, std::uint64_t width, F f,
                       typename F::result_t* out, std::uint64_t* out_index, Workspace& ws, ViewTuning tuning = {}) {
-    constexpr int kVec = vector_width<typename F::In>();
+    constexpr int kVec = column_vector<F>();
     if (reinterpret_cast<std::uintptr_t>(x) % 16 == 0 && width % kVec == 0)
       columns_with<kVec>(x, batch, rows, width, f, out, out_index, ws, tuning);
     else columns_with<1>(x, batch, rows, width, f, out, out_index, ws, tuning);  // rows that are not whole vectors: scalar loads
