@@ -124,10 +124,11 @@ std::pair<nb::object, void*> numpy_empty(const std::vector<std::int64_t>& shape,
 
 namespace {
 
-//! `array` (numpy, of element type `t`) as a JAX array on x's device. Without jax_enable_x64 (JAX's default) JAX
-//! holds no 64-bit integers, and its own sums and argmax give 32-bit ones: 64-bit sums and indices
-//! come back as int32 (uint32) where every value fits, and raise OverflowError where one does
-//! not, instead of wrapping as asarray would. f64 results are JAX's to narrow (it warns).
+//! `array` (numpy, of element type `t`) as a JAX array on x's device. Without jax_enable_x64
+//! (JAX's default) JAX holds no 64-bit integers, and its own sums and argmax give 32-bit ones:
+//! 64-bit sums and indices come back as int32 (uint32) where every value fits, and raise
+//! OverflowError where one does not, instead of wrapping as asarray would. f64 results are JAX's
+//! to narrow (it warns).
 nb::object as_jax(nb::handle x, nb::object array, DType t) {
   nb::module_ jax = nb::module_::import_("jax");
   if (!is_floating(t) && size_of(t) == 8 && !nb::cast<bool>(jax.attr("config").attr("jax_enable_x64"))) {
@@ -145,7 +146,7 @@ nb::object as_jax(nb::handle x, nb::object array, DType t) {
       const std::string message = std::string("xreduce: a result past ") + narrow +
                                   ", the widest integer JAX holds without jax_enable_x64: "
                                   "jax.config.update('jax_enable_x64', True) gives it as " +
-                                  (is_signed_integer(t) ? "int64" : "uint64");
+                                  (is_signed ? "int64" : "uint64");
       PyErr_SetString(PyExc_OverflowError, message.c_str());
       throw nb::python_error();
     }

@@ -136,8 +136,9 @@ struct StridedShape {
   int kept_rank = 0, run_rank = 0;
   std::int64_t kept_extent[kMaxRank] = {}, kept_stride[kMaxRank] = {};  //!< the results' axes, C order
   std::int64_t run_extent[kMaxRank] = {}, run_stride[kMaxRank] = {};    //!< the reduced axes but the runs'
-  //! argmin/argmax: each reduced axis's weight in the index (the extents of the reduced axes
-  //! after it, in the view's order), the runs' axis's last.
+  //! argmin/argmax: the weight of a reduced axis in the index is the product of the extents of
+  //! the reduced axes after it, in the view's order; those of the axes counting the runs, and of
+  //! the runs' own axis.
   std::int64_t run_weight[kMaxRank] = {};
   std::int64_t run_axis_weight = 1;
   std::uint64_t results = 0, runs = 0, run_length = 0;
