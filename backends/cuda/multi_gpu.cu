@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "device_ops.cuh"
@@ -36,13 +37,19 @@ Result fold_parts(const std::vector<HostAccumulators>& parts, const std::vector<
   });
 }
 
-//! Where each GPU's part starts (first[devices] = count): on 4 KiB boundaries of the input,
-//! records whole, so that every part keeps its alignment.
-std::vector<std::size_t> part_starts(std::size_t count, std::size_t record_bytes, int devices) {
+//! Cuts `count` records of `record_bytes` at `data` into one contiguous part per GPU, starting on
+//! 4 KiB boundaries of the input (records whole, so that every part keeps its alignment), and
+//! runs body(d, part, records) for each part that holds any, GPU d's on a host thread of its own.
+//! Returns where each part starts (first[devices] = count).
+std::vector<std::size_t> on_each_gpu(const void* data, std::size_t count, std::size_t record_bytes, int devices,
+                                     const std::function<void(int, const void*, std::size_t)>& body) {
   std::size_t step = 1;
   while (step * record_bytes % 4096 != 0 && step < 4096) ++step;
   std::vector<std::size_t> first(devices + 1, count);
   for (int d = 0; d < devices; ++d) first[d] = std::min(count, count / devices / step * step * d);
+  run_in_parallel(devices, [&](int d) {
+    if (const std::size_t n = first[d + 1] - first[d]; n > 0) body(d, static_cast<const unsigned char*>(data) + first[d] * record_bytes, n);
+  });
   return first;
 }
 
@@ -50,13 +57,10 @@ std::vector<std::size_t> part_starts(std::size_t count, std::size_t record_bytes
 
 Result reduce_host_statistic_on_gpus(const void* data, std::size_t count, DType dtype, Op op, double correction, bool wide,
                                      int devices, bool pinned, const Streaming& streaming) {
-  const std::vector<std::size_t> first = part_starts(count, size_of(dtype), devices);
   const StatisticPartials partials = statistic_partials(dtype, op);
   std::vector<std::vector<unsigned char>> parts(devices);
-  run_in_parallel(devices, [&](int d) {
-    if (const std::size_t n = first[d + 1] - first[d]; n > 0)
-      parts[d] = reduce_host_statistic(static_cast<const unsigned char*>(data) + first[d] * size_of(dtype), n, dtype, op, d,
-                                       pinned, streaming);
+  const std::vector<std::size_t> first = on_each_gpu(data, count, size_of(dtype), devices, [&](int d, const void* part, std::size_t n) {
+    parts[d] = reduce_host_statistic(part, n, dtype, op, d, pinned, streaming);
   });
   std::vector<unsigned char> total(partials.bytes);
   partials.identity(total.data());
@@ -67,20 +71,13 @@ Result reduce_host_statistic_on_gpus(const void* data, std::size_t count, DType 
 
 Result reduce_host_on_gpus(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype, Op op,
                            bool exact, int block, int devices, bool pinned, const Streaming& streaming) {
-  const std::size_t record_bytes = width * size_of(dtype);
-  const std::vector<std::size_t> first = part_starts(count, record_bytes, devices);
   std::vector<HostAccumulators> parts(devices);
   std::vector<ExactSum> exact_parts(devices);
-  auto run = [&](int d) {
-    const void* part = static_cast<const unsigned char*>(data) + first[d] * record_bytes;
-    const std::size_t n = first[d + 1] - first[d];
-    if (exact) {
-      if (n > 0) exact_parts[d] = exact_sum_of_host(t, part, n, dtype, block, d, pinned, streaming);
-    } else if (n > 0) {
-      parts[d] = reduce_host_accumulators(t, part, n, width, dtype, op, block, d, pinned, streaming);
-    }
-  };
-  run_in_parallel(devices, run);
+  const std::vector<std::size_t> first =
+      on_each_gpu(data, count, width * size_of(dtype), devices, [&](int d, const void* part, std::size_t n) {
+        if (exact) exact_parts[d] = exact_sum_of_host(t, part, n, dtype, block, d, pinned, streaming);
+        else parts[d] = reduce_host_accumulators(t, part, n, width, dtype, op, block, d, pinned, streaming);
+      });
   if (exact) {
     Result r;
     r.exact = {ExactSum{}};

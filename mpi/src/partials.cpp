@@ -355,13 +355,10 @@ Result Partials::result(const std::string& reason, std::optional<DType> asked, d
     if (h.columns > 1) r.values.push_back(value);
     if (c == 0) r.value = value;
   }
-  if (h.columns > 1) r.shape = {static_cast<std::int64_t>(h.columns)};
-  if (!shape.empty()) {
-    r.shape = shape;
-    if (h.columns == 1) {  // one result of a view kept as one (keepdims), as on one rank
-      r.values = {r.value};
-      if (r.index) r.indices = {*r.index};
-    }
+  r.shape = shape;
+  if (!shape.empty() && h.columns == 1) {  // one result of a view kept as one (keepdims), as on one rank
+    r.values = {r.value};
+    if (r.index) r.indices = {*r.index};
   }
   return r;
 }

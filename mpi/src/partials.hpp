@@ -111,7 +111,7 @@ class Partials {
   //! or the op's own; var and std divide by n - `correction`. Throws the error the header
   //! carries (with `reason`, if the caller has it, else the buffer's own), and
   //! Error(empty_input) for min, max, argmin, argmax (and their nan forms) of an empty whole.
-  //! `shape`: the results' shape (ShardShape::result_shape); empty: as many as the columns, flat.
+  //! `shape`: the results' shape (ShardShape::result_shape; empty for one result).
   Result result(const std::string& reason = {}, std::optional<DType> asked = std::nullopt, double correction = 0,
                 const std::vector<std::int64_t>& shape = {}) const;
 

@@ -59,8 +59,17 @@ std::optional<DType> result_dtype_of(nanobind::handle d);
 //! A fresh numpy array of `shape` for values of `t` (bfloat16 in uint16 storage), and where its
 //! elements are.
 std::pair<nanobind::object, void*> numpy_empty(const std::vector<std::int64_t>& shape, DType t);
-//! Writes each value's `bytes` (one element of the results' type) one after another at `data`.
-void put_values(void* data, const std::vector<Scalar>& values, std::size_t bytes);
+//! A view's results as numpy arrays of `shape`: values of `type`, and for an op with an index
+//! int64 indices (numpy's argmax gives int64), else none.
+struct ResultArrays {
+  nanobind::object values, indices = nanobind::none();
+  void* values_at = nullptr;
+  std::uint64_t* indices_at = nullptr;
+  std::size_t value_bytes = 0;
+  ResultArrays(const std::vector<std::int64_t>& shape, DType type, bool index);
+  //! Copies r.values (and r.indices) in: results that came back in the Result, not through out.
+  void put(const Result& r) const;
+};
 //! context.reduce with the GIL released; `seconds` gets its wall time.
 Result reduce_released(Context& context, const Request& q, const Options& options, double* seconds);
 

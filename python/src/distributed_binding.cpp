@@ -5,7 +5,6 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -216,16 +215,9 @@ void bind_distributed(nb::module_& m) {
              // A view's results (axis=): numpy arrays of the whole's result shape.
              const mpi::detail::Header& h = p.local.partials.header();
              const Op op = static_cast<Op>(h.op);
-             const DType type = result_dtype(static_cast<DType>(h.dtype), op, asked);
-             auto [values, at] = numpy_empty(p.local.result_shape, type);
-             put_values(at, r.values, size_of(type));
-             nb::object indices = nb::none();
-             if (returns_index(op)) {
-               auto [array, index_at] = numpy_empty(p.local.result_shape, DType::i64);
-               std::copy(r.indices.begin(), r.indices.end(), static_cast<std::uint64_t*>(index_at));
-               indices = array;
-             }
-             return PyResult{values, std::nullopt, indices, p.local.backend, p.seconds};
+             const ResultArrays arrays(p.local.result_shape, result_dtype(static_cast<DType>(h.dtype), op, asked), returns_index(op));
+             arrays.put(r);
+             return PyResult{arrays.values, std::nullopt, arrays.indices, p.local.backend, p.seconds};
            },
            "reason"_a, "dtype"_a.none(),
            "The whole's Result after the combine; raises xreduce.Error with the failing rank's reason if any rank failed.");

@@ -185,8 +185,19 @@ nb::object like_input(nb::handle x, nb::object array, DType t) {
 //! Writes the results `values` (each of `bytes`) into the numpy array at `data`.
 }  // namespace
 
-void put_values(void* data, const std::vector<Scalar>& values, std::size_t bytes) {
-  for (std::size_t i = 0; i < values.size(); ++i) std::memcpy(static_cast<unsigned char*>(data) + i * bytes, values[i].bytes(), bytes);
+ResultArrays::ResultArrays(const std::vector<std::int64_t>& shape, DType type, bool index) : value_bytes(size_of(type)) {
+  std::tie(values, values_at) = numpy_empty(shape, type);
+  if (index) {
+    void* at = nullptr;
+    std::tie(indices, at) = numpy_empty(shape, DType::i64);
+    indices_at = static_cast<std::uint64_t*>(at);
+  }
+}
+
+void ResultArrays::put(const Result& r) const {
+  for (std::size_t i = 0; i < r.values.size(); ++i)
+    std::memcpy(static_cast<unsigned char*>(values_at) + i * value_bytes, r.values[i].bytes(), value_bytes);
+  if (indices_at) std::copy(r.indices.begin(), r.indices.end(), indices_at);
 }
 
 Result reduce_released(Context& context, const Request& q, const Options& options, double* seconds) {
@@ -230,24 +241,18 @@ PyResult run(nb::handle x, const std::string& op_name, const CallOptions& call) 
     // the numpy arrays; device data: come back in Result::values and are copied there.
     const DType type = result_dtype(in.request.dtype, op, options.result_dtype);
     const bool index = returns_index(op);
-    auto [values, values_at] = numpy_empty(shape, type);
-    nb::object indices = nb::none();
-    void* indices_at = nullptr;
-    if (index) std::tie(indices, indices_at) = numpy_empty(shape, DType::i64);  // numpy's argmax gives int64
+    const ResultArrays arrays(shape, type, index);
     if (!in.device) {
-      in.request.out = values_at;
-      in.request.out_index = static_cast<std::uint64_t*>(indices_at);
+      in.request.out = arrays.values_at;
+      in.request.out_index = arrays.indices_at;
     }
     Result r = reduce_released(*context, in.request, options, &seconds);
-    if (in.device) {
-      put_values(values_at, r.values, size_of(type));
-      if (index) std::copy(r.indices.begin(), r.indices.end(), static_cast<std::uint64_t*>(indices_at));
-    }
+    if (in.device) arrays.put(r);
     if (index) {
-      const auto* at = static_cast<const std::uint64_t*>(indices_at);
+      const std::uint64_t* at = arrays.indices_at;
       check_all_nan(op, std::find(at, at + result_count(in.request), no_index) != at + result_count(in.request));
     }
-    return {like_input(x, values, type), std::nullopt, index ? like_input(x, indices, DType::i64) : nb::none(),
+    return {like_input(x, arrays.values, type), std::nullopt, index ? like_input(x, arrays.indices, DType::i64) : nb::none(),
             std::move(r.backend), seconds};
   }
   Result r = reduce_released(*context, in.request, options, &seconds);

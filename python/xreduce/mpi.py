@@ -18,17 +18,18 @@ and with the combine of the C++ library's ``xreduce::mpi`` (the same semantics t
   column), or an N-D array split along axis 0 with ``axis=`` (and ``keepdims=``) naming reduced
   axes that include 0: the Result's value (and indices, for argmin/argmax along the reduced axes)
   is then a numpy array of the whole's result shape; an axis= that keeps axis 0 is refused
-  (xreduce.Error, code unsupported) on every rank. Every op but nanmean, nanvar and nanstd (xreduce.Error, code unsupported): the
-  statistics combine as the op table combines them (mean, var and std by Chan's update from each
-  rank's mean and variance, logsumexp around the larger maximum, norm2 scaled); with
+  (xreduce.Error, code unsupported) on every rank. Every op but nanmean, nanvar and nanstd
+  (xreduce.Error, code unsupported): the statistics combine as the op table combines them (mean,
+  var and std by Chan's update from each rank's mean and variance, logsumexp around the larger
+  maximum, norm2 scaled); with
   ``accuracy="exact"``, a float mean, var or std combines the ranks' exact partials of x and of x
   squared and is the exact value rounded once, the same bits for any split.
 - A failure on a rank (an unknown backend, an array it cannot read) never leaves the others
   waiting: allreduce raises the same xreduce.Error on every rank, naming the lowest failing rank
   and its reason; reduce raises it on that rank and on the root.
 
-Every rank must call with the same op, dtype, width (or axis and the kept extents) and accuracy. mpi4py is an optional
-dependency: ``pip install "xreduce[mpi]"``.
+Every rank must call with the same op, dtype, width (or axis and the kept extents) and
+accuracy. mpi4py is an optional dependency: ``pip install "xreduce[mpi]"``.
 """
 
 import numpy

@@ -272,9 +272,9 @@ __global__ __launch_bounds__(kBlock) void fold_splits_kernel(const typename F::a
   }
 }
 
-//! Elements of a columns kernel's load: a 16-byte vector's, or fewer where a block's slots (one
-//! accumulator an element, kernels/views.cuh's shared memory) would pass the 48 KiB a block has
-//! without asking: argmin/argmax of bytes (16-byte index pairs) take 8-byte loads.
+//! Elements of a columns kernel's load: a 16-byte vector's, or fewer where the block's slots in
+//! shared memory (one accumulator an element) would pass the 48 KiB a block has without asking:
+//! argmin/argmax of bytes (16-byte index pairs) take 8-byte loads.
 template <class F>
 constexpr int column_vector() {
   constexpr std::size_t limit = 48 * 1024 / (std::size_t(ViewsPolicy::block) * sizeof(typename F::acc_t));
