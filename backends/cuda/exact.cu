@@ -21,11 +21,11 @@ std::size_t resident_blocks(Kernel kernel, std::size_t n, std::size_t dynamic, c
     XREDUCE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlock, dynamic));
     return b > 0 ? b : 1;
   }();
-  // The binned form's lanes take two load rounds at least where that still leaves a block for
+  // The binned and digit forms' lanes take two load rounds at least where that still leaves a block for
   // every SM: each lane's bins cost it a fixed start and end, which a lane with one round of 16
   // elements (2^22 f32 on an H200: 1.65x plain cub, 1.43x with two) pays nearly as much for as
   // for its elements. Below that, latency rules and more blocks do better.
-  constexpr std::size_t kMinRounds = exact::kBinnedSum<T> ? 2 : 1;
+  constexpr std::size_t kMinRounds = exact::kBinnedSum<T> || exact::kDigitSum<T> ? 2 : 1;
   const std::size_t per_block = std::size_t{kBlock} * exact::kUnroll * vector_width<T>();
   const std::size_t wanted = std::max(ceil_div(n, per_block * kMinRounds), std::min<std::size_t>(ceil_div(n, per_block), ws.sm_count));
   return std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(per_sm) * ws.sm_count, wanted));
@@ -54,7 +54,10 @@ const void* launch(const T* x, std::size_t n, bool single_pass, Workspace& ws, v
 
 template <class T>
 const void* launch_for_block(int block, const T* x, std::size_t n, bool single_pass, Workspace& ws, void* host_out) {
-  switch (block) {
+  // The digit form's lanes take 536 bytes of shared memory each: its blocks are kDigitBlock
+  // lanes whatever the block size asked (a block of 512 would need more than an SM has).
+  if constexpr (exact::kDigitSum<T>) return launch<exact::kDigitBlock>(x, n, single_pass, ws, host_out);
+  else switch (block) {
     case 128: return launch<128>(x, n, single_pass, ws, host_out);
     case 512: return launch<512>(x, n, single_pass, ws, host_out);
     case 1024: return launch<1024>(x, n, single_pass, ws, host_out);

@@ -5,9 +5,12 @@
 #include <cuda_runtime.h>
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "support/exact_data.hpp"
 #include "support/mpfr_reference.hpp"
@@ -100,6 +103,41 @@ TEST_CASE("gpu exact sums: beyond 2^30 elements, in several launches") {
     CHECK(res.exact.at(0).count() == static_cast<std::int64_t>(n));
     cudaFree(dev);
   }
+}
+
+TEST_CASE("gpu exact f64 sums: lanes that each add more elements than a digit has room for between carries") {
+  if (std::getenv("XREDUCE_TEST_QUICK")) return;
+  // 2^28 elements (2 GiB), a period of 4099 repeated: seven in eight positive, of exponent 723 and
+  // a significand of at least 1.875 * 2^52, the rest random bits below 2^701. Such an element lands
+  // at bit 31 of its digit: it adds more than 1.875 * 2^51 to the digit above. A lane of the
+  // digit form (50688 of them on 132 SMs) adds some 4600 of them, past 2^63, unless it
+  // propagates its carries as it goes.
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x5d1au);
+  constexpr std::size_t kPeriod = 4099, kRepeats = (std::size_t{1} << 28) / kPeriod;
+  std::vector<double> period(kPeriod);
+  for (double& v : period) {
+    const std::uint64_t r = rng();
+    std::uint64_t bits = (std::uint64_t{723 + 1023} << 52) | (std::uint64_t{7} << 49) | (r & ((std::uint64_t{1} << 49) - 1));
+    if (r >> 61 == 0) {  // any value of either sign below 2^701, where the sum's last bits are
+      const std::uint64_t b = rng();
+      bits = (b & ~(std::uint64_t{0x7ff} << 52)) | (((b >> 20) % (700 + 1023)) << 52);
+    }
+    std::memcpy(&v, &bits, sizeof v);
+  }
+  const double expected = xr::test::mpfr_sum(period.data(), kPeriod, kRepeats);
+  std::vector<double> host(kPeriod * kRepeats);
+  for (std::size_t k = 0; k < kRepeats; ++k) std::copy(period.begin(), period.end(), host.begin() + k * kPeriod);
+  void* dev = nullptr;
+  REQUIRE(cudaMalloc(&dev, host.size() * sizeof(double)) == cudaSuccess);
+  REQUIRE(cudaMemcpy(dev, host.data(), host.size() * sizeof(double), cudaMemcpyHostToDevice) == cudaSuccess);
+  for (xr::Reducer* r : exact_gpu_backends(/*device=*/true)) {
+    const xr::Result res = r->reduce(xr::Request{dev, host.size(), xr::DType::f64, xr::Op::sum, xr::Memory::device},
+                                     {.accuracy = xr::Accuracy::exact});
+    INFO("seed " << xr::test::run_seed() << ", backend " << r->name() << ": got " << std::hexfloat << res.value.get<double>()
+                 << ", MPFR " << expected);
+    CHECK(xr::test::same_bits(res.value.get<double>(), expected));
+  }
+  cudaFree(dev);
 }
 
 TEST_CASE("gpu: result_dtype of device data: sums run exactly and round once to the type asked") {

@@ -37,9 +37,10 @@ T round_mpfr_to(const mpfr_t value) {
   return result;
 }
 
-//! The exact sum of x[0..n) rounded once to R (T's own type unless named).
+//! The exact sum of x[0..n), `repeats` (at least 1) times over, rounded once to R (T's own type
+//! unless named): the sum of x[0..n) repeated.
 template <class T, class R = T>
-R mpfr_sum(const T* x, std::size_t n) {
+R mpfr_sum(const T* x, std::size_t n, unsigned long repeats = 1) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || is_float16_v<T>);
   bool nan = false, pos_inf = false, neg_inf = false, all_negative_zero = n > 0;
   mpfr_t sum, term;
@@ -56,17 +57,21 @@ R mpfr_sum(const T* x, std::size_t n) {
       mpfr_add(sum, sum, term, MPFR_RNDN);                  // exact at 2300 bits
     }
   }
+  mpfr_t total;  // exact: 64 bits more than the sum's
+  mpfr_init2(total, 2300 + 64);
+  mpfr_mul_ui(total, sum, repeats, MPFR_RNDN);
   R result;
   if (nan || (pos_inf && neg_inf)) {
     result = std::numeric_limits<R>::quiet_NaN();
   } else if (pos_inf || neg_inf) {
     result = R(pos_inf ? HUGE_VAL : -HUGE_VAL);
   } else {
-    result = round_mpfr_to<R>(sum);
+    result = round_mpfr_to<R>(total);
     if (static_cast<double>(result) == 0) result = R(all_negative_zero ? -0.0 : 0.0);
   }
   mpfr_clear(sum);
   mpfr_clear(term);
+  mpfr_clear(total);
   return result;
 }
 
