@@ -179,39 +179,34 @@ XREDUCE_INLINE bool cut_into_bins(ExactSum& s, const T* x, std::size_t n, int wi
   return true;
 }
 
-__extension__ typedef unsigned __int128 u128;  // GCC's and Clang's; __extension__: not ISO C++
-
-//! Adds (negative ? -v : v) * 2^exponent to the digits, v up to 128 bits: each 32-bit limb of v,
-//! shifted, into the two digits it spans. A part past the top digit (of a sum near 2^1088) goes
-//! into the top digit, which holds the sign and whatever is above.
-inline void add_wide(ExactSum& s, u128 v, int exponent, bool negative) {
+//! Adds (negative ? -v : v) * 2^exponent to the digits: each 32-bit limb of v, shifted, into the
+//! two digits it spans (an exponent of at most 972, an f64 mantissa's lowest bit, reaches the top
+//! digit at most).
+inline void add_wide(ExactSum& s, std::uint64_t v, int exponent, bool negative) {
   const int p = exponent - ExactSum::kLowestExponent;
   const int k = p >> 5, r = p & 31;
-  auto add_digit = [&](int i, std::int64_t d) {
-    if (negative) d = -d;
-    if (i < ExactSum::kDigits) s.words[i] += d;
-    else s.words[ExactSum::kDigits - 1] += d * (std::int64_t{1} << 32);  // i == kDigits: d < 2^31 there
-  };
   for (int j = 0; v != 0; ++j, v >>= 32) {
-    const std::uint64_t t = (static_cast<std::uint64_t>(v) & 0xffffffff) << r;  // below 2^63
-    add_digit(k + j, static_cast<std::int64_t>(t & 0xffffffff));
-    add_digit(k + j + 1, static_cast<std::int64_t>(t >> 32));
+    const auto t = static_cast<std::int64_t>((v & 0xffffffff) << r);  // below 2^63
+    s.words[k + j] += negative ? -(t & 0xffffffff) : t & 0xffffffff;
+    s.words[k + j + 1] += negative ? -(t >> 32) : t >> 32;
   }
 }
 
-//! Neal's large superaccumulator for one call's slow runs: a chunk per sign and exponent field of
-//! T (512 for f32, 4096 for f64), holding the sum of the mantissas (implicit bit included) of the
-//! elements with that sign and exponent, as an unsigned integer wide enough for any call: f32
-//! mantissas are below 2^24 (64-bit chunks hold 2^40 of them), f64 mantissas below 2^53 (128-bit
-//! chunks). An element costs a load, a few bit operations and one addition to its chunk, the
-//! same for any data; f32's chunks come in four copies, taken in turn, so that a run of equal
-//! exponents does not wait on one chunk. NaNs and infinities add nothing to the chunks and are
-//! counted when flushed.
+//! Neal's large superaccumulator for one call's slow runs: a 64-bit chunk per sign and exponent
+//! field of T (512 for f32, 4096 for f64), holding the sum of the mantissas (implicit bit
+//! included) of the elements with that sign and exponent. An element costs a load, a few bit
+//! operations and one addition to its chunk, the same for any data. f32 mantissas are below
+//! 2^24, so a chunk holds 2^40 of them (add_runs flushes long before); f32's chunks come in four
+//! copies, taken in turn, so that a run of equal exponents does not wait on one chunk. f64
+//! mantissas are below 2^53: a chunk that reaches 2^63 (after 2^10 of them at least) goes into
+//! the digits there and starts again from zero, a branch almost never taken (128-bit chunks,
+//! twice the memory and an add with carry, were half as fast on random bit patterns). NaNs and
+//! infinities are counted apart, at the end of each add().
 template <class T>
 class LargeAccumulator {
   static constexpr bool kF32 = std::is_same_v<T, float>;
   using Bits = std::conditional_t<kF32, std::uint32_t, std::uint64_t>;
-  using Chunk = std::conditional_t<kF32, std::uint64_t, u128>;
+  using Chunk = std::uint64_t;
   static constexpr int kMantissaBits = std::numeric_limits<T>::digits - 1;  // stored: 23 or 52
   static constexpr int kFieldBits = static_cast<int>(8 * sizeof(T)) - 1 - kMantissaBits;
   static constexpr int kChunks = 1 << (kFieldBits + 1);  // sign and exponent field
@@ -224,19 +219,37 @@ class LargeAccumulator {
   void add(ExactSum& s, const T* x, std::size_t n) {
     if (chunks_.empty()) chunks_.assign(std::size_t{kChunks} * kCopies, Chunk{0});
     Chunk* chunks = chunks_.data();
-    Bits special = 0, not_negative_zero = 0;
+    Bits not_negative_zero = 0;
+    bool special = false;  // a NaN or infinity's chunk filled up
     for (std::size_t i = 0; i < n; ++i) {
       Bits b;
       std::memcpy(&b, x + i, sizeof b);
       const Bits field = (b >> kMantissaBits) & kSpecialField;
-      const bool is_special = field == kSpecialField;
       const Bits mantissa = (b & ((Bits{1} << kMantissaBits) - 1)) | (field != 0 ? Bits{1} << kMantissaBits : 0);
-      special |= static_cast<Bits>(is_special);
       not_negative_zero |= b ^ kNegativeZeroBits;
-      chunks[(b >> kMantissaBits) * kCopies + i % kCopies] += is_special ? 0 : mantissa;
+      const std::size_t c = (b >> kMantissaBits) * kCopies + i % kCopies;
+      const Chunk sum = chunks[c] + mantissa;
+      if constexpr (!kF32) {
+        if (sum >> 63) [[unlikely]] {
+          if (field == kSpecialField) special = true;
+          else to_digits(s, static_cast<int>(b >> kMantissaBits), sum);
+          chunks[c] = 0;
+          continue;
+        }
+      }
+      chunks[c] = sum;
     }
     if (not_negative_zero != 0) s.words[ExactSum::kNotNegativeZero] += 1;
-    if (special != 0)
+    // NaNs and infinities went into the two chunks of the all-ones field like any element (a test
+    // for them in the loop cost a quarter of its speed); each added 2^kMantissaBits at least, so
+    // those chunks are nonzero if one passed. They are counted here and the chunks emptied.
+    for (const Bits sign : {Bits{0}, Bits{1}})
+      for (int k = 0; k < kCopies; ++k) {
+        Chunk& chunk = chunks[((sign << kFieldBits) | kSpecialField) * kCopies + k];
+        special = special || chunk != 0;
+        chunk = 0;
+      }
+    if (special)
       for (std::size_t i = 0; i < n; ++i)
         if (!std::isfinite(x[i])) {
           const double v = static_cast<double>(x[i]);
@@ -245,23 +258,27 @@ class LargeAccumulator {
   }
 
   //! Adds the chunks to the digits (which take up to 2^(kFieldBits + 5) additions of less than
-  //! 2^32 each: normalize first) and empties them.
+  //! 2^33 each: normalize first) and empties them.
   void flush(ExactSum& s) {
     if (chunks_.empty()) return;  // no slow run since the last flush
     for (int c = 0; c < kChunks; ++c) {
       Chunk total = 0;
       for (int k = 0; k < kCopies; ++k) total += chunks_[std::size_t(c) * kCopies + k];
-      if (total == 0) continue;
-      const int field = c & static_cast<int>(kSpecialField);
-      const bool negative = (c >> kFieldBits) != 0;
-      // The weight of a mantissa's lowest bit: subnormals (field 0) share field 1's.
-      const int exponent = std::max(field, 1) - std::numeric_limits<T>::max_exponent + 1 - kMantissaBits;
-      add_wide(s, total, exponent, negative);
+      if (total != 0) to_digits(s, c, total);
     }
     chunks_.clear();
   }
 
  private:
+  //! Adds chunk c's `total` of mantissas to the digits.
+  static void to_digits(ExactSum& s, int c, Chunk total) {
+    const int field = c & static_cast<int>(kSpecialField);
+    const bool negative = (c >> kFieldBits) != 0;
+    // The weight of a mantissa's lowest bit: subnormals (field 0) share field 1's.
+    const int exponent = std::max(field, 1) - std::numeric_limits<T>::max_exponent + 1 - kMantissaBits;
+    add_wide(s, total, exponent, negative);
+  }
+
   std::vector<Chunk> chunks_;  // made at the first slow run of a call
 };
 
@@ -324,7 +341,7 @@ template <int W, class T>
 XREDUCE_INLINE void add_runs(ExactSum& s, const T* x, std::size_t n) {
   // A run adds at most kRun values to a digit; normalize before 2^29 of them.
   constexpr std::size_t kRunsPerNormalize = std::size_t{1} << 18;
-  // An f32 chunk holds 2^40 mantissas: flushed well before (f64's 128-bit chunks never need it).
+  // An f32 chunk holds 2^40 mantissas: flushed well before (f64's go into the digits as they fill).
   constexpr std::size_t kRunsPerFlush = std::size_t{1} << 26;
   // After a run the fast path could not take, the next kSlowRuns go straight to the large
   // accumulator (wide data stay wide: trying each run first cost more than the accumulator);

@@ -208,8 +208,8 @@ TEST_CASE("exact accuracy: the template API's sums") {
 
 TEST_CASE("ExactSum: wide runs whose partial sums pass 2^1024 before they cancel (the large accumulator's top chunks)") {
   // Thousands of the largest finite values of each sign among values near the smallest: every run
-  // is too wide for the fast path, so the large accumulator sums them, and its chunk for the top
-  // exponent holds more than 2^64 times the largest value's mantissa before the two signs meet.
+  // is too wide for the fast path, so the large accumulator sums them, and its f64 chunk for the
+  // top exponent passes 2^63 (and goes into the digits) several times before the two signs meet.
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x1a6eu);
   auto check = [&](auto largest, auto smallest) {
     using T = decltype(largest);
