@@ -16,7 +16,8 @@
 //      lanes, and for adding the lanes; each further bin starts 42 bits lower. f32 data take one
 //      bin (an f32 has 24 bits) and f64 data two, which cut without remainder every element within
 //      2^18 (f32) or 2^31 (f64) of the window's top; a run that leaves something is cut again
-//      with one bin more (2^63, 2^73).
+//      with more bins (f32: 2, 4, then 7, which take any finite run; f64: 3), and the next run
+//      starts with as many.
 //   3. Each bin's lanes, minus their starting values, add exactly in double (every term is a
 //      multiple of the bin's ulp below 2^(K_b+1)) and go into the digits: a few per run.
 // A run where something is left after the last bin (an element far smaller than the largest), or
@@ -283,31 +284,44 @@ class LargeAccumulator {
 };
 
 constexpr int kNoWindow = INT_MIN;
-//! Bins that cut any run of finite f32 values without remainder: the top bin is at most
-//! 2^(128 + kHeadroom), and seven bins reach 7 * kBinBits + 52 bits below it, past 2^-149.
-constexpr int kAllOfF32 = 7;
+
+//! The bin counts the fast path tries, fewest first: most data need one (f32) or two (f64), when
+//! the run's magnitudes span less than 2^18 or 2^31; one more bin takes 42 bits more of span. f32's
+//! last count cuts any finite run without remainder: the top bin is at most 2^(128 + kHeadroom),
+//! and seven bins reach 7 * kBinBits + 52 bits below it, past 2^-149; four take f32 data spanning
+//! up to 2^120 (exponents of random sign in 2^-60..2^60: seven bins cost 1.6x as much).
+template <class T>
+constexpr int kBinCounts[] = {2, 3};
+template <>
+constexpr int kBinCounts<float>[] = {1, 2, 4, 7};
+
+//! cut_into_bins with kBinCounts<T>[level] bins.
+template <int W, class T>
+XREDUCE_INLINE bool cut_at_level(int level, ExactSum& s, const T* x, std::size_t n, int window, double* largest = nullptr) {
+  constexpr auto& counts = kBinCounts<T>;
+  switch (level) {
+    case 0: return cut_into_bins<W, counts[0]>(s, x, n, window, largest);
+    case 1: return cut_into_bins<W, counts[1]>(s, x, n, window, largest);
+  }
+  if constexpr (std::size(counts) > 2) {
+    if (level == 2) return cut_into_bins<W, counts[2]>(s, x, n, window, largest);
+    return cut_into_bins<W, counts[3]>(s, x, n, window, largest);
+  }
+  return false;
+}
 
 //! The fast path over one run (n <= kRun); false if the run must go to the large accumulator.
-//! Most data need fewer bins than the most: one for f32, two for f64 when the run's magnitudes
-//! span less than 2^18 (f32) or 2^31 (f64); the full count only when that leaves something.
-//! `window` carries the previous run's window: most data change little from run to run, so the
-//! run is first cut under it in one pass, which finds its largest magnitude as it goes (reading
-//! the run twice, once for the largest and once to cut it, took half the time); if that window
-//! was too low, or left something, the run's own window is found first. f32 runs that two bins
-//! do not take are cut with kAllOfF32, which takes any finite one; `all_bins` says the last run
-//! needed that, and the next is first cut with it too.
+//! `window` carries the previous run's window and `level` its bin count (kBinCounts<T>[level]):
+//! most data change little from run to run, so the run is first cut under them in one pass,
+//! which finds its largest magnitude as it goes (reading the run twice, once for the largest and
+//! once to cut it, took half the time); if that window was too low, or left something, the run's
+//! own window is found first and the counts tried from the fewest up.
 template <int W, class T>
-XREDUCE_INLINE bool add_run_fast(ExactSum& s, const T* x, std::size_t n, int& window, bool& all_bins) {
-  constexpr int kFew = std::is_same_v<T, float> ? 1 : 2;
+XREDUCE_INLINE bool add_run_fast(ExactSum& s, const T* x, std::size_t n, int& window, int& level) {
+  constexpr int kLevels = static_cast<int>(std::size(kBinCounts<T>));
   if (window != kNoWindow) {
-    // The last run's window, and its bins: wide f32 data take all of them, run after run.
     double seen = 0;
-    bool cut = false;
-    if constexpr (std::is_same_v<T, float>)
-      cut = all_bins ? cut_into_bins<W, kAllOfF32>(s, x, n, window, &seen) : cut_into_bins<W, kFew>(s, x, n, window, &seen);
-    else
-      cut = cut_into_bins<W, kFew>(s, x, n, window, &seen);
-    if (cut) {
+    if (cut_at_level<W>(level, s, x, n, window, &seen)) {
       s.words[ExactSum::kNotNegativeZero] += 1;  // a nonzero element
       window = window_of(seen);
       return true;
@@ -325,15 +339,14 @@ XREDUCE_INLINE bool add_run_fast(ExactSum& s, const T* x, std::size_t n, int& wi
     return true;
   }
   if (window == kNoWindow) return false;
-  all_bins = false;
-  if (!cut_into_bins<W, kFew>(s, x, n, window) && !cut_into_bins<W, kFew + 1>(s, x, n, window)) {
-    if constexpr (!std::is_same_v<T, float>) return false;
-    // Any finite f32 run: what is left is a NaN or an infinity, for the slow path.
-    if (!cut_into_bins<W, kAllOfF32>(s, x, n, window)) return false;
-    all_bins = true;
-  }
-  s.words[ExactSum::kNotNegativeZero] += 1;  // a nonzero element
-  return true;
+  // What is left after f32's last count is a NaN or an infinity, for the slow path.
+  for (level = 0; level < kLevels; ++level)
+    if (cut_at_level<W>(level, s, x, n, window)) {
+      s.words[ExactSum::kNotNegativeZero] += 1;  // a nonzero element
+      return true;
+    }
+  level = 0;
+  return false;
 }
 
 //! Adds x[0..n) run by run, with vectors of W doubles.
@@ -349,14 +362,14 @@ XREDUCE_INLINE void add_runs(ExactSum& s, const T* x, std::size_t n) {
   constexpr int kSlowRuns = 15;
   std::size_t runs = 0;
   int window = kNoWindow, straight_to_large = 0;
-  bool all_bins = false;
+  int level = 0;
   LargeAccumulator<T> large;
   for (std::size_t i = 0; i < n; i += kRun) {
     const std::size_t len = std::min(kRun, n - i);
     if (straight_to_large > 0) {
       --straight_to_large;
       large.add(s, x + i, len);
-    } else if (!add_run_fast<W>(s, x + i, len, window, all_bins)) {
+    } else if (!add_run_fast<W>(s, x + i, len, window, level)) {
       straight_to_large = kSlowRuns;
       large.add(s, x + i, len);
     }

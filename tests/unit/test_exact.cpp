@@ -145,6 +145,32 @@ TEST_CASE("ExactSum: runs whose magnitudes jump between runs (the fast path gues
   }
 }
 
+TEST_CASE("ExactSum: f32 and f64 runs of every span of exponents (each of the fast path's bin counts)") {
+  // Runs of 2048 whose exponents span 2^10 to 2^250 (f32: one, two, four and seven bins; f64:
+  // two and three, then the large accumulator), in random order, so that a run also starts from
+  // the last one's count.
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x5b1cu);
+  for (int draw = 0; draw < 10; ++draw) {
+    std::vector<float> f;
+    std::vector<double> d;
+    for (int run = 0; run < 16; ++run) {
+      const int span = 10 + static_cast<int>(rng() % 240), low = -static_cast<int>(rng() % 100) - span / 2;
+      for (int i = 0; i < 2048; ++i) {
+        const int e = low + static_cast<int>(rng() % static_cast<unsigned>(span));
+        const double v = std::ldexp(std::uniform_real_distribution<double>(-1, 1)(rng), e);
+        f.push_back(static_cast<float>(std::ldexp(v, -std::max(0, low + span - 120))));  // within f32's range
+        d.push_back(v);
+      }
+    }
+    INFO("seed " << xr::test::run_seed() << ", draw " << draw);
+    xr::ExactSum sf, sd;
+    sf.add(f.data(), f.size());
+    sd.add(d.data(), d.size());
+    CHECK(xr::test::same_bits(sf.round<float>(), xr::test::mpfr_sum(f.data(), f.size())));
+    CHECK(xr::test::same_bits(sd.round<double>(), xr::test::mpfr_sum(d.data(), d.size())));
+  }
+}
+
 TEST_CASE("exact accuracy: the config key, auto's choice, and backends that refuse") {
   auto file = std::filesystem::temp_directory_path() / ("xreduce-exact-" + std::to_string(::getpid()) + ".toml");
   std::ofstream(file) << "accuracy = \"exact\"\n";
