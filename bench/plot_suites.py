@@ -113,9 +113,11 @@ def cpu(data, axes):
 
 
 def exact_panels(data):
-    """The exact suite's panels: host data (unless --device-only), device data by N, and device data by
-    distribution (where the run has that table)."""
+    """The exact suite's panels: host data by N and by distribution (unless --device-only), device data
+    by N, and device data by distribution (where the run has that table)."""
     panels = ["host"] if data.get("host_rows") else []
+    if any(r.get("table") == "distributions" for r in data.get("host_rows", [])):
+        panels.append("host distributions")
     panels.append("device")
     if any(r.get("table") == "distributions" for r in data.get("device_rows", [])):
         panels.append("distributions")
@@ -144,6 +146,21 @@ def exact(data, axes):
         panel["host"].set_ylabel("exact speed / plain speed (host data)")
     panel["device"].set_ylabel("exact time / plain cub time (device data)")
     panel["device"].axhline(1.15, color="black", linestyle=":", label="1.15")
+    if "host distributions" in panel:
+        # exact time over plain time, one thread (sequential) and all (openmp), by distribution
+        ax = panel["host distributions"]
+        rows = [r for r in data["host_rows"] if r.get("table") == "distributions"]
+        keys = sorted({(r["dtype"], r["distribution"]) for r in rows})
+        ys = range(len(keys))
+        for k, (backend, threads, label) in enumerate((("sequential", 0, "sequential"), ("openmp", 0, "openmp, all threads"))):
+            by_key = {(r["dtype"], r["distribution"]): r["exact_over_plain"] for r in rows
+                      if r["backend"] == backend and r["threads"] == threads}
+            ax.barh([y + 0.4 * k for y in ys], [by_key.get(key, 0) for key in keys], height=0.4, label=label)
+        ax.set_yticks([y + 0.2 for y in ys], [f"{d} 2^{rows[0]['log2n']}\n{name}" for d, name in keys], fontsize=6)
+        ax.axvline(2, color="black", linestyle=":", label="2")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("exact time / plain time (host data, by distribution)")
+        ax.legend(fontsize=7)
     if "distributions" in panel:
         # the largest N of each dtype: exact time over plain cub's, one bar per distribution
         ax = panel["distributions"]

@@ -1,7 +1,7 @@
 #pragma once
 // What the GPU benchmarks share (the GPU suites of xreduce_bench, xreduce_bench_gpu_custom): the
-// read-bandwidth probe kernel, timing by CUDA-graph replay, and uniform test data. Compiled by
-// nvcc (C++17).
+// read-bandwidth probe kernel, timing by CUDA-graph replay, and uniform test data (its values from
+// ../spreads.hpp). Compiled by nvcc (C++17).
 
 #include <cuda_runtime.h>
 
@@ -10,28 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "../spreads.hpp"  // splitmix64, uniform_value
+
 namespace xreduce::bench {
 
 //! Throws std::runtime_error for a failed CUDA call, naming it.
 inline void check_cuda(cudaError_t s, const char* what) {
   if (s != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(s));
-}
-
-//! 64 random bits for index i (splitmix64): the test data's generator, the same on every launch shape.
-__device__ inline unsigned long long splitmix64(unsigned long long i) {
-  unsigned long long z = i * 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-//! A value uniform in [0, 1) from 64 random bits, every mantissa bit random: 24 random bits for
-//! float, 53 for double; the 16-bit floats get float's, rounded once (what
-//! `torch.rand(n).to(dtype)` gives).
-template <class T>
-__device__ inline T uniform_value(unsigned long long z) {
-  if constexpr (sizeof(T) <= 4) return T(static_cast<float>(z >> 40) * 0x1p-24f);
-  else return T(static_cast<double>(z >> 11) * 0x1p-53);
 }
 
 //! Fills x[0..n) uniform in [0, 1) (uniform_value of splitmix64 of the index). Static, as read_probe.

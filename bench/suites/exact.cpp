@@ -2,15 +2,19 @@
 // f64, for every backend that has both, on host data (the CPU backends on all threads and one,
 // hybrid, the GPU backends' streamed path), in the same run as the naive loop and read probes over
 // the same bytes; then (gpu_exact.cu) device-resident data against plain cub and a read probe.
-// Data uniform in [0, 1) with every mantissa bit random; one more size with random bit patterns
-// (every exponent), where exact sums leave their fast path: the price of adversarial data.
+// Data uniform in [0, 1) with every mantissa bit random; then, at 2^24, the distributions of
+// spreads.hpp (wide exponents, random bit patterns, cancelling pairs, subnormals), where exact
+// sums leave their fast path: the price of adversarial data.
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <thread>
 
 #include "gpu.hpp"
+#include "spreads.hpp"
+#include "xreduce/exact.hpp"
 #include "xreduce/backend/registry.hpp"
 #include "xreduce/xreduce.hpp"
 
@@ -26,20 +30,6 @@ std::vector<T> uniform_data(std::size_t n, std::uint64_t seed) {
   for (T& x : v)
     if constexpr (sizeof(T) == 4) x = static_cast<float>(rng() >> 40) * 0x1p-24f;
     else x = static_cast<double>(rng() >> 11) * 0x1p-53;
-  return v;
-}
-
-template <class T>
-std::vector<T> wide_data(std::size_t n, std::uint64_t seed) {  // random bit patterns, finite
-  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-  std::vector<T> v(n);
-  std::mt19937_64 rng(seed);
-  for (T& x : v) {
-    do {
-      const auto b = static_cast<Bits>(rng());
-      std::memcpy(&x, &b, sizeof x);
-    } while (!std::isfinite(x));
-  }
   return v;
 }
 
@@ -117,27 +107,57 @@ void host_sweep(const SuiteArgs& args, const std::vector<int>& sizes, Progress& 
     }
     md += "\n";
   }
-  // Adversarial data at one size: every exponent, where the fast path gives way.
-  const int l = std::min(22, sizes.back());
-  const std::size_t n = std::size_t{1} << l;
-  const std::vector<T> wide = wide_data<T>(n, 13);
-  const xr::Request q{wide.data(), n, xr::dtype_of<T>(), xr::Op::sum, xr::Memory::host};
-  md += "\nRandom bit patterns (every exponent), 2^" + std::to_string(l) + ":";
-  for (const Variant& v : variants) {
-    progress.update(base + share, std::string(type_name) + " random bits: " + v.backend);
-    xr::Reducer& r = ctx.registry().get(v.backend);
-    double gbps[2];
-    for (int exact = 0; exact < 2; ++exact) {
-      const xr::Options o{.threads = v.threads, .accuracy = exact ? xr::Accuracy::exact : xr::Accuracy::standard};
-      gbps[exact] = n * sizeof(T) / time_per_call([&] { r.reduce(q, o); }, args.repeat) / 1e9;
-    }
-    md += " " + v.backend + (v.threads == 1 ? " (1 thread)" : "") + " " + fmt("%.1f", gbps[0]) + " / **" + fmt("%.1f", gbps[1]) + "**;";
-    rows.push_back({{"dtype", type_name}, {"log2n", l}, {"n", n}, {"data", "random bits"}, {"backend", v.backend},
-                    {"threads", v.threads}, {"standard_gbps", gbps[0]}, {"exact_gbps", gbps[1]}});
-  }
-  md += "\n";
 }
 
+
+//! Each backend's plain and exact sums of the same data, drawn from each distribution, at one
+//! size: the exact time over the plain one, and whether every backend's exact sum has the bits
+//! of ExactSum's on one thread.
+template <class T>
+void host_distributions(const SuiteArgs& args, int l, Progress& progress, double base, double share, nlohmann::json& rows,
+                        std::string& md) {
+  xr::Context& ctx = xr::default_context();
+  const char* type_name = sizeof(T) == 4 ? "f32" : "f64";
+  const std::vector<Variant> variants = variants_here(ctx);
+  const std::size_t n = std::size_t{1} << l, bytes = n * sizeof(T);
+  std::vector<T> x(n);
+  md += std::string("\n### ") + type_name + " by distribution, 2^" + std::to_string(l) + "\n\nGB/s, median of " +
+        std::to_string(args.repeat) + ": plain / **exact** (exact's time over plain's).\n\n| distribution |";
+  for (const Variant& v : variants) md += " " + v.backend + (v.threads == 1 ? " (1 thread)" : "") + " |";
+  md += " exact: the same bits |\n|---|";
+  for (std::size_t k = 0; k < variants.size(); ++k) md += "---|";
+  md += "---|\n";
+  int done = 0;
+  for (const Spread spread : kSpreads) {
+    const char* name = spread_name(spread, sizeof(T) == 8);
+    for (std::size_t i = 0; i < n; ++i) x[i] = spread_value<T>(spread, i, 17);
+    ExactSum reference;
+    reference.add(x.data(), n);
+    const T expected = reference.round<T>();
+    const xr::Request q{x.data(), n, xr::dtype_of<T>(), xr::Op::sum, xr::Memory::host};
+    md += std::string("| ") + name + " |";
+    bool same = true;
+    for (const Variant& v : variants) {
+      progress.update(base + share * done++ / (std::size(kSpreads) * variants.size()), std::string(type_name) + " " + name + ": " + v.backend);
+      xr::Reducer& r = ctx.registry().get(v.backend);
+      double t[2];
+      for (int exact = 0; exact < 2; ++exact) {
+        const xr::Options o{.threads = v.threads, .accuracy = exact ? xr::Accuracy::exact : xr::Accuracy::standard};
+        xr::Result result;
+        t[exact] = time_per_call([&] { result = r.reduce(q, o); }, args.repeat);
+        if (exact) {
+          const T got = result.value.get<T>();
+          same = same && std::memcmp(&got, &expected, sizeof(T)) == 0;
+        }
+      }
+      md += " " + fmt("%.1f", bytes / t[0] / 1e9) + " / **" + fmt("%.1f", bytes / t[1] / 1e9) + "** (" + fmt("%.2f", t[1] / t[0]) + ") |";
+      rows.push_back({{"table", "distributions"}, {"dtype", type_name}, {"distribution", name}, {"log2n", l}, {"n", n},
+                      {"backend", v.backend}, {"threads", v.threads}, {"plain_median_s", t[0]}, {"exact_median_s", t[1]},
+                      {"exact_over_plain", t[1] / t[0]}});
+    }
+    md += same ? " yes |\n" : " NO |\n";
+  }
+}
 }  // namespace
 
 int run_exact(const SuiteArgs& args) {
@@ -151,8 +171,12 @@ int run_exact(const SuiteArgs& args) {
   nlohmann::json rows = nlohmann::json::array(), gpu_rows = nlohmann::json::array();
   Progress progress("exact", args.quick ? 2 : 30 * std::ldexp(1.0, hi - 26));
   if (!args.device_only) {
-    host_sweep<float>(args, sizes, progress, 0, 0.5, rows, md);
-    host_sweep<double>(args, sizes, progress, 0.5, 0.5, rows, md);
+    host_sweep<float>(args, sizes, progress, 0, 0.35, rows, md);
+    host_sweep<double>(args, sizes, progress, 0.35, 0.35, rows, md);
+    // Where the data are in memory, not cache, on most machines: the size of the targets.
+    const int l = std::min(24, sizes.back());
+    host_distributions<float>(args, l, progress, 0.7, 0.15, rows, md);
+    host_distributions<double>(args, l, progress, 0.85, 0.15, rows, md);
   }
   progress.finish();
   std::string gpu_md;

@@ -26,6 +26,7 @@
 #include "bench_interface.hpp"
 #include "gpu.hpp"
 #include "gpu/gpu_timing.cuh"
+#include "../spreads.hpp"
 #include "xreduce/exact.hpp"
 
 namespace xc = xreduce::cuda::bench;
@@ -119,66 +120,11 @@ void sweep(const SuiteArgs& args, int max_log2, Progress& progress, double progr
   cudaFree(sink);
 }
 
-//! The distributions of the second table: the data an exact sum's cost could depend on.
-enum class Spread { uniform, wide, random_bits, cancelling_pairs, subnormal };
-constexpr Spread kSpreads[] = {Spread::uniform, Spread::wide, Spread::random_bits, Spread::cancelling_pairs,
-                               Spread::subnormal};
-const char* spread_name(Spread s, DType t) {
-  switch (s) {
-    case Spread::uniform: return "uniform [0, 1)";
-    case Spread::wide: return t == DType::f64 ? "random sign, 2^-600..2^600" : "random sign, 2^-60..2^60";
-    case Spread::random_bits: return "random bits (every finite exponent)";
-    case Spread::cancelling_pairs: return "pairs x, -x of the wide data";
-    case Spread::subnormal: return "subnormals, random sign";
-  }
-  return "?";
-}
-
-//! A wide value from 64 random bits: a random sign, 31 random bits of significand and an exponent
-//! uniform in [-range, range].
-__device__ inline double wide_value(unsigned long long z, int range) {
-  const int e = static_cast<int>((z >> 32) % static_cast<unsigned long long>(2 * range + 1)) - range;
-  const double v = ldexp(1.0 + static_cast<double>(z & ((1ull << 31) - 1)) * 0x1p-31, e);
-  return (z >> 63) ? -v : v;
-}
-
-template <class T>
-__device__ inline T from_random_bits(unsigned long long z, bool subnormal) {
-  if constexpr (std::is_same_v<T, bf16>) {
-    auto b = static_cast<unsigned short>(z);
-    if (subnormal) b &= 0x807f;
-    else if ((b & 0x7f80) == 0x7f80) b &= 0xbfff;  // an infinity or NaN becomes finite
-    return T::from_bits(b);
-  } else if constexpr (sizeof(T) == 4) {
-    auto b = static_cast<unsigned>(z);
-    if (subnormal) b &= 0x807fffffu;
-    else if ((b & 0x7f800000u) == 0x7f800000u) b &= 0xbfffffffu;
-    return __uint_as_float(b);
-  } else {
-    if (subnormal) z &= 0x800fffffffffffffull;
-    else if ((z & 0x7ff0000000000000ull) == 0x7ff0000000000000ull) z &= 0xbfffffffffffffffull;
-    return __longlong_as_double(static_cast<long long>(z));
-  }
-}
-
 template <class T>
 __global__ void fill_spread(T* x, std::size_t n, Spread s, unsigned long long seed) {
-  const int range = sizeof(T) == 8 ? 600 : 60;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const unsigned long long z = splitmix64(i + seed);
-    switch (s) {
-      case Spread::uniform: x[i] = uniform_value<T>(z); break;
-      case Spread::wide: x[i] = T(wide_value(z, range)); break;
-      case Spread::random_bits: x[i] = from_random_bits<T>(z, false); break;
-      case Spread::cancelling_pairs: {  // x[2j + 1] = -x[2j]: the sum is 0 whatever plain sums give
-        const T v = T(wide_value(splitmix64(i / 2 + seed), range));
-        x[i] = (i & 1) ? T(-static_cast<double>(v)) : v;
-        break;
-      }
-      case Spread::subnormal: x[i] = from_random_bits<T>(z, true); break;
-    }
-  }
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    x[i] = spread_value<T>(s, i, seed);
 }
 
 //! The second table: plain cub against both exact forms at 2^24, 2^28 and 2^30 (up to max_log2)
@@ -214,7 +160,7 @@ void distributions(const SuiteArgs& args, int max_log2, Progress& progress, doub
     check(cudaMemcpy(host.data(), pool, max_n * sizeof(T), cudaMemcpyDeviceToHost), "copy back");
     for (const int log2n : sizes) {
       progress.update(progress_base + progress_share * done++ / (std::size(kSpreads) * sizes.size()),
-                      type_name + " " + spread_name(spread, kType) + " 2^" + std::to_string(log2n));
+                      type_name + " " + spread_name(spread, kType == DType::f64) + " 2^" + std::to_string(log2n));
       const std::size_t n = std::size_t{1} << log2n, bytes = n * sizeof(T);
       const std::size_t copies = std::max<std::size_t>(1, pool_bytes / bytes);
       // Each copy of the pool is its own draw: the CPU's reference is of the first, which is
@@ -228,7 +174,7 @@ void distributions(const SuiteArgs& args, int max_log2, Progress& progress, doub
       auto time = [&](auto&& call) { return graph_seconds_per_call(ws.stream(), calls, reps, check, [&](int k) { call(input(k)); }); };
       const auto cub_t = time([&](const T* x) { ws.enqueue("cub", x, n, kType, Op::sum); });
       const double cub = median(cub_t);
-      nlohmann::json row = {{"table", "distributions"}, {"dtype", type_name}, {"distribution", spread_name(spread, kType)},
+      nlohmann::json row = {{"table", "distributions"}, {"dtype", type_name}, {"distribution", spread_name(spread, kType == DType::f64)},
                             {"log2n", log2n}, {"n", n}, {"cub_median_s", cub}, {"cub_times_s", cub_t}};
       std::string cells, same = "yes";
       for (const char* backend : {"cuda.single_pass", "cuda.shuffle"}) {
@@ -245,7 +191,7 @@ void distributions(const SuiteArgs& args, int max_log2, Progress& progress, doub
       }
       row["same_bits_as_cpu"] = same == "yes";
       rows.push_back(row);
-      std::snprintf(line, sizeof line, "| %s | 2^%d | %.2f |%s %s |\n", spread_name(spread, kType), log2n, cub * 1e6,
+      std::snprintf(line, sizeof line, "| %s | 2^%d | %.2f |%s %s |\n", spread_name(spread, kType == DType::f64), log2n, cub * 1e6,
                     cells.c_str(), same.c_str());
       md += line;
     }
