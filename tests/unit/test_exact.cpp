@@ -171,6 +171,28 @@ TEST_CASE("ExactSum: f32 and f64 runs of every span of exponents (each of the fa
   }
 }
 
+TEST_CASE("ExactSum: f64 runs of subnormals only (summed as integers), with a NaN, an infinity or a normal among them") {
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x50bu);
+  for (int draw = 0; draw < 20; ++draw) {
+    std::vector<double> x(2048 * (1 + rng() % 4) + rng() % 2048);
+    for (double& v : x) {
+      const std::uint64_t bits = rng() & 0x800fffffffffffffull;  // a random sign and significand, field 0
+      std::memcpy(&v, &bits, sizeof v);
+    }
+    const std::size_t at = rng() % x.size();
+    switch (draw % 4) {
+      case 1: x[at] = std::numeric_limits<double>::quiet_NaN(); break;
+      case 2: x[at] = -std::numeric_limits<double>::infinity(); break;
+      case 3: x[at] = std::numeric_limits<double>::min() * (rng() % 2 ? 1 : -1); break;
+    }
+    xr::ExactSum s;
+    s.add(x.data(), x.size());
+    INFO("seed " << xr::test::run_seed() << ", draw " << draw);
+    CHECK(xr::test::same_bits(s.round<double>(), xr::test::mpfr_sum(x.data(), x.size())));
+    CHECK(s.count() == static_cast<std::int64_t>(x.size()));
+  }
+}
+
 TEST_CASE("exact accuracy: the config key, auto's choice, and backends that refuse") {
   auto file = std::filesystem::temp_directory_path() / ("xreduce-exact-" + std::to_string(::getpid()) + ".toml");
   std::ofstream(file) << "accuracy = \"exact\"\n";
