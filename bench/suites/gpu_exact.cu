@@ -7,8 +7,10 @@
 // -x; subnormals), since an exact sum's cost can depend on the data where a plain one's does not
 // (`--device-only` runs these without the host sweep of exact.cpp). Every exact result is
 // checked against the CPU's exact sum of the same data: the same bits, or the row says NO.
-// CUB's deterministic reduce (cuda::execution::determinism::gpu_to_gpu) is not in this toolkit's
-// CCCL (3.0.1, nvcc 13.0): the suite says so rather than leave the column out in silence.
+// CUB's determinism levels (cuda::execution::determinism: not_guaranteed, run_to_run, gpu_to_gpu)
+// need CCCL 3.1 or later, which this toolkit's (3.0.1, nvcc 13.0) is not: built against newer
+// headers where XREDUCE_CCCL_INCLUDE names them (cub_determinism.hpp), their rows and columns say
+// whether gpu_to_gpu's reproducible sum is the exact one; elsewhere the columns say "not built".
 
 #include <cuda_runtime.h>
 
@@ -27,6 +29,7 @@
 #include "gpu.hpp"
 #include "gpu/gpu_timing.cuh"
 #include "../spreads.hpp"
+#include "cub_determinism.hpp"
 #include "xreduce/exact.hpp"
 
 namespace xc = xreduce::cuda::bench;
@@ -50,6 +53,8 @@ void sweep(const SuiteArgs& args, int max_log2, Progress& progress, double progr
   unsigned* sink = nullptr;
   check(cudaMalloc(&pool, pool_bytes), "cudaMalloc pool");
   check(cudaMalloc(&sink, sizeof(unsigned)), "cudaMalloc sink");
+  T* cub_out = nullptr;  // the sums of CUB's determinism levels
+  check(cudaMalloc(&cub_out, sizeof(T)), "cudaMalloc cub_out");
   fill_uniform<<<prop.multiProcessorCount * 8, 256>>>(pool, pool_bytes / sizeof(T), 1);
   check(cudaDeviceSynchronize(), "fill");
   std::vector<T> host(max_n);  // the first copy, for the CPU's exact sum
@@ -115,9 +120,32 @@ void sweep(const SuiteArgs& args, int max_log2, Progress& progress, double progr
                       {"fraction_of_probe", gbps / probe}, {"time_over_cub", m / cub_time},
                       {"same_bits_as_cpu", v.exact ? nlohmann::json(same == "yes") : nlohmann::json()}, {"times_s", t}});
     }
+    // CUB's determinism levels, where built: gpu_to_gpu is reproducible, but is it exact?
+    for (const CubDeterminism d : kCubDeterminisms) {
+      if (!cub_determinism_version()) break;
+      const std::string name = std::string("cub (determinism ") + to_string(d) + ")";
+      check(cub_sum(d, input(0), cub_out, n, ws.stream()), name.c_str());
+      T got;
+      check(cudaMemcpyAsync(&got, cub_out, sizeof got, cudaMemcpyDeviceToHost, ws.stream()), "copy back");
+      check(cudaStreamSynchronize(ws.stream()), name.c_str());
+      const auto t = time_graph([&](const T* x) { check(cub_sum(d, x, cub_out, n, ws.stream()), name.c_str()); });
+      const double m = median(t), gbps = bytes / m / 1e9;
+      const double error = std::fabs(static_cast<double>(got) - static_cast<double>(cpu_bits)) / std::fabs(static_cast<double>(cpu_bits));
+      const bool same = std::memcmp(&cpu_bits, &got, sizeof(T)) == 0;
+      std::string bits;
+      if (d == CubDeterminism::gpu_to_gpu) bits = same ? "yes" : "NO (relative error " + fmt("%.1e", error) + ")";
+      std::snprintf(line, sizeof line, "| 2^%d | %s | %.2f | %.0f | %.0f%% | %.2f | %s |\n", log2n, name.c_str(), m * 1e6, gbps,
+                    100 * gbps / probe, m / cub_time, bits.c_str());
+      md += line;
+      rows.push_back({{"dtype", type_name}, {"log2n", log2n}, {"n", n}, {"backend", "cub"}, {"determinism", to_string(d)},
+                      {"accuracy", "standard"}, {"median_s", m}, {"gbps", gbps}, {"fraction_of_probe", gbps / probe},
+                      {"time_over_cub", m / cub_time}, {"value", static_cast<double>(got)}, {"relative_error", error},
+                      {"same_bits_as_cpu", same}, {"times_s", t}});
+    }
   }
   cudaFree(pool);
   cudaFree(sink);
+  cudaFree(cub_out);
 }
 
 template <class T>
@@ -151,7 +179,11 @@ void distributions(const SuiteArgs& args, int max_log2, Progress& progress, doub
   const int repeat = std::max(args.repeat, 10);
   md += std::string("\n## ") + type_name +
         " by distribution\n\n| distribution | N | cub us | cuda.single_pass **exact** / cub | cuda.shuffle **exact** / cub | "
-        "exact: CPU's bits |\n|---|---:|---:|---:|---:|---|\n";
+        "exact: CPU's bits | cub gpu_to_gpu / cub | gpu_to_gpu: CPU's exact bits |\n|---|---:|---:|---:|---:|---|---:|---|\n";
+  // CUB's gpu_to_gpu sums floats and doubles (its RFA); bf16 is not among its types.
+  const bool with_gpu_to_gpu = cub_determinism_version() != 0 && !std::is_same_v<T, bf16>;
+  T* cub_out = nullptr;
+  check(cudaMalloc(&cub_out, sizeof(T)), "cudaMalloc cub_out");
   char line[512];
   int done = 0;
   for (const Spread spread : kSpreads) {
@@ -190,13 +222,33 @@ void distributions(const SuiteArgs& args, int max_log2, Progress& progress, doub
         row[std::string(backend) + "_exact_times_s"] = t;
       }
       row["same_bits_as_cpu"] = same == "yes";
+      std::string reproducible = " not built | not built |";
+      if constexpr (!std::is_same_v<T, bf16>) {
+        if (with_gpu_to_gpu) {
+          constexpr auto d = CubDeterminism::gpu_to_gpu;
+          check(cub_sum(d, input(0), cub_out, n, ws.stream()), "cub gpu_to_gpu");
+          T got;
+          check(cudaMemcpyAsync(&got, cub_out, sizeof got, cudaMemcpyDeviceToHost, ws.stream()), "copy back");
+          check(cudaStreamSynchronize(ws.stream()), "cub gpu_to_gpu");
+          const auto t = time([&](const T* x) { check(cub_sum(d, x, cub_out, n, ws.stream()), "cub gpu_to_gpu"); });
+          const bool exact = std::memcmp(&cpu_bits, &got, sizeof(T)) == 0;
+          const double error = std::fabs(static_cast<double>(got) - static_cast<double>(cpu_bits)) / std::fabs(static_cast<double>(cpu_bits));
+          reproducible = " " + fmt("%.2f", median(t) / cub) + " | " + (exact ? "yes" : "NO (relative error " + fmt("%.1e", error) + ")") + " |";
+          row["cub_gpu_to_gpu_median_s"] = median(t);
+          row["cub_gpu_to_gpu_over_cub"] = median(t) / cub;
+          row["cub_gpu_to_gpu_value"] = static_cast<double>(got);
+          row["cub_gpu_to_gpu_same_bits_as_cpu"] = exact;
+        }
+      }
+      if (std::is_same_v<T, bf16>) reproducible = " (no bf16) | |";
       rows.push_back(row);
-      std::snprintf(line, sizeof line, "| %s | 2^%d | %.2f |%s %s |\n", spread_name(spread, kType == DType::f64), log2n, cub * 1e6,
-                    cells.c_str(), same.c_str());
+      std::snprintf(line, sizeof line, "| %s | 2^%d | %.2f |%s %s |%s\n", spread_name(spread, kType == DType::f64), log2n, cub * 1e6,
+                    cells.c_str(), same.c_str(), reproducible.c_str());
       md += line;
     }
   }
   cudaFree(pool);
+  cudaFree(cub_out);
 }
 
 }  // namespace
@@ -206,10 +258,16 @@ int run_exact_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md) 
   const int max_log2 = args.max_log2 ? std::min(args.max_log2, 30) : (args.quick ? 14 : 30);
   Progress progress("exact (GPU)", args.quick ? 2 : 20);
   const GpuInfo g = gpu_info();
+  const int cub_levels = cub_determinism_version();
   md += "\n# Exact sums on the GPU: device-resident data, uniform in [0, 1)\n\n" + g.name +
-        ". Time per call from CUDA-graph replays, median. CUB's deterministic reduce (gpu_to_gpu) is not in this "
-        "toolkit's CCCL " + std::to_string(CCCL_MAJOR_VERSION) + "." + std::to_string(CCCL_MINOR_VERSION) + "." +
-        std::to_string(CCCL_PATCH_VERSION) + ": no column for it.\n";
+        ". Time per call from CUDA-graph replays, median. cub is the toolkit's (CCCL " + std::to_string(CCCL_MAJOR_VERSION) +
+        "." + std::to_string(CCCL_MINOR_VERSION) + "." + std::to_string(CCCL_PATCH_VERSION) + ", run_to_run). ";
+  md += cub_levels ? "cub (determinism ...) is cub::DeviceReduce::Sum of CUB " + std::to_string(cub_levels / 100000) + "." +
+                         std::to_string(cub_levels / 100 % 1000) + "." + std::to_string(cub_levels % 100) +
+                         " (XREDUCE_CCCL_INCLUDE) at each determinism level; gpu_to_gpu's bits are compared with the "
+                         "exact sum's, with its relative error where they differ.\n"
+                   : "CUB's determinism levels (gpu_to_gpu: CCCL 3.1 on) are not built: configure with "
+                     "-DXREDUCE_CCCL_INCLUDE=... (scripts/fetch-cccl.sh).\n";
   sweep<float>(args, max_log2, progress, 0, rows, md);
   sweep<double>(args, max_log2, progress, 0.3, rows, md);
   md += "\n# Exact sums on the GPU by distribution\n\nTime over plain cub's on the same data (cub's own time does not "
