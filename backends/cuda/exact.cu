@@ -1,7 +1,11 @@
 // Exact sums on the GPU (kernels/exact_sum.cuh): the launches for each block size and element
-// type (f32, f64, f16, bf16), and the whole of a device array, in launches of at most 2^30 elements.
+// type (f32, f64, f16, bf16), and the whole of a device array, in launches of at most 2^30
+// elements; the column sums of device records likewise.
 
+#include <algorithm>
+#include <climits>
 #include <cstring>
+#include <vector>
 
 #include "kernels/exact_sum.cuh"
 #include "techniques.hpp"
@@ -78,6 +82,64 @@ const void* enqueue_exact(Technique t, const void* data, std::size_t n, DType dt
 }
 
 std::size_t exact_launch_elements() { return exact::kMaxLaunch; }
+
+long long* enqueue_exact_columns(const void* data, std::size_t rows, std::size_t width, DType dtype, Workspace& ws) {
+  constexpr int kBlock = exact::kDigitBlock;
+  const std::size_t per_tile = std::min<std::size_t>(width, kBlock), tiles = ceil_div(width, per_tile);
+  if (tiles > 65535 || width > static_cast<std::size_t>(INT_MAX))
+    throw Error(ErrorCode::unsupported, "exact column sums on the GPU: at most 65535 * 128 columns");
+  if (rows * width > exact::kMaxLaunch)
+    throw Error(ErrorCode::internal, "enqueue_exact_columns: more than 2^30 elements in one launch");
+  const std::size_t bytes = width * sizeof(ExactSum);
+  auto* totals = static_cast<long long*>(ws.scratch.reserve(bytes, "exact column partials"));
+  XREDUCE_CUDA(cudaMemsetAsync(totals, 0, bytes, ws.stream));
+  if (rows == 0) return totals;
+  visit_exact_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    constexpr auto kernel = exact::exact_columns_kernel<T>;
+    constexpr std::size_t dynamic = exact::ColumnLane<T>::kSharedBytes;
+    if constexpr (dynamic > 48 * 1024)
+      XREDUCE_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dynamic)));
+    static const int per_sm = [&] {
+      int b = 0;
+      XREDUCE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlock, dynamic));
+      return std::max(b, 1);
+    }();
+    // Enough blocks to fill the GPU once over, fewer where the rows run out first, more where a
+    // lane would add more than 2^16 elements (BinColumnLane's bound).
+    const std::size_t groups = kBlock / per_tile;
+    const std::size_t wanted = ceil_div(static_cast<std::size_t>(per_sm) * ws.sm_count, tiles);
+    const std::size_t blocks = std::max({std::size_t{1}, std::min(wanted, ceil_div(rows, groups * 8)),
+                                         ceil_div(rows, groups << 16)});
+    kernel<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(tiles)), kBlock, dynamic, ws.stream>>>(
+        static_cast<const T*>(data), rows, static_cast<int>(width), totals);
+    XREDUCE_CUDA(cudaGetLastError());
+    return 0;
+  });
+  return totals;
+}
+
+std::vector<ExactSum> exact_column_sums_of_device(const void* data, std::size_t rows, std::size_t width, DType dtype,
+                                                  Workspace& ws) {
+  std::vector<ExactSum> sums(width);
+  const std::size_t bytes = width * sizeof(ExactSum);
+  auto* host = static_cast<long long*>(ws.host_columns.reserve(bytes, "exact column partials"));
+  const std::size_t rows_per_launch = std::max<std::size_t>(1, exact::kMaxLaunch / width);
+  for (std::size_t first = 0; first < rows; first += rows_per_launch) {
+    const std::size_t n = std::min(rows_per_launch, rows - first);
+    const long long* totals =
+        enqueue_exact_columns(static_cast<const unsigned char*>(data) + first * width * size_of(dtype), n, width, dtype, ws);
+    XREDUCE_CUDA(cudaMemcpyAsync(host, totals, bytes, cudaMemcpyDeviceToHost, ws.stream));
+    XREDUCE_CUDA(cudaStreamSynchronize(ws.stream));
+    for (std::size_t c = 0; c < width; ++c) {
+      ExactSum part;
+      std::memcpy(part.words, host + c * ExactSum::kWords, sizeof part.words);
+      part.words[ExactSum::kCount] = static_cast<std::int64_t>(n);
+      sums[c] += part;
+    }
+  }
+  return sums;
+}
 
 ExactSum exact_sum_of_device(Technique t, const void* data, std::size_t n, DType dtype, int block, Workspace& ws) {
   ExactSum total;

@@ -165,8 +165,8 @@ class CudaReducer final : public Reducer {
     // time and writes the results where they go (3-12% faster than the records kernel on an
     // H200, bench/results/nvidia-h200/views.md). The records kernel keeps odd widths, which it
     // still reads in vectors, but not argmin and argmax, which only the views kernel does.
-    if (records && (returns_index(q.op) ||
-                    (reinterpret_cast<std::uintptr_t>(q.data) % 16 == 0 && width % (16 / size_of(q.dtype)) == 0)))
+    if (records && !exact &&
+        (returns_index(q.op) || (reinterpret_cast<std::uintptr_t>(q.data) % 16 == 0 && width % (16 / size_of(q.dtype)) == 0)))
       return reduce_view(q, where);
     WorkspaceLease ws(where.device);
     const std::size_t bytes = q.count * size_of(q.dtype);
@@ -182,7 +182,8 @@ class CudaReducer final : public Reducer {
     }
     if (exact) {
       Result r;
-      r.exact = {exact_sum_of_device(info_.technique, data, q.count, q.dtype, block, *ws)};
+      if (records) r.exact = exact_column_sums_of_device(data, count, width, q.dtype, *ws);  // the core rounds each column
+      else r.exact = {exact_sum_of_device(info_.technique, data, q.count, q.dtype, block, *ws)};
       return r;
     }
     if (f.several) {

@@ -74,8 +74,8 @@ constexpr FeatureSet on_gpu(OpSet ops, std::initializer_list<Layout> layouts) {
 constexpr FeatureSet on_gpu_32_64(OpSet ops, std::initializer_list<Layout> layouts) {
   return FeatureSet().dtypes(dtypes_32_64).ops(ops).layouts(layouts).memory({Memory::host, Memory::device});
 }
-constexpr FeatureSet exact_sums(std::initializer_list<Memory> memory) {
-  return FeatureSet().dtypes(kExactDTypes).ops({Op::sum}).layouts({Layout::all}).memory(memory).only_exact_sums();
+constexpr FeatureSet exact_sums(std::initializer_list<Memory> memory, std::initializer_list<Layout> layouts = {Layout::all}) {
+  return FeatureSet().dtypes(kExactDTypes).ops({Op::sum}).layouts(layouts).memory(memory).only_exact_sums();
 }
 //! The statistics of floats (kGpuStatistics) in `memory`, with wide results (Features::wide).
 constexpr FeatureSet gpu_statistics(std::initializer_list<Memory> memory) {
@@ -83,8 +83,11 @@ constexpr FeatureSet gpu_statistics(std::initializer_list<Memory> memory) {
 }
 //! The seed kernels: sum, prod, min and max of a flat array.
 inline constexpr Capabilities kSeed = Capabilities(Engine::gpu).add(on_gpu_32_64(kSeedOps, {Layout::all}));
-inline constexpr Capabilities kSinglePass =
-    Capabilities(Engine::gpu).add(on_gpu(kOneOps, {Layout::all})).add(exact_sums({Memory::host, Memory::device}));
+//! Exact sums of flat arrays, and of device records' columns (exact_columns_kernel).
+inline constexpr Capabilities kSinglePass = Capabilities(Engine::gpu)
+                                                .add(on_gpu(kOneOps, {Layout::all}))
+                                                .add(exact_sums({Memory::host, Memory::device}))
+                                                .add(exact_sums({Memory::device}, {Layout::outer}));
 //! Rows and segments with its binned kernels, records with kernels/records.cuh, the other views
 //! of device data with kernels/views.cuh, several ops with StatsOp, the statistics with the op
 //! table's policies (statistics.cuh).
@@ -93,6 +96,7 @@ inline constexpr Capabilities kShuffle = Capabilities(Engine::gpu)
                                              .add(on_gpu(kSeedOps, {Layout::outer}))
                                              .add(on_gpu(kOneOps, {Layout::outer, Layout::middle, Layout::strided}).memory({Memory::device}))
                                              .add(exact_sums({Memory::host, Memory::device}))
+                                             .add(exact_sums({Memory::device}, {Layout::outer}))
                                              .add(gpu_statistics({Memory::host, Memory::device}))
                                              .add(on_gpu(kTogether, {Layout::all, Layout::inner, Layout::ragged}).only_together());
 //! Host data over every GPU: flat arrays (the statistics too) and records, the parts'
@@ -250,6 +254,14 @@ const void* enqueue_exact(Technique t, const void* data, std::size_t n, DType dt
 std::size_t exact_launch_elements();
 //! The exact partial of n elements at device pointer `data`, in as many launches as it takes (waits).
 ExactSum exact_sum_of_device(Technique t, const void* data, std::size_t n, DType dtype, int block, Workspace& ws);
+//! Enqueues the exact partials of the columns of `rows` records of `width` values at device
+//! pointer `data` (layout outer, at most 2^30 elements): width ExactSum word sets in the
+//! workspace's scratch, returned, whose counts the caller sets.
+long long* enqueue_exact_columns(const void* data, std::size_t rows, std::size_t width, DType dtype, Workspace& ws);
+//! The exact partials of the columns of `rows` records of `width` values at device pointer
+//! `data`, one a column, in as many launches as it takes (waits).
+std::vector<ExactSum> exact_column_sums_of_device(const void* data, std::size_t rows, std::size_t width, DType dtype,
+                                                  Workspace& ws);
 //! The exact partial of n elements of host memory, streamed as reduce_host streams.
 ExactSum exact_sum_of_host(Technique t, const void* data, std::size_t n, DType dtype, int block, int device, bool pinned,
                            const Streaming& streaming);

@@ -1,5 +1,6 @@
 // Exact sums on the GPU (Accuracy::exact): device-resident and pinned data, every block size, the
-// MPFR reference's very bits; beyond 2^30 elements (several launches) too. Pageable host data
+// MPFR reference's very bits; beyond 2^30 elements (several launches) too; the columns of device
+// records. Pageable host data
 // goes through the conformance suite. Skips without a GPU.
 
 #include <cuda_runtime.h>
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "support/exact_data.hpp"
@@ -124,6 +126,7 @@ TEST_CASE("gpu exact f64 sums: lanes that each add more elements than a digit ha
     }
     std::memcpy(&v, &bits, sizeof v);
   }
+  if (exact_gpu_backends(/*device=*/true).empty()) return;
   const double expected = xr::test::mpfr_sum(period.data(), kPeriod, kRepeats);
   std::vector<double> host(kPeriod * kRepeats);
   for (std::size_t k = 0; k < kRepeats; ++k) std::copy(period.begin(), period.end(), host.begin() + k * kPeriod);
@@ -138,6 +141,120 @@ TEST_CASE("gpu exact f64 sums: lanes that each add more elements than a digit ha
     CHECK(xr::test::same_bits(res.value.get<double>(), expected));
   }
   cudaFree(dev);
+}
+
+namespace {
+
+//! Device records: `rows` of `width` values at `dev`, summed column by column.
+xr::Request device_records(const void* dev, std::size_t rows, std::size_t width, xr::DType dtype) {
+  xr::Request q = xr::Request::records(dev, rows, width, dtype, xr::Op::sum);
+  q.memory = xr::Memory::device;
+  return q;
+}
+
+//! The GPU backends that sum device records' columns exactly.
+std::vector<xr::Reducer*> exact_column_backends(const xr::Request& q) {
+  std::vector<xr::Reducer*> v;
+  for (xr::Reducer* r : exact_gpu_backends(/*device=*/true))
+    if (r->capabilities().support(xr::features_of(xr::canonical(q), xr::Accuracy::exact)) != xr::Support::none) v.push_back(r);
+  return v;
+}
+
+//! Each column of `rows` records of `width` values (host copy `host`, on the GPU at `dev`)
+//! against MPFR's sum of the column, on every backend that sums device columns exactly.
+template <class T>
+void check_columns(const std::vector<T>& host, const void* dev, std::size_t rows, std::size_t width) {
+  const xr::Request q = device_records(dev, rows, width, xr::dtype_of<T>());
+  const std::vector<xr::Reducer*> backends = exact_column_backends(q);
+  CHECK(!backends.empty());
+  std::vector<T> expected(width), column(rows);
+  for (std::size_t j = 0; j < width; ++j) {
+    for (std::size_t i = 0; i < rows; ++i) column[i] = host[i * width + j];
+    expected[j] = xr::test::mpfr_sum(column.data(), rows);
+  }
+  for (xr::Reducer* r : backends) {
+    const xr::Result res = r->reduce(q, {.accuracy = xr::Accuracy::exact});
+    REQUIRE(res.values.size() == width);
+    for (std::size_t j = 0; j < width; ++j) {
+      INFO("backend " << r->name() << ", " << rows << " records of width " << width << ", column " << j << ": got "
+                      << std::hexfloat << static_cast<double>(res.values[j].get<T>()) << ", MPFR "
+                      << static_cast<double>(expected[j]) << std::defaultfloat);
+      CHECK(xr::test::same_bits(res.values[j].get<T>(), expected[j]));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("gpu exact column sums of device records: f32, f64, f16 and bf16, narrow and wide, MPFR's bits for each column") {
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0xc01u);
+  const bool quick = std::getenv("XREDUCE_TEST_QUICK") != nullptr;
+  // Widths below, at and above a block's 128 lanes, rows from one to many per lane. (Records of
+  // width 1 are one row, layout inner, whose exact sum the GPU does not declare.)
+  const std::pair<std::size_t, std::size_t> shapes[] = {{3, 70001}, {9, 1}, {9, 70001}, {2, 5000}, {33, 5000},
+                                                        {128, 3000}, {130, 1000}, {300, 777}};
+  if (exact_gpu_backends(/*device=*/true).empty()) return;
+  for (const auto& [width, rows] : shapes) {
+    if (quick && width * rows > 20000) continue;
+    const ExactShape shape = xr::test::all_exact_shapes[rng() % std::size(xr::test::all_exact_shapes)];
+    INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), data " << std::string(name(shape)));
+    void* dev = nullptr;
+    REQUIRE(cudaMalloc(&dev, width * rows * sizeof(double)) == cudaSuccess);
+    auto run = [&](const auto& host) {
+      REQUIRE(cudaMemcpy(dev, host.data(), host.size() * sizeof(host[0]), cudaMemcpyHostToDevice) == cudaSuccess);
+      check_columns(host, dev, rows, width);
+    };
+    run(xr::test::make_exact_data<float>(shape, width * rows, rng));
+    run(xr::test::make_exact_data<double>(shape, width * rows, rng));
+    run(xr::test::make_exact_data16<xr::f16>(shape, width * rows, rng));
+    run(xr::test::make_exact_data16<xr::bf16>(shape, width * rows, rng));
+    cudaFree(dev);
+  }
+}
+
+TEST_CASE("gpu exact column sums: lanes that each add more elements than a digit has room for between carries") {
+  if (std::getenv("XREDUCE_TEST_QUICK")) return;
+  if (exact_gpu_backends(/*device=*/true).empty()) return;
+  // 3 columns of 4099 * 2^14 rows, a period of 4099 repeated through the flat array, so that each
+  // column runs through the period 2^14 times over (4099 is prime to 3). f64: the values of the
+  // flat test above, which push one digit of a lane past 2^63 within some 2^11 of them; a lane here
+  // adds some 4000 (42 lanes a column in each of 396 blocks on 132 SMs). f32: random finite
+  // values, through the bins' carries into their units.
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x3c01u);
+  constexpr std::size_t kPeriod = 4099, kRepeats = std::size_t{1} << 14, kWidth = 3, kRows = kPeriod * kRepeats;
+  auto check = [&](const auto& period) {
+    using T = typename std::decay_t<decltype(period)>::value_type;
+    const T expected = xr::test::mpfr_sum(period.data(), kPeriod, kRepeats);  // every column's
+    std::vector<T> host(kRows * kWidth);
+    for (std::size_t i = 0; i < host.size(); ++i) host[i] = period[i % kPeriod];
+    void* dev = nullptr;
+    REQUIRE(cudaMalloc(&dev, host.size() * sizeof(T)) == cudaSuccess);
+    REQUIRE(cudaMemcpy(dev, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice) == cudaSuccess);
+    const xr::Request q = device_records(dev, kRows, kWidth, xr::dtype_of<T>());
+    for (xr::Reducer* r : exact_column_backends(q)) {
+      const xr::Result res = r->reduce(q, {.accuracy = xr::Accuracy::exact});
+      REQUIRE(res.values.size() == kWidth);
+      for (std::size_t j = 0; j < kWidth; ++j) {
+        INFO("seed " << xr::test::run_seed() << ", backend " << r->name() << ", " << sizeof(T) * 8 << "-bit, column " << j
+                     << ": got " << std::hexfloat << static_cast<double>(res.values[j].get<T>()) << ", MPFR "
+                     << static_cast<double>(expected));
+        CHECK(xr::test::same_bits(res.values[j].get<T>(), expected));
+      }
+    }
+    cudaFree(dev);
+  };
+  std::vector<double> period(kPeriod);
+  for (double& v : period) {
+    const std::uint64_t r = rng();
+    std::uint64_t bits = (std::uint64_t{723 + 1023} << 52) | (std::uint64_t{7} << 49) | (r & ((std::uint64_t{1} << 49) - 1));
+    if (r >> 61 == 0) {
+      const std::uint64_t b = rng();
+      bits = (b & ~(std::uint64_t{0x7ff} << 52)) | (((b >> 20) % (700 + 1023)) << 52);
+    }
+    std::memcpy(&v, &bits, sizeof v);
+  }
+  check(period);
+  check(xr::test::make_exact_data<float>(ExactShape::wide, kPeriod, rng));
 }
 
 TEST_CASE("gpu: result_dtype of device data: sums run exactly and round once to the type asked") {

@@ -201,6 +201,13 @@ __device__ inline void exact_block_sum_digits(const double* __restrict__ x, std:
   }
 }
 
+//! An element of any exact-sum type as a double (exact for each).
+template <class T>
+__device__ inline double exact_double(T v) {
+  if constexpr (is_float16_v<T>) return static_cast<double>(static_cast<float>(v));
+  else return static_cast<double>(v);
+}
+
 //! An f16's value times 2^-1008, as a double made from its bits (sign, then exponent and
 //! significand shifted into a double's): exact for finite f16 (subnormals become double
 //! subnormals, zeros zeros), meaningless for infinities and NaNs, which the caller sorts out first.
@@ -416,6 +423,133 @@ __device__ inline void exact_block_sum_binned(const T* __restrict__ x, std::size
     long long m = 0;
     for (int k = 0; k < kPerBin; ++k) m += units[threadIdx.x * kPerBin + k];
     if (m != 0) deposit_scaled(words, m, field_bin_unit(threadIdx.x));
+  }
+}
+
+//! A lane of exact_columns_kernel that sums its column by digits (f64): LaneDigits.
+struct DigitColumnLane {
+  static constexpr int kSlots = ExactSum::kDigits;  // what the block adds across a column's lanes
+  static constexpr std::size_t kSharedBytes = sizeof(long long) * kSlots * kDigitBlock;
+  LaneDigits lane;
+  __device__ explicit DigitColumnLane(void* shared) : lane{static_cast<long long*>(shared) + threadIdx.x} {}
+  __device__ void clear() {
+#pragma unroll
+    for (int d = 0; d < kSlots; ++d) lane.digit[d * kDigitBlock] = 0;
+  }
+  //! Adds a finite element (`words`: its column's, for infinities and NaNs).
+  template <class T>
+  __device__ void add(T element, unsigned& not_negative_zero, long long* words) {
+    const double v = exact_double(element);
+    const unsigned hi = static_cast<unsigned>(__double2hiint(v)), lo = static_cast<unsigned>(__double2loint(v));
+    not_negative_zero |= (hi ^ 0x80000000u) | lo;
+    if ((hi & 0x7ff00000u) == 0x7ff00000u) {
+      const int which = ((hi & 0xfffffu) | lo) != 0 ? ExactSum::kNaN : (hi >> 31) ? ExactSum::kNegInf : ExactSum::kPosInf;
+      atomicAdd(reinterpret_cast<unsigned long long*>(words + which), 1ull);
+    } else {
+      lane.add(hi, lo);
+    }
+  }
+  __device__ void carry() { lane.normalize(); }
+  //! Slot `slot` of lane `t` after carry(): a digit in [0, 2^32) (the last signed and small).
+  __device__ static long long slot(const void* shared, int slot, int t) {
+    return static_cast<const long long*>(shared)[slot * kDigitBlock + t];
+  }
+  //! Adds the sum of a column's lanes' slot `slot` to its words.
+  __device__ static void deposit(long long* words, int slot, long long sum) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(words + slot), static_cast<unsigned long long>(sum));
+  }
+};
+
+//! A lane of exact_columns_kernel that sums its column by exponent bins (f32, and bf16 and f16 as
+//! the floats they convert to exactly): the binned form's kFieldBins doubles, each moved every
+//! carry() into an int64 of its units beside it. A lane adds at most 2^16 elements (the launch
+//! sees to it), so a column's units stay below 2^55 a lane and 2^62 over a block.
+struct BinColumnLane {
+  static constexpr int kSlots = kFieldBins;
+  static constexpr std::size_t kSharedBytes = (sizeof(double) + sizeof(long long)) * kSlots * kDigitBlock;
+  double* bins;       // bin c at bins[c * kDigitBlock]
+  long long* units;  // likewise
+  __device__ explicit BinColumnLane(void* shared)
+      : bins(static_cast<double*>(shared) + threadIdx.x),
+        units(static_cast<long long*>(shared) + kSlots * kDigitBlock + threadIdx.x) {}
+  __device__ void clear() {
+#pragma unroll
+    for (int c = 0; c < kSlots; ++c) bins[c * kDigitBlock] = 0, units[c * kDigitBlock] = 0;
+  }
+  template <class T>
+  __device__ void add(T element, unsigned& not_negative_zero, long long* words) {
+    const float f = static_cast<float>(element);
+    const unsigned u = __float_as_uint(f);
+    not_negative_zero |= u ^ 0x80000000u;
+    if ((u & 0x7f800000u) == 0x7f800000u) {
+      const int which = (u & 0x7fffffu) != 0 ? ExactSum::kNaN : (u >> 31) ? ExactSum::kNegInf : ExactSum::kPosInf;
+      atomicAdd(reinterpret_cast<unsigned long long*>(words + which), 1ull);
+    } else {
+      bins[(u >> 27 & (kSlots - 1)) * kDigitBlock] += static_cast<double>(f);
+    }
+  }
+  __device__ void carry() {
+#pragma unroll
+    for (int c = 0; c < kSlots; ++c) {
+      const double v = bins[c * kDigitBlock];  // a multiple of the bin's unit below 2^50 of them
+      if (v != 0) units[c * kDigitBlock] += __double2ll_rn(v * pow2(-field_bin_unit(c))), bins[c * kDigitBlock] = 0;
+    }
+  }
+  __device__ static long long slot(const void* shared, int slot, int t) {
+    return static_cast<const long long*>(shared)[(kSlots + slot) * kDigitBlock + t];
+  }
+  __device__ static void deposit(long long* words, int slot, long long sum) { deposit_scaled(words, sum, field_bin_unit(slot)); }
+};
+
+//! The column lane of T: bins for the 32- and 16-bit floats, digits for f64.
+template <class T>
+using ColumnLane = std::conditional_t<std::is_same_v<T, double>, DigitColumnLane, BinColumnLane>;
+
+//! Exact column sums of records: `rows` rows of `width` values, each column's partial added to
+//! `totals` (width ExactSum word sets, zero on entry) with 64-bit atomics. Each lane sums one
+//! column with its own ColumnLane<T>: a block of kDigitBlock lanes takes min(width, kDigitBlock)
+//! neighbouring columns (blockIdx.y picks which), in groups of lanes that take every groups-th
+//! row, so that a warp reads neighbouring elements of a row or of consecutive rows. At the end
+//! each column's lanes' slots are added together and into its words. At most 2^30 elements a
+//! launch, and at most 2^16 a lane.
+template <class T>
+__global__ __launch_bounds__(kDigitBlock) void exact_columns_kernel(const T* __restrict__ x, std::size_t rows, int width,
+                                                                    long long* totals) {
+  using Lane = ColumnLane<T>;
+  constexpr int kBlock = kDigitBlock, kAhead = 8;  // loads a lane has in flight
+  extern __shared__ long long shared_slots[];     // Lane::kSharedBytes
+  const int per_tile = min(width, kBlock), groups = kBlock / per_tile;
+  const int group = threadIdx.x / per_tile, column = blockIdx.y * per_tile + threadIdx.x % per_tile;
+  const bool active = group < groups && column < width;
+  Lane lane(shared_slots);
+  lane.clear();
+  long long* words = totals + static_cast<std::size_t>(active ? column : 0) * ExactSum::kWords;
+  unsigned not_negative_zero = 0;
+  if (active) {
+    const std::size_t step = static_cast<std::size_t>(groups) * gridDim.x, stride = step * width;
+    std::size_t r = static_cast<std::size_t>(blockIdx.x) * groups + group;
+    const T* at = x + r * width + column;
+    int since_carry = 0;  // elements added since the lane's last carry: at most 2^10 + kAhead
+    for (; r + (kAhead - 1) * step < rows; r += kAhead * step, at += kAhead * stride) {
+      T v[kAhead];
+#pragma unroll
+      for (int u = 0; u < kAhead; ++u) v[u] = at[u * stride];
+#pragma unroll
+      for (int u = 0; u < kAhead; ++u) lane.add(v[u], not_negative_zero, words);
+      if ((since_carry += kAhead) >= (1 << 10)) lane.carry(), since_carry = 0;
+    }
+    for (; r < rows; r += step, at += stride) lane.add(*at, not_negative_zero, words);
+    if (not_negative_zero != 0) atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
+  }
+  lane.carry();  // idle lanes' slots are zero
+  __syncthreads();
+  // Each (column, slot) of the block's: its groups lanes added, then into the column's words.
+  for (int p = threadIdx.x; p < per_tile * Lane::kSlots; p += kBlock) {
+    const int local = p % per_tile, slot = p / per_tile, col = blockIdx.y * per_tile + local;
+    if (col >= width) continue;
+    long long sum = 0;
+    for (int g = 0; g < groups; ++g) sum += Lane::slot(shared_slots, slot, g * per_tile + local);
+    if (sum != 0) Lane::deposit(totals + static_cast<std::size_t>(col) * ExactSum::kWords, slot, sum);
   }
 }
 
