@@ -32,7 +32,7 @@ bool graph_capturable(std::string_view backend) { return technique_of(backend) !
 struct Kernels::Impl {
   explicit Impl(int device) : lease(device) {}
   WorkspaceLease lease;
-  const void* exact_partial = nullptr;  // on the device: the last enqueue_exact's words
+  const void* exact_partial = nullptr;  // on the device: the last enqueue_exact's (or _columns') words
 };
 
 Kernels::Kernels(int device) : impl_(std::make_unique<Impl>(device)) {}
@@ -102,6 +102,18 @@ ExactSum Kernels::collect_exact(std::size_t count) {
   XREDUCE_CUDA(cudaStreamSynchronize(impl_->lease->stream));
   s.words[ExactSum::kCount] = static_cast<std::int64_t>(count);
   return s;
+}
+
+void Kernels::enqueue_exact_columns(const void* data, std::size_t count, std::size_t width, DType dtype) {
+  impl_->exact_partial = cuda::enqueue_exact_columns(data, count, width, dtype, *impl_->lease);
+}
+std::vector<ExactSum> Kernels::collect_exact_columns(std::size_t count, std::size_t width) {
+  std::vector<ExactSum> sums(width);
+  XREDUCE_CUDA(cudaMemcpyAsync(sums.data(), impl_->exact_partial, width * sizeof(ExactSum), cudaMemcpyDeviceToHost,
+                               impl_->lease->stream));
+  XREDUCE_CUDA(cudaStreamSynchronize(impl_->lease->stream));
+  for (ExactSum& s : sums) s.words[ExactSum::kCount] = static_cast<std::int64_t>(count);
+  return sums;
 }
 
 Streaming default_streaming() {
