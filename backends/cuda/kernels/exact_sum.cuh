@@ -22,20 +22,24 @@
 // its carries every 2^10 elements and at the end; the block adds its lanes' digits column by
 // column. 536 bytes a lane: a block is 128 lanes whatever was asked (67 KiB, three to an SM),
 // and a lane loads its next tile while it adds the last. Measured against plain cub on an H200:
-// 1.13-1.15x from 2^28 and 1.20x at 2^24 on every distribution, where a window over the warp's
-// largest element took 5.7x on data whose exponents span 2^-600..2^600 (1.01x on uniform data).
+// 1.13-1.18x from 2^28 and 1.18-1.21x at 2^24 on every distribution, where a window over the
+// warp's largest element took 5.7x on data whose exponents span 2^-600..2^600 (1.01x on uniform).
 //
 // f16 needs neither bins nor digits: every finite f16 is an integer multiple of 2^-24 below 2^16
 // (40 bits), so a lane adds them as doubles, exactly for up to 2^13 of them, and moves each
-// accumulator into an int64 of 2^-24 units every 2^10 rounds (8 elements a round). The doubles are made from the bits
-// with integer instructions (no conversion instruction: those would bound the rate at 8 elements
-// per 16-byte load); a vector holding an infinity or NaN goes one by one.
+// accumulator into an int64 of 2^-24 units every 2^10 rounds (8 elements a round). The doubles
+// are made from the bits with integer instructions (no conversion instruction: those would bound
+// the rate at 8 elements per 16-byte load); a vector holding an infinity or NaN goes one by one.
 //
 // The block's superaccumulator is an ExactSum's words in shared memory, added to with 64-bit
-// atomics (three per value: the digits it spans), or by one warp a digit (the digit form). Blocks add their nonzero words to a
-// device-wide accumulator with 64-bit atomics (integer sums: the same whatever the order); the
-// last block to finish (single_pass) or a second launch (shuffle) copies it out and zeroes it for
-// the next call. Launches take at most 2^30 elements, so that no digit can overflow.
+// atomics (three per value: the digits it spans), or by one warp a digit (the digit form).
+// Blocks add their nonzero words to a device-wide accumulator with 64-bit atomics (integer sums:
+// the same whatever the order); the last block to finish (single_pass) or a second launch
+// (shuffle) copies it out and zeroes it for the next call. Launches take at most 2^30 elements,
+// so that no digit can overflow.
+//
+// Columns of records (exact_columns_kernel, below) take the same bins and digits, a lane a
+// column, one element a load.
 
 #include "vector_loads.cuh"
 #include "xreduce/exact.hpp"
