@@ -534,13 +534,24 @@ __global__ __launch_bounds__(kDigitBlock) void exact_columns_kernel(const T* __r
     std::size_t r = static_cast<std::size_t>(blockIdx.x) * groups + group;
     const T* at = x + r * width + column;
     int since_carry = 0;  // elements added since the lane's last carry: at most 2^10 + kAhead
-    for (; r + (kAhead - 1) * step < rows; r += kAhead * step, at += kAhead * stride) {
-      T v[kAhead];
+    // As the flat digit form: the next kAhead elements load while the lane adds these.
+    T v[kAhead], next[kAhead];
+    const bool full = r + (kAhead - 1) * step < rows;
+    if (full)
 #pragma unroll
       for (int u = 0; u < kAhead; ++u) v[u] = at[u * stride];
+    for (bool more = full; more;) {
+      const std::size_t r_next = r + kAhead * step;
+      more = r_next + (kAhead - 1) * step < rows;
+      if (more)
+#pragma unroll
+        for (int u = 0; u < kAhead; ++u) next[u] = at[(kAhead + u) * stride];
 #pragma unroll
       for (int u = 0; u < kAhead; ++u) lane.add(v[u], not_negative_zero, words);
       if ((since_carry += kAhead) >= (1 << 10)) lane.carry(), since_carry = 0;
+      r = r_next, at += kAhead * stride;
+#pragma unroll
+      for (int u = 0; u < kAhead; ++u) v[u] = next[u];
     }
     for (; r < rows; r += step, at += stride) lane.add(*at, not_negative_zero, words);
     if (not_negative_zero != 0) atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
