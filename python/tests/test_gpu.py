@@ -61,6 +61,17 @@ def test_exact_device_sums_are_bit_exact(rng, backend):
         assert got == exact_sum(host)
 
 
+@pytest.mark.parametrize("backend", [b for b in ("cuda.shuffle", "cuda.single_pass") if b in GPU])
+def test_exact_column_sums_of_device_tensors(rng, backend):
+    # axis=0 of a C-order matrix: the GPU's exact column sums, each column the exact sum's bits.
+    for dtype in ("float32", "float64"):
+        for rows, width in ((3000, 9), (37, 130), (1, 5)):
+            host = ((rng.random((rows, width)) - 0.5) * 2.0 ** rng.integers(-60, 60, (rows, width))).astype(dtype)
+            got = xreduce.sum(torch.from_numpy(host).cuda(), axis=0, backend=backend, accuracy="exact")
+            assert got.device.type == "cuda" and got.shape == (width,)
+            assert got.cpu().numpy().tolist() == [exact_sum(host[:, j]) for j in range(width)]
+
+
 def test_work_on_another_stream_is_waited_for():
     # Written on a side stream and reduced at once: the export orders the reduction after it.
     side = torch.cuda.Stream()
