@@ -2,7 +2,9 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "gpu.hpp"
@@ -88,13 +90,34 @@ void Progress::finish() {
   std::fprintf(stderr, "\r[%s] done in %s%60s\n", suite_.c_str(), clock_text(elapsed).c_str(), "");
 }
 
+//! The commit measured: XREDUCE_COMMIT if set (scripts/gpu-check.sh sets it where the tree has no
+//! .git), else git's short hash of the source tree this program was built from, with "+changes"
+//! where tracked files differ from it, else "unknown".
+std::string commit_measured() {
+  if (const char* commit = std::getenv("XREDUCE_COMMIT"); commit && *commit) return commit;
+  auto git = [](const std::string& args) {
+    std::string out;
+    std::string command = "git -C '" XREDUCE_SOURCE_DIR "' ";
+    command.append(args).append(" 2>/dev/null");
+    if (FILE* pipe = popen(command.c_str(), "r")) {
+      char buffer[256];
+      while (std::fgets(buffer, sizeof buffer, pipe)) out += buffer;
+      if (pclose(pipe) != 0) out.clear();
+    }
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    return out;
+  };
+  const std::string hash = git("rev-parse --short HEAD");
+  if (hash.empty()) return "unknown";
+  return git("status --porcelain --untracked-files=no").empty() ? hash : hash + "+changes";
+}
+
 void write_results(const std::string& dir, const std::string& name, nlohmann::json body, const std::string& markdown) {
   std::filesystem::create_directories(dir);
   body["schema"] = 1;
   body["suite"] = name;
   body["date"] = utc_date();
-  const char* commit = std::getenv("XREDUCE_COMMIT");
-  body["commit"] = commit && *commit ? commit : "unknown";
+  body["commit"] = commit_measured();
   body["version"] = XREDUCE_VERSION_STRING;
   body["machine"] = machine_json();
   std::ofstream(std::filesystem::path(dir) / (name + ".json")) << body.dump(1) << "\n";
