@@ -61,7 +61,7 @@ def test_exact_device_sums_are_bit_exact(rng, backend):
         assert got == exact_sum(host)
 
 
-@pytest.mark.parametrize("backend", [b for b in ("cuda.shuffle", "cuda.single_pass") if b in GPU])
+@pytest.mark.parametrize("backend", [b for b in ("auto", "cuda.shuffle") if b == "auto" or b in GPU])
 def test_exact_column_sums_of_device_tensors(rng, backend):
     # axis=0 of a C-order matrix: the GPU's exact column sums, each column the exact sum's bits.
     for dtype in ("float32", "float64"):

@@ -69,8 +69,7 @@ class Kernels {
   void enqueue_exact(std::string_view backend, const void* data, std::size_t count, DType dtype, int block = 256);
   ExactSum collect_exact(std::size_t count);
   //! Exact sums of the columns of `count` records of `width` values (at most 2^30 elements), by
-  //! the column kernel cuda.shuffle and cuda.single_pass share; collect_exact_columns waits and
-  //! returns a partial a column.
+  //! cuda.shuffle's column kernel; collect_exact_columns waits and returns a partial a column.
   void enqueue_exact_columns(const void* data, std::size_t count, std::size_t width, DType dtype);
   std::vector<ExactSum> collect_exact_columns(std::size_t count, std::size_t width);
 
