@@ -109,7 +109,6 @@ void host_sweep(const SuiteArgs& args, const std::vector<int>& sizes, Progress& 
   }
 }
 
-
 //! Each backend's plain and exact sums of the same data, drawn from each distribution, at one
 //! size: the exact time over the plain one, and whether every backend's exact sum has the bits
 //! of ExactSum's on one thread.
