@@ -6,8 +6,8 @@
 // wide exponents with random signs; random bit patterns over every finite exponent; pairs x and
 // -x; subnormals), since an exact sum's cost can depend on the data where a plain one's does not
 // (`--device-only` runs these without the host sweep of exact.cpp). Then exact column sums of
-// records of width 9 against cuda.shuffle's plain ones. Every exact result is
-// checked against the CPU's exact sum of the same data: the same bits, or the row says NO.
+// records of width 9 against cuda.shuffle's plain ones. Every exact result is checked against
+// the CPU's exact sum of the same data: the same bits, or the row says NO.
 // CUB's determinism levels (cuda::execution::determinism: not_guaranteed, run_to_run, gpu_to_gpu)
 // need CCCL 3.1 or later, which this toolkit's (3.0.1, nvcc 13.0) is not: built against newer
 // headers where XREDUCE_CCCL_INCLUDE names them (cub_determinism.hpp), their rows and columns say
