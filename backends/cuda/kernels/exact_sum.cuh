@@ -61,6 +61,12 @@ __device__ inline void deposit_scaled(long long* words, long long m, int exponen
   atomicAdd(reinterpret_cast<unsigned long long*>(words + k + 2), static_cast<unsigned long long>(static_cast<long long>(v >> 64)));
 }
 
+//! Counts an infinity or NaN in `words` (a block's or a column's): a NaN, else an infinity of its sign.
+__device__ inline void count_special(long long* words, bool nan, bool negative) {
+  const int which = nan ? ExactSum::kNaN : negative ? ExactSum::kNegInf : ExactSum::kPosInf;
+  atomicAdd(reinterpret_cast<unsigned long long*>(words + which), 1ull);
+}
+
 //! The bits any lane of the warp has set: one redux.sync from sm_80 on, five shuffles before.
 __device__ inline unsigned warp_or(unsigned v) {
 #if __CUDA_ARCH__ >= 800
@@ -102,6 +108,18 @@ struct LaneDigits {
     digit[k * kDigitBlock] += static_cast<long long>(low);
     digit[(k + 1) * kDigitBlock] += static_cast<long long>((static_cast<unsigned long long>(top) << 32) | mid);
   }
+  //! Adds any double: a finite one to the digits, an infinity or NaN to the counts of `words`;
+  //! `not_negative_zero` gains a bit unless it is -0.
+  __device__ void add_any(double v, unsigned& not_negative_zero, long long* words) {
+    const unsigned hi = static_cast<unsigned>(__double2hiint(v)), lo = static_cast<unsigned>(__double2loint(v));
+    not_negative_zero |= (hi ^ 0x80000000u) | lo;
+    if ((hi & 0x7ff00000u) == 0x7ff00000u) count_special(words, ((hi & 0xfffffu) | lo) != 0, hi >> 31);
+    else add(hi, lo);
+  }
+  __device__ void clear() {
+#pragma unroll
+    for (int d = 0; d < ExactSum::kDigits; ++d) digit[d * kDigitBlock] = 0;
+  }
   //! Propagates the carries (ExactSum::normalize on the lane's digits).
   __device__ void normalize() {
     long long carry = 0;
@@ -129,19 +147,10 @@ __device__ inline void exact_block_sum_digits(const double* __restrict__ x, std:
   const Vec<double>* body = reinterpret_cast<const Vec<double>*>(x + head);
   const std::size_t full_tiles = nvec / kTile;
   LaneDigits lane{lane_digits + threadIdx.x};
-#pragma unroll
-  for (int d = 0; d < ExactSum::kDigits; ++d) lane.digit[d * kBlock] = 0;
+  lane.clear();
   unsigned not_negative_zero = 0;  // nonzero once an element other than -0 passed through this lane
-  auto one_by_one = [&](double v) {  // any element: the lone ones, and vectors with a special
-    const unsigned hi = static_cast<unsigned>(__double2hiint(v)), lo = static_cast<unsigned>(__double2loint(v));
-    not_negative_zero |= (hi ^ 0x80000000u) | lo;
-    if ((hi & 0x7ff00000u) == 0x7ff00000u) {
-      const int which = ((hi & 0xfffffu) | lo) != 0 ? ExactSum::kNaN : (hi >> 31) ? ExactSum::kNegInf : ExactSum::kPosInf;
-      atomicAdd(reinterpret_cast<unsigned long long*>(words + which), 1ull);
-    } else {
-      lane.add(hi, lo);
-    }
-  };
+  // Any element: the lone ones, and vectors with a special.
+  auto one_by_one = [&](double v) { lane.add_any(v, not_negative_zero, words); };
   auto add_vector = [&](const Vec<double>& r) {
     unsigned hi[kVec], lo[kVec], special = 0;
 #pragma unroll
@@ -241,8 +250,7 @@ __device__ inline void exact_block_sum_f16(const f16* __restrict__ x, std::size_
   };
   auto one_by_one = [&](unsigned h) {  // any element: the lone ones, and vectors with a special
     if ((h & 0x7c00u) == 0x7c00u) {
-      const int which = (h & 0x3ffu) != 0 ? ExactSum::kNaN : (h & 0x8000u) ? ExactSum::kNegInf : ExactSum::kPosInf;
-      atomicAdd(reinterpret_cast<unsigned long long*>(words + which), 1ull);
+      count_special(words, (h & 0x3ffu) != 0, (h & 0x8000u) != 0);
     } else {
       fixed += f16_units(f16_scaled(h));
     }
@@ -301,6 +309,15 @@ __device__ inline float binned_float(T x) {
 //! of 2^(16c - 150) (field 0, the subnormals, of 2^-149) and below 2^(16c - 111) in magnitude.
 __device__ inline int field_bin_unit(int c) { return kFieldBinWidth * c - 150; }
 
+//! Adds any float to a lane's bins (`bins`: its bin 0, bin c kStride further): a finite one to the
+//! bin its exponent field picks, an infinity or NaN to the counts of `words`.
+template <int kStride>
+__device__ inline void add_to_bins(double* bins, float f, long long* words) {
+  const unsigned u = __float_as_uint(f), magnitude = u & 0x7fffffffu;
+  if (magnitude >= 0x7f800000u) count_special(words, magnitude != 0x7f800000u, u >> 31);
+  else bins[(magnitude >> 27) * kStride] += static_cast<double>(f);
+}
+
 //! The binned form of exact_block_sum, for f32 and bf16 (see the file's comment): each element is
 //! added to the one double its exponent field picks, among the lane's kFieldBins in `lane_bins`
 //! (shared memory, bin c of lane t at c * kBlock + t, no lane touching another's). A bin's
@@ -323,14 +340,8 @@ __device__ inline void exact_block_sum_binned(const T* __restrict__ x, std::size
   for (int c = 0; c < kFieldBins; ++c) mine[c * kBlock] = 0;
   bool seen = false;  // an element other than -0
   auto one_by_one = [&](float f) {  // any element: the lone ones, and vectors with a special
-    const unsigned u = __float_as_uint(f), magnitude = u & 0x7fffffffu;
-    if (magnitude >= 0x7f800000u) {
-      const int which = magnitude != 0x7f800000u ? ExactSum::kNaN : (u >> 31) ? ExactSum::kNegInf : ExactSum::kPosInf;
-      atomicAdd(reinterpret_cast<unsigned long long*>(words + which), 1ull);
-    } else {
-      mine[(magnitude >> 27) * kBlock] += static_cast<double>(f);
-    }
-    seen = seen || u != 0x80000000u;
+    add_to_bins<kBlock>(mine, f, words);
+    seen = seen || __float_as_uint(f) != 0x80000000u;
   };
   auto add_vector = [&](const Vec<T>& r) {
     float f[kVec];
@@ -436,22 +447,11 @@ struct DigitColumnLane {
   static constexpr std::size_t kSharedBytes = sizeof(long long) * kSlots * kDigitBlock;
   LaneDigits lane;
   __device__ explicit DigitColumnLane(void* shared) : lane{static_cast<long long*>(shared) + threadIdx.x} {}
-  __device__ void clear() {
-#pragma unroll
-    for (int d = 0; d < kSlots; ++d) lane.digit[d * kDigitBlock] = 0;
-  }
-  //! Adds a finite element (`words`: its column's, for infinities and NaNs).
+  __device__ void clear() { lane.clear(); }
+  //! Adds any element (`words`: its column's, for infinities and NaNs).
   template <class T>
   __device__ void add(T element, unsigned& not_negative_zero, long long* words) {
-    const double v = exact_double(element);
-    const unsigned hi = static_cast<unsigned>(__double2hiint(v)), lo = static_cast<unsigned>(__double2loint(v));
-    not_negative_zero |= (hi ^ 0x80000000u) | lo;
-    if ((hi & 0x7ff00000u) == 0x7ff00000u) {
-      const int which = ((hi & 0xfffffu) | lo) != 0 ? ExactSum::kNaN : (hi >> 31) ? ExactSum::kNegInf : ExactSum::kPosInf;
-      atomicAdd(reinterpret_cast<unsigned long long*>(words + which), 1ull);
-    } else {
-      lane.add(hi, lo);
-    }
+    lane.add_any(exact_double(element), not_negative_zero, words);
   }
   __device__ void carry() { lane.normalize(); }
   //! Slot `slot` of lane `t` after carry(): a digit in [0, 2^32) (the last signed and small).
@@ -480,17 +480,12 @@ struct BinColumnLane {
 #pragma unroll
     for (int c = 0; c < kSlots; ++c) bins[c * kDigitBlock] = 0, units[c * kDigitBlock] = 0;
   }
+  //! Adds any element (`words`: its column's, for infinities and NaNs).
   template <class T>
   __device__ void add(T element, unsigned& not_negative_zero, long long* words) {
     const float f = static_cast<float>(element);
-    const unsigned u = __float_as_uint(f);
-    not_negative_zero |= u ^ 0x80000000u;
-    if ((u & 0x7f800000u) == 0x7f800000u) {
-      const int which = (u & 0x7fffffu) != 0 ? ExactSum::kNaN : (u >> 31) ? ExactSum::kNegInf : ExactSum::kPosInf;
-      atomicAdd(reinterpret_cast<unsigned long long*>(words + which), 1ull);
-    } else {
-      bins[(u >> 27 & (kSlots - 1)) * kDigitBlock] += static_cast<double>(f);
-    }
+    not_negative_zero |= __float_as_uint(f) ^ 0x80000000u;
+    add_to_bins<kDigitBlock>(bins, f, words);
   }
   __device__ void carry() {
 #pragma unroll
