@@ -13,20 +13,27 @@
 namespace xreduce::cuda {
 namespace {
 
-//! As persistent_blocks, for a kernel with `dynamic` bytes of dynamic shared memory a block. Past
-//! the default 48 KiB, a kernel must be allowed them on each device it runs on: on every call.
-template <int kBlock, class T, class Kernel>
-std::size_t resident_blocks(Kernel kernel, std::size_t n, std::size_t dynamic, const Workspace& ws) {
-  constexpr std::size_t kDefaultDynamic = 48 * 1024;
-  if (dynamic > kDefaultDynamic)
-    XREDUCE_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dynamic)));
-  static const int per_sm = [&] {
+//! The blocks of kBlock threads with kDynamic bytes of dynamic shared memory each that `kernel`
+//! keeps on an SM at once (at least 1). Past the default 48 KiB, a kernel must be allowed them on
+//! each device it runs on: on every call, before its launch.
+template <auto kernel, int kBlock, std::size_t kDynamic>
+int blocks_per_sm() {
+  if constexpr (kDynamic > 48 * 1024)
+    XREDUCE_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kDynamic)));
+  static const int per_sm = [] {
     int b = 0;
-    XREDUCE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlock, dynamic));
+    XREDUCE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlock, kDynamic));
     return b > 0 ? b : 1;
   }();
-  // The binned and digit forms' lanes take two load rounds at least where that still leaves a block for
-  // every SM: each lane's bins cost it a fixed start and end, which a lane with one round of 16
+  return per_sm;
+}
+
+//! As persistent_blocks, for the flat exact kernel of kBlock threads and element type T.
+template <int kBlock, class T>
+std::size_t resident_blocks(std::size_t n, const Workspace& ws) {
+  const int per_sm = blocks_per_sm<exact::exact_sum_kernel<kBlock, T>, kBlock, exact::dynamic_bytes<T>(kBlock)>();
+  // The binned and digit forms' lanes take two load rounds at least where that still leaves a
+  // block for every SM: each lane's bins cost it a fixed start and end, which a lane with one round of 16
   // elements (2^22 f32 on an H200: 1.65x plain cub, 1.43x with two) pays nearly as much for as
   // for its elements. Below that, latency rules and more blocks do better.
   constexpr std::size_t kMinRounds = exact::kBinnedSum<T> || exact::kDigitSum<T> ? 2 : 1;
@@ -39,7 +46,7 @@ template <int kBlock, class T>
 const void* launch(const T* x, std::size_t n, bool single_pass, Workspace& ws, void* host_out) {
   constexpr auto kernel = exact::exact_sum_kernel<kBlock, T>;
   constexpr std::size_t dynamic = exact::dynamic_bytes<T>(kBlock);
-  const auto blocks = static_cast<unsigned>(resident_blocks<kBlock, T>(kernel, n, dynamic, ws));
+  const auto blocks = static_cast<unsigned>(resident_blocks<kBlock, T>(n, ws));
   constexpr std::size_t kBytes = sizeof(ExactSum);
   if (!ws.exact_total) {  // zero once; every call leaves it zero
     XREDUCE_CUDA(cudaMalloc(reinterpret_cast<void**>(&ws.exact_total), kBytes));
@@ -98,13 +105,7 @@ long long* enqueue_exact_columns(const void* data, std::size_t rows, std::size_t
     using T = decltype(tag);
     constexpr auto kernel = exact::exact_columns_kernel<T>;
     constexpr std::size_t dynamic = exact::ColumnLane<T>::kSharedBytes;
-    if constexpr (dynamic > 48 * 1024)
-      XREDUCE_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dynamic)));
-    static const int per_sm = [&] {
-      int b = 0;
-      XREDUCE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlock, dynamic));
-      return std::max(b, 1);
-    }();
+    const int per_sm = blocks_per_sm<kernel, kBlock, dynamic>();
     // Enough blocks to fill the GPU once over, fewer where the rows run out first, more where a
     // lane would add more than 2^16 elements (BinColumnLane's bound).
     const std::size_t groups = kBlock / per_tile;
