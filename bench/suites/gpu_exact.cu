@@ -40,6 +40,29 @@ namespace {
 
 constexpr auto check = check_cuda;
 
+//! One of CUB's determinism levels (cub_determinism.hpp) summing n elements: the sum of the
+//! first copy against `exact` (the CPU's exact sum of it), and the times the table's `time` took.
+template <class T>
+struct CubLevel {
+  T value;
+  bool exact;    // the exact sum's bits
+  double error;  // relative to the exact sum
+  std::vector<double> times;
+  std::string bits() const { return exact ? "yes" : "NO (relative error " + fmt("%.1e", error) + ")"; }
+};
+template <class T, class Time>
+CubLevel<T> run_cub_level(CubDeterminism d, const T* first, std::size_t n, T exact, T* out, cudaStream_t stream, Time&& time) {
+  const std::string name = std::string("cub ") + to_string(d);
+  CubLevel<T> r;
+  check(cub_sum(d, first, out, n, stream), name.c_str());
+  check(cudaMemcpyAsync(&r.value, out, sizeof(T), cudaMemcpyDeviceToHost, stream), "copy back");
+  check(cudaStreamSynchronize(stream), name.c_str());
+  r.exact = std::memcmp(&exact, &r.value, sizeof(T)) == 0;
+  r.error = std::fabs(static_cast<double>(r.value) - static_cast<double>(exact)) / std::fabs(static_cast<double>(exact));
+  r.times = time([&](const T* x) { check(cub_sum(d, x, out, n, stream), name.c_str()); });
+  return r;
+}
+
 template <class T>
 void sweep(const SuiteArgs& args, int max_log2, Progress& progress, double progress_base, nlohmann::json& rows, std::string& md) {
   constexpr DType kType = sizeof(T) == 4 ? DType::f32 : DType::f64;
@@ -124,24 +147,16 @@ void sweep(const SuiteArgs& args, int max_log2, Progress& progress, double progr
     // CUB's determinism levels, where built: gpu_to_gpu is reproducible, but is it exact?
     for (const CubDeterminism d : kCubDeterminisms) {
       if (!cub_determinism_version()) break;
-      const std::string name = std::string("cub (determinism ") + to_string(d) + ")";
-      check(cub_sum(d, input(0), cub_out, n, ws.stream()), name.c_str());
-      T got;
-      check(cudaMemcpyAsync(&got, cub_out, sizeof got, cudaMemcpyDeviceToHost, ws.stream()), "copy back");
-      check(cudaStreamSynchronize(ws.stream()), name.c_str());
-      const auto t = time_graph([&](const T* x) { check(cub_sum(d, x, cub_out, n, ws.stream()), name.c_str()); });
-      const double m = median(t), gbps = bytes / m / 1e9;
-      const double error = std::fabs(static_cast<double>(got) - static_cast<double>(cpu_bits)) / std::fabs(static_cast<double>(cpu_bits));
-      const bool same = std::memcmp(&cpu_bits, &got, sizeof(T)) == 0;
-      std::string bits;
-      if (d == CubDeterminism::gpu_to_gpu) bits = same ? "yes" : "NO (relative error " + fmt("%.1e", error) + ")";
-      std::snprintf(line, sizeof line, "| 2^%d | %s | %.2f | %.0f | %.0f%% | %.2f | %s |\n", log2n, name.c_str(), m * 1e6, gbps,
-                    100 * gbps / probe, m / cub_time, bits.c_str());
+      const CubLevel<T> c = run_cub_level(d, input(0), n, cpu_bits, cub_out, ws.stream(), time_graph);
+      const double m = median(c.times), gbps = bytes / m / 1e9;
+      const std::string bits = d == CubDeterminism::gpu_to_gpu ? c.bits() : "";
+      std::snprintf(line, sizeof line, "| 2^%d | cub (determinism %s) | %.2f | %.0f | %.0f%% | %.2f | %s |\n", log2n, to_string(d),
+                    m * 1e6, gbps, 100 * gbps / probe, m / cub_time, bits.c_str());
       md += line;
       rows.push_back({{"dtype", type_name}, {"log2n", log2n}, {"n", n}, {"backend", "cub"}, {"determinism", to_string(d)},
                       {"accuracy", "standard"}, {"median_s", m}, {"gbps", gbps}, {"fraction_of_probe", gbps / probe},
-                      {"time_over_cub", m / cub_time}, {"value", static_cast<double>(got)}, {"relative_error", error},
-                      {"same_bits_as_cpu", same}, {"times_s", t}});
+                      {"time_over_cub", m / cub_time}, {"value", static_cast<double>(c.value)}, {"relative_error", c.error},
+                      {"same_bits_as_cpu", c.exact}, {"times_s", c.times}});
     }
   }
   cudaFree(pool);
@@ -181,9 +196,7 @@ void distributions(const SuiteArgs& args, int max_log2, Progress& progress, doub
   md += std::string("\n## ") + type_name +
         " by distribution\n\n| distribution | N | cub us | cuda.single_pass **exact** / cub | cuda.shuffle **exact** / cub | "
         "exact: CPU's bits | cub gpu_to_gpu / cub | gpu_to_gpu: CPU's exact bits |\n|---|---:|---:|---:|---:|---|---:|---|\n";
-  // CUB's gpu_to_gpu sums floats and doubles (its RFA); bf16 is not among its types.
-  const bool with_gpu_to_gpu = cub_determinism_version() != 0 && !std::is_same_v<T, bf16>;
-  T* cub_out = nullptr;
+  T* cub_out = nullptr;  // gpu_to_gpu's sums
   check(cudaMalloc(&cub_out, sizeof(T)), "cudaMalloc cub_out");
   char line[512];
   int done = 0;
@@ -223,25 +236,19 @@ void distributions(const SuiteArgs& args, int max_log2, Progress& progress, doub
         row[std::string(backend) + "_exact_times_s"] = t;
       }
       row["same_bits_as_cpu"] = same == "yes";
-      std::string reproducible = " not built | not built |";
+      // CUB's gpu_to_gpu sums floats and doubles (its RFA); bf16 is not among its types.
+      std::string reproducible = " (no bf16) | |";
       if constexpr (!std::is_same_v<T, bf16>) {
-        if (with_gpu_to_gpu) {
-          constexpr auto d = CubDeterminism::gpu_to_gpu;
-          check(cub_sum(d, input(0), cub_out, n, ws.stream()), "cub gpu_to_gpu");
-          T got;
-          check(cudaMemcpyAsync(&got, cub_out, sizeof got, cudaMemcpyDeviceToHost, ws.stream()), "copy back");
-          check(cudaStreamSynchronize(ws.stream()), "cub gpu_to_gpu");
-          const auto t = time([&](const T* x) { check(cub_sum(d, x, cub_out, n, ws.stream()), "cub gpu_to_gpu"); });
-          const bool exact = std::memcmp(&cpu_bits, &got, sizeof(T)) == 0;
-          const double error = std::fabs(static_cast<double>(got) - static_cast<double>(cpu_bits)) / std::fabs(static_cast<double>(cpu_bits));
-          reproducible = " " + fmt("%.2f", median(t) / cub) + " | " + (exact ? "yes" : "NO (relative error " + fmt("%.1e", error) + ")") + " |";
-          row["cub_gpu_to_gpu_median_s"] = median(t);
-          row["cub_gpu_to_gpu_over_cub"] = median(t) / cub;
-          row["cub_gpu_to_gpu_value"] = static_cast<double>(got);
-          row["cub_gpu_to_gpu_same_bits_as_cpu"] = exact;
+        reproducible = " not built | not built |";
+        if (cub_determinism_version()) {
+          const CubLevel<T> c = run_cub_level(CubDeterminism::gpu_to_gpu, input(0), n, cpu_bits, cub_out, ws.stream(), time);
+          reproducible = " " + fmt("%.2f", median(c.times) / cub) + " | " + c.bits() + " |";
+          row["cub_gpu_to_gpu_median_s"] = median(c.times);
+          row["cub_gpu_to_gpu_over_cub"] = median(c.times) / cub;
+          row["cub_gpu_to_gpu_value"] = static_cast<double>(c.value);
+          row["cub_gpu_to_gpu_same_bits_as_cpu"] = c.exact;
         }
       }
-      if (std::is_same_v<T, bf16>) reproducible = " (no bf16) | |";
       rows.push_back(row);
       std::snprintf(line, sizeof line, "| %s | 2^%d | %.2f |%s %s |%s\n", spread_name(spread, kType == DType::f64), log2n, cub * 1e6,
                     cells.c_str(), same.c_str(), reproducible.c_str());
