@@ -66,6 +66,24 @@ void check_on_gpu(xr::Reducer& r, const std::vector<T>& host, std::size_t byte_o
   cudaFree(base);
 }
 
+//! Values that fill a digit of the f64 digit form: seven in eight positive, of exponent 723 and a
+//! significand of at least 1.875 * 2^52, which lands at bit 31 of its digit and adds more than
+//! 1.875 * 2^51 to the digit above; the rest any value of either sign below 2^701, where the
+//! sum's last bits are.
+std::vector<double> digit_filling_period(std::size_t n, std::mt19937_64& rng) {
+  std::vector<double> period(n);
+  for (double& v : period) {
+    const std::uint64_t r = rng();
+    std::uint64_t bits = (std::uint64_t{723 + 1023} << 52) | (std::uint64_t{7} << 49) | (r & ((std::uint64_t{1} << 49) - 1));
+    if (r >> 61 == 0) {
+      const std::uint64_t b = rng();
+      bits = (b & ~(std::uint64_t{0x7ff} << 52)) | (((b >> 20) % (700 + 1023)) << 52);
+    }
+    std::memcpy(&v, &bits, sizeof v);
+  }
+  return period;
+}
+
 }  // namespace
 
 TEST_CASE("gpu exact sums: device and pinned data, f32, f64, f16 and bf16, every shape and block size, MPFR's bits") {
@@ -109,23 +127,12 @@ TEST_CASE("gpu exact sums: beyond 2^30 elements, in several launches") {
 
 TEST_CASE("gpu exact f64 sums: lanes that each add more elements than a digit has room for between carries") {
   if (std::getenv("XREDUCE_TEST_QUICK")) return;
-  // 2^28 elements (2 GiB), a period of 4099 repeated: seven in eight positive, of exponent 723 and
-  // a significand of at least 1.875 * 2^52, the rest random bits below 2^701. Such an element lands
-  // at bit 31 of its digit: it adds more than 1.875 * 2^51 to the digit above. A lane of the
-  // digit form (50688 of them on 132 SMs) adds some 4600 of them, past 2^63, unless it
-  // propagates its carries as it goes.
+  // 2^28 elements (2 GiB), a digit_filling_period of 4099 repeated. A lane of the digit form
+  // (50688 of them on 132 SMs) adds some 4600 of them, past 2^63, unless it propagates its carries
+  // as it goes.
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x5d1au);
   constexpr std::size_t kPeriod = 4099, kRepeats = (std::size_t{1} << 28) / kPeriod;
-  std::vector<double> period(kPeriod);
-  for (double& v : period) {
-    const std::uint64_t r = rng();
-    std::uint64_t bits = (std::uint64_t{723 + 1023} << 52) | (std::uint64_t{7} << 49) | (r & ((std::uint64_t{1} << 49) - 1));
-    if (r >> 61 == 0) {  // any value of either sign below 2^701, where the sum's last bits are
-      const std::uint64_t b = rng();
-      bits = (b & ~(std::uint64_t{0x7ff} << 52)) | (((b >> 20) % (700 + 1023)) << 52);
-    }
-    std::memcpy(&v, &bits, sizeof v);
-  }
+  const std::vector<double> period = digit_filling_period(kPeriod, rng);
   if (exact_gpu_backends(/*device=*/true).empty()) return;
   const double expected = xr::test::mpfr_sum(period.data(), kPeriod, kRepeats);
   std::vector<double> host(kPeriod * kRepeats);
@@ -216,9 +223,9 @@ TEST_CASE("gpu exact column sums: lanes that each add more elements than a digit
   if (std::getenv("XREDUCE_TEST_QUICK")) return;
   if (exact_gpu_backends(/*device=*/true).empty()) return;
   // 3 columns of 4099 * 2^14 rows, a period of 4099 repeated through the flat array, so that each
-  // column runs through the period 2^14 times over (4099 is prime to 3). f64: the values of the
-  // flat test above, which push one digit of a lane past 2^63 within some 2^11 of them; a lane here
-  // adds some 4000 (42 lanes a column in each of 396 blocks on 132 SMs). f32: random finite
+  // column runs through the period 2^14 times over (4099 is prime to 3). f64: a
+  // digit_filling_period, which pushes one digit of a lane past 2^63 within some 2^11 of them; a
+  // lane here adds some 4000 (42 lanes a column in each of 396 blocks on 132 SMs). f32: random finite
   // values, through the bins' carries into their units.
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x3c01u);
   constexpr std::size_t kPeriod = 4099, kRepeats = std::size_t{1} << 14, kWidth = 3, kRows = kPeriod * kRepeats;
@@ -243,17 +250,7 @@ TEST_CASE("gpu exact column sums: lanes that each add more elements than a digit
     }
     cudaFree(dev);
   };
-  std::vector<double> period(kPeriod);
-  for (double& v : period) {
-    const std::uint64_t r = rng();
-    std::uint64_t bits = (std::uint64_t{723 + 1023} << 52) | (std::uint64_t{7} << 49) | (r & ((std::uint64_t{1} << 49) - 1));
-    if (r >> 61 == 0) {
-      const std::uint64_t b = rng();
-      bits = (b & ~(std::uint64_t{0x7ff} << 52)) | (((b >> 20) % (700 + 1023)) << 52);
-    }
-    std::memcpy(&v, &bits, sizeof v);
-  }
-  check(period);
+  check(digit_filling_period(kPeriod, rng));
   check(xr::test::make_exact_data<float>(ExactShape::wide, kPeriod, rng));
 }
 
