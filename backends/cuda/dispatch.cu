@@ -54,10 +54,34 @@ void enqueue_records(const void* data, std::size_t count, std::size_t width, DTy
 }
 
 void enqueue_view(const Request& c, void* out, std::uint64_t* out_index, Workspace& ws, const ViewTuning& tuning) {
+  if (!is_core_op(c.op))
+    return visit_exact_dtype(c.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      enqueue_view_statistic_typed(static_cast<const T*>(c.data), c, out, out_index, ws);
+    });
   visit_dtype(c.dtype, [&](auto tag) {
     using T = decltype(tag);
     enqueue_view_typed(static_cast<const T*>(c.data), c, out, out_index, ws, tuning);
   });
+}
+
+const void* enqueue_column_statistic(const void* data, std::size_t rows, std::size_t width, DType dtype, Op op, Workspace& ws) {
+  void* partials = ws.columns.reserve(width * statistic_partials(dtype, op).bytes, "column partials of a statistic");
+  visit_exact_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    enqueue_column_statistic_typed(static_cast<const T*>(data), rows, width, op, partials, ws);
+  });
+  return partials;
+}
+
+Result statistic_results(const StatisticPartials& p, const void* partials, std::size_t width, std::size_t n, double correction,
+                         bool wide) {
+  const auto* bytes = static_cast<const unsigned char*>(partials);
+  Result r = p.result(bytes, n, correction, wide);
+  if (width == 1) return r;
+  r.moments.reset();  // of the first column alone
+  for (std::size_t j = 0; j < width; ++j) r.values.push_back(p.result(bytes + j * p.bytes, n, correction, wide).value);
+  return r;
 }
 
 Result collect_records(DType dtype, Op op, std::size_t width, Workspace& ws) {

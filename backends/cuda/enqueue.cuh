@@ -62,13 +62,7 @@ template <class T>
 void enqueue_view_typed(const T* x, const Request& c, void* out, std::uint64_t* out_index, Workspace& ws, const ViewTuning& tuning) {
   visit_op<T>(c.op, [&](auto f) {
     using F = decltype(f);
-    auto* results = static_cast<typename F::result_t*>(out);
-    const auto extent = [&](int k) { return static_cast<std::uint64_t>(c.view.shape[k]); };
-    switch (layout_of(c)) {
-      case Layout::middle: return Views::columns(x, extent(0), extent(1), extent(2), f, results, out_index, ws, tuning);
-      case Layout::outer: return Views::columns(x, 1, extent(0), extent(1), f, results, out_index, ws, tuning);
-      default: return Views::strided(x, strided_shape(c), f, results, out_index, ws, tuning);
-    }
+    enqueue_view_with(x, c, f, FinishedResults<F>{static_cast<typename F::result_t*>(out), out_index}, ws, tuning);
   });
 }
 

@@ -137,8 +137,9 @@ class CudaReducer final : public Reducer {
         throw Error(ErrorCode::unsupported, "'" + std::string(info_.name) + "' spreads host data over the GPUs; " +
                                                 "data in GPU memory is reduced where it lives (cuda.shuffle, cuda.single_pass, cub)");
       if (statistic)
-        return reduce_host_statistic_on_gpus(q.data, q.count, q.dtype, q.op, q.correction, wide_results(o), gpu_count(),
-                                             where.pinned, stream_settings);
+        return into_out(reduce_host_statistic_on_gpus(q.data, count, width, q.dtype, q.op, q.correction, wide_results(o),
+                                                      gpu_count(), where.pinned, stream_settings),
+                        q, records);
       return into_out(reduce_host_on_gpus(info_.technique, q.data, count, width, q.dtype, q.op, exact, block, gpu_count(),
                                           where.pinned, stream_settings),
                       q, records);
@@ -149,9 +150,11 @@ class CudaReducer final : public Reducer {
       return r;
     }
     if (where.memory == Memory::host && statistic) {
-      const std::vector<unsigned char> partial =
-          reduce_host_statistic(q.data, q.count, q.dtype, q.op, where.device, where.pinned, stream_settings);
-      return statistic_partials(q.dtype, q.op).result(partial.data(), q.count, q.correction, wide_results(o));
+      const std::vector<unsigned char> partials =
+          reduce_host_statistic(q.data, count, width, q.dtype, q.op, where.device, where.pinned, stream_settings);
+      return into_out(statistic_results(statistic_partials(q.dtype, q.op), partials.data(), width, count, q.correction,
+                                        wide_results(o)),
+                      q, records);
     }
     if (where.memory == Memory::host && f.several) {
       reduce_host_stats(q.data, q.count, q.dtype, q.ops, *q.ops_out, where.device, where.pinned, stream_settings);
@@ -164,9 +167,11 @@ class CudaReducer final : public Reducer {
     // Columns of whole 16-byte vectors, aligned: the views kernel, which reads rows a warp at a
     // time and writes the results where they go (3-12% faster than the records kernel on an
     // H200, bench/results/nvidia-h200/views.md). The records kernel keeps odd widths, which it
-    // still reads in vectors, but not argmin and argmax, which only the views kernel does.
+    // still reads in vectors, but not argmin and argmax, nor the statistics, which only the views
+    // kernel does.
     if (records && !exact &&
-        (returns_index(q.op) || (reinterpret_cast<std::uintptr_t>(q.data) % 16 == 0 && width % (16 / size_of(q.dtype)) == 0)))
+        (statistic || returns_index(q.op) ||
+         (reinterpret_cast<std::uintptr_t>(q.data) % 16 == 0 && width % (16 / size_of(q.dtype)) == 0)))
       return reduce_view(q, where);
     WorkspaceLease ws(where.device);
     const std::size_t bytes = q.count * size_of(q.dtype);
@@ -219,9 +224,9 @@ class CudaReducer final : public Reducer {
   }
 
   //! A view of device data that is not flat, rows or ragged (layouts middle and strided, which
-  //! the capabilities take of device data only, outer of whole vectors, and argmin/argmax of
-  //! outer): read in place by kernels/views.cuh, the results written to q.out (the indices to
-  //! q.out_index), each in host or device memory.
+  //! the capabilities take of device data only, outer of whole vectors, and argmin/argmax and the
+  //! statistics of outer): read in place by kernels/views.cuh, the results written to q.out (the
+  //! indices to q.out_index), each in host or device memory.
   Result reduce_view(const Request& q, const Location& where) const {
     if (where.memory != Memory::device)
       throw Error(ErrorCode::internal, "'" + std::string(info_.name) + "' reads views of device data only");

@@ -55,18 +55,21 @@ std::vector<std::size_t> on_each_gpu(const void* data, std::size_t count, std::s
 
 }  // namespace
 
-Result reduce_host_statistic_on_gpus(const void* data, std::size_t count, DType dtype, Op op, double correction, bool wide,
-                                     int devices, bool pinned, const Streaming& streaming) {
+Result reduce_host_statistic_on_gpus(const void* data, std::size_t count, std::size_t width, DType dtype, Op op,
+                                     double correction, bool wide, int devices, bool pinned, const Streaming& streaming) {
   const StatisticPartials partials = statistic_partials(dtype, op);
   std::vector<std::vector<unsigned char>> parts(devices);
-  const std::vector<std::size_t> first = on_each_gpu(data, count, size_of(dtype), devices, [&](int d, const void* part, std::size_t n) {
-    parts[d] = reduce_host_statistic(part, n, dtype, op, d, pinned, streaming);
-  });
-  std::vector<unsigned char> total(partials.bytes);
-  partials.identity(total.data());
+  const std::vector<std::size_t> first =
+      on_each_gpu(data, count, width * size_of(dtype), devices, [&](int d, const void* part, std::size_t n) {
+        parts[d] = reduce_host_statistic(part, n, width, dtype, op, d, pinned, streaming);
+      });
+  std::vector<unsigned char> total(width * partials.bytes);
+  for (std::size_t j = 0; j < width; ++j) partials.identity(total.data() + j * partials.bytes);
   for (int d = 0; d < devices; ++d)
-    if (!parts[d].empty()) partials.fold(total.data(), parts[d].data(), first[d]);
-  return partials.result(total.data(), count, correction, wide);
+    if (!parts[d].empty())
+      for (std::size_t j = 0; j < width; ++j)
+        partials.fold(total.data() + j * partials.bytes, parts[d].data() + j * partials.bytes, first[d]);
+  return statistic_results(partials, total.data(), width, count, correction, wide);
 }
 
 Result reduce_host_on_gpus(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype, Op op,

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "kernels/shuffle.cuh"
+#include "kernels/views.cuh"
 #include "techniques.hpp"
 
 namespace xreduce::cuda {
@@ -253,12 +254,66 @@ struct kernel_policy<ops::NonzeroOp<T, kOp>> {
   using type = ops::NonzeroOp<T, Op::count_nonzero>;
 };
 
+//! Whether op F's result is read off its kernel's count (any and all of count_nonzero's).
+template <class F, class K>
+inline constexpr bool finished_from_count = !std::is_same_v<K, F> && std::is_same_v<typename F::acc_t, bool>;
+
+//! The result of statistic F (of type Out: F's own, or double for a wide one) from the partial of
+//! its kernel policy K over n elements: the mean from the sum and n, any and all from the count,
+//! the others from F's own finish with the correction. The host finishes a flat array's partial
+//! with it (StatisticPartials::result), the views kernels each result's (StatisticResults).
+template <class F, class K, class Out = typename F::result_t>
+__host__ __device__ inline Out finish_statistic(const typename K::acc_t& a, std::uint64_t n, ops::FinishArgs args) {
+  if constexpr (std::is_same_v<K, DoubleSum<typename F::In>>)
+    return ops::finish_as<Out, F>(ops::Moments{static_cast<double>(n), a, 0}, args);
+  else if constexpr (finished_from_count<F, K>)
+    return static_cast<Out>(F::finish(F::op == Op::any ? a != 0 : static_cast<std::uint64_t>(a) == n));
+  else return ops::finish_as<Out, F>(a, args);
+}
+
+//! The views kernels' writer for statistic F computed by policy K: result o finished from its
+//! partial of `count` elements (every result of a view reduces as many), and for nanargmin and
+//! nanargmax its index (no_element for an all-NaN slice).
+template <class F, class K>
+struct StatisticResults {
+  typename F::result_t* values;
+  std::uint64_t* indices;
+  std::uint64_t count;
+  ops::FinishArgs args;
+  __device__ void operator()(const typename K::acc_t& a, std::uint64_t o) const {
+    values[o] = finish_statistic<F, K>(a, count, args);
+    if constexpr (ops::has_index<F>) indices[o] = a.index;
+  }
+};
+
 template <class T>
 void enqueue_statistic_typed(const T* x, std::size_t n, Op op, Workspace& ws) {
   ops::visit_statistic<T>(op, [&](auto f) {
     using K = typename kernel_policy<decltype(f)>::type;
     static_assert(sizeof(typename K::acc_t) <= 64, "a partial fits the workspace's result");
     Shuffle::run(x, n, K{}, VectorPolicy::block, ws);
+  });
+}
+
+template <class T>
+void enqueue_view_statistic_typed(const T* x, const Request& c, void* out, std::uint64_t* out_index, Workspace& ws) {
+  std::uint64_t count = 1;  // elements each result reduces: the product of the reduced extents
+  for (std::size_t k = 0; k < c.view.rank; ++k)
+    if (c.axes.empty() || c.axes.contains(k)) count *= static_cast<std::uint64_t>(c.view.shape[k]);
+  ops::visit_statistic<T>(c.op, [&](auto f) {
+    using F = decltype(f);
+    using K = typename kernel_policy<F>::type;
+    const StatisticResults<F, K> write{static_cast<typename F::result_t*>(out), out_index, count, ops::FinishArgs{c.correction}};
+    enqueue_view_with(x, c, K{}, write, ws);
+  });
+}
+
+template <class T>
+void enqueue_column_statistic_typed(const T* x, std::size_t rows, std::size_t width, Op op, void* partials, Workspace& ws) {
+  ops::visit_statistic<T>(op, [&](auto f) {
+    using K = typename kernel_policy<decltype(f)>::type;
+    using A = typename K::acc_t;
+    Views::columns(x, 1, rows, width, K{}, PartialResults<A>{static_cast<A*>(partials)}, ws);
   });
 }
 
@@ -289,18 +344,11 @@ StatisticPartials statistic_partials_typed(Op op) {
       std::memcpy(&a, partial, sizeof a);
       Result r;
       const ops::FinishArgs args{correction};
-      // Wide: the value in f64, unrounded (the core, or the ranks' combine, rounds it once).
-      auto finished = [&](const typename F::acc_t& acc) {
-        return wide ? Scalar(ops::finish_as<double, F>(acc, args)) : Scalar(F::finish(acc, args));
-      };
-      if constexpr (std::is_same_v<K, DoubleSum<T>>) {  // the mean: the moments of the sum and n
-        r.value = finished(ops::Moments{static_cast<double>(n), a, 0});
-      } else if constexpr (std::is_same_v<K, F> || !std::is_same_v<typename F::acc_t, bool>) {
-        r.value = finished(a);
-        if constexpr (F::op == Op::var || F::op == Op::std) r.moments = a;  // what a combine of parts needs (Result::moments)
-      } else {  // any and all of the count
-        r.value = Scalar(F::finish(F::op == Op::any ? a != 0 : a == n));
-      }
+      // Wide: the value in f64, unrounded (the core, or the ranks' combine, rounds it once); any
+      // and all stay bools.
+      if (wide && !finished_from_count<F, K>) r.value = Scalar(finish_statistic<F, K, double>(a, n, args));
+      else r.value = Scalar(finish_statistic<F, K>(a, n, args));
+      if constexpr (F::op == Op::var || F::op == Op::std) r.moments = a;  // what a combine of parts needs (Result::moments)
       if constexpr (ops::has_index<F>) r.index = a.index;
       return r;
     };
@@ -320,5 +368,7 @@ Result collect_statistic_typed(std::size_t count, Op op, double correction, bool
 
 #define XREDUCE_INSTANTIATE_STATISTICS(T)                                                                    \
   template void xreduce::cuda::enqueue_statistic_typed<T>(const T*, std::size_t, Op, Workspace&);         \
+  template void xreduce::cuda::enqueue_view_statistic_typed<T>(const T*, const Request&, void*, std::uint64_t*, Workspace&); \
+  template void xreduce::cuda::enqueue_column_statistic_typed<T>(const T*, std::size_t, std::size_t, Op, void*, Workspace&); \
   template xreduce::Result xreduce::cuda::collect_statistic_typed<T>(std::size_t, Op, double, bool, Workspace&); \
   template xreduce::cuda::StatisticPartials xreduce::cuda::statistic_partials_typed<T>(Op);

@@ -169,21 +169,38 @@ ExactSum streamed_exact(Technique t, const T* x, std::size_t n, int block, int d
   return totals[0];
 }
 
-//! The partial of statistic `op` of n elements of host memory: each chunk's by the statistics'
-//! kernels, folded as StatisticPartials folds them.
+//! The partials of statistic `op` of n records of `width` elements of host memory (one partial a
+//! column): each chunk's by the statistics' kernels (a flat array's) or the columns kernel
+//! (records'), folded column by column as StatisticPartials folds them.
 template <class T>
-std::vector<unsigned char> streamed_statistic(const T* x, std::size_t n, Op op, int device, bool pinned, const Streaming& s) {
+std::vector<unsigned char> streamed_statistic(const T* x, std::size_t n, std::size_t width, Op op, int device, bool pinned,
+                                              const Streaming& s) {
   const StatisticPartials partials = statistic_partials(dtype_of<T>(), op);
-  const ChunkPlan plan = plan_chunks<T>(n, 1, ~std::size_t{0}, pinned, s);
-  std::vector<std::vector<unsigned char>> totals(plan.workers, std::vector<unsigned char>(partials.bytes));
-  for (auto& total : totals) partials.identity(total.data());
+  const std::size_t bytes = width * partials.bytes;
+  const ChunkPlan plan = plan_chunks<T>(n, width, ~std::size_t{0}, pinned, s);
+  std::vector<std::vector<unsigned char>> totals(plan.workers, std::vector<unsigned char>(bytes));
+  for (auto& total : totals)
+    for (std::size_t j = 0; j < width; ++j) partials.identity(total.data() + j * partials.bytes);
   auto launch = [&](Workspace& w, const void* chunk, std::size_t len) {
-    enqueue_statistic(chunk, len, dtype_of<T>(), op, w);
-    w.fetch_result(partials.bytes);
+    if (width == 1) {
+      enqueue_statistic(chunk, len, dtype_of<T>(), op, w);
+      w.fetch_result(partials.bytes);
+    } else {
+      const void* columns = enqueue_column_statistic(chunk, len, width, dtype_of<T>(), op, w);
+      void* host = w.host_columns.reserve(bytes, "column partials of a statistic");
+      XREDUCE_CUDA(cudaMemcpyAsync(host, columns, bytes, cudaMemcpyDeviceToHost, w.stream));
+    }
   };
-  auto fold = [&](Workspace& w, std::size_t first, int worker) { partials.fold(totals[worker].data(), w.host_result, first); };
-  stream_chunks(x, n, 1, plan, device, launch, fold);
-  for (int k = 1; k < plan.workers; ++k) partials.fold(totals[0].data(), totals[k].data(), 0);
+  // A column's index is its row: a chunk's moves past the records before it.
+  auto fold_into = [&](std::vector<unsigned char>& total, const void* part, std::size_t first) {
+    for (std::size_t j = 0; j < width; ++j)
+      partials.fold(total.data() + j * partials.bytes, static_cast<const unsigned char*>(part) + j * partials.bytes, first);
+  };
+  auto fold = [&](Workspace& w, std::size_t first, int worker) {
+    fold_into(totals[worker], width == 1 ? w.host_result : w.host_columns.get(), first);
+  };
+  stream_chunks(x, n, width, plan, device, launch, fold);
+  for (int k = 1; k < plan.workers; ++k) fold_into(totals[0], totals[k].data(), 0);
   return std::move(totals[0]);
 }
 
@@ -235,11 +252,11 @@ void reduce_host_stats(const void* data, std::size_t count, DType dtype, OpSet o
   });
 }
 
-std::vector<unsigned char> reduce_host_statistic(const void* data, std::size_t count, DType dtype, Op op, int device,
-                                                 bool pinned, const Streaming& streaming) {
+std::vector<unsigned char> reduce_host_statistic(const void* data, std::size_t count, std::size_t width, DType dtype, Op op,
+                                                 int device, bool pinned, const Streaming& streaming) {
   return visit_exact_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    return streamed_statistic(static_cast<const T*>(data), count, op, device, pinned, streaming);
+    return streamed_statistic(static_cast<const T*>(data), count, width, op, device, pinned, streaming);
   });
 }
 

@@ -81,6 +81,12 @@ constexpr FeatureSet exact_sums(std::initializer_list<Memory> memory, std::initi
 constexpr FeatureSet gpu_statistics(std::initializer_list<Memory> memory) {
   return FeatureSet().dtypes(kExactDTypes).ops(kGpuStatistics).layouts({Layout::all}).memory(memory).wide_results();
 }
+//! The same over axes (kernels/views.cuh, each result finished on the GPU; host records
+//! streamed, each column's partials folded on the host), without wide results: a combine of
+//! ranks takes those of one result.
+constexpr FeatureSet gpu_statistics_over_axes(std::initializer_list<Memory> memory, std::initializer_list<Layout> layouts) {
+  return FeatureSet().dtypes(kExactDTypes).ops(kGpuStatistics).layouts(layouts).memory(memory);
+}
 //! The seed kernels: sum, prod, min and max of a flat array.
 inline constexpr Capabilities kSeed = Capabilities(Engine::gpu).add(on_gpu_32_64(kSeedOps, {Layout::all}));
 inline constexpr Capabilities kSinglePass =
@@ -98,12 +104,15 @@ inline constexpr Capabilities kShuffle = Capabilities(Engine::gpu)
                                              .add(exact_sums({Memory::host, Memory::device}))
                                              .add(exact_sums({Memory::device}, {Layout::outer}))
                                              .add(gpu_statistics({Memory::host, Memory::device}))
+                                             .add(gpu_statistics_over_axes({Memory::device}, {Layout::outer, Layout::middle, Layout::strided}))
+                                             .add(gpu_statistics_over_axes({Memory::host}, {Layout::outer}))
                                              .add(on_gpu(kTogether, {Layout::all, Layout::inner, Layout::ragged}).only_together());
-//! Host data over every GPU: flat arrays (the statistics too) and records, the parts'
+//! Host data over every GPU: flat arrays and records (the statistics too), the parts'
 //! accumulators folded.
 inline constexpr Capabilities kMultiGpu = Capabilities(Engine::gpu)
                                               .add(on_gpu(kOneOps, {Layout::all}).memory({Memory::host}))
                                               .add(gpu_statistics({Memory::host}))
+                                              .add(gpu_statistics_over_axes({Memory::host}, {Layout::outer}))
                                               .add(on_gpu(kSeedOps, {Layout::outer}).memory({Memory::host}))
                                               .add(exact_sums({Memory::host}));
 //! cub::DeviceReduce, and DeviceSegmentedReduce for rows and segments.
@@ -304,14 +313,23 @@ struct StatisticPartials {
   Result (*result)(const void* partial, std::size_t n, double correction, bool wide) = nullptr;
 };
 StatisticPartials statistic_partials(DType dtype, Op op);
-//! The partial of statistic `op` of `count` elements of host memory, streamed to `device` as
-//! reduce_host streams (the chunks' partials folded in order); StatisticPartials::result finishes it.
-std::vector<unsigned char> reduce_host_statistic(const void* data, std::size_t count, DType dtype, Op op, int device,
-                                                 bool pinned, const Streaming& streaming);
+//! Enqueues the partials of statistic `op` of the columns of `rows` records of `width` values at
+//! device pointer `data` (kernels/views.cuh's columns kernel): `width` partials of
+//! StatisticPartials::bytes each, returned (in ws.columns).
+const void* enqueue_column_statistic(const void* data, std::size_t rows, std::size_t width, DType dtype, Op op, Workspace& ws);
+//! The results of `width` partials (one a column, StatisticPartials::bytes each) of n elements
+//! each: Result::values one a column, Result::value the first's (and with width 1 its moments).
+Result statistic_results(const StatisticPartials& p, const void* partials, std::size_t width, std::size_t n, double correction,
+                         bool wide);
+//! The partials of statistic `op` of `count` records of `width` values (width 1: a flat array) of
+//! host memory, streamed to `device` as reduce_host streams (the chunks' partials folded in
+//! order, column by column); statistic_results finishes them.
+std::vector<unsigned char> reduce_host_statistic(const void* data, std::size_t count, std::size_t width, DType dtype, Op op,
+                                                 int device, bool pinned, const Streaming& streaming);
 //! The same over GPUs 0 to devices - 1 at once (one contiguous part each, as
 //! reduce_host_on_gpus cuts it), the parts' partials folded in order, and finished.
-Result reduce_host_statistic_on_gpus(const void* data, std::size_t count, DType dtype, Op op, double correction, bool wide,
-                                     int devices, bool pinned, const Streaming& streaming);
+Result reduce_host_statistic_on_gpus(const void* data, std::size_t count, std::size_t width, DType dtype, Op op,
+                                     double correction, bool wide, int devices, bool pinned, const Streaming& streaming);
 
 struct SegmentBounds;
 //! Applies M to each of the six 32- and 64-bit element types (explicit instantiations).
@@ -350,6 +368,12 @@ template <class T>
 Result collect_statistic_typed(std::size_t count, Op op, double correction, bool wide, Workspace& ws);
 template <class T>
 StatisticPartials statistic_partials_typed(Op op);
+//! A statistic of canonical view `c` of device data (kernels/views.cuh), each result finished on
+//! the GPU with c.correction into device `out` (nanargmin/nanargmax: indices into `out_index`).
+template <class T>
+void enqueue_view_statistic_typed(const T* data, const Request& c, void* out, std::uint64_t* out_index, Workspace& ws);
+template <class T>
+void enqueue_column_statistic_typed(const T* data, std::size_t rows, std::size_t width, Op op, void* partials, Workspace& ws);
 template <class T>
 void enqueue_cub(const T* data, std::size_t count, Op op, Workspace& ws);
 template <class T>

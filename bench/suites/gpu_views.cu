@@ -6,7 +6,7 @@
 // against the read probe over the same bytes, in the same run. torch's and CuPy's times for the
 // same shapes come from bench/python/bench_views_torch.py in the same device session. Time per
 // call: CUDA-graph replays of 8 back-to-back calls, median. Each result is checked against a
-// double sum on the host.
+// double sum on the host. The views kernels also time the mean and the variance of each view.
 
 #include <cuda_runtime.h>
 
@@ -111,13 +111,15 @@ int run_views_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md) 
     const std::size_t results = static_cast<std::size_t>(result_count(c));
     // The array's own axes reduced: a transpose over axis 1 is the array over axis 0.
     const std::vector<double> expected = host_sums(host, s.shape, s.transposed ? 1u : s.axes.bits());
+    // `got` empty: a statistic whose values tests/gpu/views.cpp checks, not this suite ("-").
     auto row = [&](const std::string& kernel, const std::vector<double>& t, const std::vector<float>& got) {
-      double worst = 0;
-      for (std::size_t r = 0; r < results; ++r)
+      double worst = got.empty() ? std::nan("") : 0;
+      for (std::size_t r = 0; r < got.size(); ++r)
         worst = std::max(worst, std::fabs(got[r] - expected[r]) / std::max(64 * 0x1p-23 * expected[r], 1e-30));
       const double m = median(t), gbps = bytes / m / 1e9;
       md += "| " + s.name + " | " + std::string(to_string(layout)) + " | " + kernel + " | " + fmt("%.1f", m * 1e6) + " | " +
-            fmt("%.0f", gbps) + " | " + fmt("%.1f%%", 100 * gbps / probe) + " | " + fmt("%.3f", worst) + " |\n";
+            fmt("%.0f", gbps) + " | " + fmt("%.1f%%", 100 * gbps / probe) + " | " + (got.empty() ? "-" : fmt("%.3f", worst)) +
+            " |\n";
       rows.push_back({{"array", s.name}, {"layout", to_string(layout)}, {"kernel", kernel}, {"n", n}, {"results", results},
                       {"median_s", m}, {"gbps", gbps}, {"fraction_of_probe", gbps / probe}, {"agreement", worst}, {"times_s", t}});
     };
@@ -140,6 +142,18 @@ int run_views_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md) 
     const auto t = time([&] { ws.enqueue_view(c, out); });
     fetch();
     row("views", t, got);
+    // Statistics by the same kernels, each result finished on the GPU: the mean (checked as its
+    // count times itself against the sums) and the variance.
+    for (Op op : {Op::mean, Op::var}) {
+      Request stat = c;
+      stat.op = op;
+      const auto ts = time([&] { ws.enqueue_view(stat, out); });
+      fetch();
+      const double count = static_cast<double>(n) / static_cast<double>(results);
+      if (op == Op::mean)
+        for (float& g : got) g = static_cast<float>(g * count);
+      row(std::string("views, ") + std::string(to_string(op)), ts, op == Op::mean ? got : std::vector<float>{});
+    }
     // The views kernels' run-time tuning (ViewTuning), swept: the data for its defaults.
     for (int tile_x : {32, 64, 128, 256})
       for (int waves : {1, 2, 4}) {

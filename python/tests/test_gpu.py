@@ -208,6 +208,31 @@ def test_device_axes_read_in_place(rng, op):
             assert numpy.all(numpy.abs(got - want) <= bound), axis
 
 
+@pytest.mark.parametrize("op", ["mean", "var", "std", "nanmean", "nanvar", "logsumexp", "norm2"])
+def test_device_statistics_over_axes(rng, op):
+    """Statistics over the axes of N-D device tensors and views (outer, middle and strided layouts;
+    rows stay the CPU's), each result finished on the GPU: a tensor on the same GPU, against
+    numpy's float64 statistic of the host copy within a few eps(f32) of its value (the stated
+    bounds, docs/semantics.md, are tighter on this data than this test's)."""
+    host = (rng.random((48, 33, 40)) * 4 - 1).astype(numpy.float32)
+    if op.startswith("nan"):
+        host[rng.random(host.shape) < 0.05] = numpy.nan
+    x = torch.from_numpy(host).cuda()
+    kwargs = {"correction": 1} if op in ("var", "std", "nanvar") else {}
+    reference_of = {"logsumexp": lambda h, axis: numpy.log(numpy.exp(h).sum(axis=axis)),
+                    "norm2": lambda h, axis: numpy.sqrt((h * h).sum(axis=axis))}
+    for t, h, axis in [(x, host, 1), (x, host, (0, 2)), (x, host, 0), (x.transpose(0, 2), host.swapaxes(0, 2), 1),
+                       (x[:, ::2], host[:, ::2], (0, 2)), (x.permute(1, 0, 2), host.transpose(1, 0, 2), (1,))]:
+        got = getattr(xreduce, op)(t, axis=axis, **kwargs)
+        assert isinstance(got, torch.Tensor) and got.device == t.device, (axis, type(got))
+        h64 = h.astype(numpy.float64)
+        want = reference_of[op](h64, axis) if op in reference_of else \
+            getattr(numpy, op)(h64, axis=axis, **({"ddof": 1} if kwargs else {}))
+        got = got.cpu().numpy().astype(numpy.float64)
+        assert got.shape == want.shape, axis
+        assert numpy.allclose(got, want, rtol=4 * numpy.finfo(numpy.float32).eps, atol=1e-6, equal_nan=True), (axis, op)
+
+
 def test_cupy_axes_of_reversed_views(rng):
     """Negative strides, which CuPy up to 14.x exports wrongly to DLPack (read from its CUDA array
     interface instead)."""

@@ -51,7 +51,8 @@ xr::test::ViewCase c_order(std::vector<std::int64_t> shape, xr::Axes axes, bool 
 
 //! The layouts the views kernels take, at sizes that split their columns and runs over blocks:
 //! whole 16-byte rows and odd ones (scalar loads), a batch of one and of many, runs of one
-//! vector a thread and of many.
+//! vector a thread and of many; the core ops, and statistics (of floats: the others refuse them),
+//! each result finished on the GPU with its count.
 template <class T>
 void view_kernel_shapes() {
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x7e35ull ^ static_cast<std::uint64_t>(xr::dtype_of<T>()));
@@ -65,11 +66,16 @@ void view_kernel_shapes() {
       c_order({700, 300}, xr::Axes{1}, true),    // a transposed matrix over its rows: columns
       c_order({6, 50, 40, 9}, xr::Axes{1, 3}),   // strided, two run axes
   };
+  using xr::Op;
   for (const xr::test::ViewCase& v : shapes)
-    for (xr::Op op : {xr::Op::sum, xr::Op::prod, xr::Op::min, xr::Op::max, xr::Op::argmin, xr::Op::argmax}) {
+    for (Op op : {Op::sum, Op::prod, Op::min, Op::max, Op::argmin, Op::argmax, Op::mean, Op::var, Op::std, Op::norm2,
+                  Op::logsumexp, Op::count_nonzero, Op::all, Op::nanmean, Op::nanvar, Op::nanargmax}) {
       DevicePlacement place;
-      // argmin/argmax on data of few values: ties across the splits and the tiles, the lowest index wins.
-      const auto pattern = xr::returns_index(op) ? xr::test::Pattern::ties : xr::test::Pattern::random;
+      // argmin/argmax on data of few values: ties across the splits and the tiles, the lowest index
+      // wins; the NaN-skipping statistics on data with NaN among them.
+      const auto pattern = xr::returns_index(op) && xr::is_core_op(op) ? xr::test::Pattern::ties
+                           : xr::skips_nan(op) && xr::is_float_v<T>    ? xr::test::Pattern::nan
+                                                                       : xr::test::Pattern::random;
       xr::test::check_view_case<T>(v, op, pattern, rng, place, gpu_backends());
     }
 }

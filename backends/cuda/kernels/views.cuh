@@ -16,9 +16,11 @@
 //   aligned: axes (0, 2) of a C-order (a, b, c) array read as runs of c. Any strides are correct;
 //   where the smallest reduced step is not 1 the loads are scattered and slow.
 //
-// Both write each result's final value (F::finish), as the segments kernels do, and for argmin
-// and argmax its index along the reduced axes, flattened in C order (the row of a column; in a
-// strided view, the run's index and the position in it, weighted as the axes they walk).
+// Both hand each result's whole partial to a writer: the core ops' writes its final value
+// (F::finish), as the segments kernels do, and for argmin and argmax its index along the reduced
+// axes, flattened in C order (the row of a column; in a strided view, the run's index and the
+// position in it, weighted as the axes they walk); the statistics' finishes it with the count
+// and the correction (statistics.cuh); host records' chunks keep it for the host's fold.
 
 #include <algorithm>
 #include <cstdint>
@@ -71,18 +73,28 @@ struct ColumnsShape {
   int tile_x = 1, tile_y = 1;
 };
 
-//! Writes result o's value, and for argmin/argmax its index, from its partial.
+//! What the kernels do with result o's partial, once it is whole: the core ops' writer puts its
+//! value (F::finish) in `values` and, for argmin/argmax, its index in `indices`. The statistics
+//! (statistics.cuh) finish theirs with the count and the correction; host records' chunks keep
+//! the partials (PartialResults), which the host folds.
 template <class F>
-__device__ inline void write_result(const typename F::acc_t& a, std::uint64_t o, typename F::result_t* out, std::uint64_t* out_index) {
-  out[o] = F::finish(a);
-  if constexpr (is_arg_op<F>) out_index[o] = a.index;
-}
+struct FinishedResults {
+  typename F::result_t* values;
+  std::uint64_t* indices;
+  __device__ void operator()(const typename F::acc_t& a, std::uint64_t o) const {
+    values[o] = F::finish(a);
+    if constexpr (is_arg_op<F>) indices[o] = a.index;
+  }
+};
+template <class A>
+struct PartialResults {
+  A* partials;
+  __device__ void operator()(const A& a, std::uint64_t o) const { partials[o] = a; }
+};
 
-template <class P, int kVec, class F>
+template <class P, int kVec, class F, class Write>
 __global__ __launch_bounds__(P::block) void view_columns_kernel(const typename F::In* __restrict__ x, ColumnsShape s, F f,
-                                                                typename F::acc_t* __restrict__ partials,
-                                                                typename F::result_t* __restrict__ out,
-                                                                std::uint64_t* __restrict__ out_index) {
+                                                                typename F::acc_t* __restrict__ partials, Write write) {
   using In = typename F::In;
   using A = typename F::acc_t;
   A* slots = shared_array<A>();
@@ -123,7 +135,7 @@ __global__ __launch_bounds__(P::block) void view_columns_kernel(const typename F
       for (int y = 1; y < s.tile_y; ++y) a = f(a, slots[y * row_slots + e]);
       const std::uint64_t c = tile * row_slots + e;
       if (c < s.width) {
-        if (s.splits == 1) write_result<F>(a, b * s.width + c, out, out_index);
+        if (s.splits == 1) write(a, b * s.width + c);
         else partials[(b * s.splits + split) * s.width + c] = a;
       }
     }
@@ -186,11 +198,9 @@ __device__ inline std::int64_t offset_of(std::uint64_t i, const std::int64_t* ex
   return rank > 0 ? at + static_cast<std::int64_t>(i) * stride[0] : at;
 }
 
-template <class P, int kVec, class F>
+template <class P, int kVec, class F, class Write>
 __global__ __launch_bounds__(P::block) void view_strided_kernel(const typename F::In* __restrict__ x, StridedShape s, F f,
-                                                                typename F::acc_t* __restrict__ partials,
-                                                                typename F::result_t* __restrict__ out,
-                                                                std::uint64_t* __restrict__ out_index) {
+                                                                typename F::acc_t* __restrict__ partials, Write write) {
   using In = typename F::In;
   const int tx = threadIdx.x % s.tile_x, ty = threadIdx.x / s.tile_x;
   const std::uint64_t loads = s.run_length / kVec, items = s.results * s.splits, step = s.tile_y;
@@ -234,7 +244,7 @@ __global__ __launch_bounds__(P::block) void view_strided_kernel(const typename F
     }
     const typename F::acc_t a = block_reduce<P::block>(acc.value(f), f);
     if (threadIdx.x == 0) {
-      if (s.splits == 1) write_result<F>(a, o, out, out_index);
+      if (s.splits == 1) write(a, o);
       else partials[o * s.splits + split] = a;
     }
     __syncthreads();  // block_reduce's shared slots are the next item's
@@ -245,11 +255,9 @@ __global__ __launch_bounds__(P::block) void view_strided_kernel(const typename F
 //! apart in the batch's rows of partials: partials[(b * splits + k) * width + c]. A block folds
 //! `group` consecutive results, its other threads (lanes) going down their splits, then a tree in
 //! shared memory: a few results of many splits (narrow columns) still spread over the GPU.
-template <int kBlock, class F>
+template <int kBlock, class F, class Write>
 __global__ __launch_bounds__(kBlock) void fold_splits_kernel(const typename F::acc_t* __restrict__ partials, std::uint64_t results,
-                                                             std::uint64_t splits, std::uint64_t width, int group, F f,
-                                                             typename F::result_t* __restrict__ out,
-                                                             std::uint64_t* __restrict__ out_index) {
+                                                             std::uint64_t splits, std::uint64_t width, int group, F f, Write write) {
   using A = typename F::acc_t;
   A* slots = shared_array<A>();
   const int g = threadIdx.x % group, lane = threadIdx.x / group, lanes = kBlock / group;
@@ -267,7 +275,7 @@ __global__ __launch_bounds__(kBlock) void fold_splits_kernel(const typename F::a
       if (lane < half) slots[threadIdx.x] = f(slots[threadIdx.x], slots[threadIdx.x + half * group]);
       __syncthreads();
     }
-    if (lane == 0 && o < results) write_result<F>(slots[threadIdx.x], o, out, out_index);
+    if (lane == 0 && o < results) write(slots[threadIdx.x], o);
     __syncthreads();  // the slots are the next results'
   }
 }
@@ -285,27 +293,28 @@ constexpr int column_vector() {
 
 struct Views {
   //! Enqueues (batch, rows, width) over axis 1 at device pointer x (aligned to its element size):
-  //! batch * width results into device `out` (argmin/argmax: their rows into device `out_index`).
-  template <class F>
-  static void columns(const typename F::In* x, std::uint64_t batch, std::uint64_t rows, std::uint64_t width, F f,
-                      typename F::result_t* out, std::uint64_t* out_index, Workspace& ws, ViewTuning tuning = {}) {
+  //! batch * width results, result o handed to `write` (FinishedResults, PartialResults, or a
+  //! statistic's writer) as batch-major, column-minor o.
+  template <class F, class Write>
+  static void columns(const typename F::In* x, std::uint64_t batch, std::uint64_t rows, std::uint64_t width, F f, Write write,
+                      Workspace& ws, ViewTuning tuning = {}) {
     constexpr int kVec = column_vector<F>();
     if (reinterpret_cast<std::uintptr_t>(x) % 16 == 0 && width % kVec == 0)
-      columns_with<kVec>(x, batch, rows, width, f, out, out_index, ws, tuning);
-    else columns_with<1>(x, batch, rows, width, f, out, out_index, ws, tuning);  // rows that are not whole vectors: scalar loads
+      columns_with<kVec>(x, batch, rows, width, f, write, ws, tuning);
+    else columns_with<1>(x, batch, rows, width, f, write, ws, tuning);  // rows that are not whole vectors: scalar loads
   }
 
-  //! Enqueues any view `s` (its geometry set, not its tiles and splits) at device pointer x.
-  template <class F>
-  static void strided(const typename F::In* x, StridedShape s, F f, typename F::result_t* out, std::uint64_t* out_index,
-                      Workspace& ws, ViewTuning tuning = {}) {
+  //! Enqueues any view `s` (its geometry set, not its tiles and splits) at device pointer x,
+  //! result o (C order over the kept axes) handed to `write`.
+  template <class F, class Write>
+  static void strided(const typename F::In* x, StridedShape s, F f, Write write, Workspace& ws, ViewTuning tuning = {}) {
     constexpr int kVec = vector_width<typename F::In>();
     // Vectors where every run is contiguous and starts on a 16-byte boundary.
     bool vectors = s.run_step == 1 && s.run_length % kVec == 0 && reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
     for (int k = 0; k < s.kept_rank; ++k) vectors = vectors && (s.kept_extent[k] == 1 || s.kept_stride[k] % kVec == 0);
     for (int k = 0; k < s.run_rank; ++k) vectors = vectors && (s.run_extent[k] == 1 || s.run_stride[k] % kVec == 0);
-    if (vectors) strided_with<kVec>(x, s, f, out, out_index, ws, tuning);
-    else strided_with<1>(x, s, f, out, out_index, ws, tuning);
+    if (vectors) strided_with<kVec>(x, s, f, write, ws, tuning);
+    else strided_with<1>(x, s, f, write, ws, tuning);
   }
 
  private:
@@ -317,12 +326,12 @@ struct Views {
     return static_cast<std::uint64_t>(std::max(per_sm, 1));
   }
 
-  template <int kVec, class F>
+  template <int kVec, class F, class Write>
   static void columns_with(const typename F::In* x, std::uint64_t batch, std::uint64_t rows, std::uint64_t width, F f,
-                           typename F::result_t* out, std::uint64_t* out_index, Workspace& ws, ViewTuning tuning) {
+                           Write write, Workspace& ws, ViewTuning tuning) {
     using P = ViewsPolicy;
     using A = typename F::acc_t;
-    const auto kernel = view_columns_kernel<P, kVec, F>;
+    const auto kernel = view_columns_kernel<P, kVec, F, Write>;
     const std::size_t shared = std::size_t(P::block) * kVec * sizeof(A);
     static const std::uint64_t per_sm = blocks_per_sm(kernel, shared);
     const std::uint64_t resident = per_sm * ws.sm_count;
@@ -336,18 +345,17 @@ struct Views {
     A* partials = s.splits > 1 ? static_cast<A*>(ws.scratch.reserve(batch * s.splits * width * sizeof(A), "partials of columns"))
                                : nullptr;
     const std::uint64_t items = batch * s.tiles * s.splits;
-    kernel<<<static_cast<unsigned>(std::min<std::uint64_t>(items, 8 * resident)), P::block, shared, ws.stream>>>(x, s, f, partials, out,
-                                                                                                                out_index);
+    kernel<<<static_cast<unsigned>(std::min<std::uint64_t>(items, 8 * resident)), P::block, shared, ws.stream>>>(x, s, f, partials,
+                                                                                                                write);
     XREDUCE_CUDA(cudaGetLastError());
-    if (s.splits > 1) fold(partials, batch * width, s.splits, width, f, out, out_index, ws);
+    if (s.splits > 1) fold(partials, batch * width, s.splits, width, f, write, ws);
   }
 
-  template <int kVec, class F>
-  static void strided_with(const typename F::In* x, StridedShape s, F f, typename F::result_t* out, std::uint64_t* out_index,
-                           Workspace& ws, ViewTuning tuning) {
+  template <int kVec, class F, class Write>
+  static void strided_with(const typename F::In* x, StridedShape s, F f, Write write, Workspace& ws, ViewTuning tuning) {
     using P = ViewsPolicy;
     using A = typename F::acc_t;
-    const auto kernel = view_strided_kernel<P, kVec, F>;
+    const auto kernel = view_strided_kernel<P, kVec, F, Write>;
     static const std::uint64_t per_sm = blocks_per_sm(kernel, 0);
     const std::uint64_t resident = per_sm * ws.sm_count;
     const Tile t = tile_for(s.run_length / kVec, P::block, tuning.max_tile_x);
@@ -356,15 +364,14 @@ struct Views {
     s.splits = (s.runs + s.split_runs - 1) / s.split_runs;
     A* partials = s.splits > 1 ? static_cast<A*>(ws.scratch.reserve(s.results * s.splits * sizeof(A), "partials of a view")) : nullptr;
     const std::uint64_t items = s.results * s.splits;
-    kernel<<<static_cast<unsigned>(std::min<std::uint64_t>(items, 8 * resident)), P::block, 0, ws.stream>>>(x, s, f, partials, out,
-                                                                                                           out_index);
+    kernel<<<static_cast<unsigned>(std::min<std::uint64_t>(items, 8 * resident)), P::block, 0, ws.stream>>>(x, s, f, partials, write);
     XREDUCE_CUDA(cudaGetLastError());
-    if (s.splits > 1) fold(partials, s.results, s.splits, 1, f, out, out_index, ws);
+    if (s.splits > 1) fold(partials, s.results, s.splits, 1, f, write, ws);
   }
 
-  template <class F>
+  template <class F, class Write>
   static void fold(const typename F::acc_t* partials, std::uint64_t results, std::uint64_t splits, std::uint64_t width, F f,
-                   typename F::result_t* out, std::uint64_t* out_index, Workspace& ws) {
+                   Write write, Workspace& ws) {
     constexpr int kBlock = 256;
     // Consecutive results a block folds: 32 (coalesced reads of the partials) where the results
     // alone give every SM two blocks, fewer where they are few, down to one with all the lanes.
@@ -372,9 +379,21 @@ struct Views {
     while (group > 1 && results < static_cast<std::uint64_t>(group) * 2 * ws.sm_count) group /= 2;
     const std::uint64_t blocks = std::min<std::uint64_t>((results + group - 1) / group, std::uint64_t{1} << 16);
     fold_splits_kernel<kBlock><<<static_cast<unsigned>(blocks), kBlock, kBlock * sizeof(typename F::acc_t), ws.stream>>>(
-        partials, results, splits, width, group, f, out, out_index);
+        partials, results, splits, width, group, f, write);
     XREDUCE_CUDA(cudaGetLastError());
   }
 };
+
+//! Enqueues canonical view `c` of device data at x (layouts outer and middle by the columns
+//! kernel, any other by the strided one) with policy f, each result handed to `write`.
+template <class F, class Write>
+void enqueue_view_with(const typename F::In* x, const Request& c, F f, Write write, Workspace& ws, const ViewTuning& tuning = {}) {
+  const auto extent = [&](int k) { return static_cast<std::uint64_t>(c.view.shape[k]); };
+  switch (layout_of(c)) {
+    case Layout::middle: return Views::columns(x, extent(0), extent(1), extent(2), f, write, ws, tuning);
+    case Layout::outer: return Views::columns(x, 1, extent(0), extent(1), f, write, ws, tuning);
+    default: return Views::strided(x, strided_shape(c), f, write, ws, tuning);
+  }
+}
 
 }  // namespace xreduce::cuda
