@@ -80,7 +80,11 @@ Result statistic_results(const StatisticPartials& p, const void* partials, std::
   Result r = p.result(bytes, n, correction, wide);
   if (width == 1) return r;
   r.moments.reset();  // of the first column alone
-  for (std::size_t j = 0; j < width; ++j) r.values.push_back(p.result(bytes + j * p.bytes, n, correction, wide).value);
+  for (std::size_t j = 0; j < width; ++j) {
+    const Result column = p.result(bytes + j * p.bytes, n, correction, wide);
+    r.values.push_back(column.value);
+    if (column.index) r.indices.push_back(*column.index);  // nanargmin, nanargmax: the row
+  }
   return r;
 }
 

@@ -257,8 +257,9 @@ class CudaReducer final : public Reducer {
     return info_.block_size || info_.capabilities.support(exact_sum) != Support::none;
   }
 
-  //! Records' column results (Result::values) packed into q.out, host or device memory: what
-  //! the core expects of layout outer. A flat result is returned as it is.
+  //! Records' column results (Result::values) packed into q.out, and their rows (Result::indices,
+  //! nanargmin and nanargmax) into q.out_index, host or device memory: what the core expects of
+  //! layout outer. A flat result is returned as it is.
   static Result into_out(Result r, const Request& q, bool records) {
     if (!records) return r;
     std::vector<unsigned char> packed;
@@ -267,6 +268,8 @@ class CudaReducer final : public Reducer {
       packed.insert(packed.end(), bytes, bytes + size_of(v.dtype()));
     }
     XREDUCE_CUDA(cudaMemcpy(q.out, packed.data(), packed.size(), cudaMemcpyDefault));
+    if (q.out_index && !r.indices.empty())
+      XREDUCE_CUDA(cudaMemcpy(q.out_index, r.indices.data(), r.indices.size() * sizeof(std::uint64_t), cudaMemcpyDefault));
     return Result{};
   }
 

@@ -153,7 +153,10 @@ TEST_CASE("every backend: statistics refuse what they do not do") {
     const xr::Request columns = xr::Request::records(x.data(), 16, 4, xr::DType::f64, xr::Op::var);
     CHECK_THROWS_AS(r->reduce(columns, exact), xr::Error);  // exact statistics: one result, for now
     x[3] = 0x1p600;
-    CHECK_THROWS_WITH_AS(r->reduce(q, exact), doctest::Contains("2^511"), xr::Error);
+    // A backend with exact variances (the CPU's) says why it refuses these; one without
+    // (cuda.multi_gpu, which reads host memory too) refuses every exact variance.
+    if (declares(*r, q, exact)) CHECK_THROWS_WITH_AS(r->reduce(q, exact), doctest::Contains("2^511"), xr::Error);
+    else CHECK_THROWS_AS(r->reduce(q, exact), xr::Error);
     x[3] = 2.0;
     CHECK(r->reduce(q).value == xr::Scalar(0.0));
   }
