@@ -261,7 +261,7 @@ inline constexpr bool finished_from_count = !std::is_same_v<K, F> && std::is_sam
 //! The result of statistic F (of type Out: F's own, or double for a wide one) from the partial of
 //! its kernel policy K over n elements: the mean from the sum and n, any and all from the count,
 //! the others from F's own finish with the correction. The host finishes a flat array's partial
-//! with it (StatisticPartials::result), the views kernels each result's (StatisticResults).
+//! with it (StatisticPartials::result), finish_statistics_kernel each result of a view.
 template <class F, class K, class Out = typename F::result_t>
 __host__ __device__ inline Out finish_statistic(const typename K::acc_t& a, std::uint64_t n, ops::FinishArgs args) {
   if constexpr (std::is_same_v<K, DoubleSum<typename F::In>>)
@@ -271,20 +271,20 @@ __host__ __device__ inline Out finish_statistic(const typename K::acc_t& a, std:
   else return ops::finish_as<Out, F>(a, args);
 }
 
-//! The views kernels' writer for statistic F computed by policy K: result o finished from its
-//! partial of `count` elements (every result of a view reduces as many), and for nanargmin and
-//! nanargmax its index (no_element for an all-NaN slice).
+//! Result o of a view of statistic F from its partial (of kernel policy K) over `count` elements
+//! (every result of a view reduces as many), with its index for nanargmin and nanargmax
+//! (no_element for an all-NaN slice). The views kernels leave the partials, per policy K: the
+//! ops that share one (var and std; the mean, var and std that skip NaN; count_nonzero, any and
+//! all) share those kernels, and only this small one is F's own.
 template <class F, class K>
-struct StatisticResults {
-  typename F::result_t* values;
-  std::uint64_t* indices;
-  std::uint64_t count;
-  ops::FinishArgs args;
-  __device__ void operator()(const typename K::acc_t& a, std::uint64_t o) const {
-    values[o] = finish_statistic<F, K>(a, count, args);
-    if constexpr (ops::has_index<F>) indices[o] = a.index;
+__global__ void finish_statistics_kernel(const typename K::acc_t* __restrict__ partials, std::uint64_t results,
+                                         std::uint64_t count, ops::FinishArgs args, typename F::result_t* __restrict__ out,
+                                         std::uint64_t* __restrict__ out_index) {
+  for (std::uint64_t o = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; o < results; o += std::uint64_t{gridDim.x} * blockDim.x) {
+    out[o] = finish_statistic<F, K>(partials[o], count, args);
+    if constexpr (ops::has_index<F>) out_index[o] = partials[o].index;
   }
-};
+}
 
 template <class T>
 void enqueue_statistic_typed(const T* x, std::size_t n, Op op, Workspace& ws) {
@@ -300,11 +300,19 @@ void enqueue_view_statistic_typed(const T* x, const Request& c, void* out, std::
   std::uint64_t count = 1;  // elements each result reduces: the product of the reduced extents
   for (std::size_t k = 0; k < c.view.rank; ++k)
     if (c.axes.empty() || c.axes.contains(k)) count *= static_cast<std::uint64_t>(c.view.shape[k]);
+  const auto results = static_cast<std::uint64_t>(result_count(c));
+  if (results == 0) return;
   ops::visit_statistic<T>(c.op, [&](auto f) {
     using F = decltype(f);
     using K = typename kernel_policy<F>::type;
-    const StatisticResults<F, K> write{static_cast<typename F::result_t*>(out), out_index, count, ops::FinishArgs{c.correction}};
-    enqueue_view_with(x, c, K{}, write, ws);
+    using A = typename K::acc_t;
+    auto* partials = static_cast<A*>(ws.result_partials.reserve(results * sizeof(A), "partials of a view's statistic"));
+    enqueue_view_with(x, c, K{}, PartialResults<A>{partials}, ws);
+    constexpr int kBlock = 256;
+    const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(ceil_div(results, std::uint64_t{kBlock}), 8u * ws.sm_count));
+    finish_statistics_kernel<F, K><<<blocks, kBlock, 0, ws.stream>>>(partials, results, count, ops::FinishArgs{c.correction},
+                                                                     static_cast<typename F::result_t*>(out), out_index);
+    XREDUCE_CUDA(cudaGetLastError());
   });
 }
 

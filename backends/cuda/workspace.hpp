@@ -75,6 +75,7 @@ struct Workspace {
   DeviceBuffer cub_temp;  //!< cub::DeviceReduce temporary storage
   PinnedHostBuffer pinned;  //!< host staging for pageable input of the streamed path
   DeviceBuffer columns;           //!< records: the column accumulators
+  DeviceBuffer result_partials;   //!< a statistic of a view: each result's partial, before its finish
   PinnedHostBuffer host_columns;  //!< records: their host copy
   //! Where kernels write the final acc_t (64 bytes): the device's view of host_result, pinned
   //! host memory mapped into the device's address space, so that the result needs no copy back

@@ -19,8 +19,9 @@
 // Both hand each result's whole partial to a writer: the core ops' writes its final value
 // (F::finish), as the segments kernels do, and for argmin and argmax its index along the reduced
 // axes, flattened in C order (the row of a column; in a strided view, the run's index and the
-// position in it, weighted as the axes they walk); the statistics' finishes it with the count
-// and the correction (statistics.cuh); host records' chunks keep it for the host's fold.
+// position in it, weighted as the axes they walk); the statistics keep the partials, which a
+// small kernel of each op then finishes with the count and the correction (statistics.cuh), or
+// the host folds (host records' chunks).
 
 #include <algorithm>
 #include <cstdint>
@@ -74,9 +75,9 @@ struct ColumnsShape {
 };
 
 //! What the kernels do with result o's partial, once it is whole: the core ops' writer puts its
-//! value (F::finish) in `values` and, for argmin/argmax, its index in `indices`. The statistics
-//! (statistics.cuh) finish theirs with the count and the correction; host records' chunks keep
-//! the partials (PartialResults), which the host folds.
+//! value (F::finish) in `values` and, for argmin/argmax, its index in `indices`; the statistics'
+//! (PartialResults) keeps the partial, for a finish that needs the count and the correction
+//! (statistics.cuh), or for the host's fold of host records' chunks.
 template <class F>
 struct FinishedResults {
   typename F::result_t* values;
@@ -293,8 +294,8 @@ constexpr int column_vector() {
 
 struct Views {
   //! Enqueues (batch, rows, width) over axis 1 at device pointer x (aligned to its element size):
-  //! batch * width results, result o handed to `write` (FinishedResults, PartialResults, or a
-  //! statistic's writer) as batch-major, column-minor o.
+  //! batch * width results, result o handed to `write` (FinishedResults or PartialResults) as
+  //! batch-major, column-minor o.
   template <class F, class Write>
   static void columns(const typename F::In* x, std::uint64_t batch, std::uint64_t rows, std::uint64_t width, F f, Write write,
                       Workspace& ws, ViewTuning tuning = {}) {
