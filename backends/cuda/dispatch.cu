@@ -74,6 +74,14 @@ const void* enqueue_column_statistic(const void* data, std::size_t rows, std::si
   return partials;
 }
 
+void enqueue_segment_statistic(const void* data, const SegmentBounds& bounds, DType dtype, Op op, double correction, void* out,
+                               Workspace& ws, unsigned long long** bad) {
+  visit_exact_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    enqueue_segment_statistic_typed(static_cast<const T*>(data), bounds, op, correction, out, ws, bad);
+  });
+}
+
 Result statistic_results(const StatisticPartials& p, const void* partials, std::size_t width, std::size_t n, double correction,
                          bool wide) {
   const auto* bytes = static_cast<const unsigned char*>(partials);

@@ -15,6 +15,7 @@
 
 #include "kernels/shuffle.cuh"
 #include "kernels/views.cuh"
+#include "segments.cuh"
 #include "techniques.hpp"
 
 namespace xreduce::cuda {
@@ -271,19 +272,43 @@ __host__ __device__ inline Out finish_statistic(const typename K::acc_t& a, std:
   else return ops::finish_as<Out, F>(a, args);
 }
 
-//! Result o of a view of statistic F from its partial (of kernel policy K) over `count` elements
-//! (every result of a view reduces as many), with its index for nanargmin and nanargmax
-//! (no_element for an all-NaN slice). The views kernels leave the partials, per policy K: the
-//! ops that share one (var and std; the mean, var and std that skip NaN; count_nonzero, any and
-//! all) share those kernels, and only this small one is F's own.
-template <class F, class K>
-__global__ void finish_statistics_kernel(const typename K::acc_t* __restrict__ partials, std::uint64_t results,
-                                         std::uint64_t count, ops::FinishArgs args, typename F::result_t* __restrict__ out,
+//! The elements result o reduces: the same for every result of a view; a segment's own length.
+struct EqualCounts {
+  std::uint64_t count;
+  __device__ std::uint64_t operator()(std::uint64_t) const { return count; }
+};
+struct SegmentCounts {
+  SegmentBounds b;
+  __device__ std::uint64_t operator()(std::uint64_t s) const {
+    const std::uint64_t a = b.begin(s), e = b.begin(s + 1);
+    return e < a ? 0 : e - a;  // bad offsets: reported after the launch, the results not used
+  }
+};
+
+//! Result o of statistic F from its partial (of kernel policy K) over counts(o) elements, with
+//! its index for nanargmin and nanargmax (no_element for an all-NaN slice). The views and the
+//! segments kernels leave the partials, per policy K: the ops that share one (var and std; the
+//! mean, var and std that skip NaN; count_nonzero, any and all) share those kernels, and only
+//! this small one is F's own.
+template <class F, class K, class Counts>
+__global__ void finish_statistics_kernel(const typename K::acc_t* __restrict__ partials, std::uint64_t results, Counts counts,
+                                         ops::FinishArgs args, typename F::result_t* __restrict__ out,
                                          std::uint64_t* __restrict__ out_index) {
   for (std::uint64_t o = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; o < results; o += std::uint64_t{gridDim.x} * blockDim.x) {
-    out[o] = finish_statistic<F, K>(partials[o], count, args);
+    out[o] = finish_statistic<F, K>(partials[o], counts(o), args);
     if constexpr (ops::has_index<F>) out_index[o] = partials[o].index;
   }
+}
+
+//! Enqueues finish_statistics_kernel over `results` partials.
+template <class F, class K, class Counts>
+void enqueue_finish(const typename K::acc_t* partials, std::uint64_t results, Counts counts, double correction, void* out,
+                    std::uint64_t* out_index, Workspace& ws) {
+  constexpr int kBlock = 256;
+  const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(ceil_div(results, std::uint64_t{kBlock}), 8u * ws.sm_count));
+  finish_statistics_kernel<F, K><<<blocks, kBlock, 0, ws.stream>>>(partials, results, counts, ops::FinishArgs{correction},
+                                                                   static_cast<typename F::result_t*>(out), out_index);
+  XREDUCE_CUDA(cudaGetLastError());
 }
 
 template <class T>
@@ -308,11 +333,24 @@ void enqueue_view_statistic_typed(const T* x, const Request& c, void* out, std::
     using A = typename K::acc_t;
     auto* partials = static_cast<A*>(ws.result_partials.reserve(results * sizeof(A), "partials of a view's statistic"));
     enqueue_view_with(x, c, K{}, PartialResults<A>{partials}, ws);
-    constexpr int kBlock = 256;
-    const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(ceil_div(results, std::uint64_t{kBlock}), 8u * ws.sm_count));
-    finish_statistics_kernel<F, K><<<blocks, kBlock, 0, ws.stream>>>(partials, results, count, ops::FinishArgs{c.correction},
-                                                                     static_cast<typename F::result_t*>(out), out_index);
-    XREDUCE_CUDA(cudaGetLastError());
+    enqueue_finish<F, K>(partials, results, EqualCounts{count}, c.correction, out, out_index, ws);
+  });
+}
+
+template <class T>
+void enqueue_segment_statistic_typed(const T* x, const SegmentBounds& b, Op op, double correction, void* out, Workspace& ws,
+                                     unsigned long long** bad) {
+  ops::visit_statistic<T>(op, [&](auto f) {
+    using F = decltype(f);
+    using K = typename kernel_policy<F>::type;
+    using A = typename K::acc_t;
+    if constexpr (ops::has_index<F>) {
+      throw Error(ErrorCode::internal, "GPU segments: no kernels for " + std::string(to_string(op)) + " (the capabilities refuse it)");
+    } else {
+      auto* partials = static_cast<A*>(ws.result_partials.reserve(b.count * sizeof(A) + 16, "partials of segments' statistic"));
+      shuffle_segments<StatsSegmentPolicy>(x, b, K{}, partials, nullptr, ws, bad);  // the heavy partials' registers
+      if (b.count > 0) enqueue_finish<F, K>(partials, b.count, SegmentCounts{b}, correction, out, nullptr, ws);
+    }
   });
 }
 
@@ -378,5 +416,7 @@ Result collect_statistic_typed(std::size_t count, Op op, double correction, bool
   template void xreduce::cuda::enqueue_statistic_typed<T>(const T*, std::size_t, Op, Workspace&);         \
   template void xreduce::cuda::enqueue_view_statistic_typed<T>(const T*, const Request&, void*, std::uint64_t*, Workspace&); \
   template void xreduce::cuda::enqueue_column_statistic_typed<T>(const T*, std::size_t, std::size_t, Op, void*, Workspace&); \
+  template void xreduce::cuda::enqueue_segment_statistic_typed<T>(const T*, const SegmentBounds&, Op, double, void*, Workspace&, \
+                                                                  unsigned long long**);                     \
   template xreduce::Result xreduce::cuda::collect_statistic_typed<T>(std::size_t, Op, double, bool, Workspace&); \
   template xreduce::cuda::StatisticPartials xreduce::cuda::statistic_partials_typed<T>(Op);

@@ -6,7 +6,8 @@
 // against the read probe over the same bytes, in the same run. torch's and CuPy's times for the
 // same shapes come from bench/python/bench_views_torch.py in the same device session. Time per
 // call: CUDA-graph replays of 8 back-to-back calls, median. Each result is checked against a
-// double sum on the host. The views kernels also time the mean and the variance of each view.
+// double sum on the host. The mean and the variance of each shape are timed too, by the same
+// kernels (rows: the segments kernels; the rest: the views kernels).
 
 #include <cuda_runtime.h>
 
@@ -125,12 +126,26 @@ int run_views_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md) 
     };
     std::vector<float> got(results);
     auto fetch = [&] { check(cudaMemcpy(got.data(), out, results * sizeof(float), cudaMemcpyDeviceToHost), "results back"); };
+    // Statistics by the same kernels, each result finished on the GPU: the mean (checked as its
+    // count times itself against the sums) and the variance (its values: tests/gpu/views.cpp).
+    const double count = static_cast<double>(n) / static_cast<double>(results);
+    auto statistic_rows = [&](const std::string& kernel, auto&& enqueue) {
+      for (Op op : {Op::mean, Op::var}) {
+        const auto ts = time([&] { enqueue(op); });
+        fetch();
+        if (op == Op::mean)
+          for (float& g : got) g = static_cast<float>(g * count);
+        row(kernel + ", " + std::string(to_string(op)), ts, op == Op::mean ? got : std::vector<float>{});
+      }
+    };
     if (layout == Layout::inner) {
-      const auto t = time([&] {
-        ws.enqueue_segments("cuda.shuffle", x, static_cast<std::size_t>(n), DType::f32, Op::sum, Segments{results, nullptr}, out);
-      });
+      auto rows = [&](Op op) {
+        ws.enqueue_segments("cuda.shuffle", x, static_cast<std::size_t>(n), DType::f32, op, Segments{results, nullptr}, out);
+      };
+      const auto t = time([&] { rows(Op::sum); });
       fetch();
       row("rows (segments kernels)", t, got);
+      statistic_rows("rows", rows);
       continue;
     }
     if (layout == Layout::outer) {
@@ -142,18 +157,11 @@ int run_views_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md) 
     const auto t = time([&] { ws.enqueue_view(c, out); });
     fetch();
     row("views", t, got);
-    // Statistics by the same kernels, each result finished on the GPU: the mean (checked as its
-    // count times itself against the sums) and the variance.
-    for (Op op : {Op::mean, Op::var}) {
+    statistic_rows("views", [&](Op op) {
       Request stat = c;
       stat.op = op;
-      const auto ts = time([&] { ws.enqueue_view(stat, out); });
-      fetch();
-      const double count = static_cast<double>(n) / static_cast<double>(results);
-      if (op == Op::mean)
-        for (float& g : got) g = static_cast<float>(g * count);
-      row(std::string("views, ") + std::string(to_string(op)), ts, op == Op::mean ? got : std::vector<float>{});
-    }
+      ws.enqueue_view(stat, out);
+    });
     // The views kernels' run-time tuning (ViewTuning), swept: the data for its defaults.
     for (int tile_x : {32, 64, 128, 256})
       for (int waves : {1, 2, 4}) {

@@ -210,8 +210,8 @@ def test_device_axes_read_in_place(rng, op):
 
 @pytest.mark.parametrize("op", ["mean", "var", "std", "nanmean", "nanvar", "logsumexp", "norm2"])
 def test_device_statistics_over_axes(rng, op):
-    """Statistics over the axes of N-D device tensors and views (outer, middle and strided layouts;
-    rows stay the CPU's), each result finished on the GPU: a tensor on the same GPU, against
+    """Statistics over the axes of N-D device tensors and views (rows, columns, middle and strided
+    layouts), each result finished on the GPU: a tensor on the same GPU, against
     numpy's float64 statistic of the host copy within a few eps(f32) of its value (the stated
     bounds, docs/semantics.md, are tighter on this data than this test's)."""
     host = (rng.random((48, 33, 40)) * 4 - 1).astype(numpy.float32)
@@ -222,7 +222,8 @@ def test_device_statistics_over_axes(rng, op):
     reference_of = {"logsumexp": lambda h, axis: numpy.log(numpy.exp(h).sum(axis=axis)),
                     "norm2": lambda h, axis: numpy.sqrt((h * h).sum(axis=axis))}
     for t, h, axis in [(x, host, 1), (x, host, (0, 2)), (x, host, 0), (x.transpose(0, 2), host.swapaxes(0, 2), 1),
-                       (x[:, ::2], host[:, ::2], (0, 2)), (x.permute(1, 0, 2), host.transpose(1, 0, 2), (1,))]:
+                       (x[:, ::2], host[:, ::2], (0, 2)), (x.permute(1, 0, 2), host.transpose(1, 0, 2), (1,)),
+                       (x, host, -1), (x, host, (1, 2))]:
         got = getattr(xreduce, op)(t, axis=axis, **kwargs)
         assert isinstance(got, torch.Tensor) and got.device == t.device, (axis, type(got))
         h64 = h.astype(numpy.float64)

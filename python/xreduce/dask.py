@@ -109,7 +109,7 @@ def _result_dtype(op, dtype, asked, **options):
 def _call(op, block, **kwargs):
     """xreduce's `op` of `block`, looked up where it runs: the tasks Dask ships to its workers name
     xreduce's functions rather than hold them (the extension's functions do not pickle). A GPU
-    chunk whose op the GPU backends do not have (a statistic over rows, today) is reduced from a host copy."""
+    chunk whose op the GPU backends do not have (nanargmin or nanargmax over rows, today) is reduced from a host copy."""
     if not isinstance(block, numpy.ndarray) and hasattr(block, "__cuda_array_interface__"):
         # A CuPy chunk cut from a larger array is a strided view: the GPU backends read it packed.
         block = importlib.import_module(type(block).__module__.split(".")[0]).ascontiguousarray(block)
