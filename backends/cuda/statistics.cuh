@@ -1,9 +1,11 @@
 #pragma once
 // The statistics (mean, var, std, the norms, logsumexp, count_nonzero, any, all and the nan* ops)
-// of device data, with cuda.shuffle's kernels (kernels/shuffle.cuh) over the op table's policies
-// (xreduce/backend/ops.hpp): one reduction of the op's partial, finished on the host with the
-// request's correction (in f64, unrounded, where wide results are asked; var and std hand on
-// their Moments too, for a combine of parts). The partials of host data's chunks, and of
+// of device data, with cuda.shuffle's kernels over the op table's policies
+// (xreduce/backend/ops.hpp). A flat array: one reduction of the op's partial (kernels/shuffle.cuh),
+// finished on the host with the request's correction (in f64, unrounded, where wide results are
+// asked; var and std hand on their Moments too, for a combine of parts). A view (kernels/views.cuh)
+// or rows and segments (kernels/segmented.cuh): each result's partial, then finish_statistics_kernel
+// on the GPU. The partials of host data's chunks (flat, or records' columns), and of
 // cuda.multi_gpu's parts, are folded on the host by StatisticPartials. Included by
 // statistics_<dtype>.cu, which instantiate it for the floats.
 //
