@@ -88,11 +88,12 @@ Result statistic_results(const StatisticPartials& p, const void* partials, std::
   Result r = p.result(bytes, n, correction, wide);
   if (width == 1) return r;
   r.moments.reset();  // of the first column alone
-  for (std::size_t j = 0; j < width; ++j) {
-    const Result column = p.result(bytes + j * p.bytes, n, correction, wide);
+  auto add_column = [&](const Result& column) {
     r.values.push_back(column.value);
     if (column.index) r.indices.push_back(*column.index);  // nanargmin, nanargmax: the row
-  }
+  };
+  add_column(r);
+  for (std::size_t j = 1; j < width; ++j) add_column(p.result(bytes + j * p.bytes, n, correction, wide));
   return r;
 }
 

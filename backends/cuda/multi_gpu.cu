@@ -63,12 +63,9 @@ Result reduce_host_statistic_on_gpus(const void* data, std::size_t count, std::s
       on_each_gpu(data, count, width * size_of(dtype), devices, [&](int d, const void* part, std::size_t n) {
         parts[d] = reduce_host_statistic(part, n, width, dtype, op, d, pinned, streaming);
       });
-  std::vector<unsigned char> total(width * partials.bytes);
-  for (std::size_t j = 0; j < width; ++j) partials.identity(total.data() + j * partials.bytes);
+  std::vector<unsigned char> total = partials.identities(width);
   for (int d = 0; d < devices; ++d)
-    if (!parts[d].empty())
-      for (std::size_t j = 0; j < width; ++j)
-        partials.fold(total.data() + j * partials.bytes, parts[d].data() + j * partials.bytes, first[d]);
+    if (!parts[d].empty()) partials.fold_columns(total.data(), parts[d].data(), width, first[d]);
   return statistic_results(partials, total.data(), width, count, correction, wide);
 }
 

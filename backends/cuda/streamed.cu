@@ -178,9 +178,7 @@ std::vector<unsigned char> streamed_statistic(const T* x, std::size_t n, std::si
   const StatisticPartials partials = statistic_partials(dtype_of<T>(), op);
   const std::size_t bytes = width * partials.bytes;
   const ChunkPlan plan = plan_chunks<T>(n, width, ~std::size_t{0}, pinned, s);
-  std::vector<std::vector<unsigned char>> totals(plan.workers, std::vector<unsigned char>(bytes));
-  for (auto& total : totals)
-    for (std::size_t j = 0; j < width; ++j) partials.identity(total.data() + j * partials.bytes);
+  std::vector<std::vector<unsigned char>> totals(plan.workers, partials.identities(width));
   auto launch = [&](Workspace& w, const void* chunk, std::size_t len) {
     if (width == 1) {
       enqueue_statistic(chunk, len, dtype_of<T>(), op, w);
@@ -192,15 +190,11 @@ std::vector<unsigned char> streamed_statistic(const T* x, std::size_t n, std::si
     }
   };
   // A column's index is its row: a chunk's moves past the records before it.
-  auto fold_into = [&](std::vector<unsigned char>& total, const void* part, std::size_t first) {
-    for (std::size_t j = 0; j < width; ++j)
-      partials.fold(total.data() + j * partials.bytes, static_cast<const unsigned char*>(part) + j * partials.bytes, first);
-  };
   auto fold = [&](Workspace& w, std::size_t first, int worker) {
-    fold_into(totals[worker], width == 1 ? w.host_result : w.host_columns.get(), first);
+    partials.fold_columns(totals[worker].data(), width == 1 ? w.host_result : w.host_columns.get(), width, first);
   };
   stream_chunks(x, n, width, plan, device, launch, fold);
-  for (int k = 1; k < plan.workers; ++k) fold_into(totals[0], totals[k].data(), 0);
+  for (int k = 1; k < plan.workers; ++k) partials.fold_columns(totals[0].data(), totals[k].data(), width, 0);
   return std::move(totals[0]);
 }
 

@@ -66,11 +66,10 @@ inline constexpr OpSet kTogether{Op::sum, Op::min, Op::max, Op::argmin, Op::argm
 inline constexpr OpSet kGpuStatistics{Op::mean,          Op::var,    Op::std,     Op::nanmean, Op::nanvar,    Op::nanstd,
                                       Op::norm1,         Op::norm2,  Op::norminf, Op::logsumexp, Op::count_nonzero, Op::any,
                                       Op::all,           Op::nansum, Op::nanmin,  Op::nanmax,  Op::nanargmin, Op::nanargmax};
-//! Those of rows and segments: the segments kernels write a value and an index where an op has
-//! one, not the pair a NaN-skipping argmin or argmax needs to finish.
-inline constexpr OpSet kGpuSegmentStatistics{Op::mean,  Op::var,     Op::std,       Op::nanmean, Op::nanvar, Op::nanstd,
-                                             Op::norm1, Op::norm2,   Op::norminf,   Op::logsumexp, Op::count_nonzero,
-                                             Op::any,   Op::all,     Op::nansum,    Op::nanmin,  Op::nanmax};
+//! Those of rows and segments: all but nanargmin and nanargmax, since the segments kernels write a
+//! value and an index where an op has one, not the pair those two need to finish.
+inline constexpr OpSet kGpuSegmentStatistics =
+    OpSet::from_bits(kGpuStatistics.bits() & ~OpSet{Op::nanargmin, Op::nanargmax}.bits());
 //! Every element type: the library kernels' (cuda.shuffle, cuda.single_pass, cub).
 constexpr FeatureSet on_gpu(OpSet ops, std::initializer_list<Layout> layouts) {
   return FeatureSet().every_dtype().ops(ops).layouts(layouts).memory({Memory::host, Memory::device});
@@ -82,16 +81,17 @@ constexpr FeatureSet on_gpu_32_64(OpSet ops, std::initializer_list<Layout> layou
 constexpr FeatureSet exact_sums(std::initializer_list<Memory> memory, std::initializer_list<Layout> layouts = {Layout::all}) {
   return FeatureSet().dtypes(kExactDTypes).ops({Op::sum}).layouts(layouts).memory(memory).only_exact_sums();
 }
-//! The statistics of floats (kGpuStatistics) in `memory`, with wide results (Features::wide).
-constexpr FeatureSet gpu_statistics(std::initializer_list<Memory> memory) {
-  return FeatureSet().dtypes(kExactDTypes).ops(kGpuStatistics).layouts({Layout::all}).memory(memory).wide_results();
-}
-//! The same over axes (kernels/views.cuh, each result finished on the GPU; host records
-//! streamed, each column's partials folded on the host), without wide results: a combine of
-//! ranks takes those of one result.
+//! The statistics of floats (kGpuStatistics, or `ops`) in `memory` over `layouts`: over axes the
+//! views kernels and rows and segments the segments kernels leave each result's partial, which a
+//! kernel finishes on the GPU; host records are streamed, each column's partials folded on the host.
 constexpr FeatureSet gpu_statistics_over_axes(std::initializer_list<Memory> memory, std::initializer_list<Layout> layouts,
                                               OpSet ops = kGpuStatistics) {
   return FeatureSet().dtypes(kExactDTypes).ops(ops).layouts(layouts).memory(memory);
+}
+//! The same of a whole array, also with wide results (Features::wide), which a combine of ranks
+//! takes: of one result only.
+constexpr FeatureSet gpu_statistics(std::initializer_list<Memory> memory) {
+  return gpu_statistics_over_axes(memory, {Layout::all}).wide_results();
 }
 //! The seed kernels: sum, prod, min and max of a flat array.
 inline constexpr Capabilities kSeed = Capabilities(Engine::gpu).add(on_gpu_32_64(kSeedOps, {Layout::all}));
@@ -314,11 +314,23 @@ Result collect_statistic(std::size_t count, DType dtype, Op op, double correctio
 //! bytes), to fold the partials of chunks and of GPUs: its size, its identity, `fold` (total =
 //! total then part, the part's index, if any, moved past the `first` elements before it), and the
 //! result of n elements, as collect_statistic gives it.
+//! Records keep a row of `width` partials, one a column: `identities` and `fold_columns` apply the
+//! two to each.
 struct StatisticPartials {
   std::size_t bytes = 0;
   void (*identity)(void* out) = nullptr;
   void (*fold)(void* total, const void* part, std::size_t first) = nullptr;
   Result (*result)(const void* partial, std::size_t n, double correction, bool wide) = nullptr;
+
+  std::vector<unsigned char> identities(std::size_t width) const {
+    std::vector<unsigned char> row(width * bytes);
+    for (std::size_t j = 0; j < width; ++j) identity(row.data() + j * bytes);
+    return row;
+  }
+  void fold_columns(void* total, const void* part, std::size_t width, std::size_t first) const {
+    for (std::size_t j = 0; j < width; ++j)
+      fold(static_cast<unsigned char*>(total) + j * bytes, static_cast<const unsigned char*>(part) + j * bytes, first);
+  }
 };
 StatisticPartials statistic_partials(DType dtype, Op op);
 //! Enqueues the partials of statistic `op` of the columns of `rows` records of `width` values at

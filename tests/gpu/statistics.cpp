@@ -140,34 +140,35 @@ void statistics_of_host_data() {
             std::copy(drawn.begin(), drawn.end(), page_locked);
             host = page_locked;
           }
-          for (double correction : xr::uses_correction(op) ? std::vector<double>{0, 1} : std::vector<double>{0})
-           for (std::int64_t width : {1, 7, 8}) {
-            xr::Request q{host, n, xr::dtype_of<T>(), op, xr::Memory::host};
-            const std::int64_t shape[2] = {static_cast<std::int64_t>(n) / width, width}, strides[2] = {width, 1};
-            if (width > 1) q = xr::Request::over(host, xr::dtype_of<T>(), xr::View::of(shape, strides, 2), xr::Axes{0}, op);
-            q.memory = xr::Memory::host;
-            q.correction = correction;
-            const xr::Reference ref = xr::exact_reference(q);
-            xr::Options small;  // chunks of 4096 elements and fewer
-            small.settings.set("chunk_bytes", std::to_string(4096 * sizeof(T)))
-                .set("stage_bytes", std::to_string(4096 * sizeof(T)))
-                .set("copy_threads", "3")
-                .set("streams", "2");
-            for (xr::Reducer* r : gpu_backends()) {
-              if (r->capabilities().support(xr::features_of(q, xr::Accuracy::standard)) == xr::Support::none) continue;
-              const xr::Result res = r->reduce(q, small);
-              INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), backend " << r->name() << ", "
-                           << to_string(op) << " of " << to_string(xr::dtype_of<T>()) << " in " << (pinned ? "pinned" : "pageable")
-                           << " host memory, n " << n << ", " << width << " column(s), data " << std::string(name(k))
-                           << ", correction " << correction
-                           << ": got " << res.value.to_string() << (res.index ? " at " + std::to_string(*res.index) : std::string())
-                           << ", reference " << ref.value.to_string());
-              CHECK(xr::agrees(q, ref, res));
-              if (width == 1 && (op == xr::Op::var || op == xr::Op::std)) {
-                REQUIRE(res.moments.has_value());
-                CHECK(res.moments->n == static_cast<double>(n));
+          for (double correction : xr::uses_correction(op) ? std::vector<double>{0, 1} : std::vector<double>{0}) {
+            for (std::int64_t width : {1, 7, 8}) {
+              xr::Request q{host, n, xr::dtype_of<T>(), op, xr::Memory::host};
+              const std::int64_t shape[2] = {static_cast<std::int64_t>(n) / width, width}, strides[2] = {width, 1};
+              if (width > 1) q = xr::Request::over(host, xr::dtype_of<T>(), xr::View::of(shape, strides, 2), xr::Axes{0}, op);
+              q.memory = xr::Memory::host;
+              q.correction = correction;
+              const xr::Reference ref = xr::exact_reference(q);
+              xr::Options small;  // chunks of 4096 elements and fewer
+              small.settings.set("chunk_bytes", std::to_string(4096 * sizeof(T)))
+                  .set("stage_bytes", std::to_string(4096 * sizeof(T)))
+                  .set("copy_threads", "3")
+                  .set("streams", "2");
+              for (xr::Reducer* r : gpu_backends()) {
+                if (r->capabilities().support(xr::features_of(q, xr::Accuracy::standard)) == xr::Support::none) continue;
+                const xr::Result res = r->reduce(q, small);
+                INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), backend " << r->name() << ", "
+                             << to_string(op) << " of " << to_string(xr::dtype_of<T>()) << " in " << (pinned ? "pinned" : "pageable")
+                             << " host memory, n " << n << ", " << width << " column(s), data " << std::string(name(k))
+                             << ", correction " << correction
+                             << ": got " << res.value.to_string() << (res.index ? " at " + std::to_string(*res.index) : std::string())
+                             << ", reference " << ref.value.to_string());
+                CHECK(xr::agrees(q, ref, res));
+                if (width == 1 && (op == xr::Op::var || op == xr::Op::std)) {
+                  REQUIRE(res.moments.has_value());
+                  CHECK(res.moments->n == static_cast<double>(n));
+                }
+                ++checked;
               }
-              ++checked;
             }
           }
           if (page_locked) cudaFreeHost(page_locked);
