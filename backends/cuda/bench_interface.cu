@@ -32,7 +32,7 @@ bool graph_capturable(std::string_view backend) { return technique_of(backend) !
 struct Kernels::Impl {
   explicit Impl(int device) : lease(device) {}
   WorkspaceLease lease;
-  const void* exact_partial = nullptr;  // on the device: the last enqueue_exact's (or _columns') words
+  const void* exact_partial = nullptr;  // on the device: the last enqueue_exact's (or _columns', _moments') words
 };
 
 Kernels::Kernels(int device) : impl_(std::make_unique<Impl>(device)) {}
@@ -115,6 +115,18 @@ std::vector<ExactSum> Kernels::collect_exact_columns(std::size_t count, std::siz
   XREDUCE_CUDA(cudaStreamSynchronize(impl_->lease->stream));
   for (ExactSum& s : sums) s.words[ExactSum::kCount] = static_cast<std::int64_t>(count);
   return sums;
+}
+
+void Kernels::enqueue_exact_moments(const void* data, std::size_t count, DType dtype) {
+  impl_->exact_partial = cuda::enqueue_exact_moments(data, count, dtype, *impl_->lease, nullptr);
+}
+std::vector<ExactSum> Kernels::collect_exact_moments(std::size_t count) {
+  std::vector<ExactSum> moments(2);
+  XREDUCE_CUDA(cudaMemcpyAsync(moments.data(), impl_->exact_partial, 2 * sizeof(ExactSum), cudaMemcpyDeviceToHost,
+                               impl_->lease->stream));
+  XREDUCE_CUDA(cudaStreamSynchronize(impl_->lease->stream));
+  cuda::finish_exact_moments(moments, count);
+  return moments;
 }
 
 Streaming default_streaming() {

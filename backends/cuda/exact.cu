@@ -1,13 +1,14 @@
 // Exact sums on the GPU (kernels/exact_sum.cuh): the launches for each block size and element
 // type (f32, f64, f16, bf16), and the whole of a device array, in launches of at most 2^30
-// elements; the column sums of device records likewise.
+// elements; the column sums of device records likewise; the exact partials of x and x squared
+// (kernels/exact_moments.cuh) of a device array, for an exact var or std.
 
 #include <algorithm>
 #include <climits>
 #include <cstring>
 #include <vector>
 
-#include "kernels/exact_sum.cuh"
+#include "kernels/exact_moments.cuh"
 #include "techniques.hpp"
 
 namespace xreduce::cuda {
@@ -28,25 +29,31 @@ int blocks_per_sm() {
   return per_sm;
 }
 
-//! As persistent_blocks, for the flat exact kernel of kBlock threads and element type T.
+//! As persistent_blocks, for a flat exact kernel of kBlock threads, per_sm of them to an SM, over
+//! n elements of type T: at most as many as the GPU holds at once. Lanes with bins or digits take
+//! `min_rounds` load rounds at least where that still leaves a block for every SM: each lane's
+//! bins cost it a fixed start and end, which a lane with one round of 16 elements (2^22 f32 on an
+//! H200: 1.65x plain cub, 1.43x with two) pays nearly as much for as for its elements. Below
+//! that, latency rules and more blocks do better.
 template <int kBlock, class T>
-std::size_t resident_blocks(std::size_t n, const Workspace& ws) {
-  const int per_sm = blocks_per_sm<exact::exact_sum_kernel<kBlock, T>, kBlock, exact::dynamic_bytes<T>(kBlock)>();
-  // The binned and digit forms' lanes take two load rounds at least where that still leaves a
-  // block for every SM: each lane's bins cost it a fixed start and end, which a lane with one round of 16
-  // elements (2^22 f32 on an H200: 1.65x plain cub, 1.43x with two) pays nearly as much for as
-  // for its elements. Below that, latency rules and more blocks do better.
-  constexpr std::size_t kMinRounds = exact::kBinnedSum<T> || exact::kDigitSum<T> ? 2 : 1;
+std::size_t resident_blocks(std::size_t n, int per_sm, std::size_t min_rounds, const Workspace& ws) {
   const std::size_t per_block = std::size_t{kBlock} * exact::kUnroll * vector_width<T>();
-  const std::size_t wanted = std::max(ceil_div(n, per_block * kMinRounds), std::min<std::size_t>(ceil_div(n, per_block), ws.sm_count));
+  const std::size_t wanted = std::max(ceil_div(n, per_block * min_rounds), std::min<std::size_t>(ceil_div(n, per_block), ws.sm_count));
   return std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(per_sm) * ws.sm_count, wanted));
+}
+
+//! The flat exact kernel of kBlock threads and element type T: as resident_blocks.
+template <int kBlock, class T>
+std::size_t exact_sum_blocks(std::size_t n, const Workspace& ws) {
+  const int per_sm = blocks_per_sm<exact::exact_sum_kernel<kBlock, T>, kBlock, exact::dynamic_bytes<T>(kBlock)>();
+  return resident_blocks<kBlock, T>(n, per_sm, exact::kBinnedSum<T> || exact::kDigitSum<T> ? 2 : 1, ws);
 }
 
 template <int kBlock, class T>
 const void* launch(const T* x, std::size_t n, bool single_pass, Workspace& ws, void* host_out) {
   constexpr auto kernel = exact::exact_sum_kernel<kBlock, T>;
   constexpr std::size_t dynamic = exact::dynamic_bytes<T>(kBlock);
-  const auto blocks = static_cast<unsigned>(resident_blocks<kBlock, T>(n, ws));
+  const auto blocks = static_cast<unsigned>(exact_sum_blocks<kBlock, T>(n, ws));
   constexpr std::size_t kBytes = sizeof(ExactSum);
   if (!ws.exact_total) {  // zero once; every call leaves it zero
     XREDUCE_CUDA(cudaMalloc(reinterpret_cast<void**>(&ws.exact_total), kBytes));
@@ -140,6 +147,55 @@ std::vector<ExactSum> exact_column_sums_of_device(const void* data, std::size_t 
     }
   }
   return sums;
+}
+
+const void* enqueue_exact_moments(const void* data, std::size_t n, DType dtype, Workspace& ws, void* host_out) {
+  if (n > exact::kMaxLaunch) throw Error(ErrorCode::internal, "enqueue_exact_moments: more than 2^30 elements in one launch");
+  constexpr std::size_t kBytes = 2 * sizeof(ExactSum);
+  auto* totals = static_cast<long long*>(ws.scratch.reserve(kBytes, "exact partials of x and x squared"));
+  XREDUCE_CUDA(cudaMemsetAsync(totals, 0, kBytes, ws.stream));
+  if (n > 0) {
+    visit_exact_dtype(dtype, [&](auto tag) {
+      using T = decltype(tag);
+      constexpr auto kernel = exact::exact_moments_kernel<T>;
+      constexpr int kBlock = exact::kDigitBlock;
+      constexpr std::size_t dynamic = exact::moments_dynamic_bytes<T>();
+      const T* x = static_cast<const T*>(data);
+      const auto blocks = static_cast<unsigned>(resident_blocks<kBlock, T>(n, blocks_per_sm<kernel, kBlock, dynamic>(), 2, ws));
+      kernel<<<blocks, kBlock, dynamic, ws.stream>>>(x, n, unaligned_head(x, n), totals);
+      XREDUCE_CUDA(cudaGetLastError());
+      return 0;
+    });
+  }
+  if (host_out) XREDUCE_CUDA(cudaMemcpyAsync(host_out, totals, kBytes, cudaMemcpyDeviceToHost, ws.stream));
+  return totals;
+}
+
+void finish_exact_moments(std::vector<ExactSum>& moments, std::size_t n) {
+  if (moments.size() != 2) throw Error(ErrorCode::internal, "finish_exact_moments: not the partials of x and x squared");
+  ExactSum& squares = moments[1];
+  if (squares.words[ExactSum::kCount] != 0)
+    throw Error(ErrorCode::unsupported, "an exact var or std of f64 values below 2^-480 or above 2^511 in magnitude "
+                                        "(their squares leave the exact partial's range): accuracy 'standard' takes them");
+  for (ExactSum& s : moments) s.words[ExactSum::kCount] = static_cast<std::int64_t>(n);
+  squares.words[ExactSum::kNotNegativeZero] = n > 0;  // every square is +0 or more
+}
+
+std::vector<ExactSum> exact_moments_of_device(const void* data, std::size_t n, DType dtype, Workspace& ws) {
+  std::vector<ExactSum> moments(2);
+  void* host = ws.host_columns.reserve(2 * sizeof(ExactSum), "exact partials of x and x squared");
+  for (std::size_t first = 0; first < n; first += exact::kMaxLaunch) {
+    const std::size_t len = std::min(exact::kMaxLaunch, n - first);
+    enqueue_exact_moments(static_cast<const unsigned char*>(data) + first * size_of(dtype), len, dtype, ws, host);
+    XREDUCE_CUDA(cudaStreamSynchronize(ws.stream));
+    for (int k = 0; k < 2; ++k) {
+      ExactSum part;
+      std::memcpy(&part, static_cast<const unsigned char*>(host) + k * sizeof(ExactSum), sizeof part);
+      moments[k] += part;
+    }
+  }
+  finish_exact_moments(moments, n);
+  return moments;
 }
 
 ExactSum exact_sum_of_device(Technique t, const void* data, std::size_t n, DType dtype, int block, Workspace& ws) {

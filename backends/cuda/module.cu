@@ -144,9 +144,13 @@ class CudaReducer final : public Reducer {
                                           where.pinned, stream_settings),
                       q, records);
     }
+    // Exact: a sum or mean hands on the exact partial of x, a var or std those of x and x squared;
+    // the core rounds the result once from them.
+    const bool exact_squares = exact && (q.op == Op::var || q.op == Op::std);
     if (exact && where.memory == Memory::host) {
       Result r;
-      r.exact = {exact_sum_of_host(info_.technique, q.data, q.count, q.dtype, block, where.device, where.pinned, stream_settings)};
+      if (exact_squares) r.exact = exact_moments_of_host(q.data, q.count, q.dtype, where.device, where.pinned, stream_settings);
+      else r.exact = {exact_sum_of_host(info_.technique, q.data, q.count, q.dtype, block, where.device, where.pinned, stream_settings)};
       return r;
     }
     if (where.memory == Memory::host && statistic) {
@@ -181,15 +185,16 @@ class CudaReducer final : public Reducer {
       XREDUCE_CUDA(cudaMemcpyAsync(staging, q.data, bytes, cudaMemcpyDeviceToDevice, ws->stream));
       data = staging;
     }
-    if (statistic) {
-      enqueue_statistic(data, q.count, q.dtype, q.op, *ws);
-      return collect_statistic(q.count, q.dtype, q.op, q.correction, wide_results(o), *ws);
-    }
     if (exact) {
       Result r;
       if (records) r.exact = exact_column_sums_of_device(data, count, width, q.dtype, *ws);  // the core rounds each column
+      else if (exact_squares) r.exact = exact_moments_of_device(data, q.count, q.dtype, *ws);
       else r.exact = {exact_sum_of_device(info_.technique, data, q.count, q.dtype, block, *ws)};
       return r;
+    }
+    if (statistic) {
+      enqueue_statistic(data, q.count, q.dtype, q.op, *ws);
+      return collect_statistic(q.count, q.dtype, q.op, q.correction, wide_results(o), *ws);
     }
     if (f.several) {
       enqueue_stats(data, q.count, q.dtype, *ws);

@@ -151,22 +151,30 @@ HostAccumulators streamed(Technique t, const typename F::In* x, std::size_t n, s
   return std::move(totals[0]);
 }
 
+//! The exact partial of n elements of host memory, or with `squares` those of x and of x squared
+//! (their counts left to the caller): each chunk's added exactly, in any order.
 template <class T>
-ExactSum streamed_exact(Technique t, const T* x, std::size_t n, int block, int device, bool pinned, const Streaming& s) {
+std::vector<ExactSum> streamed_exact(Technique t, const T* x, std::size_t n, int block, bool squares, int device, bool pinned,
+                                     const Streaming& s) {
   const ChunkPlan plan = plan_chunks<T>(n, 1, exact_launch_elements() / 256 * 256, pinned, s);
-  std::vector<ExactSum> totals(plan.workers);
+  const std::size_t parts = squares ? 2 : 1;
+  std::vector<std::vector<ExactSum>> totals(plan.workers, std::vector<ExactSum>(parts));
   auto launch = [&](Workspace& w, const void* chunk, std::size_t len) {
-    enqueue_exact(t, chunk, len, dtype_of<T>(), block, w, w.host_columns.reserve(sizeof(ExactSum), "an exact partial"));
+    void* host = w.host_columns.reserve(parts * sizeof(ExactSum), "exact partials");
+    if (squares) enqueue_exact_moments(chunk, len, dtype_of<T>(), w, host);
+    else enqueue_exact(t, chunk, len, dtype_of<T>(), block, w, host);
   };
   auto fold = [&](Workspace& w, std::size_t, int worker) {
-    ExactSum part;
-    std::memcpy(&part, w.host_columns.get(), sizeof part);
-    totals[worker] += part;  // exact in any order
+    for (std::size_t k = 0; k < parts; ++k) {
+      ExactSum part;
+      std::memcpy(&part, static_cast<const unsigned char*>(w.host_columns.get()) + k * sizeof(ExactSum), sizeof part);
+      totals[worker][k] += part;  // exact in any order
+    }
   };
   stream_chunks(x, n, 1, plan, device, launch, fold);
-  for (int k = 1; k < plan.workers; ++k) totals[0] += totals[k];
-  totals[0].words[ExactSum::kCount] = static_cast<std::int64_t>(n);
-  return totals[0];
+  for (int w = 1; w < plan.workers; ++w)
+    for (std::size_t k = 0; k < parts; ++k) totals[0][k] += totals[w][k];
+  return std::move(totals[0]);
 }
 
 //! The partials of statistic `op` of n records of `width` elements of host memory (one partial a
@@ -256,10 +264,22 @@ std::vector<unsigned char> reduce_host_statistic(const void* data, std::size_t c
 
 ExactSum exact_sum_of_host(Technique t, const void* data, std::size_t n, DType dtype, int block, int device, bool pinned,
                            const Streaming& streaming) {
-  return visit_exact_dtype(dtype, [&](auto tag) {
+  ExactSum total = visit_exact_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    return streamed_exact(t, static_cast<const T*>(data), n, block, device, pinned, streaming);
+    return streamed_exact(t, static_cast<const T*>(data), n, block, false, device, pinned, streaming).front();
   });
+  total.words[ExactSum::kCount] = static_cast<std::int64_t>(n);
+  return total;
+}
+
+std::vector<ExactSum> exact_moments_of_host(const void* data, std::size_t n, DType dtype, int device, bool pinned,
+                                            const Streaming& streaming) {
+  std::vector<ExactSum> moments = visit_exact_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    return streamed_exact(Technique::shuffle, static_cast<const T*>(data), n, 0, true, device, pinned, streaming);
+  });
+  finish_exact_moments(moments, n);
+  return moments;
 }
 
 HostAccumulators reduce_host_accumulators(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype,

@@ -81,6 +81,11 @@ constexpr FeatureSet on_gpu_32_64(OpSet ops, std::initializer_list<Layout> layou
 constexpr FeatureSet exact_sums(std::initializer_list<Memory> memory, std::initializer_list<Layout> layouts = {Layout::all}) {
   return FeatureSet().dtypes(kExactDTypes).ops({Op::sum}).layouts(layouts).memory(memory).only_exact_sums();
 }
+//! The exact mean (from the exact sum), var and std (kernels/exact_moments.cuh) of a whole array
+//! of floats, rounded once by the core: one result, as the CPU's.
+constexpr FeatureSet exact_statistics(std::initializer_list<Memory> memory) {
+  return FeatureSet().dtypes(kExactDTypes).ops({Op::mean, Op::var, Op::std}).layouts({Layout::all}).memory(memory).only_exact_sums();
+}
 //! The statistics of floats (kGpuStatistics, or `ops`) in `memory` over `layouts`: over axes the
 //! views kernels and rows and segments the segments kernels leave each result's partial, which a
 //! kernel finishes on the GPU; host records are streamed, each column's partials folded on the host.
@@ -110,6 +115,7 @@ inline constexpr Capabilities kShuffle = Capabilities(Engine::gpu)
                                              .add(exact_sums({Memory::host, Memory::device}))
                                              .add(exact_sums({Memory::device}, {Layout::outer}))
                                              .add(gpu_statistics({Memory::host, Memory::device}))
+                                             .add(exact_statistics({Memory::host, Memory::device}))
                                              .add(gpu_statistics_over_axes({Memory::device}, {Layout::outer, Layout::middle, Layout::strided}))
                                              .add(gpu_statistics_over_axes({Memory::host}, {Layout::outer}))
                                              .add(gpu_statistics_over_axes({Memory::host, Memory::device}, {Layout::inner, Layout::ragged},
@@ -282,6 +288,21 @@ std::vector<ExactSum> exact_column_sums_of_device(const void* data, std::size_t 
 //! The exact partial of n elements of host memory, streamed as reduce_host streams.
 ExactSum exact_sum_of_host(Technique t, const void* data, std::size_t n, DType dtype, int block, int device, bool pinned,
                            const Streaming& streaming);
+
+//! The exact partials of x and of x squared (kernels/exact_moments.cuh), for an exact var or std
+//! of f32, f64, f16 or bf16: enqueues those of n <= exact_launch_elements() elements at device
+//! pointer `data` and, unless `host_out` is null, their copy (2 ExactSums, without the element
+//! counts) to `host_out`, pinned host memory. Returns where the words are on the device (in
+//! ws.scratch). Q's count word counts the f64 elements whose squares leave the partial's range.
+const void* enqueue_exact_moments(const void* data, std::size_t n, DType dtype, Workspace& ws, void* host_out);
+//! Sets the counts of the partials of x and x squared of n elements, added over launches; throws
+//! Error(unsupported) where an f64 square left the range (as the CPU refuses it).
+void finish_exact_moments(std::vector<ExactSum>& moments, std::size_t n);
+//! The exact partials of x and x squared of n elements at device pointer `data` (waits).
+std::vector<ExactSum> exact_moments_of_device(const void* data, std::size_t n, DType dtype, Workspace& ws);
+//! The same of n elements of host memory, streamed as reduce_host streams.
+std::vector<ExactSum> exact_moments_of_host(const void* data, std::size_t n, DType dtype, int device, bool pinned,
+                                            const Streaming& streaming);
 
 //! Reduces rows (layout inner) or segments (layout ragged) of a canonical request, Request::out
 //! set, with technique t (shuffle's tiles, or cub) on `device`: data and offsets in device memory,

@@ -1,6 +1,7 @@
-// The device half of the `statistics` suite: each statistic cuda.shuffle computes (statistics.cuh)
-// over 2^28 device-resident f32, uniform in [0, 1), against cuda.shuffle's plain sum, CUB's sum
-// and the read probe over the same bytes, in the same run. Time per call: CUDA-graph replays of
+// The device half of the `statistics` suite: each statistic cuda.shuffle computes (statistics.cuh),
+// and the exact mean and var (kernels/exact_sum.cuh, exact_moments.cuh), over 2^28
+// device-resident f32, uniform in [0, 1), against cuda.shuffle's plain sum, CUB's sum and the read
+// probe over the same bytes, in the same run. Time per call: CUDA-graph replays of
 // 8 back-to-back calls (the input is 1 GiB, far past the L2), median. bench/python/
 // bench_statistics_torch.py times torch's counterparts on the same GPU and joins the two.
 
@@ -14,6 +15,7 @@
 #include "bench_interface.hpp"
 #include "gpu.hpp"
 #include "gpu/gpu_timing.cuh"
+#include "xreduce/exact.hpp"
 
 namespace xc = xreduce::cuda::bench;
 
@@ -66,6 +68,18 @@ int run_statistics_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string&
   ws.enqueue("cub", x, n, DType::f32, Op::sum);
   const std::string cub_sum = ws.collect(DType::f32, Op::sum).value.to_string();
   row("sum (cub)", Op::sum, time([&] { ws.enqueue("cub", x, n, DType::f32, Op::sum); }), cub_sum);
+  // Exact (Accuracy::exact): the sum (kernels/exact_sum.cuh), which is the exact mean's partial,
+  // and the partials of x and x squared (kernels/exact_moments.cuh) of var_mean, std and var,
+  // each rounded once on the host as the core rounds them.
+  ws.enqueue_exact("cuda.shuffle", x, n, DType::f32);
+  const ExactSum exact_sum = ws.collect_exact(n);
+  row("mean, exact (the exact sum)", Op::mean, time([&] { ws.enqueue_exact("cuda.shuffle", x, n, DType::f32); }),
+      Scalar(exact_mean<float>(exact_sum)).to_string());
+  ws.enqueue_exact_moments(x, n, DType::f32);
+  const std::vector<ExactSum> moments = ws.collect_exact_moments(n);
+  row("var, exact (var_mean: x and x^2 exactly)", Op::var, time([&] { ws.enqueue_exact_moments(x, n, DType::f32); }),
+      Scalar(exact_variance<float>(moments[0], moments[1], 0)).to_string() + ", mean " +
+          Scalar(exact_mean<float>(moments[0])).to_string());
   for (Op op : {Op::mean, Op::var, Op::std, Op::norm1, Op::norm2, Op::norminf, Op::logsumexp, Op::count_nonzero, Op::nansum,
                 Op::nanmax, Op::nanargmax, Op::nanmean, Op::nanvar}) {
     ws.enqueue_statistic(x, n, DType::f32, op);

@@ -3,7 +3,6 @@
 // standard ones within their bound on cancellation-heavy data, and the refusals.
 
 #include <doctest/doctest.h>
-#include <mpfr.h>
 
 #include <cmath>
 #include <cstdint>
@@ -18,41 +17,6 @@ namespace xr = xreduce;
 using xr::test::backends, xr::test::memory_for;
 
 namespace {
-
-//! mean, var and std of x (finite) by MPFR: S and Q summed exactly at 4400 bits, then
-//! (n Q - S^2) / (n (n - c)) and S / n at 12000 bits, each rounded once to T.
-template <class T>
-struct MpfrMoments {
-  T mean, var, std;
-};
-template <class T>
-MpfrMoments<T> mpfr_moments(const std::vector<T>& x, double correction) {
-  mpfr_t s, q, t, num, den, r;
-  for (mpfr_ptr v : {s, q, t}) mpfr_init2(v, 4400);
-  for (mpfr_ptr v : {num, den, r}) mpfr_init2(v, 12000);
-  mpfr_set_zero(s, 1), mpfr_set_zero(q, 1);
-  for (T e : x) {
-    mpfr_set_d(t, static_cast<double>(e), MPFR_RNDN);
-    mpfr_add(s, s, t, MPFR_RNDN);
-    mpfr_sqr(t, t, MPFR_RNDN);
-    mpfr_add(q, q, t, MPFR_RNDN);
-  }
-  const auto n = static_cast<unsigned long>(x.size());
-  MpfrMoments<T> m;
-  mpfr_div_ui(r, s, n, MPFR_RNDN);
-  m.mean = xr::test::round_mpfr_to<T>(r);
-  mpfr_mul_ui(num, q, n, MPFR_RNDN);
-  mpfr_sqr(t, s, MPFR_RNDN);  // 4400 bits: S^2 of these data is exact in them
-  mpfr_sub(num, num, t, MPFR_RNDN);
-  mpfr_set_d(den, static_cast<double>(n) - correction, MPFR_RNDN);
-  mpfr_mul_ui(den, den, n, MPFR_RNDN);
-  mpfr_div(r, num, den, MPFR_RNDN);
-  m.var = xr::test::round_mpfr_to<T>(r);
-  mpfr_sqrt(r, r, MPFR_RNDN);
-  m.std = xr::test::round_mpfr_to<T>(r);
-  for (mpfr_ptr v : {s, q, t, num, den, r}) mpfr_clear(v);
-  return m;
-}
 
 //! Random data: uniform, offset (mean 1e4, spread 1e-3) or wide (magnitudes 2^-40..2^40).
 template <class T>
@@ -80,7 +44,7 @@ void moments_over_backends() {
     for (int kind = 0; kind < 3; ++kind)
       for (double correction : {0.0, 1.0}) {
         const std::vector<T> x = draw<T>(rng, n, kind);
-        const MpfrMoments<T> want = mpfr_moments(x, correction);
+        const xr::test::MpfrMoments<T> want = xr::test::mpfr_moments(x.data(), x.size(), correction);
         for (xr::Reducer* r : backends()) {
           if (memory_for(*r) != xr::Memory::host) continue;
           xr::Request q{x.data(), x.size(), dtype, xr::Op::mean, xr::Memory::host};

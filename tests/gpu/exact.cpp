@@ -1,16 +1,19 @@
 // Exact sums on the GPU (Accuracy::exact): device-resident and pinned data, every block size, the
 // MPFR reference's very bits; beyond 2^30 elements (several launches) too; the columns of device
-// records. Pageable host data
-// goes through the conformance suite. Skips without a GPU.
+// records; the exact mean, var and std. Pageable host data goes through the conformance suite
+// too. Skips without a GPU.
 
 #include <cuda_runtime.h>
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -278,4 +281,152 @@ TEST_CASE("gpu: result_dtype of device data: sums run exactly and round once to 
       cudaFree(dev);
     }
   }
+}
+
+namespace {
+
+//! The GPU backends with an exact var of data in `memory`.
+std::vector<xr::Reducer*> exact_variance_backends(xr::Memory memory) {
+  std::vector<xr::Reducer*> v;
+  const xr::Request q{nullptr, 1, xr::DType::f32, xr::Op::var, memory};
+  for (xr::Reducer* r : exact_gpu_backends())
+    if (r->capabilities().support(xr::features_of(q, xr::Accuracy::exact)) != xr::Support::none) v.push_back(r);
+  return v;
+}
+
+//! The exact mean, var and std (corrections 0 and 1) of `host`, a period of `period` elements
+//! repeated, on every GPU backend that has them: of device memory, and unless `device_only` of
+//! pinned host memory and of pageable host memory staged in small chunks; MPFR's bits each.
+template <class T>
+void check_moments(const std::vector<T>& host, std::size_t period, bool device_only = false) {
+  const std::size_t n = host.size();
+  void* dev = nullptr;
+  REQUIRE(cudaMalloc(&dev, n * sizeof(T) + 1) == cudaSuccess);
+  REQUIRE(cudaMemcpy(dev, host.data(), n * sizeof(T), cudaMemcpyHostToDevice) == cudaSuccess);
+  xr::PinnedBuffer pinned(device_only ? 1 : n * sizeof(T) + 1);
+  if (!device_only) std::memcpy(pinned.data(), host.data(), n * sizeof(T));
+  for (double correction : {0.0, 1.0}) {
+    const xr::test::MpfrMoments<T> want = xr::test::mpfr_moments(host.data(), period, correction, n / period);
+    for (const void* data : {static_cast<const void*>(dev), static_cast<const void*>(pinned.data()), static_cast<const void*>(host.data())}) {
+      if (device_only && data != dev) continue;
+      const xr::Memory memory = data == dev ? xr::Memory::device : xr::Memory::host;
+      for (xr::Reducer* r : exact_variance_backends(memory)) {
+        xr::Options o{.accuracy = xr::Accuracy::exact};
+        if (data == host.data()) o.settings.set("stage_bytes", "65536").set("copy_threads", "3");
+        for (xr::Op op : {xr::Op::mean, xr::Op::var, xr::Op::std}) {
+          xr::Request q{data, n, xr::dtype_of<T>(), op, memory};
+          q.correction = correction;
+          const T got = r->reduce(q, o).value.get<T>();
+          const T expected = op == xr::Op::mean ? want.mean : op == xr::Op::var ? want.var : want.std;
+          INFO("seed " << xr::test::run_seed() << ", backend " << r->name() << ", " << to_string(xr::dtype_of<T>()) << ", n " << n
+                       << (data == dev ? ", device" : data == host.data() ? ", pageable host" : ", pinned host") << ", "
+                       << to_string(op) << ", correction " << correction << ": got " << std::hexfloat
+                       << static_cast<double>(got) << ", MPFR " << static_cast<double>(expected) << std::defaultfloat);
+          if (op != xr::Op::mean && static_cast<double>(n) <= correction) CHECK(std::isnan(static_cast<double>(got)));
+          else CHECK(xr::test::same_bits(got, expected));
+        }
+      }
+    }
+  }
+  cudaFree(dev);
+}
+
+//! f64 values of either sign with magnitudes 2^-400 to 2^400 (squares within the exact partial's
+//! range), or offset ones: mean 1e4, spread 1e-3.
+std::vector<double> moments_f64(std::size_t n, bool offset, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> unit(-1, 1);
+  std::uniform_int_distribution<int> exponent(-400, 400);
+  std::vector<double> v(n);
+  for (double& x : v) x = offset ? 1e4 + 1e-3 * unit(rng) : std::ldexp(unit(rng), exponent(rng));
+  return v;
+}
+
+//! Values whose squares fill a digit of the squares' partial: seven in eight of magnitude about
+//! 2^105.5, whose squares have a significand of 1.875 to 1.99 and exponent 211, the place where a
+//! square adds more than 1.875 * 2^51 to one digit (as digit_filling_period); the rest any value
+//! below 2^40 (their squares set the result's last bits).
+template <class T>
+std::vector<T> square_filling_period(std::size_t n, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::vector<T> period(n);
+  for (T& v : period) {
+    v = static_cast<T>(rng() % 8 ? std::sqrt((1.88 + 0.1 * unit(rng)) * 0x1p211) : std::ldexp(unit(rng), static_cast<int>(rng() % 40)));
+    if (rng() % 2) v = -v;
+  }
+  return period;
+}
+
+}  // namespace
+
+TEST_CASE("gpu exact mean, var and std: device and host data, f32, f64, f16 and bf16, MPFR's bits") {
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x7a55u);
+  const bool quick = std::getenv("XREDUCE_TEST_QUICK") != nullptr;
+  if (exact_variance_backends(xr::Memory::device).empty()) {
+    MESSAGE("no GPU backend with exact variances can run here: skipped");
+    return;
+  }
+  for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{33}, std::size_t{4097}, std::size_t{(1 << 20) + 7}}) {
+    if (quick && n > 5000) continue;
+    INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), n " << n);
+    for (ExactShape shape : {ExactShape::uniform, ExactShape::wide, ExactShape::cancellation, ExactShape::subnormal}) {
+      INFO("data " << std::string(name(shape)));
+      check_moments(xr::test::make_exact_data<float>(shape, n, rng), n);
+      check_moments(xr::test::make_exact_data16<xr::f16>(shape, n, rng), n);
+      check_moments(xr::test::make_exact_data16<xr::bf16>(shape, n, rng), n);
+    }
+    check_moments(moments_f64(n, false, rng), n);
+    check_moments(moments_f64(n, true, rng), n);
+    std::vector<float> offset(n);
+    std::uniform_real_distribution<float> unit(-1, 1);
+    for (float& x : offset) x = 1e4f + 1e-3f * unit(rng);
+    check_moments(offset, n);
+  }
+}
+
+TEST_CASE("gpu exact var: infinities and NaN, and f64 values whose squares leave the exact partial's range") {
+  for (xr::Reducer* r : exact_variance_backends(xr::Memory::device)) {
+    INFO("backend " << r->name());
+    std::vector<double> x(1000, 1.5);
+    void* dev = nullptr;
+    REQUIRE(cudaMalloc(&dev, x.size() * sizeof(double)) == cudaSuccess);
+    auto reduce = [&](xr::Op op) {
+      REQUIRE(cudaMemcpy(dev, x.data(), x.size() * sizeof(double), cudaMemcpyHostToDevice) == cudaSuccess);
+      return r->reduce(xr::Request{dev, x.size(), xr::DType::f64, op, xr::Memory::device}, {.accuracy = xr::Accuracy::exact})
+          .value.get<double>();
+    };
+    CHECK(reduce(xr::Op::var) == 0.0);
+    x[17] = HUGE_VAL;
+    CHECK(std::isnan(reduce(xr::Op::var)));
+    CHECK(reduce(xr::Op::mean) == HUGE_VAL);
+    x[900] = -HUGE_VAL;
+    CHECK(std::isnan(reduce(xr::Op::mean)));
+    x[17] = x[900] = std::nan("");
+    CHECK(std::isnan(reduce(xr::Op::std)));
+    for (double outside : {0x1p600, -0x1p-500}) {
+      x[17] = x[900] = 1.5;
+      x[333] = outside;
+      CHECK_THROWS_WITH_AS(reduce(xr::Op::var), doctest::Contains("2^511"), xr::Error);
+      CHECK_NOTHROW(reduce(xr::Op::mean));  // the mean needs no squares
+    }
+    cudaFree(dev);
+  }
+}
+
+TEST_CASE("gpu exact var: lanes that each add more squares than a digit has room for between carries") {
+  if (std::getenv("XREDUCE_TEST_QUICK")) return;
+  if (exact_variance_backends(xr::Memory::device).empty()) return;
+  // A lane of exact_moments_kernel (2 blocks of 128 an SM for f32, 1 for f64: 132 SMs on an H200)
+  // adds some 4000 elements of these, 2^27 f32 or 2^26 f64: a digit of its squares would pass
+  // 2^63 after about 2^11 of them without its carries.
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x5c4au);
+  constexpr std::size_t kPeriod = 4099;
+  auto check = [&](auto tag, std::size_t n) {
+    using T = decltype(tag);
+    const std::vector<T> period = square_filling_period<T>(kPeriod, rng);
+    std::vector<T> host(n / kPeriod * kPeriod);
+    for (std::size_t i = 0; i < host.size(); ++i) host[i] = period[i % kPeriod];
+    check_moments(host, kPeriod, /*device_only=*/true);
+  };
+  check(float{}, std::size_t{1} << 27);
+  check(double{}, std::size_t{1} << 26);
 }

@@ -75,4 +75,42 @@ R mpfr_sum(const T* x, std::size_t n, unsigned long repeats = 1) {
   return result;
 }
 
+//! The mean, var and std of finite x[0..n), `repeats` (at least 1) times over, each rounded once
+//! to T: S and Q (the sums of x and of x squared) exact at 4400 bits, then S / n and
+//! (n Q - S^2) / (n (n - correction)) at 12000 bits (a zero mean is +0).
+template <class T>
+struct MpfrMoments {
+  T mean, var, std;
+};
+template <class T>
+MpfrMoments<T> mpfr_moments(const T* x, std::size_t n, double correction, unsigned long repeats = 1) {
+  mpfr_t s, q, t, num, den, r;
+  for (mpfr_ptr v : {s, q, t}) mpfr_init2(v, 4400);
+  for (mpfr_ptr v : {num, den, r}) mpfr_init2(v, 12000);
+  mpfr_set_zero(s, 1), mpfr_set_zero(q, 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    mpfr_set_d(t, static_cast<double>(x[i]), MPFR_RNDN);  // exact for every T here
+    mpfr_add(s, s, t, MPFR_RNDN);
+    mpfr_sqr(t, t, MPFR_RNDN);
+    mpfr_add(q, q, t, MPFR_RNDN);
+  }
+  mpfr_mul_ui(s, s, repeats, MPFR_RNDN);  // exact: 4400 bits hold these sums many times over
+  mpfr_mul_ui(q, q, repeats, MPFR_RNDN);
+  const auto count = static_cast<unsigned long>(n) * repeats;
+  MpfrMoments<T> m;
+  mpfr_div_ui(r, s, count, MPFR_RNDN);
+  m.mean = round_mpfr_to<T>(r);
+  mpfr_mul_ui(num, q, count, MPFR_RNDN);
+  mpfr_sqr(t, s, MPFR_RNDN);  // 4400 bits: S^2 of these data is exact in them
+  mpfr_sub(num, num, t, MPFR_RNDN);
+  mpfr_set_d(den, static_cast<double>(count) - correction, MPFR_RNDN);
+  mpfr_mul_ui(den, den, count, MPFR_RNDN);
+  mpfr_div(r, num, den, MPFR_RNDN);
+  m.var = round_mpfr_to<T>(r);
+  mpfr_sqrt(r, r, MPFR_RNDN);
+  m.std = round_mpfr_to<T>(r);
+  for (mpfr_ptr v : {s, q, t, num, den, r}) mpfr_clear(v);
+  return m;
+}
+
 }  // namespace xreduce::test

@@ -72,6 +72,10 @@ class Kernels {
   //! cuda.shuffle's column kernel; collect_exact_columns waits and returns a partial a column.
   void enqueue_exact_columns(const void* data, std::size_t count, std::size_t width, DType dtype);
   std::vector<ExactSum> collect_exact_columns(std::size_t count, std::size_t width);
+  //! The exact partials of x and of x squared (an exact var or std: kernels/exact_moments.cuh) of
+  //! at most 2^30 f32, f64, f16 or bf16 elements; collect_exact_moments waits and returns them.
+  void enqueue_exact_moments(const void* data, std::size_t count, DType dtype);
+  std::vector<ExactSum> collect_exact_moments(std::size_t count);
 
  private:
   struct Impl;

@@ -133,6 +133,23 @@ struct LaneDigits {
   }
 };
 
+//! The end of a block of kDigitBlock lanes with digits at `lane_digits` (every thread calls it):
+//! each lane's digits into [0, 2^32) (the last signed and small), then each warp adds columns of
+//! them (below 2^39 over the block) into the block's `words`, which nothing else writes meanwhile.
+__device__ inline void deposit_lane_digits(LaneDigits& lane, const long long* lane_digits, long long* words) {
+  constexpr int kBlock = kDigitBlock, kWarps = kBlock / 32;
+  lane.normalize();
+  __syncthreads();
+  for (int d = threadIdx.x / 32; d < ExactSum::kDigits; d += kWarps) {
+    long long column = 0;
+#pragma unroll
+    for (int t = threadIdx.x & 31; t < kBlock; t += 32) column += lane_digits[d * kBlock + t];
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) column += __shfl_xor_sync(0xffffffffu, column, offset);
+    if ((threadIdx.x & 31) == 0) words[d] += column;
+  }
+}
+
 //! The digit form of exact_block_sum, for f64 (see the file's comment), in blocks of kDigitBlock
 //! lanes whose digits are `lane_digits` (dynamic shared memory).
 __device__ inline void exact_block_sum_digits(const double* __restrict__ x, std::size_t n, std::size_t head, long long* words,
@@ -199,19 +216,7 @@ __device__ inline void exact_block_sum_digits(const double* __restrict__ x, std:
   if (tail + g < n) one_by_one(x[tail + g]);
   if (__any_sync(0xffffffffu, not_negative_zero != 0) && (threadIdx.x & 31) == 0)
     atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
-  // Each lane's digits into [0, 2^32) (the last signed and small), then each warp adds columns of
-  // them (below 2^39 over the block) into the block's words, which nothing else writes.
-  lane.normalize();
-  __syncthreads();
-  constexpr int kWarps = kBlock / 32;
-  for (int d = threadIdx.x / 32; d < ExactSum::kDigits; d += kWarps) {
-    long long column = 0;
-#pragma unroll
-    for (int t = threadIdx.x & 31; t < kBlock; t += 32) column += lane_digits[d * kBlock + t];
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) column += __shfl_xor_sync(0xffffffffu, column, offset);
-    if ((threadIdx.x & 31) == 0) words[d] += column;
-  }
+  deposit_lane_digits(lane, lane_digits, words);
 }
 
 //! An element of any exact-sum type as a double (exact for each).
@@ -318,82 +323,27 @@ __device__ inline void add_to_bins(double* bins, float f, long long* words) {
   else bins[(magnitude >> 27) * kStride] += static_cast<double>(f);
 }
 
-//! The binned form of exact_block_sum, for f32 and bf16 (see the file's comment): each element is
-//! added to the one double its exponent field picks, among the lane's kFieldBins in `lane_bins`
-//! (shared memory, bin c of lane t at c * kBlock + t, no lane touching another's). A bin's
-//! additions are multiples of its unit below 2^39 units, so 2^14 of them stay exact below 2^53
-//! units: a flush every kRoundsPerFlush rounds moves the bins into the block's words.
-template <int kBlock, class T>
-__device__ inline void exact_block_sum_binned(const T* __restrict__ x, std::size_t n, std::size_t head, long long* words,
-                                              double* lane_bins) {
-  constexpr int kVec = vector_width<T>();
-  constexpr std::size_t kTile = static_cast<std::size_t>(kBlock) * kUnroll;
-  // 2^10 elements a lane between flushes (2^14 would do): the flush is cheap, and this way a
-  // launch of 2^30 elements flushes inside its loop too, so the tests see it.
-  constexpr int kRoundsPerFlush = (1 << 10) / (kUnroll * kVec);
-  static_assert(kRoundsPerFlush >= 1 && (kRoundsPerFlush + 1) * kUnroll * kVec <= (1 << 14));
-  const std::size_t nvec = (n - head) / kVec;
-  const Vec<T>* body = reinterpret_cast<const Vec<T>*>(x + head);
-  const std::size_t full_tiles = nvec / kTile;
-  double* mine = lane_bins + threadIdx.x;
+//! Moves a lane's bins (`mine`: its bin 0, bin c kStride further) into `words` as integers of
+//! their units and zeroes them: every lane of the warp together.
+template <int kStride>
+__device__ inline void flush_lane_bins(double* mine, long long* words) {
 #pragma unroll
-  for (int c = 0; c < kFieldBins; ++c) mine[c * kBlock] = 0;
-  bool seen = false;  // an element other than -0
-  auto one_by_one = [&](float f) {  // any element: the lone ones, and vectors with a special
-    add_to_bins<kBlock>(mine, f, words);
-    seen = seen || __float_as_uint(f) != 0x80000000u;
-  };
-  auto add_vector = [&](const Vec<T>& r) {
-    float f[kVec];
-    unsigned top = 0, all_bits = 0xffffffffu;
+  for (int c = 0; c < kFieldBins; ++c) {
+    const int unit = field_bin_unit(c);
+    long long m = __double2ll_rn(mine[c * kStride] * pow2(-unit));  // below 2^50, 2^55 over the warp
+    mine[c * kStride] = 0;
+    if (!__any_sync(0xffffffffu, m != 0)) continue;
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) {
-      f[j] = binned_float(r.e[j]);
-      top = max(top, __float_as_uint(f[j]) & 0x7fffffffu);
-      all_bits &= __float_as_uint(f[j]);
-    }
-    if (top >= 0x7f800000u) {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) one_by_one(f[j]);
-      return;
-    }
-    if (top != 0) seen = true;
-    else if (!seen) seen = all_bits != 0x80000000u;  // zeros: all -0 or not
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) mine[(__float_as_uint(f[j]) >> 27 & (kFieldBins - 1)) * kBlock] += static_cast<double>(f[j]);
-  };
-  auto flush = [&] {  // every lane of the warp together
-#pragma unroll
-    for (int c = 0; c < kFieldBins; ++c) {
-      const int unit = field_bin_unit(c);
-      long long m = __double2ll_rn(mine[c * kBlock] * pow2(-unit));  // below 2^50, 2^55 over the warp
-      mine[c * kBlock] = 0;
-      if (!__any_sync(0xffffffffu, m != 0)) continue;
-#pragma unroll
-      for (int offset = 16; offset > 0; offset >>= 1) m += __shfl_xor_sync(0xffffffffu, m, offset);
-      if ((threadIdx.x & 31) == 0 && m != 0) deposit_scaled(words, m, unit);
-    }
-  };
-  int rounds = 0;
-  for (std::size_t t = blockIdx.x; t < full_tiles; t += gridDim.x) {
-    const std::size_t v = t * kTile + threadIdx.x;
-    Vec<T> r[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) r[u] = body[v + u * kBlock];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) add_vector(r[u]);
-    if (++rounds == kRoundsPerFlush) flush(), rounds = 0;
+    for (int offset = 16; offset > 0; offset >>= 1) m += __shfl_xor_sync(0xffffffffu, m, offset);
+    if ((threadIdx.x & 31) == 0 && m != 0) deposit_scaled(words, m, unit);
   }
-  // The vectors of the last, partial tile: fewer than kTile, at most kUnroll a lane (one round).
-  const std::size_t g = blockIdx.x * static_cast<std::size_t>(kBlock) + threadIdx.x;
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kBlock;
-  for (std::size_t v = full_tiles * kTile + g; v < nvec; v += stride) add_vector(body[v]);
-  // At most kVec - 1 elements before the vectors and after them.
-  const std::size_t tail = head + nvec * kVec;
-  if (g < head) one_by_one(binned_float(x[g]));
-  if (tail + g < n) one_by_one(binned_float(x[tail + g]));
-  if (__any_sync(0xffffffffu, seen) && (threadIdx.x & 31) == 0)
-    atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
+}
+
+//! The end of a block of kBlock lanes with bins at `lane_bins` (bin c of lane t at c * kBlock + t;
+//! every thread calls it): each lane's bins into the block's `words`, reusing the bins' memory.
+template <int kBlock>
+__device__ inline void deposit_block_bins(double* lane_bins, long long* words) {
+  const double* mine = lane_bins + threadIdx.x;
   // The last flush, the block's at once: a warp's flush costs some 25 instructions a bin, which
   // every warp paying for every bin made 1.4-1.76x a plain sum at 2^24 on an H200 for data
   // that fill every bin. Each lane turns its nonzero bins into integers of their units in place
@@ -439,6 +389,74 @@ __device__ inline void exact_block_sum_binned(const T* __restrict__ x, std::size
     for (int k = 0; k < kPerBin; ++k) m += units[threadIdx.x * kPerBin + k];
     if (m != 0) deposit_scaled(words, m, field_bin_unit(threadIdx.x));
   }
+}
+
+//! The binned form of exact_block_sum, for f32 and bf16 (see the file's comment): each element is
+//! added to the one double its exponent field picks, among the lane's kFieldBins in `lane_bins`
+//! (shared memory, bin c of lane t at c * kBlock + t, no lane touching another's). A bin's
+//! additions are multiples of its unit below 2^39 units, so 2^14 of them stay exact below 2^53
+//! units: a flush every kRoundsPerFlush rounds moves the bins into the block's words.
+template <int kBlock, class T>
+__device__ inline void exact_block_sum_binned(const T* __restrict__ x, std::size_t n, std::size_t head, long long* words,
+                                              double* lane_bins) {
+  constexpr int kVec = vector_width<T>();
+  constexpr std::size_t kTile = static_cast<std::size_t>(kBlock) * kUnroll;
+  // 2^10 elements a lane between flushes (2^14 would do): the flush is cheap, and this way a
+  // launch of 2^30 elements flushes inside its loop too, so the tests see it.
+  constexpr int kRoundsPerFlush = (1 << 10) / (kUnroll * kVec);
+  static_assert(kRoundsPerFlush >= 1 && (kRoundsPerFlush + 1) * kUnroll * kVec <= (1 << 14));
+  const std::size_t nvec = (n - head) / kVec;
+  const Vec<T>* body = reinterpret_cast<const Vec<T>*>(x + head);
+  const std::size_t full_tiles = nvec / kTile;
+  double* mine = lane_bins + threadIdx.x;
+#pragma unroll
+  for (int c = 0; c < kFieldBins; ++c) mine[c * kBlock] = 0;
+  bool seen = false;  // an element other than -0
+  auto one_by_one = [&](float f) {  // any element: the lone ones, and vectors with a special
+    add_to_bins<kBlock>(mine, f, words);
+    seen = seen || __float_as_uint(f) != 0x80000000u;
+  };
+  auto add_vector = [&](const Vec<T>& r) {
+    float f[kVec];
+    unsigned top = 0, all_bits = 0xffffffffu;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      f[j] = binned_float(r.e[j]);
+      top = max(top, __float_as_uint(f[j]) & 0x7fffffffu);
+      all_bits &= __float_as_uint(f[j]);
+    }
+    if (top >= 0x7f800000u) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) one_by_one(f[j]);
+      return;
+    }
+    if (top != 0) seen = true;
+    else if (!seen) seen = all_bits != 0x80000000u;  // zeros: all -0 or not
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) mine[(__float_as_uint(f[j]) >> 27 & (kFieldBins - 1)) * kBlock] += static_cast<double>(f[j]);
+  };
+  auto flush = [&] { flush_lane_bins<kBlock>(mine, words); };
+  int rounds = 0;
+  for (std::size_t t = blockIdx.x; t < full_tiles; t += gridDim.x) {
+    const std::size_t v = t * kTile + threadIdx.x;
+    Vec<T> r[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) r[u] = body[v + u * kBlock];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) add_vector(r[u]);
+    if (++rounds == kRoundsPerFlush) flush(), rounds = 0;
+  }
+  // The vectors of the last, partial tile: fewer than kTile, at most kUnroll a lane (one round).
+  const std::size_t g = blockIdx.x * static_cast<std::size_t>(kBlock) + threadIdx.x;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kBlock;
+  for (std::size_t v = full_tiles * kTile + g; v < nvec; v += stride) add_vector(body[v]);
+  // At most kVec - 1 elements before the vectors and after them.
+  const std::size_t tail = head + nvec * kVec;
+  if (g < head) one_by_one(binned_float(x[g]));
+  if (tail + g < n) one_by_one(binned_float(x[tail + g]));
+  if (__any_sync(0xffffffffu, seen) && (threadIdx.x & 31) == 0)
+    atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
+  deposit_block_bins<kBlock>(lane_bins, words);
 }
 
 //! A lane of exact_columns_kernel that sums its column by digits (f64): LaneDigits.

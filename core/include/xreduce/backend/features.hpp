@@ -131,7 +131,8 @@ class FeatureSet {
     accuracies_ |= bit(Accuracy::exact);
     return *this;
   }
-  //! Only exact sums (Accuracy::exact), not standard ones.
+  //! Only exact results (Accuracy::exact: the sums, means, variances and deviations among the
+  //! ops), not standard ones.
   constexpr FeatureSet& only_exact_sums() {
     accuracies_ = bit(Accuracy::exact);
     return *this;
