@@ -30,7 +30,7 @@ struct SuiteArgs {
   bool quick = false;      //!< smoke run: small sizes, few points (tests)
   std::string config;      //!< calibrate: config file to write
   bool uncalibrated = false;  //!< crossover: auto with the default thresholds, not calibration's
-  bool device_only = false;   //!< exact: the device-resident rows only (no host sweep)
+  bool device_only = false;   //!< exact, statistics, views: the device-resident rows only (no host part)
 };
 
 //! The machine, for every result file: CPU, threads, GPU and driver when there is one.

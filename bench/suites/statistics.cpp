@@ -45,7 +45,7 @@ int run_statistics(const SuiteArgs& args) {
                                 {xr::Op::mean, xr::Accuracy::exact},         {xr::Op::var, xr::Accuracy::exact}};
   std::vector<xr::Reducer*> cpu;
   for (const char* name : {"openmp", "tbb"})
-    if (xr::Reducer* r = ctx.registry().find(name); r && r->available()) cpu.push_back(r);
+    if (xr::Reducer* r = ctx.registry().find(name); r && r->available() && !args.device_only) cpu.push_back(r);
   std::string md = "# Statistics on the CPU\n\n## Host data, f32, 2^" + std::to_string(static_cast<int>(std::log2(n))) + " (" +
                    std::to_string(bytes >> 20) + " MiB), normal(3, 2), all " + std::to_string(cores) +
                    " threads\n\nGB/s of the bytes read, median of " + std::to_string(args.repeat) +
@@ -60,7 +60,7 @@ int run_statistics(const SuiteArgs& args) {
   rows.push_back({{"what", "read probe"}, {"threads", cores}, {"gbps", probe}});
   Progress progress("statistics", args.quick ? 2 : 0.1 * args.repeat * cases.size() * cpu.size() + 5);
   std::vector<double> sums(cpu.size(), 0);
-  for (std::size_t c = 0; c < cases.size(); ++c) {
+  for (std::size_t c = 0; c < (cpu.empty() ? 0 : cases.size()); ++c) {
     const Case k = cases[c];
     const std::string name = std::string(to_string(k.op)) + (k.accuracy == xr::Accuracy::exact ? " (exact)" : "");
     progress.update(static_cast<double>(c) / cases.size(), name);
