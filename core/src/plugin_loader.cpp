@@ -58,9 +58,8 @@ class PluginReducer final : public PluginReducerBase<xreduce_backend_v3> {
       cq.ops_values = values;
       cq.ops_indices = indices;
     }
-    // Exact sums of a flat array or of records: a partial per result, which the core rounds.
-    const bool partials = f.accuracy == Accuracy::exact && (f.layout == Layout::all || f.layout == Layout::outer);
-    std::vector<ExactSum> exact(partials ? (f.layout == Layout::outer ? static_cast<std::size_t>(q.view.shape[1]) : 1) : 0);
+    // Exact sums of a flat array or of records, and exact statistics: the partials the core rounds.
+    std::vector<ExactSum> exact(exact_partial_count(q, f));
     cq.exact = exact.empty() ? nullptr : exact.data();
     const std::string settings = o.settings.empty() ? std::string() : o.settings.to_text();
     const xreduce_options_v3 co{o.threads, static_cast<std::int32_t>(accuracy), o.settings.empty() ? nullptr : settings.c_str()};

@@ -52,7 +52,8 @@ struct Features {
   OpSet ops = {Op::sum};   //!< the request's op, or the ops it computes together
   bool several = false;    //!< several ops in one pass (Request::ops), even if only one is named
   Layout layout = Layout::all;
-  //! exact only where it changes what is computed: sums of floats. Everything else is exact anyway.
+  //! exact only where it changes what is computed: sums, means, variances and deviations of
+  //! floats. Everything else is exact anyway.
   Accuracy accuracy = Accuracy::standard;
   Memory memory = Memory::host;  //!< where the data lives: host or device
   //! Results in f64 (wide_results): a float sum, product, sum of squares or statistic whose
@@ -258,6 +259,17 @@ inline Features features_of(const Request& c, Accuracy accuracy, std::optional<D
   if (other_type && f.memory == Memory::device && is_floating(c.dtype) && c.op == Op::sum) f.accuracy = Accuracy::exact;
   f.wide = other_type && f.accuracy != Accuracy::exact;  // an exact mean or var: the core rounds its partials
   return f;
+}
+
+//! How many exact partials (ExactSum: Result::exact, and the plugin ABI's request `exact`) a
+//! canonical request run with features `f` hands on: with Accuracy::exact, of layout all one (a
+//! sum's or mean's, of x) or two (a var's or std's: of x, then of x squared), of layout outer
+//! one a column; none otherwise.
+inline std::size_t exact_partial_count(const Request& c, const Features& f) {
+  if (f.accuracy != Accuracy::exact) return 0;
+  if (f.layout == Layout::outer) return static_cast<std::size_t>(c.view.shape[1]);
+  if (f.layout != Layout::all) return 0;
+  return !f.several && (c.op == Op::var || c.op == Op::std) ? 2 : 1;
 }
 
 //! Whether a backend is to return wide results (Features::wide): Reducer::reduce hands it Options

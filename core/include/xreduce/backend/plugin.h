@@ -92,7 +92,9 @@ typedef struct xreduce_request_v3 {
   void* const* ops_values;
   uint64_t* const* ops_indices;
   /* Exact sums of layouts all and outer, else NULL: one partial of 576 bytes per result, zeroed,
-   * in the layout of xreduce/exact.hpp, for the backend to fill; the core rounds them. */
+   * in the layout of xreduce/exact.hpp, for the backend to fill; the core rounds them. An exact
+   * mean (layout all) takes one, the partial of x; an exact var or std two, of x and then of x
+   * squared (xreduce::exact_partial_count). */
   void* exact;
   /* var, std, nanvar and nanstd: the divisor is n - correction (xreduce::Request::correction).
    * Appended in 0.2.0 with the statistics: read it only for those ops, which a core without this

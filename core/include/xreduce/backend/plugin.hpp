@@ -185,10 +185,15 @@ class Exporter {
         q->moments[2] = result.moments->m2;
       }
       if (q->exact) {
-        const std::size_t partials = layout == Layout::outer ? static_cast<std::size_t>(q->shape[1]) : 1;
+        Features features;
+        features.accuracy = Accuracy::exact;
+        features.layout = layout;
+        features.several = f.several != 0;
+        const std::size_t partials = exact_partial_count(request, features);
         if (result.exact.size() != partials)
-          throw Error(ErrorCode::internal, "backend '" + std::string(static_cast<Reducer*>(self)->name()) +
-                                               "' returned no exact partials for an exact sum");
+          throw Error(ErrorCode::internal, "backend '" + std::string(static_cast<Reducer*>(self)->name()) + "' returned " +
+                                               std::to_string(result.exact.size()) + " exact partials where " +
+                                               std::to_string(partials) + " were due");
         std::memcpy(q->exact, result.exact.data(), partials * sizeof(ExactSum));
       }
     });
