@@ -22,8 +22,24 @@ T round_mpfr_to(const mpfr_t value) {
   // T's exponent range (MPFR counts significands in [1/2, 1)), so that subnormalize rounds as T does.
   const mpfr_exp_t old_min = mpfr_get_emin(), old_max = mpfr_get_emax();
   constexpr int kDigits = std::numeric_limits<T>::digits;
-  mpfr_set_emin(std::numeric_limits<T>::min_exponent - kDigits + 1);
-  mpfr_set_emax(std::numeric_limits<T>::max_exponent);
+  constexpr mpfr_exp_t kMin = std::numeric_limits<T>::min_exponent - kDigits + 1, kMax = std::numeric_limits<T>::max_exponent;
+  // MPFR takes no operand outside the current range: a value below T's smallest subnormal
+  // (2^(kMin - 1)) rounds to zero, or to that subnormal past half of it; one from 2^kMax on to an
+  // infinity (the overflow threshold, T's largest value plus half its ulp, is below).
+  if (mpfr_regular_p(value) && (mpfr_get_exp(value) < kMin || mpfr_get_exp(value) > kMax)) {
+    const bool negative = mpfr_signbit(value) != 0;
+    double magnitude = HUGE_VAL;
+    if (mpfr_get_exp(value) < kMin) {
+      mpfr_t half;  // half the smallest subnormal: ties go to the even neighbour, zero
+      mpfr_init2(half, 2);
+      mpfr_set_ui_2exp(half, 1, kMin - 2, MPFR_RNDN);
+      magnitude = mpfr_cmpabs(value, half) > 0 ? static_cast<double>(std::numeric_limits<T>::denorm_min()) : 0.0;
+      mpfr_clear(half);
+    }
+    return T(negative ? -magnitude : magnitude);
+  }
+  mpfr_set_emin(kMin);
+  mpfr_set_emax(kMax);
   mpfr_t rounded;
   mpfr_init2(rounded, kDigits);
   int inexact = mpfr_set(rounded, value, MPFR_RNDN);
