@@ -46,16 +46,19 @@ int run_statistics(const SuiteArgs& args) {
   std::vector<xr::Reducer*> cpu;
   for (const char* name : {"openmp", "tbb"})
     if (xr::Reducer* r = ctx.registry().find(name); r && r->available() && !args.device_only) cpu.push_back(r);
-  std::string md = "# Statistics on the CPU\n\n## Host data, f32, 2^" + std::to_string(static_cast<int>(std::log2(n))) + " (" +
-                   std::to_string(bytes >> 20) + " MiB), normal(3, 2), all " + std::to_string(cores) +
-                   " threads\n\nGB/s of the bytes read, median of " + std::to_string(args.repeat) +
-                   " calls; in brackets, the share of the all-threads read probe over the same bytes (" + fmt("%.1f", probe) +
-                   " GB/s, on " + (pool ? std::string(pool->name()) : std::string("one thread")) +
-                   "'s threads) and the time over the same backend's plain sum in the same run.\n\n| op |";
-  for (xr::Reducer* r : cpu) md += " " + std::string(r->name()) + " |";
-  md += "\n|---|";
-  for (std::size_t k = 0; k < cpu.size(); ++k) md += "---:|";
-  md += "\n";
+  std::string md = "# Statistics\n\nThe device rows alone (`--device-only`).\n";
+  if (!cpu.empty()) {
+    md = "# Statistics on the CPU\n\n## Host data, f32, 2^" + std::to_string(static_cast<int>(std::log2(n))) + " (" +
+         std::to_string(bytes >> 20) + " MiB), normal(3, 2), all " + std::to_string(cores) +
+         " threads\n\nGB/s of the bytes read, median of " + std::to_string(args.repeat) +
+         " calls; in brackets, the share of the all-threads read probe over the same bytes (" + fmt("%.1f", probe) +
+         " GB/s, on " + (pool ? std::string(pool->name()) : std::string("one thread")) +
+         "'s threads) and the time over the same backend's plain sum in the same run.\n\n| op |";
+    for (xr::Reducer* r : cpu) md += " " + std::string(r->name()) + " |";
+    md += "\n|---|";
+    for (std::size_t k = 0; k < cpu.size(); ++k) md += "---:|";
+    md += "\n";
+  }
   nlohmann::json rows = nlohmann::json::array();
   rows.push_back({{"what", "read probe"}, {"threads", cores}, {"gbps", probe}});
   Progress progress("statistics", args.quick ? 2 : 0.1 * args.repeat * cases.size() * cpu.size() + 5);
