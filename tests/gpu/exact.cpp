@@ -415,9 +415,11 @@ TEST_CASE("gpu exact var: infinities and NaN, and f64 values whose squares leave
 TEST_CASE("gpu exact var: lanes that each add more squares than a digit has room for between carries") {
   if (std::getenv("XREDUCE_TEST_QUICK")) return;
   if (exact_variance_backends(xr::Memory::device).empty()) return;
-  // A lane of exact_moments_kernel (2 blocks of 128 an SM for f32, 1 for f64: 132 SMs on an H200)
-  // adds some 4000 elements of these, 2^27 f32 or 2^26 f64: a digit of its squares would pass
-  // 2^63 after about 2^11 of them without its carries.
+  // A lane of exact_moments_kernel (one block of 128 an SM for f64, four for f32: 132 SMs on an
+  // H200) adds some 4000 f64 of 2^26, past where a digit of its squares would pass 2^63 (about
+  // 2^11 of them) without its carries; and some 2000 f32 of 2^27, through its square bins and
+  // their flushes (a bin would stay exact without them up to 2^14 values: a launch of 2^30 on an
+  // H200 gives a lane fewer).
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x5c4au);
   constexpr std::size_t kPeriod = 4099;
   auto check = [&](auto tag, std::size_t n) {

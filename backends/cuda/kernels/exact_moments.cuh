@@ -5,26 +5,66 @@
 // A lane adds each element to S and its square to Q, the same way whatever the data (a branch
 // only for a vector holding an infinity or NaN):
 // - f32, bf16 and f16 (each a float exactly): S in the binned form's exponent bins, and the
-//   square, a double exactly (48 significant bits, 2^-298 to 2^256), into Q's digits
-//   (LaneDigits: the f64 form's shift, two loads, two additions and two stores);
+//   square, a double exactly (48 significant bits, 2^-298 to 2^256), as two doubles of 24 bits
+//   into square bins of the same kind (kSquareBins, below); each of the three values goes
+//   through a bin held in a register (CachedBin), which meets shared memory only when the bin
+//   changes;
 // - f64: S in digits, and the square as a double and its fma remainder into Q's digits, exact
 //   while |x| is within [2^-480, 2^511] (the squares of larger or smaller values leave the exact
 //   partial's range: the kernel counts them and the caller refuses the request, as the CPU does).
-// Blocks are kDigitBlock lanes, the digits of each in shared memory: 86 KiB a block for the
-// floats, 137 KiB for f64. Each block adds its S and Q words to the two device-wide partials.
+// Blocks are kDigitBlock lanes, the bins or digits of each in shared memory: 51 KiB a block for
+// the floats, 137 KiB for f64. Each block adds its S and Q words to the two device-wide partials.
 
 #include "exact_sum.cuh"
 
 namespace xreduce::cuda {
 namespace exact {
 
-//! The dynamic shared memory of an exact_moments_kernel<T> block: Q's digits, then S's (f64) or
-//! S's bins.
+//! The floats' squares are binned as their elements are (add_to_bins), by a double's exponent
+//! field: a square of f32 is a double of 48 significant bits (2^-298 to 2^256), split into p, its
+//! top 24 bits, and e = square - p, at most 24 bits more; each a double of at most 24 significant
+//! bits whose field F (725 to 1278 for nonzero ones) makes it a multiple of 2^(F - 1046). Bin c
+//! takes fields 720 + 16c to 735 + 16c: 39 bits of its unit, 2^14 additions exact, as the f32 bins.
+constexpr int kSquareBins = 35, kSquareFieldBase = 720;
+constexpr int kSquareFirstUnit = kSquareFieldBase - 1046;  // bin 0's unit: 2^-326
+//! The square bin of a double of at most 24 significant bits and no sign, from its high word (a
+//! zero to bin 0, where it adds nothing).
+__device__ inline int square_bin(unsigned hi) {
+  return static_cast<int>((max(hi >> 20, static_cast<unsigned>(kSquareFieldBase)) - kSquareFieldBase) >> 4);
+}
+
+//! A lane's running sum of one of its bins held in a register, moved into the bin in shared
+//! memory when a value of another bin comes: most data keep to a bin or two (uniform f32 in
+//! [0, 1): their own, their squares' top and their remainders' for all but about 1 in 20), and a
+//! shared-memory update per change of bin instead of per value leaves the kernel its integer
+//! instructions alone to wait on. The register and the bin hold parts of one bin's values since
+//! the last flush, so each stays within the bin's bound.
+struct CachedBin {
+  int bin = 0;
+  double sum = 0;
+  template <int kStride>
+  __device__ __forceinline__ void add(double* bins, int c, double v) {
+    if (c != bin) {
+      bins[bin * kStride] += sum;
+      sum = 0;
+      bin = c;
+    }
+    sum += v;
+  }
+  template <int kStride>
+  __device__ __forceinline__ void spill(double* bins) {
+    bins[bin * kStride] += sum;
+    sum = 0;
+  }
+};
+
+//! The dynamic shared memory of an exact_moments_kernel<T> block: Q's digits then S's (f64), or
+//! Q's square bins then S's bins.
 template <class T>
 constexpr std::size_t moments_dynamic_bytes() {
   constexpr std::size_t digits = sizeof(long long) * ExactSum::kDigits * kDigitBlock;
   if constexpr (std::is_same_v<T, double>) return 2 * digits;
-  else return digits + sizeof(double) * kFieldBins * kDigitBlock;
+  else return sizeof(double) * (kSquareBins + kFieldBins) * kDigitBlock;
 }
 
 //! An element of an exact-moments type that is not f64 as the float it is exactly.
@@ -34,48 +74,68 @@ __device__ inline float moments_float(T v) {
   else return binned_float(v);
 }
 
-//! One lane of exact_moments_kernel: its part of S (f64: digits; else the binned form's bins) and
-//! of Q (digits) in shared memory, and what it has seen.
+//! One lane of exact_moments_kernel: its part of S (f64: digits; else the binned form's bins)
+//! and of Q (f64: digits; else square bins) in shared memory, and what it has seen.
 template <class T>
 struct MomentsLane {
   static constexpr bool kF64 = std::is_same_v<T, double>;
   static constexpr int kBlock = kDigitBlock, kVec = vector_width<T>();
-  LaneDigits squares;          // Q
+  static constexpr std::size_t kQSlots = kF64 ? ExactSum::kDigits : kSquareBins;  // Q's words a lane
+  LaneDigits squares;          // f64's Q
   LaneDigits values;           // f64's S
+  double* square_bins;         // the floats' Q: bin c at square_bins[c * kBlock]
   double* bins;                // the floats' S: bin c at bins[c * kBlock]
+  CachedBin value_bin, top_bin, rest_bin;  // the floats' S, and their squares' p and e
   long long* s_words;          // the block's S and Q words
   long long* q_words;
   unsigned not_negative_zero;  // nonzero once an element other than -0 passed through this lane
   unsigned out_of_range;       // f64 elements whose squares the partial cannot hold
 
-  //! `lane_shared`: the block's moments_dynamic_bytes<T>() (Q's digits, then S's digits or bins).
+  //! `lane_shared`: the block's moments_dynamic_bytes<T>() (Q's slots, then S's).
   __device__ __forceinline__ MomentsLane(long long* lane_shared, long long* s, long long* q)
       : squares{lane_shared + threadIdx.x},
-        values{lane_shared + ExactSum::kDigits * kBlock + threadIdx.x},
-        bins(reinterpret_cast<double*>(lane_shared + ExactSum::kDigits * kBlock) + threadIdx.x),
+        values{lane_shared + kQSlots * kBlock + threadIdx.x},
+        square_bins(reinterpret_cast<double*>(lane_shared) + threadIdx.x),
+        bins(reinterpret_cast<double*>(lane_shared + kQSlots * kBlock) + threadIdx.x),
         s_words(s),
         q_words(q),
         not_negative_zero(0),
         out_of_range(0) {
-    squares.clear();
-    if constexpr (kF64) values.clear();
-    else
+    if constexpr (kF64) {
+      squares.clear();
+      values.clear();
+    } else {
+#pragma unroll
+      for (int c = 0; c < kSquareBins; ++c) square_bins[c * kBlock] = 0;
 #pragma unroll
       for (int c = 0; c < kFieldBins; ++c) bins[c * kBlock] = 0;
+    }
   }
-  //! A finite element's square into Q.
-  __device__ __forceinline__ void add_square(double v) {
-    const double p = v * v;
+  //! A finite element's square into Q: f64's as a double and its fma remainder into digits; a
+  //! float's split into p and e (see kSquareBins), through the cached bins unless `direct`.
+  __device__ __forceinline__ void add_square(double v, bool direct = false) {
+    const double d = v * v;
     if constexpr (kF64) {
       const double a = fabs(v);
       if (a < 0x1p-480 || a > 0x1p511) {
         out_of_range += a != 0;
         return;
       }
-      const double e = fma(v, v, -p);
+      const double e = fma(v, v, -d);
       squares.add(static_cast<unsigned>(__double2hiint(e)), static_cast<unsigned>(__double2loint(e)));
+      squares.add(static_cast<unsigned>(__double2hiint(d)), static_cast<unsigned>(__double2loint(d)));
+    } else {
+      const int hi = __double2hiint(d);
+      const double p = __hiloint2double(hi, __double2loint(d) & static_cast<int>(0xe0000000u)), e = d - p;
+      const int p_bin = square_bin(static_cast<unsigned>(hi)), e_bin = square_bin(static_cast<unsigned>(__double2hiint(e)));
+      if (direct) {
+        square_bins[p_bin * kBlock] += p;
+        square_bins[e_bin * kBlock] += e;
+      } else {
+        top_bin.add<kBlock>(square_bins, p_bin, p);
+        rest_bin.add<kBlock>(square_bins, e_bin, e);
+      }
     }
-    squares.add(static_cast<unsigned>(__double2hiint(p)), static_cast<unsigned>(__double2loint(p)));
   }
   //! Any element: the lone ones, and those of vectors with an infinity or NaN.
   __device__ __forceinline__ void add_one(T element) {
@@ -87,7 +147,7 @@ struct MomentsLane {
       const float f = moments_float(element);
       not_negative_zero |= __float_as_uint(f) ^ 0x80000000u;
       add_to_bins<kBlock>(bins, f, s_words);
-      if (isfinite(f)) add_square(f);
+      if (isfinite(f)) add_square(f, /*direct=*/true);
       else count_special(q_words, isnan(f), false);
     }
   }
@@ -127,16 +187,28 @@ struct MomentsLane {
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
         not_negative_zero |= __float_as_uint(f[j]) ^ 0x80000000u;
-        bins[(__float_as_uint(f[j]) >> 27 & (kFieldBins - 1)) * kBlock] += static_cast<double>(f[j]);
+        value_bin.add<kBlock>(bins, static_cast<int>(__float_as_uint(f[j]) >> 27 & (kFieldBins - 1)), static_cast<double>(f[j]));
         add_square(f[j]);
       }
     }
   }
-  //! The carries of the digits and the bins' flush: every lane of the warp together.
+  //! The cached bins into shared memory (the floats').
+  __device__ __forceinline__ void spill() {
+    value_bin.spill<kBlock>(bins);
+    top_bin.spill<kBlock>(square_bins);
+    rest_bin.spill<kBlock>(square_bins);
+  }
+  //! The carries of the digits, or the bins' flush into the block's words: every lane of the
+  //! warp together.
   __device__ __forceinline__ void carry() {
-    squares.normalize();
-    if constexpr (kF64) values.normalize();
-    else flush_lane_bins<kBlock>(bins, s_words);
+    if constexpr (kF64) {
+      squares.normalize();
+      values.normalize();
+    } else {
+      spill();
+      flush_lane_bins<kBlock>(bins, s_words);
+      flush_lane_bins<kBlock, kSquareBins>(square_bins, q_words, kSquareFirstUnit);
+    }
   }
   //! The block's end (every thread): the lanes' S and Q into the block's words.
   __device__ __forceinline__ void deposit(long long* lane_shared) {
@@ -144,17 +216,22 @@ struct MomentsLane {
       atomicAdd(reinterpret_cast<unsigned long long*>(s_words + ExactSum::kNotNegativeZero), 1ull);
     if (out_of_range != 0)
       atomicAdd(reinterpret_cast<unsigned long long*>(q_words + ExactSum::kCount), static_cast<unsigned long long>(out_of_range));
-    deposit_lane_digits(squares, lane_shared, q_words);
-    if constexpr (kF64) deposit_lane_digits(values, lane_shared + ExactSum::kDigits * kBlock, s_words);
-    else deposit_block_bins<kBlock>(reinterpret_cast<double*>(lane_shared + ExactSum::kDigits * kBlock), s_words);
+    if constexpr (kF64) {
+      deposit_lane_digits(squares, lane_shared, q_words);
+      deposit_lane_digits(values, lane_shared + kQSlots * kBlock, s_words);
+    } else {
+      spill();
+      flush_lane_bins<kBlock, kSquareBins>(square_bins, q_words, kSquareFirstUnit);
+      deposit_block_bins<kBlock>(reinterpret_cast<double*>(lane_shared + kQSlots * kBlock), s_words);
+    }
   }
 };
 
 //! Adds the exact partials of n elements (at most kMaxLaunch) and of their squares to `totals`
 //! (S's words, then Q's; zero on entry) with 64-bit atomics. An f64 whose square leaves the
 //! exact partial's range adds 1 to Q's count word (which the caller sets to n after reading it).
-//! (Two blocks an SM in the launch bounds: without them ptxas held the f32 kernel to 64 registers
-//! and spilled 120 bytes around the carries; with them it takes 126 and spills none.)
+//! (Two blocks an SM in the launch bounds: without them ptxas held an f32 kernel with its squares
+//! in digits to 64 registers and spilled 120 bytes around the carries; with them none spill.)
 template <class T>
 __global__ __launch_bounds__(kDigitBlock, 2) void exact_moments_kernel(const T* __restrict__ x, std::size_t n, std::size_t head,
                                                                     long long* totals) {

@@ -323,13 +323,14 @@ __device__ inline void add_to_bins(double* bins, float f, long long* words) {
   else bins[(magnitude >> 27) * kStride] += static_cast<double>(f);
 }
 
-//! Moves a lane's bins (`mine`: its bin 0, bin c kStride further) into `words` as integers of
-//! their units and zeroes them: every lane of the warp together.
-template <int kStride>
-__device__ inline void flush_lane_bins(double* mine, long long* words) {
+//! Moves a lane's kBins bins (`mine`: its bin 0, bin c kStride further; bin c's unit
+//! 2^(first_unit + 16c)) into `words` as integers of their units and zeroes them: every lane of
+//! the warp together.
+template <int kStride, int kBins = kFieldBins>
+__device__ inline void flush_lane_bins(double* mine, long long* words, int first_unit = field_bin_unit(0)) {
 #pragma unroll
-  for (int c = 0; c < kFieldBins; ++c) {
-    const int unit = field_bin_unit(c);
+  for (int c = 0; c < kBins; ++c) {
+    const int unit = first_unit + kFieldBinWidth * c;
     long long m = __double2ll_rn(mine[c * kStride] * pow2(-unit));  // below 2^50, 2^55 over the warp
     mine[c * kStride] = 0;
     if (!__any_sync(0xffffffffu, m != 0)) continue;
