@@ -6,9 +6,7 @@
 // only for a vector holding an infinity or NaN):
 // - f32, bf16 and f16 (each a float exactly): S in the binned form's exponent bins, and the
 //   square, a double exactly (48 significant bits, 2^-298 to 2^256), as two doubles of 24 bits
-//   into square bins of the same kind (kSquareBins, below); each of the three values goes
-//   through a bin held in a register (CachedBin), which meets shared memory only when the bin
-//   changes;
+//   into square bins of the same kind (kSquareBins, below): three bin additions an element;
 // - f64: S in digits, and the square as a double and its fma remainder into Q's digits, exact
 //   while |x| is within [2^-480, 2^511] (the squares of larger or smaller values leave the exact
 //   partial's range: the kernel counts them and the caller refuses the request, as the CPU does).
@@ -32,31 +30,6 @@ constexpr int kSquareFirstUnit = kSquareFieldBase - 1046;  // bin 0's unit: 2^-3
 __device__ inline int square_bin(unsigned hi) {
   return static_cast<int>((max(hi >> 20, static_cast<unsigned>(kSquareFieldBase)) - kSquareFieldBase) >> 4);
 }
-
-//! A lane's running sum of one of its bins held in a register, moved into the bin in shared
-//! memory when a value of another bin comes: most data keep to a bin or two (uniform f32 in
-//! [0, 1): their own, their squares' top and their remainders' for all but about 1 in 20), and a
-//! shared-memory update per change of bin instead of per value leaves the kernel its integer
-//! instructions alone to wait on. The register and the bin hold parts of one bin's values since
-//! the last flush, so each stays within the bin's bound.
-struct CachedBin {
-  int bin = 0;
-  double sum = 0;
-  template <int kStride>
-  __device__ __forceinline__ void add(double* bins, int c, double v) {
-    if (c != bin) {
-      bins[bin * kStride] += sum;
-      sum = 0;
-      bin = c;
-    }
-    sum += v;
-  }
-  template <int kStride>
-  __device__ __forceinline__ void spill(double* bins) {
-    bins[bin * kStride] += sum;
-    sum = 0;
-  }
-};
 
 //! The dynamic shared memory of an exact_moments_kernel<T> block: Q's digits then S's (f64), or
 //! Q's square bins then S's bins.
@@ -85,7 +58,6 @@ struct MomentsLane {
   LaneDigits values;           // f64's S
   double* square_bins;         // the floats' Q: bin c at square_bins[c * kBlock]
   double* bins;                // the floats' S: bin c at bins[c * kBlock]
-  CachedBin value_bin, top_bin, rest_bin;  // the floats' S, and their squares' p and e
   long long* s_words;          // the block's S and Q words
   long long* q_words;
   unsigned not_negative_zero;  // nonzero once an element other than -0 passed through this lane
@@ -112,8 +84,8 @@ struct MomentsLane {
     }
   }
   //! A finite element's square into Q: f64's as a double and its fma remainder into digits; a
-  //! float's split into p and e (see kSquareBins), through the cached bins unless `direct`.
-  __device__ __forceinline__ void add_square(double v, bool direct = false) {
+  //! float's split into p and e (see kSquareBins), each into its square bin.
+  __device__ __forceinline__ void add_square(double v) {
     const double d = v * v;
     if constexpr (kF64) {
       const double a = fabs(v);
@@ -127,14 +99,8 @@ struct MomentsLane {
     } else {
       const int hi = __double2hiint(d);
       const double p = __hiloint2double(hi, __double2loint(d) & static_cast<int>(0xe0000000u)), e = d - p;
-      const int p_bin = square_bin(static_cast<unsigned>(hi)), e_bin = square_bin(static_cast<unsigned>(__double2hiint(e)));
-      if (direct) {
-        square_bins[p_bin * kBlock] += p;
-        square_bins[e_bin * kBlock] += e;
-      } else {
-        top_bin.add<kBlock>(square_bins, p_bin, p);
-        rest_bin.add<kBlock>(square_bins, e_bin, e);
-      }
+      square_bins[square_bin(static_cast<unsigned>(hi)) * kBlock] += p;
+      square_bins[square_bin(static_cast<unsigned>(__double2hiint(e))) * kBlock] += e;
     }
   }
   //! Any element: the lone ones, and those of vectors with an infinity or NaN.
@@ -147,7 +113,7 @@ struct MomentsLane {
       const float f = moments_float(element);
       not_negative_zero |= __float_as_uint(f) ^ 0x80000000u;
       add_to_bins<kBlock>(bins, f, s_words);
-      if (isfinite(f)) add_square(f, /*direct=*/true);
+      if (isfinite(f)) add_square(f);
       else count_special(q_words, isnan(f), false);
     }
   }
@@ -187,16 +153,10 @@ struct MomentsLane {
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
         not_negative_zero |= __float_as_uint(f[j]) ^ 0x80000000u;
-        value_bin.add<kBlock>(bins, static_cast<int>(__float_as_uint(f[j]) >> 27 & (kFieldBins - 1)), static_cast<double>(f[j]));
+        bins[(__float_as_uint(f[j]) >> 27 & (kFieldBins - 1)) * kBlock] += static_cast<double>(f[j]);
         add_square(f[j]);
       }
     }
-  }
-  //! The cached bins into shared memory (the floats').
-  __device__ __forceinline__ void spill() {
-    value_bin.spill<kBlock>(bins);
-    top_bin.spill<kBlock>(square_bins);
-    rest_bin.spill<kBlock>(square_bins);
   }
   //! The carries of the digits, or the bins' flush into the block's words: every lane of the
   //! warp together.
@@ -205,7 +165,6 @@ struct MomentsLane {
       squares.normalize();
       values.normalize();
     } else {
-      spill();
       flush_lane_bins<kBlock>(bins, s_words);
       flush_lane_bins<kBlock, kSquareBins>(square_bins, q_words, kSquareFirstUnit);
     }
@@ -220,7 +179,6 @@ struct MomentsLane {
       deposit_lane_digits(squares, lane_shared, q_words);
       deposit_lane_digits(values, lane_shared + kQSlots * kBlock, s_words);
     } else {
-      spill();
       flush_lane_bins<kBlock, kSquareBins>(square_bins, q_words, kSquareFirstUnit);
       deposit_block_bins<kBlock>(reinterpret_cast<double*>(lane_shared + kQSlots * kBlock), s_words);
     }
