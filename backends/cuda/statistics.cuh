@@ -100,6 +100,13 @@ __device__ inline void add_vector(Accumulator<ops::MomentsOp<T, kOp>>& acc, cons
   if (acc.run >= acc.kRun) acc.flush(f);
 }
 
+//! The moments' fold (Chan's update) takes three divisions, logsumexp's two exponentials: the
+//! segments kernels keep one accumulator a thread for them (kernels/segmented.cuh).
+template <class T, Op kOp>
+struct costly_fold<ops::MomentsOp<T, kOp>> : std::true_type {};
+template <class T>
+struct costly_fold<ops::LogSumExpOp<T>> : std::true_type {};
+
 //! exp(d) for d <= 0, the difference of two elements: f64's in double; f32's and narrower in
 //! float (expf, within 2 ulp; a double exp costs the kernel four times a plain sum's time on an
 //! H200), with the part of d that the float lost put back by one fused multiply-add, so that only
