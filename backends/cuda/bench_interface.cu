@@ -87,7 +87,7 @@ void Kernels::enqueue_segments(std::string_view backend, const void* data, std::
                                const Segments& segments, void* out, std::uint64_t* out_index) {
   const SegmentBounds b = bounds_of(segments, count);
   unsigned long long* bad = nullptr;
-  if (!is_core_op(op)) return enqueue_segment_statistic(data, b, dtype, op, 0, out, *impl_->lease, &bad);  // correction 0
+  if (!is_core_op(op)) return enqueue_segment_statistic(data, b, dtype, op, 0, out, out_index, *impl_->lease, &bad);  // correction 0
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     enqueue_segments_typed<T>(technique_of(backend), static_cast<const T*>(data), b, op, out, out_index, *impl_->lease, &bad);

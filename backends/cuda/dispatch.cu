@@ -75,10 +75,10 @@ const void* enqueue_column_statistic(const void* data, std::size_t rows, std::si
 }
 
 void enqueue_segment_statistic(const void* data, const SegmentBounds& bounds, DType dtype, Op op, double correction, void* out,
-                               Workspace& ws, unsigned long long** bad) {
+                               std::uint64_t* out_index, Workspace& ws, unsigned long long** bad) {
   visit_exact_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    enqueue_segment_statistic_typed(static_cast<const T*>(data), bounds, op, correction, out, ws, bad);
+    enqueue_segment_statistic_typed(static_cast<const T*>(data), bounds, op, correction, out, out_index, ws, bad);
   });
 }
 

@@ -84,7 +84,7 @@ Result reduce_segments(Technique t, const Request& q, bool data_on_device, bool 
     if (!q.ops.empty()) enqueue_segment_stats_typed<T>(static_cast<const T*>(data), bounds, q.ops, written, *ws, &bad);
     else if (is_core_op(q.op))
       enqueue_segments_typed<T>(t, static_cast<const T*>(data), bounds, q.op, written.values[0], written.indices[0], *ws, &bad);
-    else enqueue_segment_statistic(data, bounds, q.dtype, q.op, q.correction, written.values[0], *ws, &bad);
+    else enqueue_segment_statistic(data, bounds, q.dtype, q.op, q.correction, written.values[0], written.indices[0], *ws, &bad);
   });
   XREDUCE_CUDA(cudaMemcpyAsync(ws->host_result, bad, sizeof *bad, cudaMemcpyDeviceToHost, ws->stream));
   for (std::size_t k = 0; !out_on_device && k < all_ops.size(); ++k) {

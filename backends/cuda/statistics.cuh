@@ -347,19 +347,17 @@ void enqueue_view_statistic_typed(const T* x, const Request& c, void* out, std::
 }
 
 template <class T>
-void enqueue_segment_statistic_typed(const T* x, const SegmentBounds& b, Op op, double correction, void* out, Workspace& ws,
-                                     unsigned long long** bad) {
+void enqueue_segment_statistic_typed(const T* x, const SegmentBounds& b, Op op, double correction, void* out,
+                                     std::uint64_t* out_index, Workspace& ws, unsigned long long** bad) {
   ops::visit_statistic<T>(op, [&](auto f) {
     using F = decltype(f);
     using K = typename kernel_policy<F>::type;
     using A = typename K::acc_t;
-    if constexpr (ops::has_index<F>) {
-      throw Error(ErrorCode::internal, "GPU segments: no kernels for " + std::string(to_string(op)) + " (the capabilities refuse it)");
-    } else {
-      auto* partials = static_cast<A*>(ws.result_partials.reserve(b.count * sizeof(A) + 16, "partials of segments' statistic"));
-      shuffle_segments<StatsSegmentPolicy>(x, b, K{}, partials, nullptr, ws, bad);  // the heavy partials' registers
-      if (b.count > 0) enqueue_finish<F, K>(partials, b.count, SegmentCounts{b}, correction, out, nullptr, ws);
-    }
+    // Each segment's partial whole (nanargmin's and nanargmax's with its index in the segment),
+    // then finished with its length.
+    auto* partials = static_cast<A*>(ws.result_partials.reserve(b.count * sizeof(A) + 16, "partials of segments' statistic"));
+    shuffle_segments<StatsSegmentPolicy>(x, b, K{}, partials, nullptr, ws, bad);  // the heavy partials' registers
+    if (b.count > 0) enqueue_finish<F, K>(partials, b.count, SegmentCounts{b}, correction, out, out_index, ws);
   });
 }
 
@@ -425,7 +423,7 @@ Result collect_statistic_typed(std::size_t count, Op op, double correction, bool
   template void xreduce::cuda::enqueue_statistic_typed<T>(const T*, std::size_t, Op, Workspace&);         \
   template void xreduce::cuda::enqueue_view_statistic_typed<T>(const T*, const Request&, void*, std::uint64_t*, Workspace&); \
   template void xreduce::cuda::enqueue_column_statistic_typed<T>(const T*, std::size_t, std::size_t, Op, void*, Workspace&); \
-  template void xreduce::cuda::enqueue_segment_statistic_typed<T>(const T*, const SegmentBounds&, Op, double, void*, Workspace&, \
-                                                                  unsigned long long**);                     \
+  template void xreduce::cuda::enqueue_segment_statistic_typed<T>(const T*, const SegmentBounds&, Op, double, void*, \
+                                                                  std::uint64_t*, Workspace&, unsigned long long**); \
   template xreduce::Result xreduce::cuda::collect_statistic_typed<T>(std::size_t, Op, double, bool, Workspace&); \
   template xreduce::cuda::StatisticPartials xreduce::cuda::statistic_partials_typed<T>(Op);

@@ -66,10 +66,6 @@ inline constexpr OpSet kTogether{Op::sum, Op::min, Op::max, Op::argmin, Op::argm
 inline constexpr OpSet kGpuStatistics{Op::mean,          Op::var,    Op::std,     Op::nanmean, Op::nanvar,    Op::nanstd,
                                       Op::norm1,         Op::norm2,  Op::norminf, Op::logsumexp, Op::count_nonzero, Op::any,
                                       Op::all,           Op::nansum, Op::nanmin,  Op::nanmax,  Op::nanargmin, Op::nanargmax};
-//! Those of rows and segments: all but nanargmin and nanargmax, since the segments kernels write a
-//! value and an index where an op has one, not the pair those two need to finish.
-inline constexpr OpSet kGpuSegmentStatistics =
-    OpSet::from_bits(kGpuStatistics.bits() & ~OpSet{Op::nanargmin, Op::nanargmax}.bits());
 //! Every element type: the library kernels' (cuda.shuffle, cuda.single_pass, cub).
 constexpr FeatureSet on_gpu(OpSet ops, std::initializer_list<Layout> layouts) {
   return FeatureSet().every_dtype().ops(ops).layouts(layouts).memory({Memory::host, Memory::device});
@@ -118,8 +114,7 @@ inline constexpr Capabilities kShuffle = Capabilities(Engine::gpu)
                                              .add(exact_statistics({Memory::host, Memory::device}))
                                              .add(gpu_statistics_over_axes({Memory::device}, {Layout::outer, Layout::middle, Layout::strided}))
                                              .add(gpu_statistics_over_axes({Memory::host}, {Layout::outer}))
-                                             .add(gpu_statistics_over_axes({Memory::host, Memory::device}, {Layout::inner, Layout::ragged},
-                                                                           kGpuSegmentStatistics))
+                                             .add(gpu_statistics_over_axes({Memory::host, Memory::device}, {Layout::inner, Layout::ragged}))
                                              .add(on_gpu(kTogether, {Layout::all, Layout::inner, Layout::ragged}).only_together());
 //! Host data over every GPU: flat arrays and records (the statistics too), the parts'
 //! accumulators folded.
@@ -374,9 +369,10 @@ Result reduce_host_statistic_on_gpus(const void* data, std::size_t count, std::s
 
 struct SegmentBounds;
 //! A statistic of each row or segment of `dtype` (a float) at device pointer `data`
-//! (enqueue_segment_statistic_typed), into device `out`.
+//! (enqueue_segment_statistic_typed), into device `out` (nanargmin's and nanargmax's indices,
+//! within each segment, into device `out_index`).
 void enqueue_segment_statistic(const void* data, const SegmentBounds& bounds, DType dtype, Op op, double correction, void* out,
-                               Workspace& ws, unsigned long long** bad);
+                               std::uint64_t* out_index, Workspace& ws, unsigned long long** bad);
 //! Applies M to each of the six 32- and 64-bit element types (explicit instantiations).
 #define XREDUCE_FOR_EACH_32_64_TYPE(M) \
   M(float) M(double) M(std::int32_t) M(std::int64_t) M(std::uint32_t) M(std::uint64_t)
@@ -419,11 +415,12 @@ template <class T>
 void enqueue_view_statistic_typed(const T* data, const Request& c, void* out, std::uint64_t* out_index, Workspace& ws);
 template <class T>
 void enqueue_column_statistic_typed(const T* data, std::size_t rows, std::size_t width, Op op, void* partials, Workspace& ws);
-//! A statistic (but nanargmin and nanargmax) of each row or segment of device data
-//! (kernels/segmented.cuh), each finished on the GPU with its length and `correction` into device `out`.
+//! A statistic of each row or segment of device data (kernels/segmented.cuh), each finished on
+//! the GPU with its length and `correction` into device `out` (and `out_index`, for nanargmin
+//! and nanargmax).
 template <class T>
 void enqueue_segment_statistic_typed(const T* data, const SegmentBounds& bounds, Op op, double correction, void* out,
-                                     Workspace& ws, unsigned long long** bad);
+                                     std::uint64_t* out_index, Workspace& ws, unsigned long long** bad);
 template <class T>
 void enqueue_cub(const T* data, std::size_t count, Op op, Workspace& ws);
 template <class T>

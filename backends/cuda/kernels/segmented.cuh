@@ -207,11 +207,16 @@ __device__ inline typename F::acc_t group_partial(const typename F::In* __restri
   return r;
 }
 
-//! Writes segment s's result: the value narrowed to Out, and the index relative to `start`.
+//! Writes segment s's result: the value narrowed to Out, and the index relative to `start`; or,
+//! where Out is F's partial (a statistic's, which a kernel finishes after), the partial whole,
+//! its index relative to `start`.
 template <class F, class Out>
 __device__ inline void write_segment(const F& f, typename F::acc_t a, std::uint64_t s, std::uint64_t start, Out* out,
                                      std::uint64_t* out_index) {
-  if constexpr (is_arg_op<F>) {
+  if constexpr (is_arg_op<F> && std::is_same_v<Out, typename F::acc_t>) {
+    if (a.index != ~index_t{0}) a.index -= start;  // an empty or all-NaN segment: no index
+    out[s] = a;
+  } else if constexpr (is_arg_op<F>) {
     out[s] = a.value;
     out_index[s] = a.index == ~index_t{0} ? a.index : a.index - start;  // an empty segment: no_index
   } else {
