@@ -188,10 +188,8 @@ struct MomentsLane {
 //! Adds the exact partials of n elements (at most kMaxLaunch) and of their squares to `totals`
 //! (S's words, then Q's; zero on entry) with 64-bit atomics. An f64 whose square leaves the
 //! exact partial's range adds 1 to Q's count word (which the caller sets to n after reading it).
-//! (Two blocks an SM in the launch bounds: without them ptxas held an f32 kernel with its squares
-//! in digits to 64 registers and spilled 120 bytes around the carries; with them none spill.)
 template <class T>
-__global__ __launch_bounds__(kDigitBlock, 2) void exact_moments_kernel(const T* __restrict__ x, std::size_t n, std::size_t head,
+__global__ __launch_bounds__(kDigitBlock) void exact_moments_kernel(const T* __restrict__ x, std::size_t n, std::size_t head,
                                                                     long long* totals) {
   using Lane = MomentsLane<T>;
   constexpr int kBlock = Lane::kBlock, kVec = Lane::kVec;
