@@ -159,7 +159,7 @@ const void* enqueue_exact_moments(const void* data, std::size_t n, DType dtype, 
       using T = decltype(tag);
       constexpr auto kernel = exact::exact_moments_kernel<T>;
       constexpr int kBlock = exact::kDigitBlock;
-      constexpr std::size_t dynamic = exact::moments_dynamic_bytes<T>();
+      constexpr std::size_t dynamic = exact::MomentsLane<T>::kSharedBytes;
       const T* x = static_cast<const T*>(data);
       const auto blocks = static_cast<unsigned>(resident_blocks<kBlock, T>(n, blocks_per_sm<kernel, kBlock, dynamic>(), 2, ws));
       kernel<<<blocks, kBlock, dynamic, ws.stream>>>(x, n, unaligned_head(x, n), totals);

@@ -151,18 +151,16 @@ HostAccumulators streamed(Technique t, const typename F::In* x, std::size_t n, s
   return std::move(totals[0]);
 }
 
-//! The exact partial of n elements of host memory, or with `squares` those of x and of x squared
-//! (their counts left to the caller): each chunk's added exactly, in any order.
-template <class T>
-std::vector<ExactSum> streamed_exact(Technique t, const T* x, std::size_t n, int block, bool squares, int device, bool pinned,
-                                     const Streaming& s) {
+//! The exact partials of n elements of host memory, `parts` of them (an exact sum's, or those of
+//! x and of x squared), their counts left to the caller: `enqueue(chunk, len, w, host)` enqueues a
+//! chunk's and their copy to pinned `host`; the chunks' are added exactly, in any order.
+template <class T, class Enqueue>
+std::vector<ExactSum> streamed_exact(const T* x, std::size_t n, std::size_t parts, const Enqueue& enqueue, int device,
+                                     bool pinned, const Streaming& s) {
   const ChunkPlan plan = plan_chunks<T>(n, 1, exact_launch_elements() / 256 * 256, pinned, s);
-  const std::size_t parts = squares ? 2 : 1;
   std::vector<std::vector<ExactSum>> totals(plan.workers, std::vector<ExactSum>(parts));
   auto launch = [&](Workspace& w, const void* chunk, std::size_t len) {
-    void* host = w.host_columns.reserve(parts * sizeof(ExactSum), "exact partials");
-    if (squares) enqueue_exact_moments(chunk, len, dtype_of<T>(), w, host);
-    else enqueue_exact(t, chunk, len, dtype_of<T>(), block, w, host);
+    enqueue(chunk, len, w, w.host_columns.reserve(parts * sizeof(ExactSum), "exact partials"));
   };
   auto fold = [&](Workspace& w, std::size_t, int worker) {
     for (std::size_t k = 0; k < parts; ++k) {
@@ -264,9 +262,12 @@ std::vector<unsigned char> reduce_host_statistic(const void* data, std::size_t c
 
 ExactSum exact_sum_of_host(Technique t, const void* data, std::size_t n, DType dtype, int block, int device, bool pinned,
                            const Streaming& streaming) {
+  auto enqueue = [&](const void* chunk, std::size_t len, Workspace& w, void* host) {
+    enqueue_exact(t, chunk, len, dtype, block, w, host);
+  };
   ExactSum total = visit_exact_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    return streamed_exact(t, static_cast<const T*>(data), n, block, false, device, pinned, streaming).front();
+    return streamed_exact(static_cast<const T*>(data), n, 1, enqueue, device, pinned, streaming).front();
   });
   total.words[ExactSum::kCount] = static_cast<std::int64_t>(n);
   return total;
@@ -274,9 +275,12 @@ ExactSum exact_sum_of_host(Technique t, const void* data, std::size_t n, DType d
 
 std::vector<ExactSum> exact_moments_of_host(const void* data, std::size_t n, DType dtype, int device, bool pinned,
                                             const Streaming& streaming) {
+  auto enqueue = [&](const void* chunk, std::size_t len, Workspace& w, void* host) {
+    enqueue_exact_moments(chunk, len, dtype, w, host);
+  };
   std::vector<ExactSum> moments = visit_exact_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    return streamed_exact(Technique::shuffle, static_cast<const T*>(data), n, 0, true, device, pinned, streaming);
+    return streamed_exact(static_cast<const T*>(data), n, 2, enqueue, device, pinned, streaming);
   });
   finish_exact_moments(moments, n);
   return moments;
