@@ -120,7 +120,14 @@ class CudaReducer final : public Reducer {
     if (q.memory == Memory::device && where.memory != Memory::device)
       throw Error(ErrorCode::invalid_argument, "'" + std::string(info_.name) + "': the request says device memory, but " +
                                                    "CUDA does not know the pointer as device memory");
-    if (f.layout == Layout::inner || f.layout == Layout::ragged) return reduce_segmented(q, where);
+    // A device pointer given as automatic memory reaches cuda.multi_gpu (the core resolves
+    // automatic memory as host data for it): its data is on one GPU, and the backends that read
+    // it are there.
+    if (info_.multi_gpu && where.memory == Memory::device)
+      throw Error(ErrorCode::unsupported, "'" + std::string(info_.name) + "' spreads host data over the GPUs; " +
+                                              "data in GPU memory is reduced where it lives (cuda.shuffle, cuda.single_pass, cub)");
+    const Streaming stream_settings = o.settings.empty() ? streaming_ : streaming(o.settings, streaming_);
+    if (f.layout == Layout::inner || f.layout == Layout::ragged) return reduce_segmented(q, where, stream_settings);
     if (f.layout == Layout::middle || f.layout == Layout::strided) return reduce_view(q, where);
     if (f.layout != Layout::all && f.layout != Layout::outer)
       throw Error(ErrorCode::internal, "'" + std::string(info_.name) + "' has no kernels for " + to_string(f));
@@ -128,25 +135,25 @@ class CudaReducer final : public Reducer {
     const bool records = f.layout == Layout::outer;
     const std::size_t width = records ? static_cast<std::size_t>(q.view.shape[1]) : 1;
     const std::size_t count = records ? static_cast<std::size_t>(q.view.shape[0]) : q.count;
-    const Streaming stream_settings = o.settings.empty() ? streaming_ : streaming(o.settings, streaming_);
     const bool statistic = !is_core_op(q.op) && !f.several;  // one op of statistics.cuh
+    // Exact: a sum or mean hands on the exact partial of x, a var or std those of x and x squared;
+    // the core rounds the result once from them.
+    const bool exact_squares = exact && (q.op == Op::var || q.op == Op::std);
     if (info_.multi_gpu) {
-      // A device pointer given as automatic memory reaches here (the core resolves automatic
-      // memory as host data for it): its data is on one GPU, and the backends that read it are there.
-      if (where.memory == Memory::device)
-        throw Error(ErrorCode::unsupported, "'" + std::string(info_.name) + "' spreads host data over the GPUs; " +
-                                                "data in GPU memory is reduced where it lives (cuda.shuffle, cuda.single_pass, cub)");
+      if (exact) {
+        Result r;
+        r.exact = exact_partials_on_gpus(info_.technique, q.data, q.count, q.dtype, exact_squares, block, gpu_count(),
+                                         where.pinned, stream_settings);
+        return r;
+      }
       if (statistic)
         return into_out(reduce_host_statistic_on_gpus(q.data, count, width, q.dtype, q.op, q.correction, wide_results(o),
                                                       gpu_count(), where.pinned, stream_settings),
                         q, records);
-      return into_out(reduce_host_on_gpus(info_.technique, q.data, count, width, q.dtype, q.op, exact, block, gpu_count(),
+      return into_out(reduce_host_on_gpus(info_.technique, q.data, count, width, q.dtype, q.op, block, gpu_count(),
                                           where.pinned, stream_settings),
                       q, records);
     }
-    // Exact: a sum or mean hands on the exact partial of x, a var or std those of x and x squared;
-    // the core rounds the result once from them.
-    const bool exact_squares = exact && (q.op == Op::var || q.op == Op::std);
     if (exact && where.memory == Memory::host) {
       Result r;
       if (exact_squares) r.exact = exact_moments_of_host(q.data, q.count, q.dtype, where.device, where.pinned, stream_settings);
@@ -211,8 +218,9 @@ class CudaReducer final : public Reducer {
 
  private:
   //! A segmented request: its offsets must be where its data are (the kernels read both); its
-  //! results may go to either memory.
-  Result reduce_segmented(const Request& q, const Location& where) const {
+  //! results may go to either memory. Rows of host data, one op at a time, are streamed (over
+  //! every GPU by cuda.multi_gpu); segments, and several ops, are copied in whole.
+  Result reduce_segmented(const Request& q, const Location& where, const Streaming& stream_settings) const {
     const bool on_device = where.memory == Memory::device;
     if (q.segments.offsets && (locate_pointer(q.segments.offsets).memory == Memory::device) != on_device)
       throw Error(ErrorCode::invalid_argument, "'" + std::string(info_.name) + "': the segment offsets must be in the data's memory (" +
@@ -225,6 +233,12 @@ class CudaReducer final : public Reducer {
     for (const void* p : outputs)
       if (p && (locate_pointer(p).memory == Memory::device) != out_on_device)
         throw Error(ErrorCode::invalid_argument, "'" + std::string(info_.name) + "': the results must all go to one memory");
+    if (!on_device && !q.segments.segmented() && q.ops.empty()) {
+      if (info_.multi_gpu) reduce_host_rows_on_gpus(info_.technique, q, gpu_count(), where.pinned, out_on_device, stream_settings);
+      else reduce_host_rows(info_.technique, q, where.device, where.pinned, out_on_device, stream_settings);
+      return Result{};
+    }
+    if (info_.multi_gpu) throw Error(ErrorCode::internal, "'" + std::string(info_.name) + "' takes rows of host data, one op at a time");
     return reduce_segments(info_.technique, q, on_device, out_on_device, where.device);
   }
 

@@ -69,21 +69,43 @@ Result reduce_host_statistic_on_gpus(const void* data, std::size_t count, std::s
   return statistic_results(partials, total.data(), width, count, correction, wide);
 }
 
+void reduce_host_rows_on_gpus(Technique t, const Request& q, int devices, bool pinned, bool out_on_device,
+                              const Streaming& streaming) {
+  const std::size_t row_bytes = static_cast<std::size_t>(q.view.shape[1]) * size_of(q.dtype);
+  const std::size_t value_bytes = size_of(result_dtype(q.dtype, q.op));
+  on_each_gpu(q.data, static_cast<std::size_t>(q.view.shape[0]), row_bytes, devices, [&](int d, const void* part, std::size_t n) {
+    const std::size_t first = static_cast<std::size_t>(static_cast<const unsigned char*>(part) - static_cast<const unsigned char*>(q.data)) / row_bytes;
+    Request rows = q;  // this GPU's rows, and where their results go
+    rows.data = part;
+    rows.view.shape[0] = static_cast<std::int64_t>(n);
+    rows.count = n * static_cast<std::size_t>(q.view.shape[1]);
+    rows.out = static_cast<unsigned char*>(q.out) + first * value_bytes;
+    if (q.out_index) rows.out_index = q.out_index + first;
+    reduce_host_rows(t, rows, d, pinned, out_on_device, streaming);
+  });
+}
+
+std::vector<ExactSum> exact_partials_on_gpus(Technique t, const void* data, std::size_t count, DType dtype, bool squares,
+                                             int block, int devices, bool pinned, const Streaming& streaming) {
+  std::vector<std::vector<ExactSum>> parts(devices);
+  on_each_gpu(data, count, size_of(dtype), devices, [&](int d, const void* part, std::size_t n) {
+    if (squares) parts[d] = exact_moments_of_host(part, n, dtype, d, pinned, streaming);
+    else parts[d] = {exact_sum_of_host(t, part, n, dtype, block, d, pinned, streaming)};
+  });
+  // Each part's words hold its counts; added, they are the whole array's (exact in any order).
+  std::vector<ExactSum> total(squares ? 2 : 1);
+  for (const auto& part : parts)
+    for (std::size_t k = 0; k < part.size(); ++k) total[k] += part[k];
+  return total;
+}
+
 Result reduce_host_on_gpus(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype, Op op,
-                           bool exact, int block, int devices, bool pinned, const Streaming& streaming) {
+                           int block, int devices, bool pinned, const Streaming& streaming) {
   std::vector<HostAccumulators> parts(devices);
-  std::vector<ExactSum> exact_parts(devices);
   const std::vector<std::size_t> first =
       on_each_gpu(data, count, width * size_of(dtype), devices, [&](int d, const void* part, std::size_t n) {
-        if (exact) exact_parts[d] = exact_sum_of_host(t, part, n, dtype, block, d, pinned, streaming);
-        else parts[d] = reduce_host_accumulators(t, part, n, width, dtype, op, block, d, pinned, streaming);
+        parts[d] = reduce_host_accumulators(t, part, n, width, dtype, op, block, d, pinned, streaming);
       });
-  if (exact) {
-    Result r;
-    r.exact = {ExactSum{}};
-    for (const ExactSum& p : exact_parts) r.exact[0] += p;
-    return r;
-  }
   // Empty parts (fewer records than GPUs) hold no result: fold the others.
   std::vector<HostAccumulators> held;
   std::vector<std::size_t> at;

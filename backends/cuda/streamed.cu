@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "kernels/common.cuh"
+#include "kernels/segmented.cuh"
 #include "techniques.hpp"
 
 namespace xreduce::cuda {
@@ -69,8 +70,9 @@ ChunkPlan plan_chunks(std::size_t n, std::size_t width, std::size_t max_records,
 
 //! Streams n records of `width` values at x as `p` plans, on `device`. For each chunk:
 //! the staging copy (p.stage), the copy to the device and `launch(workspace, device_chunk,
-//! records)`, which enqueues the chunk's work and the copy of its partial back to the host; once
-//! that chunk's stream is done, `fold(workspace, first_record, worker)`, on that worker's thread.
+//! first_record, records)`, which enqueues the chunk's work and the copy of its partial back to
+//! the host; once that chunk's stream is done, `fold(workspace, first_record, worker)`, on that
+//! worker's thread.
 template <class T, class Launch, class Fold>
 void stream_chunks(const T* x, std::size_t n, std::size_t width, const ChunkPlan& p, int device, Launch&& launch,
                    Fold&& fold) {
@@ -103,7 +105,7 @@ void stream_chunks(const T* x, std::size_t n, std::size_t width, const ChunkPlan
           source = w.pinned.get();
         }
         XREDUCE_CUDA(cudaMemcpyAsync(w.staging.get(), source, bytes, cudaMemcpyHostToDevice, w.stream));
-        launch(w, w.staging.get(), len);
+        launch(w, w.staging.get(), first, len);
         in_flight[k] = first;
       }
       for (int j = 0; j < p.ring; ++j)
@@ -124,7 +126,7 @@ HostAccumulators streamed(Technique t, const typename F::In* x, std::size_t n, s
   const ChunkPlan plan = plan_chunks<T>(n, width, ~std::size_t{0}, pinned, s);
   // One per worker, each one per column: folded in order at the end.
   std::vector<HostAccumulators> totals(plan.workers, HostAccumulators::filled(dtype_of<T>(), F::op, width, f.identity()));
-  auto launch = [&](Workspace& w, const void* chunk, std::size_t len) {
+  auto launch = [&](Workspace& w, const void* chunk, std::size_t, std::size_t len) {
     if (width == 1) {
       enqueue(t, chunk, len, dtype_of<T>(), F::op, block, w);
       w.fetch_result(sizeof(A));
@@ -159,7 +161,7 @@ std::vector<ExactSum> streamed_exact(const T* x, std::size_t n, std::size_t part
                                      bool pinned, const Streaming& s) {
   const ChunkPlan plan = plan_chunks<T>(n, 1, exact_launch_elements() / 256 * 256, pinned, s);
   std::vector<std::vector<ExactSum>> totals(plan.workers, std::vector<ExactSum>(parts));
-  auto launch = [&](Workspace& w, const void* chunk, std::size_t len) {
+  auto launch = [&](Workspace& w, const void* chunk, std::size_t, std::size_t len) {
     enqueue(chunk, len, w, w.host_columns.reserve(parts * sizeof(ExactSum), "exact partials"));
   };
   auto fold = [&](Workspace& w, std::size_t, int worker) {
@@ -185,7 +187,7 @@ std::vector<unsigned char> streamed_statistic(const T* x, std::size_t n, std::si
   const std::size_t bytes = width * partials.bytes;
   const ChunkPlan plan = plan_chunks<T>(n, width, ~std::size_t{0}, pinned, s);
   std::vector<std::vector<unsigned char>> totals(plan.workers, partials.identities(width));
-  auto launch = [&](Workspace& w, const void* chunk, std::size_t len) {
+  auto launch = [&](Workspace& w, const void* chunk, std::size_t, std::size_t len) {
     if (width == 1) {
       enqueue_statistic(chunk, len, dtype_of<T>(), op, w);
       w.fetch_result(partials.bytes);
@@ -204,13 +206,54 @@ std::vector<unsigned char> streamed_statistic(const T* x, std::size_t n, std::si
   return std::move(totals[0]);
 }
 
+//! Rows (layout inner) of host memory, one op each (a core op or a statistic), streamed in
+//! chunks of whole rows: each chunk's results go to the request's `out` (and `out_index`) at its
+//! first row, through the device (out_on_device: copied there from the chunk's stream, any GPU's
+//! memory) or through pinned memory (copied on by the worker once its chunk is done). A row's
+//! argmin/argmax index is within the row, so a chunk's need no moving.
+template <class T>
+void streamed_rows(Technique t, const Request& q, int device, bool pinned, bool out_on_device, const Streaming& s) {
+  const auto rows = static_cast<std::size_t>(q.view.shape[0]), length = static_cast<std::size_t>(q.view.shape[1]);
+  const std::size_t value_bytes = size_of(result_dtype(q.dtype, q.op));
+  const bool indices = returns_index(q.op) && q.out_index;
+  const ChunkPlan plan = plan_chunks<T>(rows, length, ~std::size_t{0}, pinned, s);
+  const std::size_t per_chunk = std::min(rows, plan.per_chunk);
+  const std::size_t index_at = (per_chunk * value_bytes + 15) / 16 * 16;  // the indices after the values
+  const std::size_t result_bytes = index_at + (indices ? per_chunk * sizeof(std::uint64_t) : 0);
+  auto* out = static_cast<unsigned char*>(q.out);
+  auto launch = [&](Workspace& w, const void* chunk, std::size_t first, std::size_t len) {
+    auto* results = static_cast<unsigned char*>(w.columns.reserve(result_bytes, "results of streamed rows"));
+    auto* index = indices ? reinterpret_cast<std::uint64_t*>(results + index_at) : nullptr;
+    const SegmentBounds b{nullptr, length, len, len * length};
+    unsigned long long* bad = nullptr;  // rows have no offsets to check
+    if (is_core_op(q.op)) enqueue_segments_typed<T>(t, static_cast<const T*>(chunk), b, q.op, results, index, w, &bad);
+    else enqueue_segment_statistic(chunk, b, q.dtype, q.op, q.correction, results, index, w, &bad);
+    if (out_on_device) {
+      XREDUCE_CUDA(cudaMemcpyAsync(out + first * value_bytes, results, len * value_bytes, cudaMemcpyDefault, w.stream));
+      if (index) XREDUCE_CUDA(cudaMemcpyAsync(q.out_index + first, index, len * sizeof(std::uint64_t), cudaMemcpyDefault, w.stream));
+    } else {
+      // Pageable `out` would make an asynchronous copy wait for the chunk: through pinned memory.
+      XREDUCE_CUDA(cudaMemcpyAsync(w.host_columns.reserve(result_bytes, "host copy of streamed rows' results"), results,
+                                   result_bytes, cudaMemcpyDeviceToHost, w.stream));
+    }
+  };
+  auto fold = [&](Workspace& w, std::size_t first, int) {
+    if (out_on_device) return;
+    const std::size_t len = std::min(per_chunk, rows - first);
+    const auto* host = static_cast<const unsigned char*>(w.host_columns.get());
+    std::memcpy(out + first * value_bytes, host, len * value_bytes);
+    if (indices) std::memcpy(q.out_index + first, host + index_at, len * sizeof(std::uint64_t));
+  };
+  stream_chunks(static_cast<const T*>(q.data), rows, length, plan, device, launch, fold);
+}
+
 template <class T>
 void streamed_stats(const T* x, std::size_t n, OpSet ops, const OpsOut& out, int device, bool pinned, const Streaming& s) {
   using A = StatsAcc<T>;
   const StatsOp<T> f;
   const ChunkPlan plan = plan_chunks<T>(n, 1, ~std::size_t{0}, pinned, s);
   std::vector<A> totals(plan.workers, f.identity());
-  auto launch = [&](Workspace& w, const void* chunk, std::size_t len) {
+  auto launch = [&](Workspace& w, const void* chunk, std::size_t, std::size_t len) {
     enqueue_stats(chunk, len, dtype_of<T>(), w);
     w.fetch_result(sizeof(A));
   };
@@ -250,6 +293,15 @@ void reduce_host_stats(const void* data, std::size_t count, DType dtype, OpSet o
     using T = decltype(tag);
     streamed_stats(static_cast<const T*>(data), count, ops, out, device, pinned, streaming);
   });
+}
+
+void reduce_host_rows(Technique t, const Request& q, int device, bool pinned, bool out_on_device, const Streaming& streaming) {
+  const std::size_t row_bytes = static_cast<std::size_t>(q.view.shape[1]) * size_of(q.dtype);
+  if (row_bytes == 0 || row_bytes > (pinned ? streaming.chunk_bytes : streaming.stage_bytes)) {
+    reduce_segments(t, q, false, out_on_device, device);  // no rows to cut into chunks
+    return;
+  }
+  visit_dtype(q.dtype, [&](auto tag) { streamed_rows<decltype(tag)>(t, q, device, pinned, out_on_device, streaming); });
 }
 
 std::vector<unsigned char> reduce_host_statistic(const void* data, std::size_t count, std::size_t width, DType dtype, Op op,

@@ -117,13 +117,16 @@ inline constexpr Capabilities kShuffle = Capabilities(Engine::gpu)
                                              .add(gpu_statistics_over_axes({Memory::host, Memory::device}, {Layout::inner, Layout::ragged}))
                                              .add(on_gpu(kTogether, {Layout::all, Layout::inner, Layout::ragged}).only_together());
 //! Host data over every GPU: flat arrays and records (the statistics too), the parts'
-//! accumulators folded.
+//! accumulators folded; rows, each GPU's results written where they go; the exact sum, mean,
+//! var and std of a flat array, the parts' exact partials added.
 inline constexpr Capabilities kMultiGpu = Capabilities(Engine::gpu)
                                               .add(on_gpu(kOneOps, {Layout::all}).memory({Memory::host}))
                                               .add(gpu_statistics({Memory::host}))
-                                              .add(gpu_statistics_over_axes({Memory::host}, {Layout::outer}))
+                                              .add(gpu_statistics_over_axes({Memory::host}, {Layout::outer, Layout::inner}))
                                               .add(on_gpu(kSeedOps, {Layout::outer}).memory({Memory::host}))
-                                              .add(exact_sums({Memory::host}));
+                                              .add(on_gpu(kOneOps, {Layout::inner}).memory({Memory::host}))
+                                              .add(exact_sums({Memory::host}))
+                                              .add(exact_statistics({Memory::host}));
 //! cub::DeviceReduce, and DeviceSegmentedReduce for rows and segments.
 inline constexpr Capabilities kCub = Capabilities(Engine::gpu).add(on_gpu(kOneOps, {Layout::all, Layout::inner, Layout::ragged}));
 inline constexpr Capabilities kThrust = Capabilities(Engine::gpu).add(on_gpu_32_64(kSeedOps, {Layout::all}));
@@ -259,9 +262,14 @@ Result results_of(const HostAccumulators& a, std::size_t width);
 
 //! Reduces `count` records of host memory over GPUs 0 to devices - 1 at once: one contiguous part
 //! each, streamed to its GPU as reduce_host streams, by its own host thread; the parts'
-//! accumulators folded in order. `exact`: Accuracy::exact sums of single values (Result::exact).
+//! accumulators folded in order.
 Result reduce_host_on_gpus(Technique t, const void* data, std::size_t count, std::size_t width, DType dtype, Op op,
-                           bool exact, int block, int devices, bool pinned, const Streaming& streaming);
+                           int block, int devices, bool pinned, const Streaming& streaming);
+//! The exact partials (Accuracy::exact) of `count` elements of host memory over GPUs 0 to
+//! devices - 1, cut as reduce_host_on_gpus cuts them: the exact sum's (a sum or mean), or with
+//! `squares` those of x and x squared (a var or std), each GPU's added exactly, counts set.
+std::vector<ExactSum> exact_partials_on_gpus(Technique t, const void* data, std::size_t count, DType dtype, bool squares,
+                                             int block, int devices, bool pinned, const Streaming& streaming);
 
 //! Exact sums (Accuracy::exact) of f32, f64, f16 and bf16: enqueues the sum of n <= exact_launch_elements()
 //! elements at device pointer `data` with technique t's form and `block` threads a block, and,
@@ -305,6 +313,17 @@ std::vector<ExactSum> exact_moments_of_host(const void* data, std::size_t n, DTy
 //! else host. Throws Error(invalid_argument) for bad offsets (checked on the device as they are
 //! read).
 Result reduce_segments(Technique t, const Request& q, bool data_on_device, bool out_on_device, int device);
+
+//! Rows (layout inner) of host memory with one op (Request::op, a core op or a statistic of
+//! floats), streamed to `device` in chunks of whole rows (as reduce_host streams records), with
+//! technique t's segments kernels; each chunk's results written to q.out and q.out_index, in
+//! device memory if `out_on_device`, else host. Rows longer than a chunk (chunk_bytes, or
+//! stage_bytes of pageable memory) are copied in whole by reduce_segments.
+void reduce_host_rows(Technique t, const Request& q, int device, bool pinned, bool out_on_device, const Streaming& streaming);
+//! The same over GPUs 0 to devices - 1 at once: one contiguous block of rows each (as
+//! reduce_host_on_gpus cuts records), each GPU's results written where they go.
+void reduce_host_rows_on_gpus(Technique t, const Request& q, int devices, bool pinned, bool out_on_device,
+                              const Streaming& streaming);
 
 //! Several ops in one pass (Request::ops) of `count` elements at device pointer `data` (aligned
 //! to the element size), with cuda.shuffle's kernel over StatsOp: leaves the StatsAcc in

@@ -17,22 +17,33 @@ namespace xr = xreduce;
 
 namespace {
 
-std::vector<xr::Reducer*> segment_backends() {
+//! The GPU backends that reduce segments, or `rows` too: those that reduce rows alone
+//! (cuda.multi_gpu, of host data).
+std::vector<xr::Reducer*> segment_backends(bool rows = false) {
   std::vector<xr::Reducer*> v;
-  for (const auto& e : xr::default_context().registry().entries())
-    if (e.reducer->capabilities().engine() == xr::Engine::gpu && e.reducer->capabilities().takes(xr::Layout::ragged) && e.reducer->available())
+  for (const auto& e : xr::default_context().registry().entries()) {
+    const xr::Capabilities c = e.reducer->capabilities();
+    if (c.engine() == xr::Engine::gpu && (c.takes(xr::Layout::ragged) || (rows && c.takes(xr::Layout::inner))) && e.reducer->available())
       v.push_back(e.reducer);
+  }
   if (v.empty()) MESSAGE("no GPU backend that reduces segments can run here: skipped");
   return v;
 }
 
 template <class T>
 void gpu_segments_for_type() {
-  for (xr::Reducer* r : segment_backends()) {
-    xr::test::DevicePlacement device;
-    xr::test::check_segments_for_type<T>(*r, device, xr::test::few());
-    xr::test::HostPlacement host;  // host data: copied in whole
-    xr::test::check_segments_for_type<T>(*r, host, true);
+  for (xr::Reducer* r : segment_backends(true)) {
+    if (r->capabilities().reads(xr::Memory::device)) {
+      xr::test::DevicePlacement device;
+      xr::test::check_segments_for_type<T>(*r, device, xr::test::few());
+    }
+    // Host data: segments copied in whole; rows streamed in chunks of whole rows, rows longer
+    // than a chunk copied in whole, each shape's results where they go.
+    const xr::test::SmallChunks small(*r);
+    xr::test::HostPlacement pageable;
+    xr::test::check_segments_for_type<T>(*r, pageable, true);
+    xr::test::PinnedPlacement pinned;
+    xr::test::check_segments_for_type<T>(*r, pinned, true);
   }
 }
 
