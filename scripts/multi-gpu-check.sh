@@ -4,7 +4,7 @@
 # visible, so cuda.multi_gpu runs in them too), xreduce::mpi on 1 to 3 ranks and xreduce::nccl on
 # one rank a GPU;
 # then the rates of pageable staging's pieces (xreduce_bench_staging), one host array over every
-# GPU against one (xreduce_bench_multi_gpu) and device-resident shards through NCCL and MPI, f32
+# GPU against one (xreduce_bench_multi_gpu: the ops, an exact sum, rows of 256) and device-resident shards through NCCL and MPI, f32
 # and bf16, their sum and var (xreduce_bench_gpus).
 #
 #   scripts/multi-gpu-check.sh [BUILD_DIR] [OUT_DIR]     (defaults: build/release, bench/results/<gpu>-x<count>)
@@ -16,8 +16,8 @@
 # shards' benchmark (default: sum var) and XREDUCE_BENCH_GPUS_LOG2N its sizes a rank (default: 30),
 # so that a run within the device tool's 10 minutes can check what a change touched.
 #
-# Writes OUT_DIR/logs/multi-gpu-checks-COMMIT.log, the benchmarks' json and md, and staging.png. Exits non-zero
-# if any check failed.
+# Writes OUT_DIR/logs/multi-gpu-checks-COMMIT.log, the benchmarks' json and md, staging.png and
+# multi-gpu-host.png. Exits non-zero if any check failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/release}
@@ -46,8 +46,12 @@ want nccl-tests && step nccl-tests "${mpirun[@]}" -n "$gpus" "$build/bin/xreduce
 want bench-staging && step bench-staging "$build/bin/xreduce_bench_staging" --gib 4 --repeat 3 --out "$out"
 if want bench-multi-gpu; then
   for op in ${XREDUCE_BENCH_MULTI_OPS-sum var}; do
-    step "bench-multi-gpu-$op" "$build/bin/xreduce_bench_multi_gpu" --log2n 30 --repeat 5 --op "$op" --out "$out"
+    step "bench-multi-gpu-$op" "$build/bin/xreduce_bench_multi_gpu" --log2n 30 --repeat 7 --op "$op" --out "$out"
   done
+  # The exact sum (the same bits on one GPU and on all) and rows of host data.
+  step bench-multi-gpu-exact-sum "$build/bin/xreduce_bench_multi_gpu" --log2n 30 --repeat 5 --op sum --accuracy exact --out "$out"
+  step bench-multi-gpu-rows-sum "$build/bin/xreduce_bench_multi_gpu" --log2n 30 --repeat 5 --op sum --rows 256 --out "$out"
+  step plot-multi-gpu-host python3 bench/plot_multi_gpu_host.py "$out"
 fi
 want bench-staging && step plot-staging python3 bench/plot_staging.py "$out"
 if want bench-gpus; then
