@@ -68,6 +68,8 @@ void check_op(xr::Op op, std::size_t n, xr::Accuracy accuracy, xr::test::Pattern
   const xr::Result via_mpi = xr::mpi::allreduce(MPI_COMM_WORLD, q, o);
   if (accuracy == xr::Accuracy::exact || !xr::is_floating(q.dtype)) CHECK(via_mpi.value == r.value);
   CHECK(via_mpi.index == r.index);
+  if (accuracy == xr::Accuracy::exact)  // one value, rounded once: the whole array's on the CPU
+    CHECK(xr::default_context().reduce(host, xr::Options{.backend = "sequential", .accuracy = accuracy}).value == r.value);
 }
 
 }  // namespace
@@ -120,11 +122,15 @@ TEST_CASE("nccl: N-D device shards split along axis 0, reduced over axes that in
       }
 }
 
-TEST_CASE("nccl: exact sums are the same bits as one process's") {
-  for (std::size_t n : {std::size_t{17}, std::size_t{1} << 22}) {
-    check_op<float>(xr::Op::sum, n, xr::Accuracy::exact, xr::test::Pattern::random);
-    check_op<double>(xr::Op::sum, n, xr::Accuracy::exact, xr::test::Pattern::random);
-  }
+TEST_CASE("nccl: exact sums, means, vars and stds are the same bits as one process's") {
+  // Each rank's exact partials from its GPU (cuda.shuffle's exact kernels: those of x, and of x
+  // squared for var and std), added exactly across ranks and rounded once.
+  for (std::size_t n : {std::size_t{17}, std::size_t{1} << 22})
+    for (xr::Op op : {xr::Op::sum, xr::Op::mean, xr::Op::var, xr::Op::std}) {
+      check_op<float>(op, n, xr::Accuracy::exact, xr::test::Pattern::random);
+      check_op<double>(op, n, xr::Accuracy::exact, xr::test::Pattern::random);
+      if (op != xr::Op::sum) check_op<xr::bf16>(op, n, xr::Accuracy::exact, xr::test::Pattern::random);
+    }
 }
 
 TEST_CASE("nccl: f16, bf16 and the 8- and 16-bit integers: sums rounded once, extremes, integer sums widened") {
