@@ -41,6 +41,7 @@ struct RunArgs {
   std::string accuracy;  // empty: the config's
   std::string result_dtype;  // --result-dtype: empty, the op's own
   std::string output;    // --output FILE.npy: the results as an array
+  std::string memory = "host";  // --memory device: the data copied to a GPU first
   bool json = false;
 };
 

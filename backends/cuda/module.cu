@@ -378,6 +378,30 @@ std::int32_t pin(void* p, size_t bytes, char* message, size_t size) {
 }
 void unpin(void* p) { cudaHostUnregister(p); }
 
+// Device memory for the core's DeviceBuffer.
+void* allocate_device(size_t bytes, char* message, size_t size) {
+  if (const Availability& a = gpu_availability(); !a) {
+    detail::copy_message(a.reason, message, size);
+    return nullptr;
+  }
+  void* p = nullptr;
+  if (cudaError_t status = cudaMalloc(&p, bytes == 0 ? 1 : bytes); status != cudaSuccess) {
+    cudaGetLastError();
+    detail::copy_message(std::string("cudaMalloc: ") + cudaGetErrorString(status), message, size);
+    return nullptr;
+  }
+  return p;
+}
+void release_device(void* p) { cudaFree(p); }
+std::int32_t copy_memory(void* target, const void* source, size_t bytes, char* message, size_t size) {
+  if (cudaError_t status = cudaMemcpy(target, source, bytes, cudaMemcpyDefault); status != cudaSuccess) {
+    cudaGetLastError();
+    detail::copy_message(std::string("cudaMemcpy: ") + cudaGetErrorString(status), message, size);
+    return 0;
+  }
+  return 1;
+}
+
 }  // namespace
 }  // namespace xreduce::cuda
 
@@ -395,5 +419,11 @@ extern "C" XREDUCE_PLUGIN_EXPORT std::int32_t xreduce_plugin_init_v3(std::uint32
 extern "C" XREDUCE_PLUGIN_EXPORT const xreduce_memory_v1* xreduce_plugin_memory_v1() {
   static const xreduce_memory_v1 memory{sizeof(xreduce_memory_v1), &xreduce::cuda::allocate_pinned,
                                         &xreduce::cuda::release_pinned, &xreduce::cuda::pin, &xreduce::cuda::unpin};
+  return &memory;
+}
+
+extern "C" XREDUCE_PLUGIN_EXPORT const xreduce_device_memory_v1* xreduce_plugin_device_memory_v1() {
+  static const xreduce_device_memory_v1 memory{sizeof(xreduce_device_memory_v1), &xreduce::cuda::allocate_device,
+                                               &xreduce::cuda::release_device, &xreduce::cuda::copy_memory};
   return &memory;
 }

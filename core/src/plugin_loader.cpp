@@ -202,6 +202,12 @@ const LoadedPlugin& load_plugin_library(const std::filesystem::path& library) {
       refuse(library, "has a memory table of " + std::to_string(plugin.memory->struct_size) + " bytes, expected " +
                           std::to_string(sizeof(xreduce_memory_v1)) + "; rebuild it against this xreduce");
   }
+  if (auto entry = reinterpret_cast<xreduce_plugin_device_memory_v1_fn>(dlsym(handle, XREDUCE_PLUGIN_DEVICE_MEMORY_ENTRY))) {
+    plugin.device_memory = entry();
+    if (plugin.device_memory && plugin.device_memory->struct_size != sizeof(xreduce_device_memory_v1))
+      refuse(library, "has a device-memory table of " + std::to_string(plugin.device_memory->struct_size) + " bytes, expected " +
+                          std::to_string(sizeof(xreduce_device_memory_v1)) + "; rebuild it against this xreduce");
+  }
   return loaded().emplace(key, plugin).first->second;
 }
 

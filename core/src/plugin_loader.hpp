@@ -22,6 +22,7 @@ struct LoadedPlugin {
   xreduce_plugin_v3 table{};                       // ABI 3; points into the library, never unloaded
   xreduce_plugin_v2 table_v2{};                    // ABI 2
   const xreduce_memory_v1* memory = nullptr;       // its pinned-memory service, if it has one
+  const xreduce_device_memory_v1* device_memory = nullptr;  // its device-memory service, if it has one
   const char* name() const { return abi == 2 ? table_v2.name : table.name; }
   std::size_t backend_count() const { return abi == 2 ? table_v2.backend_count : table.backend_count; }
   const char* backend_name(std::size_t i) const { return abi == 2 ? table_v2.backends[i].name : table.backends[i].name; }

@@ -35,6 +35,7 @@ struct Registry::Impl {
   std::atomic<std::uint64_t> generation{0};  // add()s so far: a list worked out before one is not stored
   std::vector<std::int32_t (*)(const void*)> locators;
   const xreduce_memory_v1* memory = nullptr;
+  const xreduce_device_memory_v1* device_memory = nullptr;
 };
 
 Registry::Registry() : impl_(std::make_unique<Impl>()) {}
@@ -81,10 +82,12 @@ std::vector<std::string> Registry::load_plugin(const std::filesystem::path& libr
   }
   if (plugin.locate()) impl_->locators.push_back(plugin.locate());
   if (plugin.memory && !impl_->memory) impl_->memory = plugin.memory;
+  if (plugin.device_memory && !impl_->device_memory) impl_->device_memory = plugin.device_memory;
   return added;
 }
 
 const xreduce_memory_v1* Registry::memory_service() const { return impl_->memory; }
+const xreduce_device_memory_v1* Registry::device_memory_service() const { return impl_->device_memory; }
 
 void Registry::load_plugins(const std::vector<std::filesystem::path>& places) {
   auto try_load = [&](const std::filesystem::path& file) {

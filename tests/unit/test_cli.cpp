@@ -149,6 +149,28 @@ TEST_CASE("cli: run --json prints one document with the documented keys") {
   CHECK_FALSE(nlohmann::json::parse(s.out).contains("index"));
 }
 
+TEST_CASE("cli: --memory device reduces the data in a GPU's memory, or says why it cannot") {
+  // Exact sums of the same seeded data, and of its rows as an N-D array over --axis 1: one value
+  // whatever the memory and the engine. Without a GPU (or the CUDA module) a one-line reason.
+  const std::string flat = "run --op sum --dtype f32 --n 100003 --seed 5 --accuracy exact --json";
+  const std::string rows = "run --op max --dtype f16 --shape 301,17 --axis 1 --seed 6 --json";
+  const Run host = xreduce(flat), device = xreduce(flat + " --memory device", "", true);
+  REQUIRE(host.code == 0);
+  if (device.code == 0) {
+    CHECK(nlohmann::json::parse(device.out)["value"] == nlohmann::json::parse(host.out)["value"]);
+    const Run host_rows = xreduce(rows), device_rows = xreduce(rows + " --memory device");
+    REQUIRE(device_rows.code == 0);
+    CHECK(nlohmann::json::parse(device_rows.out)["value"] == nlohmann::json::parse(host_rows.out)["value"]);
+  } else {
+    CHECK(device.code == 2);
+    CHECK(device.out.find("device memory") != std::string::npos);
+  }
+  const Run distributed = xreduce("run --op sum --dtype f32 --n 10 --memory device --distributed", "", true);
+  CHECK(distributed.code == 2);
+  CHECK(distributed.out.find("--distributed") != std::string::npos);
+  CHECK(xreduce("run --op sum --dtype f32 --n 10 --memory gpu").code == 2);
+}
+
 TEST_CASE("cli: --width K reduces records: value is a list of K column results") {
   Run r = xreduce("run --op min --dtype i32 --n 900 --width 9 --seed 5 --json");
   REQUIRE(r.code == 0);

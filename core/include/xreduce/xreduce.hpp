@@ -7,6 +7,7 @@
 //!   xreduce/custom.hpp     user-defined reductions (your type, your operator) on the CPU
 //!   xreduce/cuda.cuh       the same on the GPU, compiled with nvcc
 //!   xreduce/pinned.hpp     page-locked host memory
+//!   xreduce/device_buffer.hpp  memory of a GPU, through the CUDA module
 //!   xreduce/calibrate.hpp  measuring this machine's thresholds
 //!   xreduce/timing.hpp     the timing rule the command and the benchmarks share
 //!   xreduce/backend/       for backend authors: the Reducer interface, the registry and the

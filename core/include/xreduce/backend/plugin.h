@@ -298,6 +298,23 @@ typedef struct xreduce_memory_v1 {
 
 typedef const xreduce_memory_v1* (*xreduce_plugin_memory_v1_fn)(void);
 
+/* Optional, a second symbol: memory of a GPU, for callers that put their data where the GPU
+ * backends read it in place (xreduce::DeviceBuffer, the command's `--memory device`). The core
+ * uses the first loaded plugin that exports it. */
+#define XREDUCE_PLUGIN_DEVICE_MEMORY_ENTRY "xreduce_plugin_device_memory_v1"
+
+typedef struct xreduce_device_memory_v1 {
+  uint32_t struct_size; /* sizeof(xreduce_device_memory_v1) in the plugin's build */
+  /* Memory of the calling thread's current device, or NULL with the reason in `message`. */
+  void* (*allocate)(size_t bytes, char* message, size_t message_size);
+  void (*release)(void* pointer);
+  /* Copies `bytes` from `source` to `target`, each host or device memory, and waits: 1 on
+   * success, else 0 with the reason in `message`. */
+  int32_t (*copy)(void* target, const void* source, size_t bytes, char* message, size_t message_size);
+} xreduce_device_memory_v1;
+
+typedef const xreduce_device_memory_v1* (*xreduce_plugin_device_memory_v1_fn)(void);
+
 #ifdef __cplusplus
 }
 #endif

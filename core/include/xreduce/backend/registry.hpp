@@ -117,6 +117,9 @@ class Registry {
   //! The first loaded plugin's pinned-memory service (xreduce/backend/plugin.h), or nullptr if no plugin
   //! offers one. PinnedBuffer and PinnedRegion (xreduce/pinned.hpp) are the way to use it.
   const xreduce_memory_v1* memory_service() const;
+  //! The first loaded plugin's device-memory service, or nullptr if no plugin offers one.
+  //! DeviceBuffer (xreduce/device_buffer.hpp) is the way to use it.
+  const xreduce_device_memory_v1* device_memory_service() const;
 
  private:
   const std::vector<Candidate>& candidates_of(const Workload& workload, std::optional<Engine> engine) const;
