@@ -349,57 +349,41 @@ std::int32_t locate(const void* p) {
   return where.pinned ? XREDUCE_LOCATION_PINNED_HOST : XREDUCE_LOCATION_HOST;
 }
 
-// Pinned host memory for the core's PinnedBuffer and PinnedRegion.
-void* allocate_pinned(size_t bytes, char* message, size_t size) {
+//! Whether `call` (a CUDA runtime call, named `what`) succeeded on a usable GPU: false with the
+//! reason in `message` (no GPU, or CUDA's error), for the memory services below.
+template <class Call>
+bool succeeded(const char* what, Call&& call, char* message, size_t size) {
   if (const Availability& a = gpu_availability(); !a) {
     detail::copy_message(a.reason, message, size);
-    return nullptr;
+    return false;
   }
-  void* p = nullptr;
-  if (cudaError_t status = cudaMallocHost(&p, bytes == 0 ? 1 : bytes); status != cudaSuccess) {
+  if (cudaError_t status = call(); status != cudaSuccess) {
     cudaGetLastError();
-    detail::copy_message(std::string("cudaMallocHost: ") + cudaGetErrorString(status), message, size);
-    return nullptr;
+    detail::copy_message(std::string(what) + ": " + cudaGetErrorString(status), message, size);
+    return false;
   }
-  return p;
+  return true;
+}
+
+// Pinned host memory for the core's PinnedBuffer and PinnedRegion.
+void* allocate_pinned(size_t bytes, char* message, size_t size) {
+  void* p = nullptr;
+  return succeeded("cudaMallocHost", [&] { return cudaMallocHost(&p, bytes == 0 ? 1 : bytes); }, message, size) ? p : nullptr;
 }
 void release_pinned(void* p) { cudaFreeHost(p); }
 std::int32_t pin(void* p, size_t bytes, char* message, size_t size) {
-  if (const Availability& a = gpu_availability(); !a) {
-    detail::copy_message(a.reason, message, size);
-    return 0;
-  }
-  if (cudaError_t status = cudaHostRegister(p, bytes, cudaHostRegisterDefault); status != cudaSuccess) {
-    cudaGetLastError();
-    detail::copy_message(std::string("cudaHostRegister: ") + cudaGetErrorString(status), message, size);
-    return 0;
-  }
-  return 1;
+  return succeeded("cudaHostRegister", [&] { return cudaHostRegister(p, bytes, cudaHostRegisterDefault); }, message, size);
 }
 void unpin(void* p) { cudaHostUnregister(p); }
 
 // Device memory for the core's DeviceBuffer.
 void* allocate_device(size_t bytes, char* message, size_t size) {
-  if (const Availability& a = gpu_availability(); !a) {
-    detail::copy_message(a.reason, message, size);
-    return nullptr;
-  }
   void* p = nullptr;
-  if (cudaError_t status = cudaMalloc(&p, bytes == 0 ? 1 : bytes); status != cudaSuccess) {
-    cudaGetLastError();
-    detail::copy_message(std::string("cudaMalloc: ") + cudaGetErrorString(status), message, size);
-    return nullptr;
-  }
-  return p;
+  return succeeded("cudaMalloc", [&] { return cudaMalloc(&p, bytes == 0 ? 1 : bytes); }, message, size) ? p : nullptr;
 }
 void release_device(void* p) { cudaFree(p); }
 std::int32_t copy_memory(void* target, const void* source, size_t bytes, char* message, size_t size) {
-  if (cudaError_t status = cudaMemcpy(target, source, bytes, cudaMemcpyDefault); status != cudaSuccess) {
-    cudaGetLastError();
-    detail::copy_message(std::string("cudaMemcpy: ") + cudaGetErrorString(status), message, size);
-    return 0;
-  }
-  return 1;
+  return succeeded("cudaMemcpy", [&] { return cudaMemcpy(target, source, bytes, cudaMemcpyDefault); }, message, size);
 }
 
 }  // namespace
