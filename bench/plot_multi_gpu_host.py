@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Plots one host array over every GPU against one GPU: each xreduce_bench_multi_gpu result in a
 folder (multi-gpu-host*.json) as a pair of horizontal bars, the two GPUs' speed-up over one from
-pageable and from pinned memory, with the issue's targets (1.8x pageable, 1.9x pinned) as lines.
+pageable and from pinned memory, with the targets (1.8x pageable, 1.9x pinned) as lines.
 
     python3 bench/plot_multi_gpu_host.py DIR      (reads DIR/multi-gpu-host*.json; writes DIR/multi-gpu-host.png)
 """

@@ -162,7 +162,10 @@ int run(xr::Context& ctx, const RunArgs& args, const DataArgs& d) {
   // lives, and a CPU reduction never starts the GPU's driver. With --memory device, the data and
   // the segments' offsets (the kernels read both) are copied to the GPU first.
   std::optional<xr::DeviceBuffer> data_buffer, offsets_buffer;
-  if (device) a = on_device(a, data_buffer, ctx.registry()), offsets = on_device(offsets, offsets_buffer, ctx.registry());
+  if (device) {
+    a = on_device(a, data_buffer, ctx.registry());
+    offsets = on_device(offsets, offsets_buffer, ctx.registry());
+  }
   const xr::Request q = request_for(a, d, op, device ? xr::Memory::device : xr::Memory::host, offsets, ops);
   xr::Options o = options_of(args.backend, args.block_size, args.threads, args.accuracy, args.settings);
   if (!args.result_dtype.empty()) o.result_dtype = xr::parse_dtype(args.result_dtype);

@@ -12,7 +12,8 @@
 // host, each worker's in its order and then the workers' in theirs, so a streamed sum is as
 // accurate as one pass over device memory and the same bits from call to call (for the same
 // settings); an exact sum's partials are ExactSums, added exactly, and a statistic's are its
-// kernel's accumulators (StatisticPartials), folded as the kernel folds them.
+// kernel's accumulators (StatisticPartials), folded as the kernel folds them. Rows have no partial
+// to fold: each chunk's results are written where they go (streamed_rows).
 
 #include <algorithm>
 #include <atomic>

@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool exact = accuracy == xr::Accuracy::exact;
-  if (!accuracy || (exact && (row_length > 0 || !(*op == xr::Op::sum || *op == xr::Op::mean || *op == xr::Op::var || *op == xr::Op::std)))) {
+  if (!accuracy || (exact && (row_length > 0 || !(*op == xr::Op::sum || xr::exact_statistic(*op))))) {
     std::fprintf(stderr, "xreduce_bench_multi_gpu: --accuracy is standard or exact; exact takes a flat sum, mean, var or std\n");
     return 2;
   }
@@ -80,6 +80,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::size_t results = row_length > 0 ? n / row_length : 1;
+  const xr::DType result_type = xr::result_dtype(xr::DType::f32, *op);
+  const std::size_t result_bytes = xr::size_of(result_type);
   std::vector<float> pageable(n);
   for (std::size_t i = 0; i < n; ++i) pageable[i] = static_cast<float>((i * 2654435761u) % 1000003) / 1000003.0f;
   xr::PinnedBuffer pinned(n * sizeof(float));
@@ -101,9 +103,8 @@ int main(int argc, char** argv) {
     if (row_length == 0) values[0] = res.value.to_double();
     else
       for (std::size_t k = 0; k < results; ++k)
-        values[k] = xr::Scalar::from_bytes(xr::result_dtype(xr::DType::f32, *op),
-                                           reinterpret_cast<const unsigned char*>(row_results.data()) + k * xr::size_of(xr::result_dtype(xr::DType::f32, *op)))
-                        .to_double();
+        values[k] =
+            xr::Scalar::from_bytes(result_type, reinterpret_cast<const unsigned char*>(row_results.data()) + k * result_bytes).to_double();
     return seconds;
   };
   auto median = [](std::vector<double> t) {
