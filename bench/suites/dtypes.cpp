@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -65,7 +66,7 @@ int run_dtypes(const SuiteArgs& args) {
   xr::Reducer* pool = ctx.registry().best(xr::Engine::cpu_parallel, user_code);
   std::string md = "# Every element type: sums over the same bytes\n\n## Host data, " + std::to_string(bytes >> 20) +
                    " MiB of each type\n\nGB/s of the bytes read, median of " + std::to_string(args.repeat) +
-                   "; in brackets, the share of the read probe over the same bytes (one thread for `sequential`, all " +
+                   ", the probe and the backends over the same threads taking turns; in brackets, the share of the read probe over the same bytes (one thread for `sequential`, all " +
                    std::to_string(cores) + " for the others, on " + (pool ? std::string(pool->name()) : std::string("one thread")) +
                    "'s threads).\n\n| type | probe, 1 thread | sequential | probe, all threads |";
   for (xr::Reducer* r : parallel) md += " " + std::string(r->name()) + " |";
@@ -82,26 +83,35 @@ int run_dtypes(const SuiteArgs& args) {
     const std::vector<std::uint64_t> data = random_elements(dtype, bytes, 21 + k);
     const std::size_t n = bytes / size_of(dtype);
     volatile std::uint64_t sink = 0;
-    const double probe_one = bytes / time_per_call([&] { sink = sink + read_probe(data.data(), bytes, 1, nullptr); }, args.repeat) / 1e9;
-    const double probe_all = bytes / time_per_call([&] { sink = sink + read_probe(data.data(), bytes, cores, pool); }, args.repeat) / 1e9;
-    md += "| " + type + " | " + fmt("%.1f", probe_one) + " |";
-    rows.push_back({{"dtype", type}, {"what", "read probe"}, {"threads", 1}, {"gbps", probe_one}});
-    rows.push_back({{"dtype", type}, {"what", "read probe"}, {"threads", cores}, {"gbps", probe_all}});
     const xr::Request q{data.data(), n, dtype, xr::Op::sum, xr::Memory::host};
-    auto cell = [&](xr::Reducer& r, double probe, int threads) {
-      std::vector<double> raw;
-      xr::Options o;
-      o.threads = threads;
-      const double t = time_per_call([&] { r.reduce(q, o); }, args.repeat, &raw);
-      const double gbps = bytes / t / 1e9;
-      md += " " + fmt("%.1f", gbps) + " (" + fmt("%.0f%%", 100 * gbps / probe) + ") |";
-      rows.push_back({{"dtype", type}, {"what", "sum"}, {"backend", r.name()}, {"threads", threads ? threads : static_cast<int>(cores)},
-                      {"n", n}, {"median_s", t}, {"gbps", gbps}, {"probe_gbps", probe}, {"fraction_of_probe", gbps / probe},
-                      {"times_s", raw}});
+    // The probe and the backends over the same threads take turns (timing.hpp): their ratio is
+    // the figure, and a shared host's drift between two runs one after the other would be in it.
+    auto group = [&](int threads, const std::vector<xr::Reducer*>& backends) {
+      std::vector<std::function<void()>> calls{[&, threads] {
+        sink = sink + (threads == 1 ? read_probe(data.data(), bytes, 1, nullptr) : read_probe(data.data(), bytes, cores, pool));
+      }};
+      for (xr::Reducer* r : backends)
+        calls.push_back([&, r, threads] {
+          xr::Options o;
+          o.threads = threads == 1 ? 1 : 0;
+          r->reduce(q, o);
+        });
+      std::vector<std::vector<double>> raw;
+      const std::vector<double> t = xr::timing::seconds_per_call_in_turns(calls, args.repeat, 1e-3, &raw);
+      const double probe = bytes / t[0] / 1e9;
+      rows.push_back({{"dtype", type}, {"what", "read probe"}, {"threads", threads}, {"gbps", probe}, {"times_s", raw[0]}});
+      md += " " + fmt("%.1f", probe) + " |";
+      for (std::size_t k = 0; k < backends.size(); ++k) {
+        const double gbps = bytes / t[k + 1] / 1e9;
+        md += " " + fmt("%.1f", gbps) + " (" + fmt("%.0f%%", 100 * gbps / probe) + ") |";
+        rows.push_back({{"dtype", type}, {"what", "sum"}, {"backend", backends[k]->name()}, {"threads", threads},
+                        {"n", n}, {"median_s", t[k + 1]}, {"gbps", gbps}, {"probe_gbps", probe},
+                        {"fraction_of_probe", gbps / probe}, {"times_s", raw[k + 1]}});
+      }
     };
-    cell(ctx.registry().get("sequential"), probe_one, 1);
-    md += " " + fmt("%.1f", probe_all) + " |";
-    for (xr::Reducer* r : parallel) cell(*r, probe_all, 0);
+    md += "| " + type + " |";
+    group(1, {&ctx.registry().get("sequential")});
+    group(static_cast<int>(cores), parallel);
     md += "\n";
   }
   progress.finish();

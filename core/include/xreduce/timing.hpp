@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <utility>
 #include <vector>
 
 namespace xreduce::timing {
@@ -77,6 +79,28 @@ double seconds_per_call(F&& call, int samples, double batch_seconds = 1e-3, std:
   batch_samples(call, batch, samples, t);
   if (raw) *raw = t;
   return median(t);
+}
+
+//! The same rule for calls compared with one another, taking turns: each warmed up and its batch
+//! sized, then batch after batch, one of each call in turn, `samples` times. A shared host's
+//! rate drifts by 10-20% over seconds; timed one after another, two calls' ratio takes in that
+//! drift, in turns both see it alike. Returns each call's median seconds per call (and fills
+//! `raw[k]` with call k's samples, if given).
+inline std::vector<double> seconds_per_call_in_turns(const std::vector<std::function<void()>>& calls, int samples,
+                                                     double batch_seconds = 1e-3,
+                                                     std::vector<std::vector<double>>* raw = nullptr) {
+  std::vector<int> batch;
+  for (const auto& call : calls) {
+    warm_up(call);
+    batch.push_back(batch_size(call, batch_seconds));
+  }
+  std::vector<std::vector<double>> t(calls.size());
+  for (int s = 0; s < samples; ++s)
+    for (std::size_t k = 0; k < calls.size(); ++k) batch_samples(calls[k], batch[k], 1, t[k]);
+  std::vector<double> medians;
+  for (const auto& v : t) medians.push_back(median(v));
+  if (raw) *raw = std::move(t);
+  return medians;
 }
 
 }  // namespace xreduce::timing
