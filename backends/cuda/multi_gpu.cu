@@ -39,16 +39,16 @@ Result fold_parts(const std::vector<HostAccumulators>& parts, const std::vector<
 
 //! Cuts `count` records of `record_bytes` at `data` into one contiguous part per GPU, starting on
 //! 4 KiB boundaries of the input (records whole, so that every part keeps its alignment), and
-//! runs body(d, part, records) for each part that holds any, GPU d's on a host thread of its own.
-//! Returns where each part starts (first[devices] = count).
+//! runs body(d, part, first_record, records) for each part that holds any, GPU d's on a host
+//! thread of its own. Returns where each part starts (first[devices] = count).
 std::vector<std::size_t> on_each_gpu(const void* data, std::size_t count, std::size_t record_bytes, int devices,
-                                     const std::function<void(int, const void*, std::size_t)>& body) {
+                                     const std::function<void(int, const void*, std::size_t, std::size_t)>& body) {
   std::size_t step = 1;
   while (step * record_bytes % 4096 != 0 && step < 4096) ++step;
   std::vector<std::size_t> first(devices + 1, count);
   for (int d = 0; d < devices; ++d) first[d] = std::min(count, count / devices / step * step * d);
   run_in_parallel(devices, [&](int d) {
-    if (const std::size_t n = first[d + 1] - first[d]; n > 0) body(d, static_cast<const unsigned char*>(data) + first[d] * record_bytes, n);
+    if (const std::size_t n = first[d + 1] - first[d]; n > 0) body(d, static_cast<const unsigned char*>(data) + first[d] * record_bytes, first[d], n);
   });
   return first;
 }
@@ -60,7 +60,7 @@ Result reduce_host_statistic_on_gpus(const void* data, std::size_t count, std::s
   const StatisticPartials partials = statistic_partials(dtype, op);
   std::vector<std::vector<unsigned char>> parts(devices);
   const std::vector<std::size_t> first =
-      on_each_gpu(data, count, width * size_of(dtype), devices, [&](int d, const void* part, std::size_t n) {
+      on_each_gpu(data, count, width * size_of(dtype), devices, [&](int d, const void* part, std::size_t, std::size_t n) {
         parts[d] = reduce_host_statistic(part, n, width, dtype, op, d, pinned, streaming);
       });
   std::vector<unsigned char> total = partials.identities(width);
@@ -73,8 +73,7 @@ void reduce_host_rows_on_gpus(Technique t, const Request& q, int devices, bool p
                               const Streaming& streaming) {
   const std::size_t row_bytes = static_cast<std::size_t>(q.view.shape[1]) * size_of(q.dtype);
   const std::size_t value_bytes = size_of(result_dtype(q.dtype, q.op));
-  on_each_gpu(q.data, static_cast<std::size_t>(q.view.shape[0]), row_bytes, devices, [&](int d, const void* part, std::size_t n) {
-    const std::size_t first = static_cast<std::size_t>(static_cast<const unsigned char*>(part) - static_cast<const unsigned char*>(q.data)) / row_bytes;
+  on_each_gpu(q.data, static_cast<std::size_t>(q.view.shape[0]), row_bytes, devices, [&](int d, const void* part, std::size_t first, std::size_t n) {
     Request rows = q;  // this GPU's rows, and where their results go
     rows.data = part;
     rows.view.shape[0] = static_cast<std::int64_t>(n);
@@ -88,7 +87,7 @@ void reduce_host_rows_on_gpus(Technique t, const Request& q, int devices, bool p
 std::vector<ExactSum> exact_partials_on_gpus(Technique t, const void* data, std::size_t count, DType dtype, bool squares,
                                              int block, int devices, bool pinned, const Streaming& streaming) {
   std::vector<std::vector<ExactSum>> parts(devices);
-  on_each_gpu(data, count, size_of(dtype), devices, [&](int d, const void* part, std::size_t n) {
+  on_each_gpu(data, count, size_of(dtype), devices, [&](int d, const void* part, std::size_t, std::size_t n) {
     if (squares) parts[d] = exact_moments_of_host(part, n, dtype, d, pinned, streaming);
     else parts[d] = {exact_sum_of_host(t, part, n, dtype, block, d, pinned, streaming)};
   });
@@ -103,7 +102,7 @@ Result reduce_host_on_gpus(Technique t, const void* data, std::size_t count, std
                            int block, int devices, bool pinned, const Streaming& streaming) {
   std::vector<HostAccumulators> parts(devices);
   const std::vector<std::size_t> first =
-      on_each_gpu(data, count, width * size_of(dtype), devices, [&](int d, const void* part, std::size_t n) {
+      on_each_gpu(data, count, width * size_of(dtype), devices, [&](int d, const void* part, std::size_t, std::size_t n) {
         parts[d] = reduce_host_accumulators(t, part, n, width, dtype, op, block, d, pinned, streaming);
       });
   // Empty parts (fewer records than GPUs) hold no result: fold the others.
