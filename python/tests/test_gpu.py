@@ -5,7 +5,10 @@ import math
 import numpy
 import pytest
 import xreduce
-from reference import exact_sum, reference
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from reference import exact_sum, reference, round_to
+from test_statistics import arrays, exact_moments, sqrt_rounded
 
 GPU = [b.name for b in xreduce.backends() if b.available and b.device_memory]
 pytestmark = pytest.mark.skipif(not GPU, reason="no GPU backend can run here")
@@ -18,6 +21,8 @@ TORCH_DTYPES = ["float32", "float64", "int32", "int64"]
 OPS = ["sum", "prod", "min", "max", "argmin", "argmax"]
 # Backends that promise the semantics table for every op on device data.
 ARG_BACKENDS = [b for b in ("cuda.shuffle", "cuda.single_pass", "cub") if b in GPU]
+# Backends with exact sums (and the exact mean, var and std) of device data.
+EXACT_GPU = [b for b in GPU if next(x for x in xreduce.backends() if x.name == b).exact_sums]
 
 
 def device_draw(rng, dtype, n, op):
@@ -53,12 +58,30 @@ def test_torch_device_tensors(rng, backend, dtype, op):
         check(host, op, r)
 
 
-@pytest.mark.parametrize("backend", [b for b in GPU if next(x for x in xreduce.backends() if x.name == b).exact_sums])
+@pytest.mark.parametrize("backend", EXACT_GPU)
 def test_exact_device_sums_are_bit_exact(rng, backend):
     for dtype in ("float32", "float64"):
         host = ((rng.random(1 << 20) - 0.5) * 2.0 ** rng.integers(-60, 60, 1 << 20)).astype(dtype)
         got = xreduce.sum(torch.from_numpy(host).cuda(), backend=backend, accuracy="exact")
         assert got == exact_sum(host)
+
+
+@pytest.mark.parametrize("backend", EXACT_GPU)
+@given(drawn=arrays(), correction=st.sampled_from([0.0, 1.0, 0.5]))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_exact_mean_var_std_of_device_tensors_are_rounded_once(backend, drawn, correction):
+    """The GPU's exact mean, var and std of a device tensor: the exact value (fractions) rounded
+    once, as on the host (test_statistics.py, whose data this draws)."""
+    host, how = drawn
+    mean, var = exact_moments(host.tolist(), correction)
+    x = torch.from_numpy(host).cuda()
+    exact = dict(backend=backend, accuracy="exact")
+    assert xreduce.mean(x, **exact) == round_to(mean, host.dtype), how
+    if var is None:
+        assert math.isnan(xreduce.var(x, correction=correction, **exact)), how
+        return
+    assert xreduce.var(x, correction=correction, **exact) == round_to(var, host.dtype), how
+    assert xreduce.std(x, correction=correction, **exact) == sqrt_rounded(var, host.dtype), how
 
 
 @pytest.mark.parametrize("backend", [b for b in ("auto", "cuda.shuffle") if b == "auto" or b in GPU])
