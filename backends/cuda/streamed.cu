@@ -17,12 +17,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <functional>
 #include <memory>
-#include <string>
 #include <thread>
 #include <vector>
 
@@ -39,27 +37,6 @@ template <class T>
 std::size_t records_per_chunk(std::size_t width, std::size_t chunk_bytes) {
   return width == 1 ? std::max<std::size_t>(256, chunk_bytes / sizeof(T) / 256 * 256)
                     : std::max<std::size_t>(1, chunk_bytes / sizeof(T) / width);
-}
-
-//! Copies a chunk of pageable input into its pinned staging. glibc's memcpy moves a chunk of
-//! megabytes with `rep movsb` on current x86 processors (from 2 KiB up to its non-temporal
-//! threshold); XREDUCE_STAGE_COPY=loop takes a plain loop of 256-byte blocks instead, whose
-//! ordinary stores leave the staging in the cache for the DMA that reads it next.
-void copy_to_staging(void* to, const void* from, std::size_t bytes) {
-  static const bool loop = [] {
-    const char* how = std::getenv("XREDUCE_STAGE_COPY");
-    return how && std::string(how) == "loop";
-  }();
-  if (!loop) {
-    std::memcpy(to, from, bytes);
-    return;
-  }
-  constexpr std::size_t kBlock = 256;
-  auto* d = static_cast<unsigned char*>(to);
-  const auto* s = static_cast<const unsigned char*>(from);
-  std::size_t i = 0;
-  for (; i + kBlock <= bytes; i += kBlock) __builtin_memcpy(d + i, s + i, kBlock);  // inlined: vector moves
-  std::memcpy(d + i, s + i, bytes - i);
 }
 
 //! How one call's host input is cut and moved: chunks of `per_chunk` records, taken by `workers`
@@ -125,7 +102,7 @@ void stream_chunks(const T* x, std::size_t n, std::size_t width, const ChunkPlan
         const std::size_t first = c * p.per_chunk, len = std::min(p.per_chunk, n - first), bytes = len * width * sizeof(T);
         const void* source = x + first * width;
         if (p.stage) {
-          copy_to_staging(w.pinned.get(), source, bytes);
+          std::memcpy(w.pinned.get(), source, bytes);
           source = w.pinned.get();
         }
         XREDUCE_CUDA(cudaMemcpyAsync(w.staging.get(), source, bytes, cudaMemcpyHostToDevice, w.stream));
