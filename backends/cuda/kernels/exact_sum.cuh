@@ -450,42 +450,56 @@ __device__ inline void exact_block_sum_binned(const T* __restrict__ x, std::size
     add_to_bins<kBlock>(mine, f, words);
     seen = seen || __float_as_uint(f) != 0x80000000u;
   };
+  auto add = [&](float v) { mine[(__float_as_uint(v) >> 27 & (kFieldBins - 1)) * kBlock] += static_cast<double>(v); };
   auto add_vector = [&](const Vec<T>& r) {
     float f[kVec];
-    unsigned top = 0, all_bits = 0xffffffffu;
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) {
-      f[j] = binned_float(r.e[j]);
-      top = max(top, __float_as_uint(f[j]) & 0x7fffffffu);
-      all_bits &= __float_as_uint(f[j]);
-    }
-    if (top >= 0x7f800000u) {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) one_by_one(f[j]);
-      return;
-    }
-    if (top != 0) seen = true;
-    else if (!seen) seen = all_bits != 0x80000000u;  // zeros: all -0 or not
-    auto add = [&](float v) { mine[(__float_as_uint(v) >> 27 & (kFieldBins - 1)) * kBlock] += static_cast<double>(v); };
+    for (int j = 0; j < kVec; ++j) f[j] = binned_float(r.e[j]);
     if constexpr (std::is_same_v<T, bf16>) {
       // Two bf16 (8-bit significands) whose exponents lie within 15 of each other add exactly
-      // in an f32: such pairs take one bin addition instead of two (the bins' shared-memory
-      // traffic bounds a bf16 sum, 8 elements a load, not the memory's rate). A sum is exact
-      // when both differences give back the other addend: the one from the larger addend is
-      // itself exact (Sterbenz), so it returns the other only if s = a + b. If any pair of the
-      // vector is not exact (exponents far apart, or an overflow), each element goes alone.
+      // in an f32: such pairs take one bin addition instead of two (the bins' shared memory and
+      // the instructions per element bound a bf16 sum, 8 elements a load, not the memory's
+      // rate). A sum is exact when both differences give back the other addend: the one from
+      // the larger addend is itself exact (Sterbenz), so it returns the other only if
+      // s = a + b. If any pair of the vector is not exact (exponents far apart), each element
+      // goes alone. The pairs' sums also find the specials: a NaN or an infinity makes its
+      // pair's sum one, as does an overflow of two finite elements; such a vector goes one by
+      // one (finite elements to the bins, the rest counted).
       float pair[kVec / 2];
-      bool exact = true;
+      bool finite = true, exact = true;
 #pragma unroll
       for (int j = 0; j < kVec / 2; ++j) {
         pair[j] = __fadd_rn(f[2 * j], f[2 * j + 1]);
-        exact = exact && __fsub_rn(pair[j], f[2 * j]) == f[2 * j + 1] && __fsub_rn(pair[j], f[2 * j + 1]) == f[2 * j];
+        finite &= fabsf(pair[j]) < __int_as_float(0x7f800000);
+        exact &= (__fsub_rn(pair[j], f[2 * j]) == f[2 * j + 1]) & (__fsub_rn(pair[j], f[2 * j + 1]) == f[2 * j]);
       }
+      if (!finite) {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) one_by_one(f[j]);
+        return;
+      }
+      if (!seen)  // an element other than -0: once seen, no more to look at
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) seen = seen || __float_as_uint(f[j]) != 0x80000000u;
       if (exact) {
 #pragma unroll
         for (int j = 0; j < kVec / 2; ++j) add(pair[j]);
         return;
       }
+    } else {
+      unsigned top = 0, all_bits = 0xffffffffu;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        top = max(top, __float_as_uint(f[j]) & 0x7fffffffu);
+        all_bits &= __float_as_uint(f[j]);
+      }
+      if (top >= 0x7f800000u) {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) one_by_one(f[j]);
+        return;
+      }
+      if (top != 0) seen = true;
+      else if (!seen) seen = all_bits != 0x80000000u;  // zeros: all -0 or not
     }
 #pragma unroll
     for (int j = 0; j < kVec; ++j) add(f[j]);
