@@ -153,7 +153,7 @@ struct BinMomentsLane {
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
       not_negative_zero |= __float_as_uint(f[j]) ^ 0x80000000u;
-      bins[(__float_as_uint(f[j]) >> 27 & (kFieldBins - 1)) * kBlock] += static_cast<double>(f[j]);
+      add_finite_to_bins<kBlock>(bins, f[j]);
       add_square(f[j]);
     }
   }
