@@ -86,27 +86,28 @@ int run_dtypes(const SuiteArgs& args) {
     // is the figure, and a shared host's drift between two runs one after the other would be in
     // it. Pairs, not one round of every backend: a round that runs openmp's threads and then
     // tbb's gives tbb cores that openmp's threads still spin on (tbb read at 65-74% of the probe
-    // so on the H200 host, against 95-105% alone).
-    auto pair = [&](xr::Reducer& r, int threads) {
+    // so on the H200 host, against 92-108% in pairs: bench/results/nvidia-h200/dtypes.md).
+    // `sequential` on the calling thread, the others on all of theirs.
+    auto pair = [&](xr::Reducer& r, bool one_thread) {
+      const std::size_t threads = one_thread ? 1 : cores;
       const std::vector<std::function<void()>> calls{
-          [&, threads] { sink = sink + read_probe(data.data(), bytes, threads == 1 ? 1 : cores, threads == 1 ? nullptr : &r); },
-          [&, threads] {
+          [&] { sink = sink + read_probe(data.data(), bytes, threads, one_thread ? nullptr : &r); },
+          [&] {
             xr::Options o;
-            o.threads = threads == 1 ? 1 : 0;
+            o.threads = one_thread ? 1 : 0;
             r.reduce(q, o);
           }};
       std::vector<std::vector<double>> raw;
       const std::vector<double> t = xr::timing::seconds_per_call_in_turns(calls, args.repeat, 1e-3, &raw);
       const double probe = bytes / t[0] / 1e9, gbps = bytes / t[1] / 1e9;
-      const int used = threads == 1 ? 1 : static_cast<int>(cores);
-      rows.push_back({{"dtype", type}, {"what", "read probe"}, {"threads", used}, {"on", r.name()}, {"gbps", probe}, {"times_s", raw[0]}});
-      rows.push_back({{"dtype", type}, {"what", "sum"}, {"backend", r.name()}, {"threads", used}, {"n", n}, {"median_s", t[1]},
+      rows.push_back({{"dtype", type}, {"what", "read probe"}, {"threads", threads}, {"on", r.name()}, {"gbps", probe}, {"times_s", raw[0]}});
+      rows.push_back({{"dtype", type}, {"what", "sum"}, {"backend", r.name()}, {"threads", threads}, {"n", n}, {"median_s", t[1]},
                       {"gbps", gbps}, {"probe_gbps", probe}, {"fraction_of_probe", gbps / probe}, {"times_s", raw[1]}});
       md += " " + fmt("%.1f", probe) + " | " + fmt("%.1f", gbps) + " (" + fmt("%.0f%%", 100 * gbps / probe) + ") |";
     };
     md += "| " + type + " |";
-    pair(ctx.registry().get("sequential"), 1);
-    for (xr::Reducer* r : parallel) pair(*r, static_cast<int>(cores));
+    pair(ctx.registry().get("sequential"), true);
+    for (xr::Reducer* r : parallel) pair(*r, false);
     md += "\n";
   }
   progress.finish();
