@@ -109,7 +109,9 @@ Scalar rounded(DType dtype, double wide) {
 
 Result run_for_results(const Request& q, const Request& c, const Features& f, const Run& run, std::optional<DType> asked) {
   const std::size_t n = result_count(c);
-  const bool array = f.layout != Layout::all;
+  // More than one value: segments, or a view's results of a shape (a view that reduces every
+  // axis has one, whatever layout its canonical form takes).
+  const bool array = c.segments.segmented() || !result_shape(q).empty();
   if (f.several) {
     Request w = c;
     OpsOut own;
@@ -174,10 +176,10 @@ Result run_for_results(const Request& q, const Request& c, const Features& f, co
   r.indices.clear();
   if (q.out && !into_caller) scatter(own.words.data(), index ? own.indices.data() : nullptr, type, n, kept, q.out_strides, q.out, q.out_index);
   if (!q.out) {
-    r.values = unpack(type, own.words.data(), n);
-    r.indices = std::move(own.indices);
-    if (n > 0) r.value = r.values.front();
-    if (n > 0 && index) r.index = r.indices.front();
+    std::vector<Scalar> values = unpack(type, own.words.data(), n);
+    if (n > 0) r.value = values.front();
+    if (n > 0 && index) r.index = own.indices.front();
+    if (array) r.values = std::move(values), r.indices = std::move(own.indices);
   }
   r.shape = result_shape(q);
   return r;

@@ -257,7 +257,6 @@ PyResult run(nb::handle x, const std::string& op_name, const CallOptions& call) 
   }
   Result r = reduce_released(*context, in.request, options, &seconds);
   check_all_nan(op, r.index == no_index || std::find(r.indices.begin(), r.indices.end(), no_index) != r.indices.end());
-  if (in.view) r.values.clear(), r.indices.clear();  // a view of every axis: its one result is Result::value
   return {value_of(r.value, r.values), r.index, rows_of(r.indices), std::move(r.backend), seconds};
 }
 
