@@ -69,8 +69,8 @@ void add_op_options(CLI::App* cmd, std::string& op, std::string& ops, double& co
                               "nan*: NaN skipped, as numpy's; semantics: docs/semantics.md)")
                   ->check(CLI::IsMember(names));
   auto* several = cmd->add_option("--ops", ops,
-                                  "Several operations in one read of the data, comma-separated: any of sum min max "
-                                  "argmin argmax sumsq (the sum of squares, for norms and variances); instead of --op");
+                                  "Several operations in one read of the data, comma-separated: any OP but prod "
+                                  "(e.g. mean,std,min,max); instead of --op");
   one->excludes(several);
   cmd->add_option("--correction", correction,
                   "var, std, nanvar, nanstd: the divisor is n - CORRECTION (numpy's ddof; 1 for the sample variance)")
@@ -85,11 +85,11 @@ std::pair<Op, OpSet> ops_of(const std::string& op, const std::string& ops) {
   std::stringstream list(ops);
   for (std::string name; std::getline(list, name, ',');) {
     const std::optional<Op> s = parse_op(name);
-    if (!s || !is_core_op(*s) || *s == Op::prod)
-      throw CLI::ValidationError("--ops " + ops + ": '" + name + "' is none of sum min max argmin argmax sumsq");
+    if (!s) throw CLI::ValidationError("--ops " + ops + ": '" + name + "' is no operation (see --op for the names)");
+    if (*s == Op::prod) throw CLI::ValidationError("--ops " + ops + ": prod is computed alone (--op prod), not among several");
     stats.add(*s);
   }
-  if (stats.empty()) throw CLI::ValidationError("--ops: name at least one of sum min max argmin argmax sumsq");
+  if (stats.empty()) throw CLI::ValidationError("--ops: name at least one operation, e.g. --ops mean,std,min,max");
   return {Op::sum, stats};
 }
 

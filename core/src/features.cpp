@@ -19,10 +19,13 @@ struct Dim {
   bool reduced;
 };
 
-//! Whether the request returns an index (argmin/argmax), alone or among several ops: the order of
-//! its reduced axes then decides which of equal elements it names.
+//! Whether the request returns an index (argmin, argmax and their nan forms), alone or among
+//! several ops: the order of its reduced axes then decides which of equal elements it names.
 bool has_index(const Request& q) {
-  return q.ops.empty() ? returns_index(q.op) : q.ops.contains(Op::argmin) || q.ops.contains(Op::argmax);
+  if (q.ops.empty()) return returns_index(q.op);
+  for (Op op : all_ops)
+    if (q.ops.contains(op) && returns_index(op)) return true;
+  return false;
 }
 
 //! Whether dimension k of q's view is reduced.

@@ -41,16 +41,17 @@ void check_request(const Request& q, const Request& c, Accuracy accuracy) {
     if ((q.out || q.out_index) && !results) invalid("`out` is for requests with more than one result: one comes back in Result::value");
     if (q.out && returns_index(q.op) && !q.out_index) invalid(std::string(to_string(q.op)) + " into `out` needs `out_index` too");
   }
-  if (several)
-    for (Op op : all_ops)
-      if (q.ops.contains(op) && !is_core_op(op))
-        invalid("several ops in one pass are of sum, min, max, argmin, argmax and sumsq: ask for the " +
-                std::string(to_string(op)) + " alone");
   if (!(q.correction >= 0) || q.correction == std::numeric_limits<double>::infinity())
     invalid("correction " + std::to_string(q.correction) + ": the divisor of var and std is n - correction, with a finite correction of 0 or more");
   if (accuracy != Accuracy::exact || !is_floating(q.dtype)) return;
-  if (several && (q.ops.contains(Op::sum) || q.ops.contains(Op::sumsq)))
-    throw Error(ErrorCode::unsupported, "accuracy 'exact' is for one op at a time: ask for the exact sum alone");
+  // Among several ops, those that round a float result (sums, products, the float statistics):
+  // the exact ones are one at a time, the others have no exact form.
+  if (several)
+    for (Op op : all_ops)
+      if (q.ops.contains(op) && (accumulates(op) || returns_float(op)))
+        throw Error(ErrorCode::unsupported, "accuracy 'exact' is for one op at a time: ask for the exact " +
+                                                std::string(to_string(op)) + " alone (several ops in one pass take exact "
+                                                "accuracy for extremes, indices, counts and any/all only)");
   if (!several && (q.op == Op::prod || q.op == Op::sumsq || q.op == Op::nanprod || (returns_float(q.op) && !exact_statistic(q.op)) ||
                    q.op == Op::nansum))
     throw Error(ErrorCode::unsupported, "accuracy 'exact' is for sums, mean, var and std: no backend rounds a " +

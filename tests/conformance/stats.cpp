@@ -5,6 +5,7 @@
 
 #include "conformance/backends.hpp"
 #include "support/stats_cases.hpp"
+#include "support/view_cases.hpp"
 
 namespace xr = xreduce;
 using xr::test::backends, xr::test::memory_for, xr::test::quick;
@@ -16,6 +17,58 @@ void stats_for_type() {
   xr::test::HostPlacement host;
   for (xr::Reducer* r : backends())
     if (memory_for(*r) == xr::Memory::host) xr::test::check_stats_for_type<T>(*r, host, quick());
+}
+
+//! Several ops over the axes of `cases` random views (support/view_cases.hpp) on every host
+//! backend that declares them: each op against its exact reference, and on the CPU backends
+//! each statistic against the bits of the same statistic alone.
+template <class T>
+void several_over_views(std::size_t cases, std::uint64_t salt) {
+  std::mt19937_64 rng(xr::test::run_seed() ^ salt);
+  const std::vector<xr::OpSet> sets = xr::test::stat_sets();
+  for (std::size_t c = 0; c < cases; ++c) {
+    const xr::test::ViewCase v = xr::test::draw_view(rng, 1 + rng() % 4, xr::test::kSmall, 1 << 12);
+    const xr::OpSet ops = sets[rng() % sets.size()];
+    const xr::test::Pattern pattern = rng() % 2 ? xr::test::Pattern::random : xr::test::Pattern::ties;
+    const xr::test::Elements<T> buffer = xr::test::make_data<T>(pattern, xr::Op::sum, v.span, rng);
+    xr::Request q = xr::Request::over(buffer.data() + v.first, xr::dtype_of<T>(), xr::View::of(v.shape.data(), v.strides.data(), v.shape.size()),
+                                      v.axes, xr::Op::prod);
+    q.keepdims = v.keepdims;
+    q.ops = ops;
+    q.correction = static_cast<double>(rng() % 2);
+    if (xr::test::empty_slices(v) && ops.needs_elements()) continue;  // the views' test checks the refusal
+    const xr::Reference ref = xr::exact_reference(q);
+    INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), " << xr::test::describe(ops) << " of "
+                 << to_string(xr::dtype_of<T>()) << ", " << v.text << ", correction " << q.correction);
+    for (xr::Reducer* r : backends()) {
+      if (memory_for(*r) != xr::Memory::host) continue;
+      if (r->capabilities().support(xr::features_of(xr::canonical(q), xr::Accuracy::standard)) != xr::Support::exact) continue;
+      INFO("backend " << r->name());
+      const xr::Result got = r->reduce(q);
+      CHECK(got.shape == xr::test::expected_shape(v));
+      double error = 0;
+      CHECK(xr::agrees(q, ref, got, &error));
+      const xr::Engine engine = r->capabilities().engine();
+      if (engine != xr::Engine::cpu_serial && engine != xr::Engine::cpu_parallel) continue;
+      for (xr::Op op : xr::all_ops) {
+        // The statistics' bits are promised where both walk the view alike: an index among the
+        // ops keeps the view's order, which a statistic alone may walk otherwise (canonical),
+        // and round otherwise. (The core ops' are promised for flat arrays and segments only:
+        // along columns they share one accumulator of their own, stats_cases.hpp checks the rest.)
+        if (!ops.contains(op) || xr::is_core_op(op)) continue;
+        xr::Request one = q;
+        one.ops = {};
+        one.op = op;
+        if (!xr::test::same_walk(q, one)) continue;
+        const xr::Result alone = r->reduce(one);
+        INFO("the " << to_string(op) << " among several against alone: " << got.of(op).value.to_string() << " and "
+                    << alone.value.to_string());
+        CHECK(got.of(op).value == alone.value);
+        CHECK(got.of(op).values == alone.values);
+        CHECK(got.of(op).indices == alone.indices);
+      }
+    }
+  }
 }
 
 xr::ErrorCode code_of(xr::Reducer& r, const xr::Request& q, const xr::Options& o = {}) {
@@ -40,6 +93,13 @@ TEST_CASE("every backend: several ops in one pass, bf16") { stats_for_type<xr::b
 TEST_CASE("every backend: several ops in one pass, u8") { stats_for_type<std::uint8_t>(); }
 TEST_CASE("every backend: several ops in one pass, i16") { stats_for_type<std::int16_t>(); }
 TEST_CASE("every backend: several ops in one pass, bool") { stats_for_type<bool>(); }
+
+TEST_CASE("every backend: several ops over the axes of N-D views") {
+  several_over_views<float>(quick() ? 30 : 120, 0x5e7a);
+  several_over_views<double>(quick() ? 20 : 60, 0x5e7b);
+  several_over_views<std::int16_t>(quick() ? 10 : 40, 0x5e7c);
+  several_over_views<xr::bf16>(quick() ? 10 : 40, 0x5e7d);
+}
 
 TEST_CASE("every backend: several ops of nothing, and the requests they refuse") {
   std::vector<double> x(100, 1.5);

@@ -12,15 +12,34 @@
 
 namespace xreduce::test {
 
-//! The sets of ops tried together: all six that one pass computes, sum+min+max+argmax, each
-//! alone, and pairs. (prod is not among them: no backend computes it beside others.)
+//! The sets of ops tried together: the six core ops one pass computes, sum+min+max+argmax,
+//! pairs, the statistics among them (mean, var and std, which share their moments, the nan*
+//! ops, the norms, logsumexp, counts), and each core op alone (the statistics alone are
+//! statistics.cpp's). prod is not among them: no backend computes it beside others.
 inline std::vector<OpSet> stat_sets() {
   std::vector<OpSet> v{OpSet{Op::sum, Op::min, Op::max, Op::argmin, Op::argmax, Op::sumsq},
-                       OpSet{Op::sum, Op::min, Op::max, Op::argmax}, OpSet{Op::sumsq, Op::sum},
-                       OpSet{Op::argmin, Op::max}};
-  for (Op s : all_ops)
+                       OpSet{Op::sum, Op::min, Op::max, Op::argmax},
+                       OpSet{Op::sumsq, Op::sum},
+                       OpSet{Op::argmin, Op::max},
+                       OpSet{Op::mean, Op::std, Op::min, Op::max},
+                       OpSet{Op::mean, Op::var, Op::std, Op::argmax},
+                       OpSet{Op::nanmean, Op::nanvar, Op::nansum, Op::nanmax, Op::nanargmin, Op::count_nonzero},
+                       OpSet{Op::norm1, Op::norm2, Op::norminf, Op::logsumexp, Op::sum},
+                       OpSet{Op::any, Op::all, Op::nanstd, Op::nanprod, Op::nanmin, Op::nanargmax, Op::mean}};
+  for (Op s : core_ops)
     if (s != Op::prod) v.push_back(OpSet{s});
   return v;
+}
+
+//! Whether requests `a` and `b` walk the same elements in the same order once canonical (the
+//! order of a view's reduced axes is free unless an op returns an index).
+inline bool same_walk(const Request& a, const Request& b) {
+  const Request x = canonical(a), y = canonical(b);
+  if (x.data != y.data || x.count != y.count || x.view.rank != y.view.rank) return false;
+  for (std::size_t k = 0; k < x.view.rank; ++k)
+    if (x.view.shape[k] != y.view.shape[k] || x.view.strides[k] != y.view.strides[k] || x.axes.contains(k) != y.axes.contains(k))
+      return false;
+  return true;
 }
 
 //! A set of ops, for a check's message.
@@ -41,6 +60,7 @@ void check_stats(Reducer& r, Placement& place, OpSet ops, std::size_t n, const S
   // `op` is not used with `ops`: prod, which no backend computes among several, says so.
   Request host = shape ? shaped(data.data(), *shape, dtype_of<T>(), Op::prod) : Request{data.data(), n, dtype_of<T>(), Op::prod, Memory::host};
   host.ops = ops;
+  host.correction = static_cast<double>(rng() % 2);  // var and std: the population's or the sample's
   if (shape && shape->rows && n == 0 && ops.needs_elements()) {  // rows of nothing: no extreme of an empty slice
     CHECK_THROWS_WITH_AS(r.reduce(host), doctest::Contains("empty slice"), Error);
     return;
@@ -63,6 +83,23 @@ void check_stats(Reducer& r, Placement& place, OpSet ops, std::size_t n, const S
   CHECK(returned.value == returned.ops.front().value);
   for (Op s : all_ops)
     if (ops.contains(s)) CHECK(returned.of(s).op == s);
+  // The CPU backends run each op's own kernel over the data one read brought in: each result is
+  // the bits of that op alone (the same call with `op` and no `ops`).
+  const Engine engine = r.capabilities().engine();
+  if (engine == Engine::cpu_serial || engine == Engine::cpu_parallel)
+    for (Op s : all_ops) {
+      if (!ops.contains(s)) continue;
+      Request one = q;
+      one.ops = {};
+      one.op = s;
+      const Result alone = r.reduce(one);
+      const OpResult& among = returned.of(s);
+      INFO("the " << to_string(s) << " among several against alone");
+      CHECK(among.value == alone.value);
+      CHECK(among.index == alone.index);
+      CHECK(among.values == alone.values);
+      CHECK(among.indices == alone.indices);
+    }
   if (!shape) return;
 
   const std::size_t count = shape->count();
@@ -118,8 +155,13 @@ void check_stats_for_type(Reducer& r, Placement& place, bool few) {
   if (!few) lengths.push_back((std::size_t{1} << 21) + 7);
   int turn = 0;
   for (std::size_t n : lengths)
-    for (OpSet ops : sets)
-      if (several_of(r, nullptr, ops, dtype_of<T>())) check_stats<T>(r, place, ops, n, nullptr, patterns[turn++ % 3], rng);
+    for (std::size_t k = 0; k < sets.size(); ++k) {
+      // Past 2^18 elements (four of the CPU's tiles), the six core ops and one mix of statistics
+      // (sets 4 to 8, in turn) suffice: the statistics' long runs are statistics.cpp's, and
+      // their exact references cost the most here.
+      if (n > (std::size_t{1} << 18) && k != 0 && k != 4 + static_cast<std::size_t>(turn) % 5) continue;
+      if (several_of(r, nullptr, sets[k], dtype_of<T>())) check_stats<T>(r, place, sets[k], n, nullptr, patterns[turn++ % 3], rng);
+    }
   const std::vector<SegmentShape> shapes = segment_shapes(rng, few);
   for (const SegmentShape& shape : shapes)
     for (OpSet ops : {sets[0], sets[1], sets[2 + turn % (sets.size() - 2)]})

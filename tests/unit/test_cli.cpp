@@ -411,7 +411,19 @@ TEST_CASE("cli: the statistics: --op mean, var with --correction, the nan* ops; 
     CHECK(v.code == 0);
   }
   CHECK(xreduce("run --op var --correction -1 --dtype f32 --n 10").code == 2);
-  CHECK(xreduce("run --ops sum,var --dtype f32 --n 10").code == 2);  // statistics are one op at a time
+  {  // statistics among several ops in one read, each as alone
+    const Run several = xreduce("run --input " + path + " --json --ops mean,var,max,count_nonzero,nanargmin --correction 1");
+    INFO(several.out);
+    REQUIRE(several.code == 0);
+    const nlohmann::json stats = nlohmann::json::parse(several.out)["stats"];
+    CHECK(stats["mean"]["value"].get<double>() == 4.5);
+    CHECK(stats["var"]["value"].get<double>() == 82.5 / 9);
+    CHECK(stats["max"]["value"].get<std::int64_t>() == 9);
+    CHECK(stats["count_nonzero"]["value"].get<std::int64_t>() == 9);
+    CHECK(stats["nanargmin"]["index"].get<std::uint64_t>() == 0);
+  }
+  CHECK(xreduce("run --ops sum,prod --dtype f32 --n 10").code == 2);  // prod is computed alone
+  CHECK(xreduce("run --ops mean,max --dtype f32 --n 10 --accuracy exact").code == 2);  // an exact mean is one op at a time
   const Run help = xreduce("run --help");
   CHECK(help.out.find("nanargmax") != std::string::npos);
   CHECK(help.out.find("--correction") != std::string::npos);

@@ -8,12 +8,15 @@
 #include "host_segments.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "view_walk.hpp"
@@ -86,6 +89,11 @@ struct FoldSegments {  // sums, products, sums of squares; Out: the result's typ
   using acc = typename P::acc;
   static acc piece(const T* p, std::uint64_t n, std::uint64_t) {
     if (n <= kShortPiece) return short_piece(p, n);
+    return whole_piece(p, n);
+  }
+  //! The flat kernel's partial (the same bits as the flat array's sum): a whole array's piece,
+  //! where a short one too must give what the request of one op gives.
+  static acc whole_piece(const T* p, std::uint64_t n) {
     // One leaf is what reduce_pairwise would return for it (the same bits), without its stack.
     return n <= kBlock ? reduce_leaf<P>(p, n) : reduce_pairwise<P>(p, n);
   }
@@ -148,6 +156,7 @@ struct ArgSegments {
 //! result's type (double for wide results).
 template <class T, class F, class Out = typename F::result_t>
 struct StatisticSegments {
+  using Policy = F;
   using acc = typename F::acc_t;
   ops::FinishArgs args;
   acc* kept = nullptr;  //!< where each result's partial goes too, if set (a flat var's Result::moments)
@@ -178,10 +187,62 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
   static void write_empty(const Outputs& o, std::size_t s) { write(o, s, ExactSum{}, 0); }
 };
 
-//! Several ops in one read (Request::ops): each tile's piece of a segment is read from memory
-//! once, by the first op's kernel; the others run over it in the cache. Each op is its own Seg,
-//! so it gives the same bits as that op alone, and writes to its own Request::ops_out.
+//! One statistic's partial among several ops: its op and the bytes of its acc_t. Each statistic
+//! has a partial type of its own, and which ones a request names is known at run time only.
+//! `present` is false for no partial yet (the identity of every op at once).
+struct StatisticPartial {
+  alignas(8) unsigned char bytes[24];
+  Op op;
+  bool present;
+};
+
+template <class F>
+StatisticPartial pack(const typename F::acc_t& a) {
+  static_assert(sizeof a <= sizeof(StatisticPartial::bytes) && std::is_trivially_copyable_v<typename F::acc_t>);
+  StatisticPartial p{{}, F::op, true};
+  std::memcpy(p.bytes, &a, sizeof a);
+  return p;
+}
+template <class F>
+typename F::acc_t unpack(const StatisticPartial& p) {
+  typename F::acc_t a;
+  std::memcpy(&a, p.bytes, sizeof a);
+  return a;
+}
+
+//! StatisticPartial as an accumulation policy (PairwiseStack): each op's own combine, so that a
+//! fold of them gives the bits of StatisticSegments' fold of that op alone.
 template <class T>
+struct StatisticPartialPolicy {
+  using acc = StatisticPartial;
+  static acc identity() { return {{}, Op::mean, false}; }
+  static acc combine(const acc& a, const acc& b) {
+    if (!a.present) return b;
+    if (!b.present) return a;
+    return ops::visit_statistic<T>(a.op, [&](auto f) {
+      using F = decltype(f);
+      return pack<F>(F{}(unpack<F>(a), unpack<F>(b)));
+    });
+  }
+};
+
+//! The statistics (ops past the core ones) a request of several ops can name.
+inline constexpr std::size_t kStatisticOps = all_ops.size() - core_ops.size();
+struct NoStatistics {};
+
+//! Whether `ops` names a statistic (mean, var, the norms, the nan* ops, ...).
+constexpr bool names_statistic(OpSet ops) {
+  for (Op op : all_ops)
+    if (ops.contains(op) && !is_core_op(op)) return true;
+  return false;
+}
+
+//! Several ops in one read (Request::ops): each tile's piece of a segment is read from memory
+//! once, by the first op's kernel; the others run over it in the cache. Each op is its own Seg
+//! (the statistics StatisticSegments), so it gives the same bits as that op alone, and writes to
+//! its own Request::ops_out. kStatistics: whether the request names statistics, whose partials
+//! (StatisticPartial, one for mean, var and std together) the core ops' requests do without.
+template <class T, bool kStatistics>
 class SeveralSegments {
  public:
   using Sum = FoldSegments<T, SumPolicy<T>>;
@@ -190,6 +251,9 @@ class SeveralSegments {
   using Max = ExtremeSegments<T, true>;
   using ArgMin = ArgSegments<T, false>;
   using ArgMax = ArgSegments<T, true>;
+  using Statistics = std::conditional_t<kStatistics, std::array<StatisticPartial, kStatisticOps>, NoStatistics>;
+  using StatisticFolds =
+      std::conditional_t<kStatistics, std::array<PairwiseStack<StatisticPartialPolicy<T>>, kStatisticOps>, NoStatistics>;
   struct acc {
     typename Sum::acc sum{};
     typename Min::acc min{};
@@ -197,20 +261,38 @@ class SeveralSegments {
     typename ArgMin::acc argmin{};
     typename ArgMax::acc argmax{};
     typename Squares::acc squares{};
+    [[no_unique_address]] Statistics statistics{};  // the k-th partial computed (computed_) at k
   };
 
-  SeveralSegments(OpSet ops, const OpsOut& out) : ops_(ops) {
-    for (Op op : all_ops) out_[static_cast<int>(op)] = {out.values[static_cast<int>(op)], out.indices[static_cast<int>(op)]};
+  //! `whole`: the request is a flat array, one segment of it all.
+  SeveralSegments(OpSet ops, const OpsOut& out, double correction, bool whole) : ops_(ops), args_{correction}, whole_(whole) {
+    for (Op op : all_ops) {
+      out_[static_cast<int>(op)] = {out.values[static_cast<int>(op)], out.indices[static_cast<int>(op)]};
+      if (!ops.contains(op) || is_core_op(op)) continue;
+      const Op source = partial_of(op, ops);
+      std::size_t k = 0;
+      while (k < computed_count_ && computed_[k] != source) ++k;
+      if (k == computed_count_) computed_[computed_count_++] = source;
+      named_[named_count_++] = {op, k};
+    }
   }
 
   acc piece(const T* p, std::uint64_t n, std::uint64_t first) const {
     acc r;
-    if (ops_.contains(Op::sum)) r.sum = Sum::piece(p, n, first);
+    if (whole_ && n <= kShortPiece) {  // a short flat array: its sums as the flat kernel's
+      if (ops_.contains(Op::sum)) r.sum = Sum::whole_piece(p, n);
+      if (ops_.contains(Op::sumsq)) r.squares = Squares::whole_piece(p, n);
+    } else {
+      if (ops_.contains(Op::sum)) r.sum = Sum::piece(p, n, first);
+      if (ops_.contains(Op::sumsq)) r.squares = Squares::piece(p, n, first);
+    }
     if (ops_.contains(Op::min)) r.min = Min::piece(p, n, first);
     if (ops_.contains(Op::max)) r.max = Max::piece(p, n, first);
     if (ops_.contains(Op::argmin)) r.argmin = ArgMin::piece(p, n, first);
     if (ops_.contains(Op::argmax)) r.argmax = ArgMax::piece(p, n, first);
-    if (ops_.contains(Op::sumsq)) r.squares = Squares::piece(p, n, first);
+    if constexpr (kStatistics)
+      for (std::size_t k = 0; k < computed_count_; ++k)
+        r.statistics[k] = with_statistic(computed_[k], [&](auto seg) { return pack<typename decltype(seg)::Policy>(seg.piece(p, n, first)); });
     return r;
   }
   struct Fold {  // every op's fold; those not asked for fold their zeros
@@ -220,10 +302,20 @@ class SeveralSegments {
     typename ArgMin::Fold argmin;
     typename ArgMax::Fold argmax;
     typename Squares::Fold squares;
+    StatisticFolds statistics;
     void push(const acc& v) {
       sum.push(v.sum), min.push(v.min), max.push(v.max), argmin.push(v.argmin), argmax.push(v.argmax), squares.push(v.squares);
+      if constexpr (kStatistics)
+        for (std::size_t k = 0; k < kStatisticOps && v.statistics[k].present; ++k) statistics[k].push(v.statistics[k]);
     }
-    acc result() const { return {sum.result(), min.result(), max.result(), argmin.result(), argmax.result(), squares.result()}; }
+    acc result() const {
+      acc r;
+      r.sum = sum.result(), r.min = min.result(), r.max = max.result();
+      r.argmin = argmin.result(), r.argmax = argmax.result(), r.squares = squares.result();
+      if constexpr (kStatistics)
+        for (std::size_t k = 0; k < kStatisticOps; ++k) r.statistics[k] = statistics[k].result();
+      return r;
+    }
   };
   void write(const Outputs&, std::size_t s, const acc& v, std::uint64_t begin) const {
     if (ops_.contains(Op::sum)) Sum::write(of(Op::sum), s, v.sum, begin);
@@ -232,6 +324,11 @@ class SeveralSegments {
     if (ops_.contains(Op::argmin)) ArgMin::write(of(Op::argmin), s, v.argmin, begin);
     if (ops_.contains(Op::argmax)) ArgMax::write(of(Op::argmax), s, v.argmax, begin);
     if (ops_.contains(Op::sumsq)) Squares::write(of(Op::sumsq), s, v.squares, begin);
+    if constexpr (kStatistics)
+      for (std::size_t j = 0; j < named_count_; ++j) {
+        const auto [op, k] = named_[j];
+        with_statistic(op, [&](auto seg) { seg.write(of(op), s, unpack<typename decltype(seg)::Policy>(v.statistics[k]), begin); });
+      }
   }
   void write_empty(const Outputs&, std::size_t s) const {
     if (ops_.contains(Op::sum)) Sum::write_empty(of(Op::sum), s);
@@ -240,13 +337,47 @@ class SeveralSegments {
     if (ops_.contains(Op::argmin)) ArgMin::write_empty(of(Op::argmin), s);
     if (ops_.contains(Op::argmax)) ArgMax::write_empty(of(Op::argmax), s);
     if (ops_.contains(Op::sumsq)) Squares::write_empty(of(Op::sumsq), s);
+    if constexpr (kStatistics)
+      for (std::size_t j = 0; j < named_count_; ++j) {
+        const Op op = named_[j].first;
+        with_statistic(op, [&](auto seg) { seg.write_empty(of(op), s); });
+      }
   }
 
  private:
+  //! Calls `fn` with the StatisticSegments of statistic `op`, finished with the request's correction.
+  template <class Fn>
+  decltype(auto) with_statistic(Op op, Fn&& fn) const {
+    return ops::visit_statistic<T>(op, [&](auto f) { return fn(StatisticSegments<T, decltype(f)>{args_, nullptr}); });
+  }
+  //! The statistic whose partial gives `op`'s result: mean, var and std share the moments (a
+  //! var's, with the squares, if var or std is named: its count and sum, which the mean reads,
+  //! are the bits of the mean's own), as nanmean, nanvar and nanstd do; the others their own.
+  static Op partial_of(Op op, OpSet ops) {
+    const Op base = without_nan(op);
+    if (base != Op::mean && base != Op::var && base != Op::std) return op;
+    const bool nan = op != base;
+    const bool squares = ops.contains(nan ? Op::nanvar : Op::var) || ops.contains(nan ? Op::nanstd : Op::std);
+    return squares ? (nan ? Op::nanvar : Op::var) : op;
+  }
   const Outputs& of(Op op) const { return out_[static_cast<int>(op)]; }
   OpSet ops_;
+  ops::FinishArgs args_;
+  bool whole_;
   Outputs out_[all_ops.size()];
+  std::array<Op, kStatisticOps> computed_{};  // the partials computed, each once: k-th in acc::statistics[k]
+  std::size_t computed_count_ = 0;
+  std::array<std::pair<Op, std::size_t>, kStatisticOps> named_{};  // each statistic named, and its partial's k
+  std::size_t named_count_ = 0;
 };
+
+//! Calls `fn` with the SeveralSegments of request q (of elements T): with the statistics' partials
+//! only where it names a statistic.
+template <class T, class Fn>
+decltype(auto) with_several(const Request& q, bool whole, Fn&& fn) {
+  if (names_statistic(q.ops)) return fn(SeveralSegments<T, true>(q.ops, *q.ops_out, q.correction, whole));
+  return fn(SeveralSegments<T, false>(q.ops, *q.ops_out, q.correction, whole));
+}
 
 //! A strided view's elements in the order of its results' rows (one row of `per_result` elements
 //! each), gathered a tile at a time into a buffer the tile then reads as memory.
@@ -377,7 +508,7 @@ Result reduce_host_stats(const Request& q, const ChunkRunner* runner) {
   const Bounds whole{nullptr, q.count, 1};
   visit_dtype(q.dtype, [&](auto tag) {
     using T = decltype(tag);
-    reduce_tiles<T>(static_cast<const T*>(q.data), whole, Outputs{}, runner, SeveralSegments<T>(q.ops, *q.ops_out));
+    with_several<T>(q, true, [&](const auto& several) { reduce_tiles<T>(static_cast<const T*>(q.data), whole, Outputs{}, runner, several); });
   });
   return Result{};  // the values are in q.ops_out; Reducer::reduce fills the rest
 }
@@ -436,7 +567,7 @@ Result reduce_host_segments(const Request& q, const ChunkRunner* runner, Accurac
   visit_dtype(q.dtype, [&](auto tag) {
     using T = decltype(tag);
     const T* x = static_cast<const T*>(q.data);
-    if (!q.ops.empty()) return reduce_tiles<T>(x, b, out, runner, SeveralSegments<T>(q.ops, *q.ops_out), g);
+    if (!q.ops.empty()) return with_several<T>(q, false, [&](const auto& several) { reduce_tiles<T>(x, b, out, runner, several, g); });
     if (!is_core_op(q.op)) return statistic_rows<T>(q, b, out, runner, wide, g);
     if constexpr (is_float_v<T>) {
       if (exact_sum(q.dtype, q.op, accuracy)) return reduce_tiles<T, ExactSegments<T>>(x, b, out, runner, {}, g);

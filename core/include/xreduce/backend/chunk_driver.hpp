@@ -32,7 +32,7 @@ inline constexpr std::size_t kChunkElements = std::size_t{1} << 16;
 
 //! What the driver does: every dtype, op and layout of host data, exact sums (of every layout)
 //! and exact means, variances and standard deviations (of one result: layout all), results in
-//! f64 for another result type (wide_results), and several core ops (all but prod) in one pass. A
+//! f64 for another result type (wide_results), and several ops (all but prod) in one pass. A
 //! backend whose do_reduce is the driver declares this.
 constexpr Capabilities host_chunk_capabilities(Engine engine) {
   constexpr OpSet moments{Op::mean, Op::var, Op::std};
@@ -41,7 +41,7 @@ constexpr Capabilities host_chunk_capabilities(Engine engine) {
       .add(FeatureSet().every_dtype().ops(others).every_layout().exact_sums().wide_results())
       .add(FeatureSet().every_dtype().ops(moments).every_layout().wide_results())
       .add(FeatureSet().dtypes({DType::f32, DType::f64, DType::f16, DType::bf16}).ops(moments).layouts({Layout::all}).exact_sums())
-      .add(FeatureSet().every_dtype().ops({Op::sum, Op::min, Op::max, Op::argmin, Op::argmax, Op::sumsq}).every_layout().only_together());
+      .add(FeatureSet().every_dtype().ops(OpSet::from_bits(OpSet::all().bits() & ~OpSet{Op::prod}.bits())).every_layout().only_together());
 }
 
 //! Reduces host data through `scheduler`'s run_chunks with options.threads threads (0: all);
