@@ -153,14 +153,19 @@ void check_stats_for_type(Reducer& r, Placement& place, bool few) {
   const std::vector<OpSet> sets = stat_sets();
   std::vector<std::size_t> lengths{1, 2, 5, 31, 33, 256, 4097, 65536 + 3, 3 * 65536 + 17};
   if (!few) lengths.push_back((std::size_t{1} << 21) + 7);
-  int turn = 0;
+  auto names_statistic = [](OpSet ops) {
+    for (Op op : all_ops)
+      if (ops.contains(op) && !is_core_op(op)) return true;
+    return false;
+  };
+  int turn = 0, mix = static_cast<int>(dtype_of<T>());
   for (std::size_t n : lengths)
-    for (std::size_t k = 0; k < sets.size(); ++k) {
-      // Past 2^18 elements (four of the CPU's tiles), the six core ops and one mix of statistics
-      // (sets 4 to 8, in turn) suffice: the statistics' long runs are statistics.cpp's, and
-      // their exact references cost the most here.
-      if (n > (std::size_t{1} << 18) && k != 0 && k != 4 + static_cast<std::size_t>(turn) % 5) continue;
-      if (several_of(r, nullptr, sets[k], dtype_of<T>())) check_stats<T>(r, place, sets[k], n, nullptr, patterns[turn++ % 3], rng);
+    for (OpSet ops : sets) {
+      // Past 2^18 elements (four of the CPU's tiles), one mix of statistics, another for each
+      // element type: their long runs are statistics.cpp's, and their exact references cost the
+      // most here.
+      if (names_statistic(ops) && n > (std::size_t{1} << 18) && mix++ % 5 != 0) continue;
+      if (several_of(r, nullptr, ops, dtype_of<T>())) check_stats<T>(r, place, ops, n, nullptr, patterns[turn++ % 3], rng);
     }
   const std::vector<SegmentShape> shapes = segment_shapes(rng, few);
   for (const SegmentShape& shape : shapes)
