@@ -49,9 +49,10 @@ void check_request(const Request& q, const Request& c, Accuracy accuracy) {
   if (several)
     for (Op op : all_ops)
       if (q.ops.contains(op) && (accumulates(op) || returns_float(op)))
-        throw Error(ErrorCode::unsupported, "accuracy 'exact' is for one op at a time: ask for the exact " +
-                                                std::string(to_string(op)) + " alone (several ops in one pass take exact "
-                                                "accuracy for extremes, indices, counts and any/all only)");
+        throw Error(ErrorCode::unsupported,
+                    "accuracy 'exact' among several ops is for extremes, indices, counts and any/all: " +
+                        (op == Op::sum || exact_statistic(op) ? "ask for the exact " + std::string(to_string(op)) + " alone, one op at a time"
+                                                              : "no backend rounds a " + std::string(to_string(op)) + " once"));
   if (!several && (q.op == Op::prod || q.op == Op::sumsq || q.op == Op::nanprod || (returns_float(q.op) && !exact_statistic(q.op)) ||
                    q.op == Op::nansum))
     throw Error(ErrorCode::unsupported, "accuracy 'exact' is for sums, mean, var and std: no backend rounds a " +

@@ -129,6 +129,17 @@ TEST_CASE("every backend: several ops of nothing, and the requests they refuse")
     xr::Options exact;
     exact.accuracy = xr::Accuracy::exact;
     CHECK_THROWS_WITH_AS(r->reduce(q, exact), doctest::Contains("one op at a time"), xr::Error);
+    xr::Request norms = q;
+    norms.ops = {xr::Op::max, xr::Op::norm2};
+    CHECK_THROWS_WITH_AS(r->reduce(norms, exact), doctest::Contains("no backend rounds a norm2 once"), xr::Error);
+    xr::Request exact_anyway = q;  // extremes, indices and counts are exact anyway
+    exact_anyway.ops = {xr::Op::max, xr::Op::argmin, xr::Op::count_nonzero};
+    if (xr::test::support_of(*r, exact_anyway) != xr::Support::none) {
+      const xr::Result counted = r->reduce(exact_anyway, exact);
+      CHECK(counted.of(xr::Op::count_nonzero).value == xr::Scalar(std::int64_t{100}));
+      CHECK(counted.of(xr::Op::max).value == xr::Scalar(1.5));
+      CHECK(counted.of(xr::Op::argmin).index == std::uint64_t{0});
+    }
     xr::Request with_prod = q;
     with_prod.ops.add(xr::Op::prod);
     CHECK(code_of(*r, with_prod) == xr::ErrorCode::unsupported);  // no backend computes prod among others
