@@ -190,8 +190,8 @@ void check_extremes_of_empty(const Request& q, const Request& c, const Features&
   const std::size_t n = array ? static_cast<std::size_t>(result_count(c)) : 1;
   if (n > 0 && f.ops.needs_elements()) {
     std::string names;
-    for (Op op : all_ops)
-      if (f.ops.contains(op) && !accumulates(op)) names += (names.empty() ? "" : ", ") + std::string(to_string(op));
+    for (Op op : all_ops)  // those of them that need elements (a mean of nothing is NaN, a sum 0)
+      if (f.ops.contains(op) && OpSet{op}.needs_elements()) names += (names.empty() ? "" : ", ") + std::string(to_string(op));
     throw Error(ErrorCode::empty_input, names + (array ? " over axes of extent 0 has no value (each of the " +
                                                              std::to_string(n) + " results would be of an empty slice)"
                                                        : " of an empty array has no value"));

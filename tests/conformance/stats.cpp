@@ -3,6 +3,9 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <string>
+
 #include "conformance/backends.hpp"
 #include "support/stats_cases.hpp"
 #include "support/view_cases.hpp"
@@ -125,6 +128,21 @@ TEST_CASE("every backend: several ops of nothing, and the requests they refuse")
     const xr::Result zero = r->reduce(empty);
     REQUIRE(zero.ops.size() == 2);
     CHECK(zero.of(xr::Op::sumsq).value == xr::Scalar(0.0));
+    xr::Request empty_statistics = empty;  // a mean of nothing is NaN, a count 0: only the max refuses
+    empty_statistics.ops = {xr::Op::mean, xr::Op::count_nonzero, xr::Op::max};
+    if (xr::test::support_of(*r, empty_statistics) != xr::Support::none) {
+      try {
+        r->reduce(empty_statistics);
+        FAIL("no error for the max of nothing");
+      } catch (const xr::Error& e) {
+        CHECK(e.code() == xr::ErrorCode::empty_input);
+        CHECK(std::string(e.what()).find("mean") == std::string::npos);
+      }
+      empty_statistics.ops = {xr::Op::mean, xr::Op::count_nonzero};
+      const xr::Result nothing = r->reduce(empty_statistics);
+      CHECK(std::isnan(nothing.of(xr::Op::mean).value.to_double()));
+      CHECK(nothing.of(xr::Op::count_nonzero).value == xr::Scalar(std::int64_t{0}));
+    }
 
     xr::Options exact;
     exact.accuracy = xr::Accuracy::exact;
