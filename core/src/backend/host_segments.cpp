@@ -326,7 +326,8 @@ class SeveralSegments {
     if (ops_.contains(Op::sumsq)) Squares::write(of(Op::sumsq), s, v.squares, begin);
     if constexpr (kStatistics)
       for (std::size_t j = 0; j < named_count_; ++j) {
-        const auto [op, k] = named_[j];
+        const Op op = named_[j].first;  // not a structured binding: lambdas capture those from C++20 (Clang 16) on
+        const std::size_t k = named_[j].second;
         with_statistic(op, [&](auto seg) { seg.write(of(op), s, unpack<typename decltype(seg)::Policy>(v.statistics[k]), begin); });
       }
   }
