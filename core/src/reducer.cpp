@@ -27,7 +27,7 @@ void check_request(const Request& q, const Request& c, Accuracy accuracy) {
   if (q.segments.count > 0 && !q.segments.offsets)
     invalid("segments without offsets: equal rows are a view now (Request::rows)");
   const bool several = !q.ops.empty();
-  const bool results = c.segments.segmented() || !result_shape(q).empty();  // more than a value
+  const bool results = detail::returns_values(q, c);
   if (q.out_strides && !q.out) invalid("`out_strides` says where in `out` results go, but there is no `out`");
   if (q.out_strides && c.segments.segmented()) invalid("`out_strides` is for a view's results, not segments'");
   if (several) {
@@ -44,17 +44,18 @@ void check_request(const Request& q, const Request& c, Accuracy accuracy) {
   if (!(q.correction >= 0) || q.correction == std::numeric_limits<double>::infinity())
     invalid("correction " + std::to_string(q.correction) + ": the divisor of var and std is n - correction, with a finite correction of 0 or more");
   if (accuracy != Accuracy::exact || !is_floating(q.dtype)) return;
-  // Among several ops, those that round a float result (sums, products, the float statistics):
-  // the exact ones are one at a time, the others have no exact form.
+  // The ops that round a float result (sums, products, sums of squares, the float statistics); of
+  // them the sum, mean, var and std have an exact form, one op at a time.
+  auto rounds = [](Op op) { return accumulates(op) || returns_float(op); };
+  auto has_exact_form = [](Op op) { return op == Op::sum || exact_statistic(op); };
   if (several)
     for (Op op : all_ops)
-      if (q.ops.contains(op) && (accumulates(op) || returns_float(op)))
+      if (q.ops.contains(op) && rounds(op))
         throw Error(ErrorCode::unsupported,
                     "accuracy 'exact' among several ops is for extremes, indices, counts and any/all: " +
-                        (op == Op::sum || exact_statistic(op) ? "ask for the exact " + std::string(to_string(op)) + " alone, one op at a time"
-                                                              : "no backend rounds a " + std::string(to_string(op)) + " once"));
-  if (!several && (q.op == Op::prod || q.op == Op::sumsq || q.op == Op::nanprod || (returns_float(q.op) && !exact_statistic(q.op)) ||
-                   q.op == Op::nansum))
+                        (has_exact_form(op) ? "ask for the exact " + std::string(to_string(op)) + " alone, one op at a time"
+                                            : "no backend rounds a " + std::string(to_string(op)) + " once"));
+  if (!several && rounds(q.op) && !has_exact_form(q.op))
     throw Error(ErrorCode::unsupported, "accuracy 'exact' is for sums, mean, var and std: no backend rounds a " +
                                             std::string(to_string(q.op)) + " of " + std::string(to_string(q.dtype)) + " once");
 }

@@ -109,9 +109,7 @@ Scalar rounded(DType dtype, double wide) {
 
 Result run_for_results(const Request& q, const Request& c, const Features& f, const Run& run, std::optional<DType> asked) {
   const std::size_t n = result_count(c);
-  // More than one value: segments, or a view's results of a shape (a view that reduces every
-  // axis has one, whatever layout its canonical form takes).
-  const bool array = c.segments.segmented() || !result_shape(q).empty();
+  const bool array = returns_values(q, c);
   if (f.several) {
     Request w = c;
     OpsOut own;

@@ -11,6 +11,10 @@
 
 namespace xreduce::detail {
 
+//! Whether request `q` (canonical form `c`) has more than a value: segments, or a view's results
+//! of a shape. A view that reduces every axis has one, whatever layout its canonical form takes.
+inline bool returns_values(const Request& q, const Request& c) { return c.segments.segmented() || !result_shape(q).empty(); }
+
 //! A backend's run of one canonical request.
 using Run = std::function<Result(const Request&)>;
 

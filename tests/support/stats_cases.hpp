@@ -42,6 +42,34 @@ inline bool same_walk(const Request& a, const Request& b) {
   return true;
 }
 
+//! Request `q` of several ops with op `s` alone instead.
+inline Request with_alone(const Request& q, Op s) {
+  Request one = q;
+  one.ops = {};
+  one.ops_out = nullptr;
+  one.op = s;
+  return one;
+}
+
+//! Whether `r` runs on the CPU, where each op among several is that op's own kernel over the data
+//! one read brought in: the bits of that op alone.
+inline bool on_cpu(const Reducer& r) {
+  const Engine engine = r.capabilities().engine();
+  return engine == Engine::cpu_serial || engine == Engine::cpu_parallel;
+}
+
+//! Op `s` among the several ops of `q`, as `returned` holds it, against the same call on `r` with
+//! `s` alone: the same value and index, values and indices.
+inline void check_as_alone(Reducer& r, const Request& q, const Result& returned, Op s) {
+  const Result alone = r.reduce(with_alone(q, s));
+  const OpResult& among = returned.of(s);
+  INFO("the " << to_string(s) << " among several against alone: " << among.value.to_string() << " and " << alone.value.to_string());
+  CHECK(among.value == alone.value);
+  CHECK(among.index == alone.index);
+  CHECK(among.values == alone.values);
+  CHECK(among.indices == alone.indices);
+}
+
 //! A set of ops, for a check's message.
 inline std::string describe(OpSet ops) {
   std::string text;
@@ -83,23 +111,9 @@ void check_stats(Reducer& r, Placement& place, OpSet ops, std::size_t n, const S
   CHECK(returned.value == returned.ops.front().value);
   for (Op s : all_ops)
     if (ops.contains(s)) CHECK(returned.of(s).op == s);
-  // The CPU backends run each op's own kernel over the data one read brought in: each result is
-  // the bits of that op alone (the same call with `op` and no `ops`).
-  const Engine engine = r.capabilities().engine();
-  if (engine == Engine::cpu_serial || engine == Engine::cpu_parallel)
-    for (Op s : all_ops) {
-      if (!ops.contains(s)) continue;
-      Request one = q;
-      one.ops = {};
-      one.op = s;
-      const Result alone = r.reduce(one);
-      const OpResult& among = returned.of(s);
-      INFO("the " << to_string(s) << " among several against alone");
-      CHECK(among.value == alone.value);
-      CHECK(among.index == alone.index);
-      CHECK(among.values == alone.values);
-      CHECK(among.indices == alone.indices);
-    }
+  if (on_cpu(r))
+    for (Op s : all_ops)
+      if (ops.contains(s)) check_as_alone(r, q, returned, s);
   if (!shape) return;
 
   const std::size_t count = shape->count();
@@ -153,18 +167,13 @@ void check_stats_for_type(Reducer& r, Placement& place, bool few) {
   const std::vector<OpSet> sets = stat_sets();
   std::vector<std::size_t> lengths{1, 2, 5, 31, 33, 256, 4097, 65536 + 3, 3 * 65536 + 17};
   if (!few) lengths.push_back((std::size_t{1} << 21) + 7);
-  auto names_statistic = [](OpSet ops) {
-    for (Op op : all_ops)
-      if (ops.contains(op) && !is_core_op(op)) return true;
-    return false;
-  };
   int turn = 0, mix = static_cast<int>(dtype_of<T>());
   for (std::size_t n : lengths)
     for (OpSet ops : sets) {
       // Past 2^18 elements (four of the CPU's tiles), one mix of statistics, another for each
       // element type: their long runs are statistics.cpp's, and their exact references cost the
       // most here.
-      if (names_statistic(ops) && n > (std::size_t{1} << 18) && mix++ % 5 != 0) continue;
+      if (std::any_of(all_ops.begin(), all_ops.end(), [&](Op op) { return ops.contains(op) && !is_core_op(op); }) && n > (std::size_t{1} << 18) && mix++ % 5 != 0) continue;
       if (several_of(r, nullptr, ops, dtype_of<T>())) check_stats<T>(r, place, ops, n, nullptr, patterns[turn++ % 3], rng);
     }
   const std::vector<SegmentShape> shapes = segment_shapes(rng, few);

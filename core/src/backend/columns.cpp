@@ -350,13 +350,8 @@ Result columns_of(const Request& q, const ChunkRunner* runner, Accuracy accuracy
     // The core ops in one read; each statistic named among them in a read of its own, as if
     // alone: a column's accumulator is one type, fixed at compile time (SeveralColumn's four),
     // and the statistics a request names are known at run time only.
-    bool core = false;
     for (Op op : all_ops) {
-      if (!q.ops.contains(op)) continue;
-      if (is_core_op(op)) {
-        core = true;
-        continue;
-      }
+      if (!q.ops.contains(op) || is_core_op(op)) continue;
       Request one = q;
       one.ops = {};
       one.op = op;
@@ -364,7 +359,8 @@ Result columns_of(const Request& q, const ChunkRunner* runner, Accuracy accuracy
       one.out_index = q.ops_out->indices[static_cast<int>(op)];
       columns_of<T>(one, runner, accuracy, wide);
     }
-    if (core) run_columns<SeveralColumn<T>, T>(q, p, runner, nullptr);
+    if (std::any_of(core_ops.begin(), core_ops.end(), [&](Op op) { return q.ops.contains(op); }))
+      run_columns<SeveralColumn<T>, T>(q, p, runner, nullptr);
     return r;
   }
   if (!is_core_op(q.op)) {
