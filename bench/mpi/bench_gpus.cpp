@@ -1,7 +1,8 @@
 // Several GPUs, one rank each: a sum (or another op) of 2^log2n device-resident elements a rank
 // (f32, f16 or bf16), combined by xreduce::nccl (and by xreduce::mpi, the same shards), against
 // one GPU reducing its 2^log2n alone in the same run, as a rank reduces its shard, and with its
-// own plain call; and the combine's latency against a bare ncclAllReduce of 8 bytes.
+// own plain call; each GPU alone in turn (the two wait for the slower at every combine); and the
+// combine's latency against a bare ncclAllReduce of 8 bytes and a bare ncclAllGather of 1 KiB.
 // What a rank asks of its GPU (mpi/src/partials.cpp, local_partials): a 16-bit float shard's sum
 // exactly, so that the whole is rounded once (shard_options); a statistic in f64, unrounded, and
 // for var and std the variance's moments with it (Result::moments: one read; a backend without
@@ -120,6 +121,19 @@ int main(int argc, char** argv) {
     if (statistic) backend = xr::mpi::allreduce(MPI_COMM_SELF, shard).backend;
     else backend = xr::reduce(shard, as_a_rank).backend;
   }, 10, 11, 5);
+  // Each GPU alone in turn, timed on its own rank: two GPUs together wait for the slower one at
+  // every combine, which rank 0's time alone does not show.
+  std::vector<double> t_alone(static_cast<std::size_t>(ranks_));
+  for (int r = 0; r < ranks_; ++r) {
+    double mine = barrier_timed([&] {
+      if (rank_ != r) return;
+      if (statistic) xr::mpi::allreduce(MPI_COMM_SELF, shard);
+      else xr::reduce(shard, as_a_rank);
+    }, 10, 11, 5);
+    MPI_Bcast(&mine, 1, MPI_DOUBLE, r, MPI_COMM_WORLD);
+    t_alone[static_cast<std::size_t>(r)] = mine;
+  }
+  const double t_slowest = *std::max_element(t_alone.begin(), t_alone.end());
   const double t_one_plain = barrier_timed([&] {
     if (rank_ == 0) xr::reduce(shard);
   }, 10, 11, 5);
@@ -133,6 +147,14 @@ int main(int argc, char** argv) {
   check(cudaStreamCreate(&stream), "cudaStreamCreate");
   const double t_bare = barrier_timed([&] {
     ncclAllReduce(word, word, 1, ncclFloat64, ncclSum, comm, stream);
+    cudaStreamSynchronize(stream);
+  }, 200, 11, 5);
+  // A bare ncclAllGather of 1 KiB a rank, about what a rank's partials are (832 bytes for an
+  // exact sum with the failure reason's slot, a few hundred for the others).
+  unsigned char* gathered = nullptr;
+  check(cudaMalloc(&gathered, 1024 * static_cast<std::size_t>(ranks_)), "cudaMalloc");
+  const double t_bare_gather = barrier_timed([&] {
+    ncclAllGather(gathered + 1024 * rank_, gathered, 1024, ncclUint8, comm, stream);
     cudaStreamSynchronize(stream);
   }, 200, 11, 5);
   const double t_one_element = barrier_timed([&] { xr::nccl::allreduce(comm, one); }, 200, 11, 5);
@@ -152,7 +174,18 @@ int main(int argc, char** argv) {
                   std::to_string(t_one_plain * 1e6).substr(0, 7) + " us; a rank's " + (statistic ? "local calls cost " : "exact sum costs ") +
                   ratio + " that" + (statistic ? against_plain : "") + ".\n\n"
             : "";
-    char md[3072];
+    std::string alone = "Each GPU alone, timed on its own rank:";
+    for (int r = 0; r < ranks_; ++r) {
+      char one_rank[64];
+      std::snprintf(one_rank, sizeof one_rank, "%s rank %d %.1f us", r ? "," : "", r, t_alone[static_cast<std::size_t>(r)] * 1e6);
+      alone += one_rank;
+    }
+    char against_slowest[160];
+    std::snprintf(against_slowest, sizeof against_slowest,
+                  ". Against %d times the slowest of them, xreduce::nccl's throughput is %.2fx and xreduce::mpi's %.2fx.\n\n", ranks_,
+                  ranks_ * t_slowest / t_nccl, ranks_ * t_slowest / t_mpi);
+    alone += against_slowest;
+    char md[4096];
     std::snprintf(md, sizeof md,
                   "# Several GPUs, one rank each: %s %s of device-resident shards\n\n"
                   "%d ranks, 2^%d %s a rank, backend %s on each; result %s.\n\n"
@@ -160,16 +193,16 @@ int main(int argc, char** argv) {
                   "| one GPU, 2^%d alone%s | %.1f us | %.0f | 1.00 |\n"
                   "| xreduce::nccl::allreduce, %d x 2^%d | %.1f us | %.0f | %.2fx the throughput |\n"
                   "| xreduce::mpi::allreduce, %d x 2^%d | %.1f us | %.0f | %.2fx the throughput |\n\n"
-                  "%s"
+                  "%s%s"
                   "Combine of one element a rank: xreduce::nccl %.1f us (the local call alone %.1f us), "
-                  "a bare ncclAllReduce of 8 bytes %.1f us.\n",
+                  "a bare ncclAllReduce of 8 bytes %.1f us, a bare ncclAllGather of 1 KiB a rank %.1f us.\n",
                   type.c_str(), name.c_str(), ranks_, log2n, type.c_str(), backend.c_str(), total.value.to_string().c_str(), log2n,
                   statistic ? ", reduced as a rank reduces its shard" : xr::is_float16(dtype) ? ", summed exactly as a rank sums its shard" : "",
                   t_one * 1e6, bytes / t_one / 1e9,
                   ranks_, log2n, t_nccl * 1e6, ranks_ * bytes / t_nccl / 1e9, ranks_ * t_one / t_nccl,
                   ranks_, log2n, t_mpi * 1e6, ranks_ * bytes / t_mpi / 1e9, ranks_ * t_one / t_mpi,
-                  plain_note.c_str(),
-                  t_one_element * 1e6, t_local_one * 1e6, t_bare * 1e6);
+                  alone.c_str(), plain_note.c_str(),
+                  t_one_element * 1e6, t_local_one * 1e6, t_bare * 1e6, t_bare_gather * 1e6);
     std::fputs(md, stdout);
     const std::string stem = out_dir + "/multi-gpu" + (dtype == xr::DType::f32 ? "" : "-" + type) + (statistic ? "-" + name : "") +
                              (log2n == 30 ? "" : "-log2n" + std::to_string(log2n));
@@ -179,10 +212,13 @@ int main(int argc, char** argv) {
                      {"nccl_speedup", ranks_ * t_one / t_nccl}, {"mpi_speedup", ranks_ * t_one / t_mpi},
                      {"nccl_speedup_over_plain", ranks_ * t_one_plain / t_nccl}, {"mpi_speedup_over_plain", ranks_ * t_one_plain / t_mpi},
                      {"combine_one_element_s", t_one_element}, {"local_one_element_s", t_local_one},
-                     {"bare_nccl_allreduce_8_bytes_s", t_bare}, {"value", total.value.to_string()}};
+                     {"bare_nccl_allreduce_8_bytes_s", t_bare}, {"bare_nccl_allgather_1kib_s", t_bare_gather},
+                     {"each_gpu_alone_s", t_alone}, {"nccl_speedup_over_slowest", ranks_ * t_slowest / t_nccl},
+                     {"mpi_speedup_over_slowest", ranks_ * t_slowest / t_mpi}, {"value", total.value.to_string()}};
     std::ofstream(stem + ".json") << j.dump(1) << "\n";
   }
   cudaFree(word);
+  cudaFree(gathered);
   cudaFree(data);
   ncclCommDestroy(comm);
   MPI_Finalize();
