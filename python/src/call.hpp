@@ -67,8 +67,9 @@ struct ResultArrays {
   std::uint64_t* indices_at = nullptr;
   std::size_t value_bytes = 0;
   ResultArrays(const std::vector<std::int64_t>& shape, DType type, bool index);
-  //! Copies r.values (and r.indices) in: results that came back in the Result, not through out.
-  void put(const Result& r) const;
+  //! Copies `values` (and `indices`) in: results that came back in a Result (or one op's
+  //! OpResult), not through out.
+  void put(const std::vector<Scalar>& values, const std::vector<std::uint64_t>& indices) const;
 };
 //! context.reduce with the GIL released; `seconds` gets its wall time.
 Result reduce_released(Context& context, const Request& q, const Options& options, double* seconds);

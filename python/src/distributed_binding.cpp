@@ -216,7 +216,7 @@ void bind_distributed(nb::module_& m) {
              const mpi::detail::Header& h = p.local.partials.header();
              const Op op = static_cast<Op>(h.op);
              const ResultArrays arrays(p.local.result_shape, result_dtype(static_cast<DType>(h.dtype), op, asked), returns_index(op));
-             arrays.put(r);
+             arrays.put(r.values, r.indices);
              return PyResult{arrays.values, std::nullopt, arrays.indices, p.local.backend, p.seconds};
            },
            "reason"_a, "dtype"_a.none(),

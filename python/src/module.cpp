@@ -194,10 +194,10 @@ ResultArrays::ResultArrays(const std::vector<std::int64_t>& shape, DType type, b
   }
 }
 
-void ResultArrays::put(const Result& r) const {
-  for (std::size_t i = 0; i < r.values.size(); ++i)
-    std::memcpy(static_cast<unsigned char*>(values_at) + i * value_bytes, r.values[i].bytes(), value_bytes);
-  if (indices_at) std::copy(r.indices.begin(), r.indices.end(), indices_at);
+void ResultArrays::put(const std::vector<Scalar>& values, const std::vector<std::uint64_t>& indices) const {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    std::memcpy(static_cast<unsigned char*>(values_at) + i * value_bytes, values[i].bytes(), value_bytes);
+  if (indices_at) std::copy(indices.begin(), indices.end(), indices_at);
 }
 
 Result reduce_released(Context& context, const Request& q, const Options& options, double* seconds) {
@@ -210,11 +210,23 @@ Result reduce_released(Context& context, const Request& q, const Options& option
 
 namespace {
 
-//! correction= is var's and std's: refused elsewhere rather than ignored.
-void check_correction(Op op, double correction) {
-  const Op base = without_nan(op);
-  if (correction != 0 && base != Op::var && base != Op::std)
-    throw nb::value_error(("xreduce: correction= is for var and std (and nanvar, nanstd), not " + std::string(to_string(op))).c_str());
+//! correction= is var's and std's: refused for ops without either rather than ignored.
+void check_correction(OpSet ops, double correction) {
+  if (correction == 0 || ops.contains(Op::var) || ops.contains(Op::std) || ops.contains(Op::nanvar) || ops.contains(Op::nanstd)) return;
+  std::string names;
+  for (Op op : all_ops)
+    if (ops.contains(op)) names += (names.empty() ? "" : ", ") + std::string(to_string(op));
+  throw nb::value_error(("xreduce: correction= is for var and std (and nanvar, nanstd), not " + names).c_str());
+}
+
+//! x read for `op` as the call asks: a view with axis= or keepdims=, else flat or in records of width=.
+ArrayInput read_for_call(nb::handle x, Op op, const CallOptions& call) {
+  const bool view = !call.axis.is_none() || call.keepdims;
+  if (view && call.width > 1)
+    throw nb::value_error("xreduce: width= cuts a flat array into records; an N-D array takes axis= instead");
+  ArrayInput in = view ? read_view(x, op, call.axis, call.keepdims) : read_array(x, op, call.width, call.copy);
+  in.request.correction = call.correction;
+  return in;
 }
 
 //! nanargmin and nanargmax of an all-NaN slice have no index: numpy's ValueError.
@@ -225,13 +237,9 @@ void check_all_nan(Op op, bool any_without_index) {
 
 PyResult run(nb::handle x, const std::string& op_name, const CallOptions& call) {
   const Op op = parse_op_or_throw(op_name);
-  check_correction(op, call.correction);
+  check_correction(OpSet{op}, call.correction);
   const Options options = options_of(call);
-  const bool view = !call.axis.is_none() || call.keepdims;
-  if (view && call.width > 1)
-    throw nb::value_error("xreduce: width= cuts a flat array into records; an N-D array takes axis= instead");
-  ArrayInput in = view ? read_view(x, op, call.axis, call.keepdims) : read_array(x, op, call.width, call.copy);
-  in.request.correction = call.correction;
+  ArrayInput in = read_for_call(x, op, call);
   std::shared_ptr<Context> context = State::get().context();
   double seconds = 0;
   // A view's results: an array of `shape`, or (empty) one result. Flat and record calls skip it.
@@ -247,7 +255,7 @@ PyResult run(nb::handle x, const std::string& op_name, const CallOptions& call) 
       in.request.out_index = arrays.indices_at;
     }
     Result r = reduce_released(*context, in.request, options, &seconds);
-    if (in.device) arrays.put(r);
+    if (in.device) arrays.put(r.values, r.indices);
     if (index) {
       const std::uint64_t* at = arrays.indices_at;
       check_all_nan(op, std::find(at, at + result_count(in.request), no_index) != at + result_count(in.request));
@@ -258,6 +266,102 @@ PyResult run(nb::handle x, const std::string& op_name, const CallOptions& call) 
   Result r = reduce_released(*context, in.request, options, &seconds);
   check_all_nan(op, r.index == no_index || std::find(r.indices.begin(), r.indices.end(), no_index) != r.indices.end());
   return {value_of(r.value, r.values), r.index, rows_of(r.indices), std::move(r.backend), seconds};
+}
+
+//! reduce_ops' `ops`: a sequence of op names, or one string of them separated by commas (as the
+//! command's --ops), each named once.
+std::vector<Op> ops_of(nb::handle names) {
+  std::vector<std::string> items;
+  if (nb::isinstance<nb::str>(names)) {
+    const std::string all = nb::cast<std::string>(names);
+    for (std::size_t at = 0; at <= all.size();) {
+      const std::size_t comma = std::min(all.find(',', at), all.size());
+      std::string name = all.substr(at, comma - at);
+      name.erase(0, name.find_first_not_of(' '));
+      name.erase(name.find_last_not_of(' ') + 1);
+      items.push_back(name);
+      at = comma + 1;
+    }
+  } else {
+    try {
+      for (nb::handle item : names) {
+        if (!nb::isinstance<nb::str>(item))
+          throw nb::type_error(("xreduce.reduce_ops: ops are names of ops (str), got " + std::string(nb::type_name(item.type()).c_str())).c_str());
+        items.push_back(nb::cast<std::string>(item));
+      }
+    } catch (nb::python_error& e) {
+      if (!e.matches(PyExc_TypeError)) throw;
+      throw nb::type_error(("xreduce.reduce_ops: ops is a sequence of op names or one string of them, got " +
+                            std::string(nb::type_name(names.type()).c_str()))
+                               .c_str());
+    }
+  }
+  if (items.empty() || (items.size() == 1 && items[0].empty())) throw nb::value_error("xreduce.reduce_ops: name at least one op");
+  std::vector<Op> ops;
+  OpSet seen;
+  for (const std::string& name : items) {
+    const Op op = parse_op_or_throw(name);
+    if (seen.contains(op)) throw nb::value_error(("xreduce.reduce_ops: " + name + " is named twice").c_str());
+    seen.add(op);
+    ops.push_back(op);
+  }
+  return ops;
+}
+
+//! Several ops in one read of x (Request::ops): a dict of each op's name to what its own function
+//! (xreduce.sum, xreduce.argmax, ...) returns, in the order named.
+nb::dict run_ops(nb::handle x, nb::handle names, const CallOptions& call) {
+  const std::vector<Op> order = ops_of(names);
+  OpSet ops;
+  for (Op op : order) ops.add(op);
+  check_correction(ops, call.correction);
+  const Options options = options_of(call);
+  ArrayInput in = read_for_call(x, ops.first(), call);
+  in.request.ops = ops;
+  std::shared_ptr<Context> context = State::get().context();
+  double seconds = 0;
+  const std::vector<std::int64_t> shape = in.view ? result_shape(in.request) : std::vector<std::int64_t>{};
+  nb::dict out;
+  if (!shape.empty()) {
+    // Each op's results in an array of its own: written there by the backend (host data) or
+    // copied from Result::ops (device data), as run does for one op.
+    std::vector<ResultArrays> arrays;
+    arrays.reserve(order.size());
+    OpsOut into;
+    for (Op op : order) {
+      const ResultArrays& a = arrays.emplace_back(shape, result_dtype(in.request.dtype, op, options.result_dtype), returns_index(op));
+      into.values[static_cast<int>(op)] = a.values_at;
+      into.indices[static_cast<int>(op)] = a.indices_at;
+    }
+    if (!in.device) in.request.ops_out = &into;
+    const Result r = reduce_released(*context, in.request, options, &seconds);
+    const std::size_t count = result_count(in.request);
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const Op op = order[k];
+      const ResultArrays& a = arrays[k];
+      if (in.device) {
+        const OpResult& o = r.of(op);
+        a.put(o.values, o.indices);
+      }
+      if (returns_index(op)) check_all_nan(op, std::find(a.indices_at, a.indices_at + count, no_index) != a.indices_at + count);
+      const DType type = result_dtype(in.request.dtype, op, options.result_dtype);
+      out[std::string(to_string(op)).c_str()] = returns_index(op) ? like_input(x, a.indices, DType::i64) : like_input(x, a.values, type);
+    }
+    return out;
+  }
+  const Result r = reduce_released(*context, in.request, options, &seconds);
+  for (Op op : order) {
+    const OpResult& o = r.of(op);
+    nb::object value;
+    if (returns_index(op)) {
+      check_all_nan(op, o.index == no_index || std::find(o.indices.begin(), o.indices.end(), no_index) != o.indices.end());
+      value = o.indices.empty() ? nb::cast(*o.index) : rows_of(o.indices);
+    } else {
+      value = value_of(o.value, o.values);
+    }
+    out[std::string(to_string(op)).c_str()] = value;
+  }
+  return out;
 }
 
 std::string result_repr(const PyResult& r) {
@@ -294,7 +398,7 @@ PyReport validate_array(nb::handle x, const std::string& op_name, std::optional<
                         const CallOptions& call) {
   const Op op = parse_op_or_throw(op_name);
   const Options options = options_of(call);
-  check_correction(op, call.correction);
+  check_correction(OpSet{op}, call.correction);
   ArrayInput in = read_array(x, op, call.width, call.copy);
   in.request.correction = call.correction;
   if (in.device)
@@ -479,6 +583,29 @@ NB_MODULE(_core, m) {
           doc("Reduces x with op (a name of xreduce.ops: \"sum\", \"mean\", \"nanmax\", ...) and returns a Result\n"
               "(with axis: value an array, and indices an array for argmin and argmax).\n"
               "Raises xreduce.Error (with .code), TypeError or ValueError.").c_str());
+  }, how_arguments());
+
+  const auto reduce_ops_fn = [](nb::handle x, nb::handle ops, std::optional<std::string> backend, nb::handle axis, bool keepdims,
+                                std::optional<std::string> accuracy, nb::handle dtype, std::size_t width, int threads, int block_size,
+                                std::optional<std::map<std::string, std::string>> settings, bool copy, double correction) {
+    return run_ops(x, ops, call_options(backend, axis, keepdims, accuracy, dtype, width, threads, block_size, settings, copy, correction));
+  };
+  std::apply([&](auto... args) {
+    m.def("reduce_ops", reduce_ops_fn, nb::arg("x").none(), "ops"_a, nb::kw_only(), "backend"_a = nb::none(), args...,
+          nb::sig("def reduce_ops(x: object, ops: str | collections.abc.Sequence[str], *, backend: str | None = None, "
+                  "axis: int | tuple[int, ...] | None = None, keepdims: bool = False, accuracy: str | None = None, "
+                  "dtype: object = None, width: int = 1, threads: int = 0, block_size: int = 0, "
+                  "settings: collections.abc.Mapping[str, str] | None = None, copy: bool = False, "
+                  "correction: float = 0.0) -> dict[str, object]"),
+          doc("Several ops of x in one read of its elements: ops is a sequence of op names (or one string of them\n"
+              "separated by commas, as the command's --ops), every op but prod, each named once. Returns a dict\n"
+              "of each name to what that op's own function returns (xreduce.sum, xreduce.argmax, ...), in the\n"
+              "order named; each value is the bits that op gives alone for a flat array on the CPU backends,\n"
+              "and within that op's own bound otherwise.\n"
+              "dtype= is refused (each op's own result type); accuracy=\"exact\" is for the extremes, their\n"
+              "indices, counts, any and all (an exact sum, mean or variance is one op at a time). The GPU\n"
+              "backends take sum, min, max, argmin, argmax and sumsq together; a statistic among several ops\n"
+              "of device data is refused (xreduce.Error, code 'unsupported').").c_str());
   }, how_arguments());
 
   // One function per operation: the value (the index for argmin and argmax).

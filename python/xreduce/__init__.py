@@ -10,6 +10,7 @@ Arrays are read in place, with no copies: numpy, PyTorch, CuPy, JAX or anything 
     xreduce.reduce(x, "argmax")           # Result(value=..., index=..., backend=..., seconds=...)
     print(xreduce.validate(x, "sum"))     # every backend against the exact reference
     xreduce.var(x, correction=1)          # statistics: mean, var, std, norms, logsumexp, nan*
+    xreduce.reduce_ops(x, ["mean", "std", "max"])   # several ops in one read: {"mean": ..., ...}
 """
 
 import math as _math
@@ -49,6 +50,7 @@ from ._core import (
     ops,
     prod,
     reduce,
+    reduce_ops,
     std,
     sum,
     sumsq,
@@ -57,23 +59,56 @@ from ._core import (
 )
 
 
+def _in_one_read(x, names, one_by_one, **call):
+    """``reduce_ops(x, names)`` as a tuple in the order of ``names``; where the request cannot be
+    one read (an exact mean or variance, a statistic among several ops of device data, a backend
+    without several ops: ``Error`` with code ``unsupported``, or ``unavailable`` from "auto"),
+    ``one_by_one()``, which reads x once for each op and raises what a single op would.
+    ``dtype=`` goes to one_by_one() straight away: several ops take none."""
+    if call.get("dtype") is None:
+        try:
+            results = reduce_ops(x, names, **call)
+            return tuple(results[name] for name in names)
+        except Error as e:
+            if e.code not in ("unsupported", "unavailable"):
+                raise
+    return one_by_one()
+
+
 def var_mean(x, /, *, axis=None, correction=0.0, keepdims=False, **how):
     """The variance and the mean of x, as a tuple ``(var, mean)`` (``torch.var_mean``'s order).
 
-    Takes what ``xreduce.var`` takes (``how``: backend=, accuracy=, dtype=, threads=, ...). Reads
-    x twice, once for each.
+    Takes what ``xreduce.var`` takes (``how``: backend=, accuracy=, dtype=, threads=, ...). One
+    read of x where the backend takes both among several ops (the CPU backends, standard
+    accuracy, no ``dtype=``: ``xreduce.reduce_ops``); else two, one for each.
     """
-    return (
-        var(x, axis=axis, correction=correction, keepdims=keepdims, **how),
-        mean(x, axis=axis, keepdims=keepdims, **how),
+    return _in_one_read(
+        x,
+        ("var", "mean"),
+        lambda: (
+            var(x, axis=axis, correction=correction, keepdims=keepdims, **how),
+            mean(x, axis=axis, keepdims=keepdims, **how),
+        ),
+        axis=axis,
+        correction=correction,
+        keepdims=keepdims,
+        **how,
     )
 
 
 def minmax(x, /, *, axis=None, keepdims=False, **how):
     """The minimum and the maximum of x, as a tuple ``(min, max)`` (``torch.aminmax``); NaN if any
-    element is NaN. Takes what ``xreduce.min`` takes; reads x twice.
+    element is NaN. Takes what ``xreduce.min`` takes; one read of x (``xreduce.reduce_ops``) where
+    the backend takes several ops, else two.
     """
-    return (min(x, axis=axis, keepdims=keepdims, **how), max(x, axis=axis, keepdims=keepdims, **how))
+    return _in_one_read(
+        x,
+        ("min", "max"),
+        lambda: (min(x, axis=axis, keepdims=keepdims, **how), max(x, axis=axis, keepdims=keepdims, **how)),
+        axis=axis,
+        keepdims=keepdims,
+        **how,
+    )
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2, **how):
@@ -125,6 +160,7 @@ __all__ = [
     "ops",
     "prod",
     "reduce",
+    "reduce_ops",
     "std",
     "sum",
     "sumsq",

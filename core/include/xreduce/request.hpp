@@ -156,10 +156,11 @@ struct Request {
   //! Optional, with `out`: the step between results along each kept axis, in elements (of
   //! `out` and of `out_index` alike), one per kept axis in order; host memory only.
   const std::int64_t* out_strides = nullptr;
-  //! Several ops in one read of the data (any of the core ops sum, min, max, argmin, argmax and
-  //! sumsq; statistics are one op at a time): when not empty, `op` is not used and Result::ops
-  //! has one entry per op; each as it would be alone.
-  //! Standard accuracy only: an exact sum is one op at a time.
+  //! Several ops in one read of the data (every op but prod; the GPU backends take the core ops
+  //! sum, min, max, argmin, argmax and sumsq): when not empty, `op` is not used and Result::ops
+  //! has one entry per op, each under its own rules (docs/semantics.md says where the bits are
+  //! the op's alone). Exact accuracy only for ops that do not round (extremes, indices, counts):
+  //! an exact sum, mean or variance is one op at a time.
   OpSet ops = {};
   //! With `ops` and more than one result, optional: where each op's results go (as `out` for
   //! one op, packed). Null: they come back in Result::ops.
