@@ -100,12 +100,13 @@ __device__ inline void add_vector(Accumulator<ops::MomentsOp<T, kOp>>& acc, cons
   if (acc.run >= acc.kRun) acc.flush(f);
 }
 
-//! The moments' fold (Chan's update) takes three divisions, logsumexp's two exponentials: the
-//! segments kernels keep one accumulator a thread for them (kernels/segmented.cuh).
+//! The moments' fold (Chan's update) takes three divisions, logsumexp's two exponentials, and
+//! their accumulators hold 56 and 16 bytes with more registers around them: a thread keeps one
+//! (one_accumulator, kernels/vector_loads.cuh).
 template <class T, Op kOp>
-struct costly_fold<ops::MomentsOp<T, kOp>> : std::true_type {};
+struct one_accumulator<ops::MomentsOp<T, kOp>> : std::true_type {};
 template <class T>
-struct costly_fold<ops::LogSumExpOp<T>> : std::true_type {};
+struct one_accumulator<ops::LogSumExpOp<T>> : std::true_type {};
 
 //! exp(d) for d <= 0, the difference of two elements: f64's in double; f32's and narrower in
 //! float (expf, within 2 ulp; a double exp costs the kernel four times a plain sum's time on an

@@ -73,8 +73,9 @@ int run_dtypes(const SuiteArgs& args) {
   md += "\n";
   nlohmann::json rows = nlohmann::json::array(), gpu_rows = nlohmann::json::array();
   const DType types[] = {DType::f32, DType::f16, DType::bf16, DType::i8, DType::u8, DType::i16, DType::u16, DType::boolean};
-  Progress progress("dtypes", args.quick ? 2 : 8 * (2.0 + 0.1 * args.repeat * (2 + parallel.size())));
-  for (std::size_t k = 0; k < std::size(types); ++k) {
+  if (args.device_only) md = "# Every element type: sums over the same bytes\n\nThe device rows alone (`--device-only`).\n";
+  Progress progress("dtypes", args.quick || args.device_only ? 2 : 8 * (2.0 + 0.1 * args.repeat * (2 + parallel.size())));
+  for (std::size_t k = 0; k < (args.device_only ? 0 : std::size(types)); ++k) {
     const DType dtype = types[k];
     const std::string type(to_string(dtype));
     progress.update(0.8 * k / std::size(types), type);

@@ -273,15 +273,7 @@ PyResult run(nb::handle x, const std::string& op_name, const CallOptions& call) 
 std::vector<Op> ops_of(nb::handle names) {
   std::vector<std::string> items;
   if (nb::isinstance<nb::str>(names)) {
-    const std::string all = nb::cast<std::string>(names);
-    for (std::size_t at = 0; at <= all.size();) {
-      const std::size_t comma = std::min(all.find(',', at), all.size());
-      std::string name = all.substr(at, comma - at);
-      name.erase(0, name.find_first_not_of(' '));
-      name.erase(name.find_last_not_of(' ') + 1);
-      items.push_back(name);
-      at = comma + 1;
-    }
+    for (nb::handle item : names.attr("split")(",")) items.push_back(nb::cast<std::string>(item.attr("strip")()));
   } else {
     try {
       for (nb::handle item : names) {

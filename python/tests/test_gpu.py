@@ -310,3 +310,23 @@ def test_device_argmin_argmax_over_axes(rng, op):
             continue
         assert isinstance(got, torch.Tensor) and got.device == t.device, axis
         assert numpy.array_equal(got.cpu().numpy(), want), axis
+
+
+def test_several_ops_of_device_tensors(rng):
+    """reduce_ops on device data: the core ops in one read on the GPU (a whole array and rows,
+    the results on x's device); a statistic among them is refused there, and var_mean and minmax
+    still give each op's own value."""
+    host = rng.normal(0, 1, (int(rng.integers(1, 300)), int(rng.integers(1, 3000)))).astype(numpy.float32)
+    x = torch.from_numpy(host).cuda()
+    got = xreduce.reduce_ops(x, ["max", "argmin", "sum"])
+    assert got["max"] == float(host.max()) and got["argmin"] == int(host.argmin())
+    assert abs(got["sum"] - exact_sum(host)) <= 64 * numpy.finfo(numpy.float32).eps * float(numpy.abs(host.astype(float)).sum())
+    rows = xreduce.reduce_ops(x, "min,argmax", axis=1)
+    assert rows["min"].is_cuda and rows["argmax"].is_cuda
+    assert numpy.array_equal(rows["min"].cpu().numpy(), host.min(axis=1))
+    assert numpy.array_equal(rows["argmax"].cpu().numpy(), host.argmax(axis=1))
+    with pytest.raises(xreduce.Error) as e:
+        xreduce.reduce_ops(x, ["mean", "max"], backend="cuda.shuffle")
+    assert e.value.code == "unsupported"
+    assert xreduce.var_mean(x) == (xreduce.var(x), xreduce.mean(x))
+    assert xreduce.minmax(x) == (float(host.min()), float(host.max()))

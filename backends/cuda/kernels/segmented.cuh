@@ -139,14 +139,6 @@ __device__ inline A group_reduce(A a, int group_size, const F& f, A* shared) {
   return a;
 }
 
-//! Whether folding two of policy F's accumulators costs more than the adds it saves: then a
-//! thread of the segments kernels keeps one, adding its `unroll` loads in turn, instead of one a
-//! load (the moments' fold takes three divisions). On an H200 the variance of f32 rows of 256
-//! read at 38% of the read probe with one, 21% with four; rows of 16384 at 58% against 37.5%
-//! (bench/results/nvidia-h200/views-device-statistics.md, logs/views-device-statistics-bfef844.md).
-template <class F>
-struct costly_fold : std::false_type {};
-
 //! This thread's partial of x[a, b) as one of `group_size` threads at `rank` in its group:
 //! elements up to a 16-byte boundary one by one, then vectors, `unroll` in flight, then the rest.
 //! Either end holds fewer elements than a vector: one apiece for a group of a vector's threads or
@@ -158,7 +150,7 @@ __device__ inline typename F::acc_t group_partial(const typename F::In* __restri
                                                   int rank, int group_size, const F& f) {
   using In = typename F::In;
   constexpr int kVec = vector_width<In>();
-  constexpr int kAccumulators = costly_fold<F>::value ? 1 : P::unroll;
+  constexpr int kAccumulators = one_accumulator<F>::value ? 1 : P::unroll;
   Accumulator<F> acc[kAccumulators];
 #pragma unroll
   for (int u = 0; u < kAccumulators; ++u) acc[u].init(f);

@@ -12,6 +12,21 @@ struct VectorPolicy {
   static constexpr int unroll = 4;   //!< 16-byte loads in flight per thread, each into its own accumulator
 };
 
+//! Whether a thread keeps one accumulator of policy F, adding its `unroll` loads to it in turn,
+//! instead of one a load. Several accumulators give independent chains of additions, but where
+//! one is large or its fold costly they cost more than they save: four of the moments' (var) or
+//! of several ops' (StatsAcc, with two indices) took the flat kernel to 104-109 registers a
+//! thread on sm_90, a quarter of an SM's threads resident; logsumexp to 64. In the segments
+//! kernels, on an H200, the variance of f32 rows of 256 read at 38% of the read probe with one,
+//! 21% with four; rows of 16384 at 58% against 37.5%
+//! (bench/results/nvidia-h200/views-device-statistics.md, logs/views-device-statistics-bfef844.md).
+//! A thread's vectors still come to its one accumulator in increasing index order, so that a
+//! strict comparison keeps the first of equal extremes.
+template <class F>
+struct one_accumulator : std::false_type {};
+template <class T>
+struct one_accumulator<StatsOp<T>> : std::true_type {};
+
 //! Elements per 16-byte load: 16 for 1-byte types, 8 for 2-byte ones (16-bit floats too), 4 for
 //! 4-byte ones, 2 for 8-byte ones; 1 for anything else (value-index pairs, stats).
 template <class T>
@@ -212,16 +227,17 @@ __device__ inline typename F::acc_t thread_partial(const typename F::In* __restr
   constexpr std::size_t kTile = static_cast<std::size_t>(P::block) * P::unroll;
   const std::size_t full_tiles = nvec / kTile;
 
-  Accumulator<F> acc[P::unroll];
+  constexpr int kAccumulators = one_accumulator<F>::value ? 1 : P::unroll;
+  Accumulator<F> acc[kAccumulators];
 #pragma unroll
-  for (int u = 0; u < P::unroll; ++u) acc[u].init(f);
+  for (int u = 0; u < kAccumulators; ++u) acc[u].init(f);
   for (std::size_t t = blockIdx.x; t < full_tiles; t += gridDim.x) {
     const std::size_t v = t * kTile + threadIdx.x;
     Vec<In> r[P::unroll];
 #pragma unroll
     for (int u = 0; u < P::unroll; ++u) r[u] = body[v + u * P::block];
 #pragma unroll
-    for (int u = 0; u < P::unroll; ++u) add_vector(acc[u], f, r[u], head + (v + u * P::block) * kVec);
+    for (int u = 0; u < P::unroll; ++u) add_vector(acc[u % kAccumulators], f, r[u], head + (v + u * P::block) * kVec);
   }
   for (std::size_t v = full_tiles * kTile + g; v < nvec; v += stride) add_vector(acc[0], f, body[v], head + v * kVec);
   // At most kVec - 1 elements before the vectors and after them.
@@ -231,7 +247,7 @@ __device__ inline typename F::acc_t thread_partial(const typename F::In* __restr
 
   typename F::acc_t a = acc[0].value(f);
 #pragma unroll
-  for (int u = 1; u < P::unroll; ++u) a = f(a, acc[u].value(f));
+  for (int u = 1; u < kAccumulators; ++u) a = f(a, acc[u].value(f));
   return a;
 }
 
