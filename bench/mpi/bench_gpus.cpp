@@ -115,24 +115,20 @@ int main(int argc, char** argv) {
   if (xr::is_float16(dtype)) as_a_rank.result_dtype = xr::DType::f64;
   std::string backend;
 
-  // One GPU alone: rank 0 reduces its shard as a rank does while the others wait at the barrier.
-  const double t_one = barrier_timed([&] {
-    if (rank_ != 0) return;
-    if (statistic) backend = xr::mpi::allreduce(MPI_COMM_SELF, shard).backend;
-    else backend = xr::reduce(shard, as_a_rank).backend;
-  }, 10, 11, 5);
-  // Each GPU alone in turn, timed on its own rank: two GPUs together wait for the slower one at
-  // every combine, which rank 0's time alone does not show.
+  // One GPU alone, each in turn, timed on its own rank: it reduces its shard as a rank does while
+  // the others wait at the barrier. Rank 0's time is "one GPU"; the slowest shows what two GPUs,
+  // which wait for the slower one at every combine, are up against.
   std::vector<double> t_alone(static_cast<std::size_t>(ranks_));
   for (int r = 0; r < ranks_; ++r) {
     double mine = barrier_timed([&] {
       if (rank_ != r) return;
-      if (statistic) xr::mpi::allreduce(MPI_COMM_SELF, shard);
-      else xr::reduce(shard, as_a_rank);
+      if (statistic) backend = xr::mpi::allreduce(MPI_COMM_SELF, shard).backend;
+      else backend = xr::reduce(shard, as_a_rank).backend;
     }, 10, 11, 5);
     MPI_Bcast(&mine, 1, MPI_DOUBLE, r, MPI_COMM_WORLD);
     t_alone[static_cast<std::size_t>(r)] = mine;
   }
+  const double t_one = t_alone[0];
   const double t_slowest = *std::max_element(t_alone.begin(), t_alone.end());
   const double t_one_plain = barrier_timed([&] {
     if (rank_ == 0) xr::reduce(shard);

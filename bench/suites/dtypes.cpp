@@ -73,9 +73,10 @@ int run_dtypes(const SuiteArgs& args) {
   md += "\n";
   nlohmann::json rows = nlohmann::json::array(), gpu_rows = nlohmann::json::array();
   const DType types[] = {DType::f32, DType::f16, DType::bf16, DType::i8, DType::u8, DType::i16, DType::u16, DType::boolean};
-  if (args.device_only) md = "# Every element type: sums over the same bytes\n\nThe device rows alone (`--device-only`).\n";
-  Progress progress("dtypes", args.quick || args.device_only ? 2 : 8 * (2.0 + 0.1 * args.repeat * (2 + parallel.size())));
-  for (std::size_t k = 0; k < (args.device_only ? 0 : std::size(types)); ++k) {
+  const std::size_t host_types = args.device_only ? 0 : std::size(types);  // --device-only: no host rows
+  if (host_types == 0) md = "# Every element type: sums over the same bytes\n\nThe device rows alone (`--device-only`).\n";
+  Progress progress("dtypes", args.quick || host_types == 0 ? 2 : host_types * (2.0 + 0.1 * args.repeat * (2 + parallel.size())));
+  for (std::size_t k = 0; k < host_types; ++k) {
     const DType dtype = types[k];
     const std::string type(to_string(dtype));
     progress.update(0.8 * k / std::size(types), type);

@@ -235,6 +235,28 @@ void check_all_nan(Op op, bool any_without_index) {
     throw nb::value_error(("xreduce: " + std::string(to_string(op)) + ": All-NaN slice encountered").c_str());
 }
 
+//! One op's results in a view's arrays (written there by the backend, or put there from a device
+//! result) as a PyResult in x's own library; an all-NaN slice of nanargmin/nanargmax refused.
+PyResult arrays_result(nb::handle x, Op op, const ResultArrays& arrays, DType type, std::size_t count) {
+  const std::uint64_t* at = arrays.indices_at;
+  if (at) check_all_nan(op, std::find(at, at + count, no_index) != at + count);
+  return {like_input(x, arrays.values, type), std::nullopt, at ? like_input(x, arrays.indices, DType::i64) : nb::none()};
+}
+
+//! One op's results of a flat array or of records as a PyResult; an all-NaN array refused as above.
+PyResult scalar_result(Op op, const Scalar& value, std::optional<std::uint64_t> index, const std::vector<Scalar>& values,
+                       const std::vector<std::uint64_t>& indices) {
+  check_all_nan(op, index == no_index || std::find(indices.begin(), indices.end(), no_index) != indices.end());
+  return {value_of(value, values), index, rows_of(indices)};
+}
+
+//! What op's own function (xreduce.sum, xreduce.argmax, ...) returns: the value, or for argmin
+//! and argmax the index (the indices' list or array where there are several).
+nb::object function_value(Op op, const PyResult& r) {
+  if (!returns_index(op)) return r.value;
+  return r.indices.is_none() ? nb::cast(*r.index) : r.indices;
+}
+
 PyResult run(nb::handle x, const std::string& op_name, const CallOptions& call) {
   const Op op = parse_op_or_throw(op_name);
   check_correction(OpSet{op}, call.correction);
@@ -244,28 +266,27 @@ PyResult run(nb::handle x, const std::string& op_name, const CallOptions& call) 
   double seconds = 0;
   // A view's results: an array of `shape`, or (empty) one result. Flat and record calls skip it.
   const std::vector<std::int64_t> shape = in.view ? result_shape(in.request) : std::vector<std::int64_t>{};
+  PyResult out;
   if (!shape.empty()) {
     // An array of results, in x's own library. Host data: written by the backend straight into
     // the numpy arrays; device data: come back in Result::values and are copied there.
     const DType type = result_dtype(in.request.dtype, op, options.result_dtype);
-    const bool index = returns_index(op);
-    const ResultArrays arrays(shape, type, index);
+    const ResultArrays arrays(shape, type, returns_index(op));
     if (!in.device) {
       in.request.out = arrays.values_at;
       in.request.out_index = arrays.indices_at;
     }
     Result r = reduce_released(*context, in.request, options, &seconds);
     if (in.device) arrays.put(r.values, r.indices);
-    if (index) {
-      const std::uint64_t* at = arrays.indices_at;
-      check_all_nan(op, std::find(at, at + result_count(in.request), no_index) != at + result_count(in.request));
-    }
-    return {like_input(x, arrays.values, type), std::nullopt, index ? like_input(x, arrays.indices, DType::i64) : nb::none(),
-            std::move(r.backend), seconds};
+    out = arrays_result(x, op, arrays, type, result_count(in.request));
+    out.backend = std::move(r.backend);
+  } else {
+    Result r = reduce_released(*context, in.request, options, &seconds);
+    out = scalar_result(op, r.value, r.index, r.values, r.indices);
+    out.backend = std::move(r.backend);
   }
-  Result r = reduce_released(*context, in.request, options, &seconds);
-  check_all_nan(op, r.index == no_index || std::find(r.indices.begin(), r.indices.end(), no_index) != r.indices.end());
-  return {value_of(r.value, r.values), r.index, rows_of(r.indices), std::move(r.backend), seconds};
+  out.seconds = seconds;
+  return out;
 }
 
 //! reduce_ops' `ops`: a sequence of op names, or one string of them separated by commas (as the
@@ -317,41 +338,28 @@ nb::dict run_ops(nb::handle x, nb::handle names, const CallOptions& call) {
   if (!shape.empty()) {
     // Each op's results in an array of its own: written there by the backend (host data) or
     // copied from Result::ops (device data), as run does for one op.
+    auto type_of = [&](Op op) { return result_dtype(in.request.dtype, op, options.result_dtype); };
     std::vector<ResultArrays> arrays;
     arrays.reserve(order.size());
     OpsOut into;
     for (Op op : order) {
-      const ResultArrays& a = arrays.emplace_back(shape, result_dtype(in.request.dtype, op, options.result_dtype), returns_index(op));
+      const ResultArrays& a = arrays.emplace_back(shape, type_of(op), returns_index(op));
       into.values[static_cast<int>(op)] = a.values_at;
       into.indices[static_cast<int>(op)] = a.indices_at;
     }
     if (!in.device) in.request.ops_out = &into;
     const Result r = reduce_released(*context, in.request, options, &seconds);
-    const std::size_t count = result_count(in.request);
     for (std::size_t k = 0; k < order.size(); ++k) {
       const Op op = order[k];
-      const ResultArrays& a = arrays[k];
-      if (in.device) {
-        const OpResult& o = r.of(op);
-        a.put(o.values, o.indices);
-      }
-      if (returns_index(op)) check_all_nan(op, std::find(a.indices_at, a.indices_at + count, no_index) != a.indices_at + count);
-      const DType type = result_dtype(in.request.dtype, op, options.result_dtype);
-      out[std::string(to_string(op)).c_str()] = returns_index(op) ? like_input(x, a.indices, DType::i64) : like_input(x, a.values, type);
+      if (in.device) arrays[k].put(r.of(op).values, r.of(op).indices);
+      out[std::string(to_string(op)).c_str()] = function_value(op, arrays_result(x, op, arrays[k], type_of(op), result_count(in.request)));
     }
     return out;
   }
   const Result r = reduce_released(*context, in.request, options, &seconds);
   for (Op op : order) {
     const OpResult& o = r.of(op);
-    nb::object value;
-    if (returns_index(op)) {
-      check_all_nan(op, o.index == no_index || std::find(o.indices.begin(), o.indices.end(), no_index) != o.indices.end());
-      value = o.indices.empty() ? nb::cast(*o.index) : rows_of(o.indices);
-    } else {
-      value = value_of(o.value, o.values);
-    }
-    out[std::string(to_string(op)).c_str()] = value;
+    out[std::string(to_string(op)).c_str()] = function_value(op, scalar_result(op, o.value, o.index, o.values, o.indices));
   }
   return out;
 }
@@ -606,10 +614,8 @@ NB_MODULE(_core, m) {
     const auto fn = [op](nb::handle x, std::optional<std::string> backend, nb::handle axis, bool keepdims,
                          std::optional<std::string> accuracy, nb::handle dtype, std::size_t width, int threads, int block_size,
                          std::optional<std::map<std::string, std::string>> settings, bool copy, double correction) -> nb::object {
-      PyResult r = run(x, std::string(to_string(op)),
-                       call_options(backend, axis, keepdims, accuracy, dtype, width, threads, block_size, settings, copy, correction));
-      if (!returns_index(op)) return r.value;
-      return r.indices.is_none() ? nb::cast(*r.index) : r.indices;
+      return function_value(op, run(x, std::string(to_string(op)), call_options(backend, axis, keepdims, accuracy, dtype, width,
+                                                                                 threads, block_size, settings, copy, correction)));
     };
     static constexpr std::array<const char*, all_ops.size()> what{
         "sum", "product", "minimum", "maximum", "minimum", "maximum", "sum of squares", "mean (arithmetic)",

@@ -14,14 +14,13 @@ struct VectorPolicy {
 
 //! Whether a thread keeps one accumulator of policy F, adding its `unroll` loads to it in turn,
 //! instead of one a load. Several accumulators give independent chains of additions, but where
-//! one is large or its fold costly they cost more than they save: four of the moments' (var) or
-//! of several ops' (StatsAcc, with two indices) took the flat kernel to 104-109 registers a
-//! thread on sm_90, a quarter of an SM's threads resident; logsumexp to 64 (one: 64 and 44). On
-//! an H200, one took var from 1.17x a plain sum to 1.04x, logsumexp from 1.27x to 1.14x, several
-//! ops of bf16 from 1.35x to 1.10x (bench/results/nvidia-h200/statistics-device.md,
-//! dtypes-device.md). In the segments
-//! kernels, on an H200, the variance of f32 rows of 256 read at 38% of the read probe with one,
-//! 21% with four; rows of 16384 at 58% against 37.5%
+//! one is large or its fold costly they cost more than they save. In the flat kernels, four of
+//! the moments' (var) or of several ops' (StatsAcc, with two indices) took 104-109 registers a
+//! thread on sm_90, a quarter of an SM's threads resident, and logsumexp's 64 (one: 64 and 44);
+//! on an H200, one took var from 1.17x a plain sum to 1.04x, logsumexp from 1.27x to 1.14x and
+//! several ops of bf16 from 1.35x to 1.10x (bench/results/nvidia-h200/statistics-device.md,
+//! dtypes-device.md). In the segments kernels, on an H200, the variance of f32 rows of 256 read
+//! at 38% of the read probe with one, 21% with four; rows of 16384 at 58% against 37.5%
 //! (bench/results/nvidia-h200/views-device-statistics.md, logs/views-device-statistics-bfef844.md).
 //! A thread's vectors still come to its one accumulator in increasing index order, so that a
 //! strict comparison keeps the first of equal extremes.
