@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -436,4 +437,59 @@ TEST_CASE("gpu exact var: lanes that each add more squares than a digit has room
   };
   check(float{}, std::size_t{1} << 27);
   check(double{}, std::size_t{1} << 26);
+}
+
+namespace {
+
+//! A float of exponent group g (exponent field 16g to 16g + 15) and either sign: at the top of
+//! the group (field 16g + 15, significand 1.99 to 2) where `top`, else any of it.
+float float_of_group(int g, bool top, std::mt19937_64& rng) {
+  const unsigned field = top ? 16u * g + 15 : 16u * g + static_cast<unsigned>(rng() % 16);
+  const unsigned significand = top ? 0x7fffffu - static_cast<unsigned>(rng() % 0x20000) : static_cast<unsigned>(rng() & 0x7fffffu);
+  return std::bit_cast<float>((rng() % 2 ? 0x80000000u : 0u) | std::min(field, 254u) << 23 | significand);
+}
+
+}  // namespace
+
+//! `period` elements made by `draw`, repeated to about n (checked by check_moments on the device).
+template <class Draw>
+void check_periodic_moments(std::size_t n, std::size_t period, Draw draw) {
+  std::vector<float> one(period);
+  for (std::size_t i = 0; i < period; ++i) one[i] = draw(i);
+  std::vector<float> x(n / period * period);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = one[i % period];
+  check_moments(x, period, /*device_only=*/true);
+}
+
+TEST_CASE("gpu exact var: f32 at the top of one exponent group, where a lane's sums of the group reach their bound") {
+  if (exact_variance_backends(xr::Memory::device).empty()) return;
+  // A lane of exact_moments_kernel keeps the elements of its exponent group in registers between
+  // carries (2^10 elements a lane; 2^27 elements give a lane of an H200 some 2000): here 7 in 8
+  // elements are as large as their group allows, all of one sign, so that the sums and the
+  // squares' grow as far as they can, and a warp's 32 lanes add them as integers first.
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x9e01u);
+  const bool quick = std::getenv("XREDUCE_TEST_QUICK") != nullptr;
+  for (int g : {0, 7, 8, 15}) {
+    INFO("seed " << xr::test::run_seed() << ", group " << g);
+    const std::size_t n = quick ? (std::size_t{1} << 16) + 3 : std::size_t{1} << 27;
+    check_periodic_moments(n, quick ? n : 4099, [&](std::size_t) { return std::fabs(float_of_group(g, rng() % 8 != 0, rng)); });
+  }
+}
+
+TEST_CASE("gpu exact var: f32 whose vectors lie in one of two exponent groups at random, and elements of any group") {
+  if (exact_variance_backends(xr::Memory::device).empty()) return;
+  // A lane's exponent group moves at a carry when more of its vectors lay outside it than in it
+  // since the last: with each 16-byte vector of one of two groups at random, lanes move at about
+  // half their carries (2^29 elements give a lane of an H200 some eight), a warp's lanes often
+  // lie in different groups when they flush, and one element in 64 of any group goes to the bins.
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x6a7bu);
+  const bool quick = std::getenv("XREDUCE_TEST_QUICK") != nullptr;
+  const int a = static_cast<int>(rng() % 15), b = (a + 1 + static_cast<int>(rng() % 14)) % 15;
+  INFO("seed " << xr::test::run_seed() << ", groups " << a << " and " << b);
+  const std::size_t n = quick ? (std::size_t{1} << 16) + 5 : std::size_t{1} << 29;
+  int g = a;
+  check_periodic_moments(n, quick ? n : 4 * 4099, [&](std::size_t i) {
+    if (i % 4 == 0) g = rng() % 2 ? a : b;
+    return float_of_group(rng() % 64 ? g : static_cast<int>(rng() % 15), false, rng);
+  });
 }
