@@ -27,6 +27,14 @@ static __global__ void fill_uniform(T* x, std::size_t n, unsigned long long seed
     x[i] = uniform_value<T>(splitmix64(i + seed));
 }
 
+//! Fills x[0..n) with the exact suite's distribution s (spread_value). Static, as fill_uniform.
+template <class T>
+static __global__ void fill_spread(T* x, std::size_t n, Spread s, unsigned long long seed) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    x[i] = spread_value<T>(s, i, seed);
+}
+
 // The read-bandwidth probe: 16-byte loads, grid-stride, four in flight, XOR-folded; the result is
 // written only if it equals a value it never takes, so the loads cannot be dropped. Static: each
 // program that includes this has its own copy of the kernel.

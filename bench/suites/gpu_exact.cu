@@ -164,13 +164,6 @@ void sweep(const SuiteArgs& args, int max_log2, Progress& progress, double progr
   cudaFree(cub_out);
 }
 
-template <class T>
-__global__ void fill_spread(T* x, std::size_t n, Spread s, unsigned long long seed) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-    x[i] = spread_value<T>(s, i, seed);
-}
-
 //! The second table: plain cub against both exact forms at 2^24, 2^28 and 2^30 (up to max_log2)
 //! for every distribution.
 template <class T>

@@ -1,7 +1,8 @@
 // The device half of the `statistics` suite: each statistic cuda.shuffle computes (statistics.cuh),
 // and the exact mean and var (kernels/exact_sum.cuh, exact_moments.cuh), over 2^28
-// device-resident f32, uniform in [0, 1), against cuda.shuffle's plain sum, CUB's sum and the read
-// probe over the same bytes, in the same run. Time per call: CUDA-graph replays of
+// device-resident f32, uniform in [0, 1) (the exact var also of the exact suite's other
+// distributions), against cuda.shuffle's plain sum, CUB's sum and the read probe over the same
+// bytes, in the same run. Time per call: CUDA-graph replays of
 // 8 back-to-back calls (the input is 1 GiB, far past the L2), median. bench/python/
 // bench_statistics_torch.py times torch's counterparts on the same GPU and joins the two.
 
@@ -86,6 +87,18 @@ int run_statistics_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string&
     const Result r = ws.collect_statistic(n, DType::f32, op);
     row(std::string(to_string(op)), op, time([&] { ws.enqueue_statistic(x, n, DType::f32, op); }),
         r.value.to_string() + (r.index ? " at " + std::to_string(*r.index) : std::string()));
+  }
+  // The exact var of the exact suite's other distributions: a lane adds the elements of its
+  // exponent group in registers and the rest to shared-memory bins, so that its time depends on
+  // how far apart the exponents lie (a plain sum's does not: the ratio is to the uniform sum).
+  for (const Spread spread : kSpreads) {
+    if (spread == Spread::uniform) continue;
+    fill_spread<<<prop.multiProcessorCount * 8, 256>>>(x, n, spread, 17);
+    check(cudaDeviceSynchronize(), "fill");
+    ws.enqueue_exact_moments(x, n, DType::f32);
+    const std::vector<ExactSum> m = ws.collect_exact_moments(n);
+    row(std::string("var, exact, ") + spread_name(spread, false), Op::var, time([&] { ws.enqueue_exact_moments(x, n, DType::f32); }),
+        Scalar(exact_variance<float>(m[0], m[1], 0)).to_string());
   }
   cudaFree(x);
   cudaFree(sink);
