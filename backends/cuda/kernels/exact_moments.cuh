@@ -109,22 +109,35 @@ struct DigitMomentsLane {
 //! low each add up to 2^14 values exactly as doubles, and `sum_bits` adds the sums' bits modulo
 //! 2^64, which less `added` times split's are h's units: two fmas, three additions and a 64-bit
 //! integer addition an element, and no memory; flush() moves them into the block's words between
-//! (every 2^10 elements a lane, with the bins' carry).
+//! (every 2^10 elements a lane, with the bins' carry). Group 15 (from 2^113, and the infinities
+//! and NaN) is never a lane's: the test of a vector need not look for those.
 struct GroupSums {
-  int group = -1;  // the exponent group the sums are of: none until the lane's first vector
-  double s = 0, low = 0, split = 0;
+  int group = -1;             // the exponent group the sums are of, or -1: none
+  unsigned group_bytes = 0;   // the group's bits (3 to 6 of a float's top byte) in each byte
+  double s = -0.0;            // -0 until an element other than -0 is added (as IEEE adds zeros)
+  double low = 0, split = 0;
   unsigned long long sum_bits = 0;  // modulo 2^64
   unsigned added = 0;               // elements since the last flush
 
   __device__ __forceinline__ static int group_of(float f) { return static_cast<int>(__float_as_uint(f) >> 27 & (kFieldBins - 1)); }
-  //! Whether a finite float is of the group: a zero is of every group (it adds nothing). Without
-  //! short-circuits: a vector's test is one predicate, not a branch an element.
+  //! The top bytes (the sign and the exponent field's high seven bits) of four floats, in one word.
+  __device__ __forceinline__ static unsigned top_bytes(const float* f) {
+    const unsigned a = __byte_perm(__float_as_uint(f[0]), __float_as_uint(f[1]), 0x7373);
+    const unsigned b = __byte_perm(__float_as_uint(f[2]), __float_as_uint(f[3]), 0x7373);
+    return __byte_perm(a, b, 0x5410);
+  }
+  //! Whether the four floats of `tops` (top_bytes) are all of the group (some 5 instructions, where
+  //! a test an element took 20 for a vector of four).
+  __device__ __forceinline__ bool holds_all(unsigned tops) const { return group >= 0 && ((tops ^ group_bytes) & 0x78787878u) == 0; }
+  //! Whether a finite float is of the group, a zero being of every group (it adds nothing).
   __device__ __forceinline__ bool holds(float f) const {
-    return (group_of(f) == group) | ((__float_as_uint(f) & 0x7fffffffu) == 0);
+    return group >= 0 && ((group_of(f) == group) | ((__float_as_uint(f) & 0x7fffffffu) == 0));
   }
   __device__ __forceinline__ int unit() const { return field_bin_unit(group); }
+  //! Starts group g, or none for group 15 (the sums are empty).
   __device__ __forceinline__ void start(int g) {
-    group = g;
+    group = g < kFieldBins - 1 ? g : -1;
+    group_bytes = static_cast<unsigned>(g << 3) * 0x01010101u;
     split = 0x1.8p52 * pow2(2 * unit() + 39);
   }
   //! Finite elements of the group.
@@ -142,14 +155,19 @@ struct GroupSums {
   }
   //! Moves the sums into S's words and Q's, as integers of their units, and zeroes them: every
   //! lane of the warp together. A warp whose lanes share a group adds its integers first (below
-  //! 2^50 a lane, so 2^55 over the warp) and deposits once.
-  __device__ __forceinline__ void flush(long long* s_words, long long* q_words) {
+  //! 2^50 a lane, so 2^55 over the warp) and deposits once. Returns whether an element other than
+  //! -0 was added since the last flush.
+  __device__ __forceinline__ bool flush(long long* s_words, long long* q_words) {
+    const bool seen = __double_as_longlong(s) != __double_as_longlong(-0.0);
     const bool one_group = __all_sync(0xffffffffu, group == __shfl_sync(0xffffffffu, group, 0));
     const auto high = static_cast<long long>(sum_bits - added * static_cast<unsigned long long>(__double_as_longlong(split)));
-    if (!__any_sync(0xffffffffu, s != 0 || high != 0 || low != 0)) return;
+    if (!__any_sync(0xffffffffu, s != 0 || high != 0 || low != 0)) {
+      s = -0.0, sum_bits = 0, added = 0;
+      return seen;
+    }
     const int u = unit();
     long long ms = __double2ll_rn(s * pow2(-u)), mh = high, ml = __double2ll_rn(low * pow2(-2 * u));
-    s = low = 0;
+    s = -0.0, low = 0;
     sum_bits = 0, added = 0;
     if (one_group) {
 #pragma unroll
@@ -158,11 +176,12 @@ struct GroupSums {
         mh += __shfl_xor_sync(0xffffffffu, mh, offset);
         ml += __shfl_xor_sync(0xffffffffu, ml, offset);
       }
-      if ((threadIdx.x & 31) != 0) return;
+      if ((threadIdx.x & 31) != 0) return seen;
     }
     if (ms != 0) deposit_scaled(s_words, ms, u);
     if (mh != 0) deposit_scaled(q_words, mh, 2 * u + 39);
     if (ml != 0) deposit_scaled(q_words, ml, 2 * u);
+    return seen;
   }
 };
 
@@ -170,8 +189,8 @@ struct GroupSums {
 //! lane's exponent group to its GroupSums, any other element to the bins: S in the binned form's
 //! bins, its square split into p and e in the square bins (kSquareBins). Its shared memory: the
 //! square bins, then S's bins (bin c of lane t at c * kDigitBlock + t in each). The lane's group
-//! is that of its first vector's largest element, and moves at a carry to the group of the last
-//! element outside it when more vectors lay outside it than in it since the last carry.
+//! is that of the largest element of its first vector, and moves at a carry to that of the last
+//! vector outside it when more vectors lay outside it than in it since the last carry.
 template <class T>
 struct BinMomentsLane {
   static constexpr int kBlock = kDigitBlock, kVec = vector_width<T>();
@@ -215,23 +234,22 @@ struct BinMomentsLane {
   }
   __device__ __forceinline__ void add_vector(const Vec<T>& r) {
     float f[kVec];
-    unsigned top = 0;
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) {
-      f[j] = moments_float(r.e[j]);
-      top = max(top, __float_as_uint(f[j]) & 0x7fffffffu);
+    for (int j = 0; j < kVec; ++j) f[j] = moments_float(r.e[j]);
+    // Whether the vector is of the lane's group: its floats' top bytes, four to a word, against
+    // the group's bits; where one may be a zero (a top byte of 0 or 0x80, which a small nonzero
+    // has too), element by element.
+    bool all_in = true, maybe_zero = false;
+#pragma unroll
+    for (int j = 0; j < kVec; j += 4) {
+      const unsigned tops = GroupSums::top_bytes(f + j), m = tops & 0x7f7f7f7fu;
+      all_in &= in_group.holds_all(tops);
+      maybe_zero |= ((m - 0x01010101u) & ~m & 0x80808080u) != 0;
     }
-    if (top >= 0x7f800000u) {
+    if (!all_in && maybe_zero) {
+      all_in = true;
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) add_one(r.e[j]);
-      return;
-    }
-    if (in_group.group < 0) in_group.start(static_cast<int>(top >> 27));  // the group of the vector's largest
-    bool all_in = true;
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) {
-      not_negative_zero |= __float_as_uint(f[j]) ^ 0x80000000u;
-      all_in &= in_group.holds(f[j]);
+      for (int j = 0; j < kVec; ++j) all_in &= in_group.holds(f[j]);
     }
     if (all_in) {
       --outside;
@@ -242,9 +260,19 @@ struct BinMomentsLane {
     // most vectors of data whose exponents lie far apart (3.46x a plain sum on an H200, against
     // 2.11x when every element went to the bins).
     ++outside;
-    last_outside_group = GroupSums::group_of(f[0]) != in_group.group ? GroupSums::group_of(f[0]) : static_cast<int>(top >> 27);
+    unsigned top = 0;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) top = max(top, __float_as_uint(f[j]) & 0x7fffffffu);
+    if (top >= 0x7f800000u) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) add_one(r.e[j]);
+      return;
+    }
+    last_outside_group = static_cast<int>(top >> 27);
+    if (in_group.group < 0) in_group.start(last_outside_group);  // its sums are empty
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
+      not_negative_zero |= __float_as_uint(f[j]) ^ 0x80000000u;
       add_finite_to_bins<kBlock>(bins, f[j]);
       add_square(f[j]);
     }
@@ -254,16 +282,16 @@ struct BinMomentsLane {
   __device__ __forceinline__ void carry() {
     flush_lane_bins<kBlock>(bins, s_words);
     flush_lane_bins<kBlock, kSquareBins>(square_bins, q_words, kSquareFirstUnit);
-    in_group.flush(s_words, q_words);
+    if (in_group.flush(s_words, q_words)) not_negative_zero = 1;
     if (outside > 0) in_group.start(last_outside_group);
     outside = 0;
   }
   //! The block's end (every thread): the lanes' S and Q into the block's words.
   __device__ __forceinline__ void deposit(long long* lane_shared) {
+    if (in_group.flush(s_words, q_words)) not_negative_zero = 1;
     if (__any_sync(0xffffffffu, not_negative_zero != 0) && (threadIdx.x & 31) == 0)
       atomicAdd(reinterpret_cast<unsigned long long*>(s_words + ExactSum::kNotNegativeZero), 1ull);
     flush_lane_bins<kBlock, kSquareBins>(square_bins, q_words, kSquareFirstUnit);
-    in_group.flush(s_words, q_words);
     deposit_block_bins<kBlock>(reinterpret_cast<double*>(lane_shared) + kSquareBins * kBlock, s_words);
   }
 };
