@@ -189,8 +189,8 @@ struct GroupSums {
 //! lane's exponent group to its GroupSums, any other element to the bins: S in the binned form's
 //! bins, its square split into p and e in the square bins (kSquareBins). Its shared memory: the
 //! square bins, then S's bins (bin c of lane t at c * kDigitBlock + t in each). The lane's group
-//! is that of the largest element of its first vector, and moves at a carry to that of the last
-//! vector outside it when more vectors lay outside it than in it since the last carry.
+//! is that of the largest element of the last vector of its first tile, and moves at a carry to
+//! that of the last vector outside it when more tiles lay outside it than in it since the last carry.
 template <class T>
 struct BinMomentsLane {
   static constexpr int kBlock = kDigitBlock, kVec = vector_width<T>();
@@ -204,7 +204,7 @@ struct BinMomentsLane {
   long long* q_words;
   unsigned not_negative_zero = 0;  // nonzero once an element other than -0 passed through this lane
   GroupSums in_group;
-  int outside = 0;           // vectors outside the group since the last carry, less those in it
+  int outside = 0;             // tiles outside the group since the last carry, less those in it
   int last_outside_group = 0;  // the group of the last element outside it
 
   __device__ __forceinline__ BinMomentsLane(long long* lane_shared, long long* s, long long* q)
@@ -232,51 +232,87 @@ struct BinMomentsLane {
     if (isfinite(f)) add_square(f);
     else count_special(q_words, isnan(f), false);
   }
-  __device__ __forceinline__ void add_vector(const Vec<T>& r) {
-    float f[kVec];
+  //! kCount vectors: to the group's sums if every element is of the lane's group, else each to the
+  //! bins. walk_with_loads_ahead hands a tile of kUnroll vectors at once (add_tile): deciding
+  //! for a vector at a time, a warp whose lanes took the two ways for a tile's vectors made
+  //! data whose exponents lie far apart 2.5-3.1x a plain sum on an H200, against 2.11x when every
+  //! element went to the bins.
+  //! The top bytes (the sign and the exponent field's high seven bits) of elements 4k to 4k + 3 of
+  //! a vector as floats, in one word: an f32's and a bf16's are their own, read from the loaded
+  //! words without a conversion (the bf16 kernel held a tile's 32 floats at once and spilled); an
+  //! f16's are its float's.
+  __device__ __forceinline__ static unsigned vector_tops(const Vec<T>& r, int k) {
+    if constexpr (std::is_same_v<T, bf16>) {
+      unsigned w[4];
+      memcpy(w, &r, sizeof w);
+      return __byte_perm(w[2 * k], w[2 * k + 1], 0x7531);
+    } else {
+      float f[4];
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) f[j] = moments_float(r.e[j]);
-    // Whether the vector is of the lane's group: its floats' top bytes, four to a word, against
+      for (int j = 0; j < 4; ++j) f[j] = moments_float(r.e[4 * k + j]);
+      return GroupSums::top_bytes(f);
+    }
+  }
+  template <int kCount>
+  __device__ __forceinline__ void add_vectors(const Vec<T>* r) {
+    // Whether the vectors are of the lane's group: their floats' top bytes, four to a word, against
     // the group's bits; where one may be a zero (a top byte of 0 or 0x80, which a small nonzero
     // has too), element by element.
     bool all_in = true, maybe_zero = false;
 #pragma unroll
-    for (int j = 0; j < kVec; j += 4) {
-      const unsigned tops = GroupSums::top_bytes(f + j), m = tops & 0x7f7f7f7fu;
-      all_in &= in_group.holds_all(tops);
-      maybe_zero |= ((m - 0x01010101u) & ~m & 0x80808080u) != 0;
-    }
+    for (int u = 0; u < kCount; ++u)
+#pragma unroll
+      for (int k = 0; k < kVec / 4; ++k) {
+        const unsigned tops = vector_tops(r[u], k), m = tops & 0x7f7f7f7fu;
+        all_in &= in_group.holds_all(tops);
+        maybe_zero |= ((m - 0x01010101u) & ~m & 0x80808080u) != 0;
+      }
     if (!all_in && maybe_zero) {
       all_in = true;
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) all_in &= in_group.holds(f[j]);
+      for (int u = 0; u < kCount; ++u)
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) all_in &= in_group.holds(moments_float(r[u].e[j]));
     }
     if (all_in) {
       --outside;
-      in_group.add(f);
+#pragma unroll
+      for (int u = 0; u < kCount; ++u) {
+        float f[kVec];
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) f[j] = moments_float(r[u].e[j]);
+        in_group.add(f);
+      }
       return;
     }
-    // The whole vector to the bins: splitting it between the two ways made a warp take both for
-    // most vectors of data whose exponents lie far apart (3.46x a plain sum on an H200, against
-    // 2.11x when every element went to the bins).
     ++outside;
-    unsigned top = 0;
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) top = max(top, __float_as_uint(f[j]) & 0x7fffffffu);
-    if (top >= 0x7f800000u) {
+    for (int u = 0; u < kCount; ++u) {
+      float f[kVec];
+      unsigned top = 0;
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) add_one(r.e[j]);
-      return;
+      for (int j = 0; j < kVec; ++j) {
+        f[j] = moments_float(r[u].e[j]);
+        top = max(top, __float_as_uint(f[j]) & 0x7fffffffu);
+      }
+      if (top >= 0x7f800000u) {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) add_one(r[u].e[j]);
+        continue;
+      }
+      last_outside_group = static_cast<int>(top >> 27);
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        not_negative_zero |= __float_as_uint(f[j]) ^ 0x80000000u;
+        add_finite_to_bins<kBlock>(bins, f[j]);
+        add_square(f[j]);
+      }
     }
-    last_outside_group = static_cast<int>(top >> 27);
     if (in_group.group < 0) in_group.start(last_outside_group);  // its sums are empty
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) {
-      not_negative_zero |= __float_as_uint(f[j]) ^ 0x80000000u;
-      add_finite_to_bins<kBlock>(bins, f[j]);
-      add_square(f[j]);
-    }
   }
+  static constexpr bool kAddsTiles = true;
+  __device__ __forceinline__ void add_tile(const Vec<T> (&r)[kUnroll]) { add_vectors<kUnroll>(r); }
+  __device__ __forceinline__ void add_vector(const Vec<T>& r) { add_vectors<1>(&r); }
   //! The bins' flush into the block's words, and the group's sums' (every lane of the warp together),
   //! then the group moves if most vectors since the last carry lay outside it.
   __device__ __forceinline__ void carry() {
@@ -303,11 +339,11 @@ using MomentsLane = std::conditional_t<std::is_same_v<T, double>, DigitMomentsLa
 //! Adds the exact partials of n elements (at most kMaxLaunch) and of their squares to `totals`
 //! (S's words, then Q's; zero on entry) with 64-bit atomics. An f64 whose square leaves the
 //! exact partial's range adds 1 to Q's count word. Dynamic shared memory: MomentsLane<T>::kSharedBytes.
-//! (Two blocks an SM in the launch bounds, which lets ptxas allot more registers: without them the
-//! f32 kernel took 60, not 64, and ran 1.4% slower on an H200, 2.17x a plain sum against 2.14x,
-//! two runs each: logs/statistics-device-ca4c55d.md.)
+//! (Launch bounds: the blocks an SM that shared memory allows, four for the floats' bins and two
+//! for f64's digits, so that ptxas allots as many registers as those leave room for: the bf16 kernel
+//! took 134 with two, which would have left room for three blocks.)
 template <class T>
-__global__ __launch_bounds__(kDigitBlock, 2) void exact_moments_kernel(const T* __restrict__ x, std::size_t n, std::size_t head,
+__global__ __launch_bounds__(kDigitBlock, std::is_same_v<T, double> ? 2 : 4) void exact_moments_kernel(const T* __restrict__ x, std::size_t n, std::size_t head,
                                                                     long long* totals) {
   using Lane = MomentsLane<T>;
   __shared__ long long words[2 * ExactSum::kWords];  // the block's S, then Q

@@ -157,9 +157,16 @@ __device__ inline void deposit_lane_digits(LaneDigits& lane, const long long* la
   }
 }
 
+//! Whether a lane takes a tile of kUnroll vectors at once (Lane::add_tile, where it decides for
+//! the whole tile), not a vector at a time (Lane::add_vector).
+template <class Lane, class = void>
+inline constexpr bool kAddsTiles = false;
+template <class Lane>
+inline constexpr bool kAddsTiles<Lane, std::void_t<decltype(Lane::kAddsTiles)>> = Lane::kAddsTiles;
+
 //! Walks this lane's share of x[0, n) (`head`: the elements before the first 16-byte vector) in
 //! blocks of kBlock lanes: tiles of kUnroll vectors a lane, with the next tile's loads in flight
-//! while the lane adds this one's (lane.add_vector), lane.carry() after every kRoundsPerCarry
+//! while the lane adds this one's (lane.add_tile, or lane.add_vector for each), lane.carry() after every kRoundsPerCarry
 //! tiles (every lane of the block together), then the vectors of the last, partial tile (one
 //! round at most), then the at most kVec - 1 lone elements before and after the vectors
 //! (lane.add_one). The additions wait on shared memory, one after another, long enough that loads
@@ -183,8 +190,12 @@ __device__ __forceinline__ void walk_with_loads_ahead(const T* __restrict__ x, s
     if (t_next < full_tiles)
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) next[u] = body[t_next * kTile + threadIdx.x + u * kBlock];
+    if constexpr (kAddsTiles<Lane>) {
+      lane.add_tile(r);
+    } else {
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) lane.add_vector(r[u]);
+      for (int u = 0; u < kUnroll; ++u) lane.add_vector(r[u]);
+    }
     if (++rounds == kRoundsPerCarry) lane.carry(), rounds = 0;
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) r[u] = next[u];
