@@ -495,3 +495,39 @@ TEST_CASE("gpu exact var: f32 whose vectors lie in one of two exponent groups at
     return float_of_group(rng() % 64 ? g : static_cast<int>(rng() % 15), false, rng);
   });
 }
+
+TEST_CASE("gpu exact bf16 sums: vectors of one exponent group or of another, at the groups' top, with zeros among them") {
+  // A bf16 lane adds a vector whose elements all lie in its exponent group to one double in a
+  // register, and moves between groups at its flushes (every 2^10 elements a lane: 2^29 elements
+  // give a lane of an H200 some eight). Here each 16-byte vector lies in one of two groups at
+  // random, 7 in 8 of its elements at the top of the group, all positive where the sum grows
+  // fastest, and one element in 32 is a zero (of every group) or any bf16 of another group.
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0xbf16u);
+  const bool quick = std::getenv("XREDUCE_TEST_QUICK") != nullptr;
+  const int a = static_cast<int>(rng() % 15), b = (a + 1 + static_cast<int>(rng() % 14)) % 15;
+  const std::size_t period = quick ? (std::size_t{1} << 16) + 3 : 8 * 4099, repeats = quick ? 1 : (std::size_t{1} << 29) / period;
+  std::vector<xr::bf16> one(period);
+  int g = a;
+  for (std::size_t i = 0; i < period; ++i) {
+    if (i % 8 == 0) g = rng() % 2 ? a : b;
+    const std::uint64_t pick = rng() % 32;
+    const float f = pick == 0 ? (rng() % 2 ? 0.0f : -0.0f) : pick == 1 ? float_of_group(static_cast<int>(rng() % 15), false, rng)
+                                                                       : std::fabs(float_of_group(g, rng() % 8 != 0, rng));
+    one[i].bits = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(f) >> 16);  // truncated: the same exponent
+  }
+  if (exact_gpu_backends(/*device=*/true).empty()) return;
+  const double expected = xr::test::mpfr_sum<xr::bf16, double>(one.data(), period, repeats);
+  std::vector<xr::bf16> host(period * repeats);
+  for (std::size_t k = 0; k < repeats; ++k) std::copy(one.begin(), one.end(), host.begin() + k * period);
+  void* dev = nullptr;
+  REQUIRE(cudaMalloc(&dev, host.size() * sizeof(xr::bf16)) == cudaSuccess);
+  REQUIRE(cudaMemcpy(dev, host.data(), host.size() * sizeof(xr::bf16), cudaMemcpyHostToDevice) == cudaSuccess);
+  for (xr::Reducer* r : exact_gpu_backends(/*device=*/true)) {
+    const xr::Request q{dev, host.size(), xr::DType::bf16, xr::Op::sum, xr::Memory::device};
+    const double got = r->reduce(q, {.accuracy = xr::Accuracy::exact, .result_dtype = xr::DType::f64}).value.get<double>();
+    INFO("seed " << xr::test::run_seed() << ", backend " << r->name() << ", groups " << a << " and " << b << ": got " << std::hexfloat
+                 << got << ", MPFR " << expected);
+    CHECK(xr::test::same_bits(got, expected));
+  }
+  cudaFree(dev);
+}

@@ -111,33 +111,15 @@ struct DigitMomentsLane {
 //! integer addition an element, and no memory; flush() moves them into the block's words between
 //! (every 2^10 elements a lane, with the bins' carry). Group 15 (from 2^113, and the infinities
 //! and NaN) is never a lane's: the test of a vector need not look for those.
-struct GroupSums {
-  int group = -1;             // the exponent group the sums are of, or -1: none
-  unsigned group_bytes = 0;   // the group's bits (3 to 6 of a float's top byte) in each byte
-  double s = -0.0;            // -0 until an element other than -0 is added (as IEEE adds zeros)
+struct GroupSums : ExponentGroup {
+  double s = -0.0;  // -0 until an element other than -0 is added (as IEEE adds zeros)
   double low = 0, split = 0;
   unsigned long long sum_bits = 0;  // modulo 2^64
   unsigned added = 0;               // elements since the last flush
 
-  __device__ __forceinline__ static int group_of(float f) { return static_cast<int>(__float_as_uint(f) >> 27 & (kFieldBins - 1)); }
-  //! The top bytes (the sign and the exponent field's high seven bits) of four floats, in one word.
-  __device__ __forceinline__ static unsigned top_bytes(const float* f) {
-    const unsigned a = __byte_perm(__float_as_uint(f[0]), __float_as_uint(f[1]), 0x7373);
-    const unsigned b = __byte_perm(__float_as_uint(f[2]), __float_as_uint(f[3]), 0x7373);
-    return __byte_perm(a, b, 0x5410);
-  }
-  //! Whether the four floats of `tops` (top_bytes) are all of the group (some 5 instructions, where
-  //! a test an element took 20 for a vector of four).
-  __device__ __forceinline__ bool holds_all(unsigned tops) const { return group >= 0 && ((tops ^ group_bytes) & 0x78787878u) == 0; }
-  //! Whether a finite float is of the group, a zero being of every group (it adds nothing).
-  __device__ __forceinline__ bool holds(float f) const {
-    return group >= 0 && ((group_of(f) == group) | ((__float_as_uint(f) & 0x7fffffffu) == 0));
-  }
-  __device__ __forceinline__ int unit() const { return field_bin_unit(group); }
   //! Starts group g, or none for group 15 (the sums are empty).
   __device__ __forceinline__ void start(int g) {
-    group = g < kFieldBins - 1 ? g : -1;
-    group_bytes = static_cast<unsigned>(g << 3) * 0x01010101u;
+    take(g);
     split = 0x1.8p52 * pow2(2 * unit() + 39);
   }
   //! Finite elements of the group.
@@ -159,7 +141,7 @@ struct GroupSums {
   //! -0 was added since the last flush.
   __device__ __forceinline__ bool flush(long long* s_words, long long* q_words) {
     const bool seen = __double_as_longlong(s) != __double_as_longlong(-0.0);
-    const bool one_group = __all_sync(0xffffffffu, group == __shfl_sync(0xffffffffu, group, 0));
+    const bool one_group = warp_shares();
     const auto high = static_cast<long long>(sum_bits - added * static_cast<unsigned long long>(__double_as_longlong(split)));
     if (!__any_sync(0xffffffffu, s != 0 || high != 0 || low != 0)) {
       s = -0.0, sum_bits = 0, added = 0;
@@ -170,12 +152,7 @@ struct GroupSums {
     s = -0.0, low = 0;
     sum_bits = 0, added = 0;
     if (one_group) {
-#pragma unroll
-      for (int offset = 16; offset > 0; offset >>= 1) {
-        ms += __shfl_xor_sync(0xffffffffu, ms, offset);
-        mh += __shfl_xor_sync(0xffffffffu, mh, offset);
-        ml += __shfl_xor_sync(0xffffffffu, ml, offset);
-      }
+      ms = warp_sum(ms), mh = warp_sum(mh), ml = warp_sum(ml);
       if ((threadIdx.x & 31) != 0) return seen;
     }
     if (ms != 0) deposit_scaled(s_words, ms, u);
@@ -245,12 +222,12 @@ struct BinMomentsLane {
     if constexpr (std::is_same_v<T, bf16>) {
       unsigned w[4];
       memcpy(w, &r, sizeof w);
-      return __byte_perm(w[2 * k], w[2 * k + 1], 0x7531);
+      return ExponentGroup::bf16_top_bytes(w, k);
     } else {
       float f[4];
 #pragma unroll
       for (int j = 0; j < 4; ++j) f[j] = moments_float(r.e[4 * k + j]);
-      return GroupSums::top_bytes(f);
+      return ExponentGroup::top_bytes(f);
     }
   }
   template <int kCount>
