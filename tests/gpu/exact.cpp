@@ -499,7 +499,7 @@ TEST_CASE("gpu exact var: f32 whose vectors lie in one of two exponent groups at
 TEST_CASE("gpu exact bf16 sums: vectors of one exponent group or of another, at the groups' top, with zeros among them") {
   // A bf16 lane adds a vector whose elements all lie in its exponent group to one double in a
   // register, and moves between groups at its flushes (every 2^10 elements a lane: 2^29 elements
-  // give a lane of an H200 some eight). Here each 16-byte vector lies in one of two groups at
+  // give a lane of an H200 some 2000). Here each 16-byte vector lies in one of two groups at
   // random, 7 in 8 of its elements at the top of the group, all positive where the sum grows
   // fastest, and one element in 32 is a zero (of every group) or any bf16 of another group.
   std::mt19937_64 rng(xr::test::run_seed() ^ 0xbf16u);

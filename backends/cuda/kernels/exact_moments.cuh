@@ -2,8 +2,8 @@
 // The exact partials of x and of x squared in one pass (Accuracy::exact var and std; the core
 // rounds (n Q - S^2) / (n (n - c)) once from them, as it does the CPU's).
 //
-// A lane adds each element to S and its square to Q, the same way whatever the data (a branch
-// only for a vector holding an infinity or NaN):
+// A lane adds each element to S and its square to Q (a branch for a vector holding an infinity or
+// NaN, and for the floats on whether a tile lies in the lane's exponent group):
 // - f32, bf16 and f16 (each a float exactly): while a vector's elements lie in the lane's exponent
 //   group (GroupSums, below), in registers: S, and each square split at a fixed place into two
 //   doubles, added as doubles, exact because every element of a group is a multiple of one unit;
@@ -209,11 +209,6 @@ struct BinMomentsLane {
     if (isfinite(f)) add_square(f);
     else count_special(q_words, isnan(f), false);
   }
-  //! kCount vectors: to the group's sums if every element is of the lane's group, else each to the
-  //! bins. walk_with_loads_ahead hands a tile of kUnroll vectors at once (add_tile): deciding
-  //! for a vector at a time, a warp whose lanes took the two ways for a tile's vectors made
-  //! data whose exponents lie far apart 2.5-3.1x a plain sum on an H200, against 2.11x when every
-  //! element went to the bins.
   //! The top bytes (the sign and the exponent field's high seven bits) of elements 4k to 4k + 3 of
   //! a vector as floats, in one word: an f32's and a bf16's are their own, read from the loaded
   //! words without a conversion (the bf16 kernel held a tile's 32 floats at once and spilled); an
@@ -230,6 +225,11 @@ struct BinMomentsLane {
       return ExponentGroup::top_bytes(f);
     }
   }
+  //! kCount vectors: to the group's sums if every element is of the lane's group, else each to the
+  //! bins. walk_with_loads_ahead hands a tile of kUnroll vectors at once (add_tile): deciding
+  //! for a vector at a time, a warp whose lanes took the two ways for a tile's vectors made
+  //! data whose exponents lie far apart 2.5-3.1x a plain sum on an H200, against 2.11x when every
+  //! element went to the bins.
   template <int kCount>
   __device__ __forceinline__ void add_vectors(const Vec<T>* r) {
     // Whether the vectors are of the lane's group: their floats' top bytes, four to a word, against

@@ -515,11 +515,11 @@ __device__ inline void exact_block_sum_binned(const T* __restrict__ x, std::size
     add_to_bins<kBlock>(mine, f, words);
     seen = seen || __float_as_uint(f) != 0x80000000u;
   };
-  // bf16: a vector whose eight elements lie in the lane's exponent group adds its pairs' sums (exact
-  // in an f32 as below) to one double in a register, not to the bins (a conversion and an
+  // bf16: a vector whose eight elements lie in the lane's exponent group adds its pairs' sums
+  // (exact in an f32 as below) to one double in a register, not to the bins (a conversion and an
   // addition a pair instead of a bin's load, addition and store): on an H200 1.03x a plain bf16
-  // sum of uniform data, against 1.12x with every pair to the bins. The group moves at a flush to that of the last
-  // vector outside it when more vectors lay outside it than in it since the last.
+  // sum of uniform data, against 1.12x with every pair to the bins. The group moves at a flush to
+  // that of the last vector outside it when more vectors lay outside it than in it since the last.
   ExponentGroup lane_group;
   double in_group = 0;  // below 2^53 units of the group's unit: at most 2^10 + 8 elements of 2^39
   int outside = 0, last_outside_group = kFieldBins - 1;
