@@ -1,7 +1,7 @@
 // The device half of the `statistics` suite: each statistic cuda.shuffle computes (statistics.cuh),
 // and the exact mean and var (kernels/exact_sum.cuh, exact_moments.cuh), over 2^28
 // device-resident f32, uniform in [0, 1) (the exact var also of the exact suite's other
-// distributions), against cuda.shuffle's plain sum, CUB's sum and the read probe over the same
+// distributions, and of bf16 and f16 against their own plain sums), against cuda.shuffle's plain sum, CUB's sum and the read probe over the same
 // bytes, in the same run. Time per call: CUDA-graph replays of
 // 8 back-to-back calls (the input is 1 GiB, far past the L2), median. bench/python/
 // bench_statistics_torch.py times torch's counterparts on the same GPU and joins the two.
@@ -99,6 +99,24 @@ int run_statistics_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string&
     const std::vector<ExactSum> m = ws.collect_exact_moments(n);
     row(std::string("var, exact, ") + spread_name(spread, false), Op::var, time([&] { ws.enqueue_exact_moments(x, n, DType::f32); }),
         Scalar(exact_variance<float>(m[0], m[1], 0)).to_string());
+  }
+  // The 16-bit floats' exact var (uniform in [0, 1), rounded), against a plain sum of the same
+  // elements in the same run: 2^log2n of them, half the bytes.
+  for (const DType d : {DType::bf16, DType::f16}) {
+    if (d == DType::bf16) fill_uniform<<<prop.multiProcessorCount * 8, 256>>>(reinterpret_cast<bf16*>(x), n, 12);
+    else fill_uniform<<<prop.multiProcessorCount * 8, 256>>>(reinterpret_cast<f16*>(x), n, 13);
+    check(cudaDeviceSynchronize(), "fill");
+    const double plain = median(time([&] { ws.enqueue("cuda.shuffle", x, n, d, Op::sum); }));
+    ws.enqueue_exact_moments(x, n, d);
+    const std::vector<ExactSum> m = ws.collect_exact_moments(n);
+    const std::vector<double> t = time([&] { ws.enqueue_exact_moments(x, n, d); });
+    const double mt = median(t), gbps = static_cast<double>(bytes) / 2 / mt / 1e9;
+    const std::string type(to_string(d)), value = Scalar(exact_variance<float>(m[0], m[1], 0)).to_string() + " (as f32)";
+    md += "| var, exact, " + type + " (a plain " + type + " sum: " + fmt("%.1f", plain * 1e6) + " us) | " + fmt("%.1f", mt * 1e6) + " | " +
+          fmt("%.0f", gbps) + " | " + fmt("%.1f%%", 100 * gbps / probe) + " | " + fmt("%.2f", mt / plain) + " | " + value + " |\n";
+    rows.push_back({{"what", "var, exact"}, {"op", "var"}, {"dtype", type}, {"n", n}, {"median_s", mt}, {"gbps", gbps},
+                    {"probe_gbps", probe}, {"fraction_of_probe", gbps / probe}, {"plain_sum_s", plain}, {"over_sum", mt / plain},
+                    {"value", value}, {"times_s", t}});
   }
   cudaFree(x);
   cudaFree(sink);
