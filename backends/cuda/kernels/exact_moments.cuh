@@ -148,16 +148,11 @@ struct GroupSums : ExponentGroup {
       return seen;
     }
     const int u = unit();
-    long long ms = __double2ll_rn(s * pow2(-u)), mh = high, ml = __double2ll_rn(low * pow2(-2 * u));
+    deposit_lanes_scaled(s_words, __double2ll_rn(s * pow2(-u)), u, one_group);
+    deposit_lanes_scaled(q_words, high, 2 * u + 39, one_group);
+    deposit_lanes_scaled(q_words, __double2ll_rn(low * pow2(-2 * u)), 2 * u, one_group);
     s = -0.0, low = 0;
     sum_bits = 0, added = 0;
-    if (one_group) {
-      ms = warp_sum(ms), mh = warp_sum(mh), ml = warp_sum(ml);
-      if ((threadIdx.x & 31) != 0) return seen;
-    }
-    if (ms != 0) deposit_scaled(s_words, ms, u);
-    if (mh != 0) deposit_scaled(q_words, mh, 2 * u + 39);
-    if (ml != 0) deposit_scaled(q_words, ml, 2 * u);
     return seen;
   }
 };

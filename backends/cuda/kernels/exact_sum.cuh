@@ -71,6 +71,20 @@ __device__ inline void deposit_scaled(long long* words, long long m, int exponen
   atomicAdd(reinterpret_cast<unsigned long long*>(words + k + 2), static_cast<unsigned long long>(static_cast<long long>(v >> 64)));
 }
 
+//! The sum of m over the warp's lanes, in every lane.
+__device__ inline long long warp_sum(long long m) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) m += __shfl_xor_sync(0xffffffffu, m, offset);
+  return m;
+}
+
+//! Adds each lane's m * 2^exponent to `words` (every lane of the warp together): where the lanes
+//! share the exponent (`shared`), the warp adds theirs first and deposits once.
+__device__ inline void deposit_lanes_scaled(long long* words, long long m, int exponent, bool shared) {
+  if (shared) m = warp_sum(m);
+  if (m != 0 && (!shared || (threadIdx.x & 31) == 0)) deposit_scaled(words, m, exponent);
+}
+
 //! Counts an infinity or NaN in `words` (a block's or a column's): a NaN, else an infinity of its sign.
 __device__ inline void count_special(long long* words, bool nan, bool negative) {
   const int which = nan ? ExactSum::kNaN : negative ? ExactSum::kNegInf : ExactSum::kPosInf;
@@ -154,8 +168,7 @@ __device__ inline void deposit_lane_digits(LaneDigits& lane, const long long* la
     long long column = 0;
 #pragma unroll
     for (int t = threadIdx.x & 31; t < kBlock; t += 32) column += lane_digits[d * kBlock + t];
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) column += __shfl_xor_sync(0xffffffffu, column, offset);
+    column = warp_sum(column);
     if ((threadIdx.x & 31) == 0) words[d] += column;
   }
 }
@@ -169,8 +182,9 @@ inline constexpr bool kAddsTiles<Lane, std::void_t<decltype(Lane::kAddsTiles)>> 
 
 //! Walks this lane's share of x[0, n) (`head`: the elements before the first 16-byte vector) in
 //! blocks of kBlock lanes: tiles of kUnroll vectors a lane, with the next tile's loads in flight
-//! while the lane adds this one's (lane.add_tile, or lane.add_vector for each), lane.carry() after every kRoundsPerCarry
-//! tiles (every lane of the block together), then the vectors of the last, partial tile (one
+//! while the lane adds this one's (lane.add_tile, or lane.add_vector for each), lane.carry()
+//! after every kRoundsPerCarry tiles (every lane of the block together), then the vectors of the
+//! last, partial tile (one
 //! round at most), then the at most kVec - 1 lone elements before and after the vectors
 //! (lane.add_one). The additions wait on shared memory, one after another, long enough that loads
 //! issued only after them leave the memory idle (the f64 digit form on an H200, 2^28 elements:
@@ -398,13 +412,6 @@ struct ExponentGroup {
   __device__ __forceinline__ bool warp_shares() const { return __all_sync(0xffffffffu, group == __shfl_sync(0xffffffffu, group, 0)); }
 };
 
-//! The sum of m over the warp's lanes, in every lane.
-__device__ inline long long warp_sum(long long m) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) m += __shfl_xor_sync(0xffffffffu, m, offset);
-  return m;
-}
-
 //! Adds a finite float to the one of a lane's bins (`bins`: its bin 0, bin c kStride further)
 //! that its exponent field picks.
 template <int kStride>
@@ -432,8 +439,7 @@ __device__ inline void flush_lane_bins(double* mine, long long* words, int first
     long long m = __double2ll_rn(mine[c * kStride] * pow2(-unit));  // below 2^50, 2^55 over the warp
     mine[c * kStride] = 0;
     if (!__any_sync(0xffffffffu, m != 0)) continue;
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) m += __shfl_xor_sync(0xffffffffu, m, offset);
+    m = warp_sum(m);
     if ((threadIdx.x & 31) == 0 && m != 0) deposit_scaled(words, m, unit);
   }
 }
@@ -528,13 +534,16 @@ __device__ inline void exact_block_sum_binned(const T* __restrict__ x, std::size
 #pragma unroll
     for (int j = 0; j < kVec; ++j) f[j] = binned_float(r.e[j]);
     if constexpr (std::is_same_v<T, bf16>) {
+      float pair[kVec / 2];
+#pragma unroll
+      for (int j = 0; j < kVec / 2; ++j) pair[j] = __fadd_rn(f[2 * j], f[2 * j + 1]);
       unsigned w[4];
       memcpy(w, &r, sizeof w);
       if (lane_group.holds_all(ExponentGroup::bf16_top_bytes(w, 0)) & lane_group.holds_all(ExponentGroup::bf16_top_bytes(w, 1))) {
         --outside;
-        double v = 0;  // the four pairs' sums: below 2^42 units
+        double v = 0;  // the four pairs' sums, exact (below): below 2^42 units
 #pragma unroll
-        for (int j = 0; j < kVec / 2; ++j) v += static_cast<double>(__fadd_rn(f[2 * j], f[2 * j + 1]));
+        for (int j = 0; j < kVec / 2; ++j) v += static_cast<double>(pair[j]);
         in_group += v;
         if (lane_group.group > 0) seen = true;  // no zero lies above group 0
         else if (!seen)
@@ -545,8 +554,6 @@ __device__ inline void exact_block_sum_binned(const T* __restrict__ x, std::size
       ++outside;
       if (__float_as_uint(f[0]) & 0x7fffffffu) last_outside_group = ExponentGroup::group_of(f[0]);
       if (lane_group.group < 0) lane_group.take(last_outside_group);  // its sum is empty
-    }
-    if constexpr (std::is_same_v<T, bf16>) {
       // Two bf16 (8-bit significands) whose exponents lie within 15 of each other add exactly
       // in an f32: such pairs take one bin addition instead of two (the bins' shared memory and
       // the instructions per element bound a bf16 sum, 8 elements a load, not the memory's
@@ -556,11 +563,9 @@ __device__ inline void exact_block_sum_binned(const T* __restrict__ x, std::size
       // goes alone. The pairs' sums also find the specials: a NaN or an infinity makes its
       // pair's sum one, as does an overflow of two finite elements; such a vector goes one by
       // one (finite elements to the bins, the rest counted).
-      float pair[kVec / 2];
       bool finite = true, exact = true;
 #pragma unroll
       for (int j = 0; j < kVec / 2; ++j) {
-        pair[j] = __fadd_rn(f[2 * j], f[2 * j + 1]);
         finite &= fabsf(pair[j]) < __int_as_float(0x7f800000);
         exact &= (__fsub_rn(pair[j], f[2 * j]) == f[2 * j + 1]) & (__fsub_rn(pair[j], f[2 * j + 1]) == f[2 * j]);
       }
@@ -602,10 +607,8 @@ __device__ inline void exact_block_sum_binned(const T* __restrict__ x, std::size
       const bool shared = lane_group.warp_shares();
       if (__any_sync(0xffffffffu, in_group != 0)) {
         const int unit = lane_group.unit();
-        long long m = __double2ll_rn(in_group * pow2(-unit));
+        deposit_lanes_scaled(words, __double2ll_rn(in_group * pow2(-unit)), unit, shared);
         in_group = 0;
-        if (shared) m = warp_sum(m);
-        if (m != 0 && (!shared || (threadIdx.x & 31) == 0)) deposit_scaled(words, m, unit);
       }
       if (outside > 0) lane_group.take(last_outside_group);
       outside = 0;
