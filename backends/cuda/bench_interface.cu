@@ -57,10 +57,12 @@ void Kernels::enqueue_view(const Request& canonical, void* out, int max_tile_x, 
   cuda::enqueue_view(canonical, out, nullptr, *impl_->lease, tuning);
 }
 
-void Kernels::enqueue_stats(const void* data, std::size_t count, DType dtype) {
-  cuda::enqueue_stats(data, count, dtype, *impl_->lease);
+void Kernels::enqueue_stats(const void* data, std::size_t count, DType dtype, OpSet ops) {
+  cuda::enqueue_stats(data, count, dtype, ops, *impl_->lease);
 }
-void Kernels::collect_stats(DType dtype, OpSet ops, const OpsOut& out) { cuda::collect_stats(dtype, ops, out, *impl_->lease); }
+void Kernels::collect_stats(DType dtype, OpSet ops, const OpsOut& out, double correction) {
+  cuda::collect_stats(dtype, ops, correction, out, *impl_->lease);
+}
 void Kernels::enqueue_statistic(const void* data, std::size_t count, DType dtype, Op op) {
   cuda::enqueue_statistic(data, count, dtype, op, *impl_->lease);
 }

@@ -69,6 +69,31 @@ inline constexpr bool is_stats_op = false;
 template <class T>
 inline constexpr bool is_stats_op<StatsOp<T>> = true;
 
+//! Several ops with mean, var or std among them (of floats): StatsOp's accumulator beside the
+//! moments that var's kernel folds (statistics.cuh: runs around a shift, then Chan's update), so
+//! that `--ops mean,std,min,max` is one read of the data. The mean is read off the moments'
+//! count and sum, var and std off their m2, each finished with the request's correction, as
+//! the CPU's several ops do when var or std is named.
+template <class T>
+struct StatsMomentsAcc {
+  StatsAcc<T> stats;
+  ops::Moments moments;
+};
+
+template <class T>
+struct StatsMomentsOp {
+  using In = T;
+  using acc_t = StatsMomentsAcc<T>;
+  static constexpr Op op = Op::sum;  // as StatsOp's: not an op of its own
+  using Stats = StatsOp<T>;
+  using Moments = ops::MomentsOp<T, Op::var>;
+  __host__ __device__ acc_t identity() const { return {Stats{}.identity(), Moments::identity()}; }
+  __host__ __device__ acc_t lift(T x, index_t i) const { return {Stats{}.lift(x, i), Moments::lift(x, i)}; }
+  __host__ __device__ acc_t operator()(const acc_t& a, const acc_t& b) const {
+    return {Stats{}(a.stats, b.stats), Moments{}(a.moments, b.moments)};
+  }
+};
+
 //! The same operation over partial results (later passes of a multi-pass reduction).
 template <class F>
 struct PartialOp {
@@ -176,6 +201,11 @@ template <class T>
 inline constexpr bool is_stats_acc<StatsAcc<T>> = true;
 
 template <class A>
+inline constexpr bool is_stats_moments_acc = false;
+template <class T>
+inline constexpr bool is_stats_moments_acc<StatsMomentsAcc<T>> = true;
+
+template <class A>
 inline constexpr bool is_arg_pair = false;
 template <class T>
 inline constexpr bool is_arg_pair<ArgPair<T>> = true;
@@ -184,8 +214,10 @@ inline constexpr bool is_arg_pair<ArgPair<T>> = true;
 //! need not cross); a scalar (a 16-bit float too) in one shuffle.
 template <class A>
 __device__ inline A shfl_down(A v, int offset) {
-  if constexpr (!is_arg_pair<A> && !is_stats_acc<A>) {
+  if constexpr (!is_arg_pair<A> && !is_stats_acc<A> && !is_stats_moments_acc<A>) {
     return xreduce::gpu::shfl_down(v, offset);
+  } else if constexpr (is_stats_moments_acc<A>) {
+    return {shfl_down(v.stats, offset), xreduce::gpu::shfl_down(v.moments, offset)};
   } else if constexpr (is_stats_acc<A>) {
     return {shfl_down(v.sum, offset), shfl_down(v.squares, offset), shfl_down(v.lo, offset), shfl_down(v.hi, offset)};
   } else {

@@ -21,7 +21,7 @@ void enqueue(Technique t, const void* data, std::size_t count, DType dtype, Op o
 }
 
 Result collect(DType dtype, Op op, Workspace& ws) {
-  ws.fetch_result(64);
+  ws.fetch_result(Workspace::kResultBytes);
   XREDUCE_CUDA(cudaStreamSynchronize(ws.stream));
   return results_of(HostAccumulators::copied(dtype, op, ws.host_result, 1), 1);
 }

@@ -168,7 +168,7 @@ class CudaReducer final : public Reducer {
                       q, records);
     }
     if (where.memory == Memory::host && f.several) {
-      reduce_host_stats(q.data, q.count, q.dtype, q.ops, *q.ops_out, where.device, where.pinned, stream_settings);
+      reduce_host_stats(q.data, q.count, q.dtype, q.ops, q.correction, *q.ops_out, where.device, where.pinned, stream_settings);
       return Result{};
     }
     if (where.memory == Memory::host)
@@ -204,8 +204,8 @@ class CudaReducer final : public Reducer {
       return collect_statistic(q.count, q.dtype, q.op, q.correction, wide_results(o), *ws);
     }
     if (f.several) {
-      enqueue_stats(data, q.count, q.dtype, *ws);
-      collect_stats(q.dtype, q.ops, *q.ops_out, *ws);
+      enqueue_stats(data, q.count, q.dtype, q.ops, *ws);
+      collect_stats(q.dtype, q.ops, q.correction, *q.ops_out, *ws);
       return Result{};  // the results are in q.ops_out; Reducer::reduce fills the rest
     }
     if (records) {

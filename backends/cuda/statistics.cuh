@@ -100,6 +100,25 @@ __device__ inline void add_vector(Accumulator<ops::MomentsOp<T, kOp>>& acc, cons
   if (acc.run >= acc.kRun) acc.flush(f);
 }
 
+//! Several ops with the moments (StatsMomentsOp): StatsOp's accumulator and var's side by side,
+//! each loaded vector given to both by their own vector paths.
+template <class T>
+struct Accumulator<StatsMomentsOp<T>> {
+  using F = StatsMomentsOp<T>;
+  Accumulator<typename F::Stats> stats;
+  Accumulator<typename F::Moments> moments;
+  __device__ void init(const F&) { stats.init({}), moments.init({}); }
+  __device__ void add(const F&, const typename F::acc_t& x) { stats.add({}, x.stats), moments.add({}, x.moments); }
+  __device__ typename F::acc_t value(const F&) const { return {stats.value({}), moments.value({})}; }
+};
+template <class T>
+__device__ inline void add_vector(Accumulator<StatsMomentsOp<T>>& acc, const StatsMomentsOp<T>&, const Vec<T>& r, std::size_t first) {
+  add_vector(acc.stats, typename StatsMomentsOp<T>::Stats{}, r, first);
+  add_vector(acc.moments, typename StatsMomentsOp<T>::Moments{}, r, first);
+}
+template <class T>
+struct one_accumulator<StatsMomentsOp<T>> : std::true_type {};
+
 //! The moments' fold (Chan's update) takes three divisions, logsumexp's two exponentials, and
 //! their accumulators hold 56 and 16 bytes with more registers around them: a thread keeps one
 //! (one_accumulator, kernels/vector_loads.cuh).
@@ -325,9 +344,15 @@ template <class T>
 void enqueue_statistic_typed(const T* x, std::size_t n, Op op, Workspace& ws) {
   ops::visit_statistic<T>(op, [&](auto f) {
     using K = typename kernel_policy<decltype(f)>::type;
-    static_assert(sizeof(typename K::acc_t) <= 64, "a partial fits the workspace's result");
+    static_assert(sizeof(typename K::acc_t) <= Workspace::kResultBytes, "a partial fits the workspace's result");
     Shuffle::run(x, n, K{}, VectorPolicy::block, ws);
   });
+}
+
+template <class T>
+void enqueue_stats_moments_typed(const T* x, std::size_t n, Workspace& ws) {
+  static_assert(sizeof(StatsMomentsAcc<T>) <= Workspace::kResultBytes, "the accumulator fits the workspace's result");
+  Shuffle::run(x, n, StatsMomentsOp<T>{}, VectorPolicy::block, ws);
 }
 
 template <class T>
@@ -422,6 +447,7 @@ Result collect_statistic_typed(std::size_t count, Op op, double correction, bool
 
 #define XREDUCE_INSTANTIATE_STATISTICS(T)                                                                    \
   template void xreduce::cuda::enqueue_statistic_typed<T>(const T*, std::size_t, Op, Workspace&);         \
+  template void xreduce::cuda::enqueue_stats_moments_typed<T>(const T*, std::size_t, Workspace&);         \
   template void xreduce::cuda::enqueue_view_statistic_typed<T>(const T*, const Request&, void*, std::uint64_t*, Workspace&); \
   template void xreduce::cuda::enqueue_column_statistic_typed<T>(const T*, std::size_t, std::size_t, Op, void*, Workspace&); \
   template void xreduce::cuda::enqueue_segment_statistic_typed<T>(const T*, const SegmentBounds&, Op, double, void*, \

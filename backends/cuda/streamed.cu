@@ -249,24 +249,20 @@ void streamed_rows(Technique t, const Request& q, int device, bool pinned, bool 
 }
 
 template <class T>
-void streamed_stats(const T* x, std::size_t n, OpSet ops, const OpsOut& out, int device, bool pinned, const Streaming& s) {
-  using A = StatsAcc<T>;
-  const StatsOp<T> f;
+void streamed_stats(const T* x, std::size_t n, OpSet ops, double correction, const OpsOut& out, int device, bool pinned,
+                    const Streaming& s) {
+  const StatsPartials p = stats_partials(dtype_of<T>(), ops);
   const ChunkPlan plan = plan_chunks<T>(n, 1, ~std::size_t{0}, pinned, s);
-  std::vector<A> totals(plan.workers, f.identity());
+  std::vector<unsigned char> totals(plan.workers * p.bytes);
+  for (int k = 0; k < plan.workers; ++k) p.identity(totals.data() + k * p.bytes);
   auto launch = [&](Workspace& w, const void* chunk, std::size_t, std::size_t len) {
-    enqueue_stats(chunk, len, dtype_of<T>(), w);
-    w.fetch_result(sizeof(A));
+    enqueue_stats(chunk, len, dtype_of<T>(), ops, w);
+    w.fetch_result(p.bytes);
   };
-  auto fold = [&](Workspace& w, std::size_t first, int worker) {
-    A a;
-    std::memcpy(&a, w.host_result, sizeof a);
-    a.lo.index += first, a.hi.index += first;
-    totals[worker] = f(totals[worker], a);
-  };
+  auto fold = [&](Workspace& w, std::size_t first, int worker) { p.fold(totals.data() + worker * p.bytes, w.host_result, first); };
   stream_chunks(x, n, 1, plan, device, launch, fold);
-  for (int k = 1; k < plan.workers; ++k) totals[0] = f(totals[0], totals[k]);
-  write_stats(dtype_of<T>(), ops, &totals[0], out);
+  for (int k = 1; k < plan.workers; ++k) p.fold(totals.data(), totals.data() + k * p.bytes, 0);
+  p.write(totals.data(), ops, correction, out);
 }
 
 }  // namespace
@@ -288,11 +284,11 @@ void run_in_parallel(int count, const std::function<void(int)>& body) {
     if (f) std::rethrow_exception(f);
 }
 
-void reduce_host_stats(const void* data, std::size_t count, DType dtype, OpSet ops, const OpsOut& out, int device,
-                       bool pinned, const Streaming& streaming) {
+void reduce_host_stats(const void* data, std::size_t count, DType dtype, OpSet ops, double correction, const OpsOut& out,
+                       int device, bool pinned, const Streaming& streaming) {
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    streamed_stats(static_cast<const T*>(data), count, ops, out, device, pinned, streaming);
+    streamed_stats(static_cast<const T*>(data), count, ops, correction, out, device, pinned, streaming);
   });
 }
 

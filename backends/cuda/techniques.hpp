@@ -60,6 +60,9 @@ inline constexpr OpSet kSeedOps{Op::sum, Op::prod, Op::min, Op::max};
 inline constexpr OpSet kOneOps{Op::sum, Op::prod, Op::min, Op::max, Op::argmin, Op::argmax};
 //! What StatsOp computes together (the sum of squares only there: no kernel of its own).
 inline constexpr OpSet kTogether{Op::sum, Op::min, Op::max, Op::argmin, Op::argmax, Op::sumsq};
+//! What StatsMomentsOp computes beside them, of floats: mean, var and std, from one moments partial.
+inline constexpr OpSet kMomentsTogether{Op::mean, Op::var, Op::std};
+constexpr bool names_moments(OpSet ops) { return ops.contains(Op::mean) || ops.contains(Op::var) || ops.contains(Op::std); }
 //! The statistics cuda.shuffle computes, of floats, a flat array at a time (statistics.cuh;
 //! host data streamed, and over every GPU by cuda.multi_gpu); nanprod, and the statistics of
 //! integers and bools, are the CPU's.
@@ -94,6 +97,11 @@ constexpr FeatureSet gpu_statistics_over_axes(std::initializer_list<Memory> memo
 constexpr FeatureSet gpu_statistics(std::initializer_list<Memory> memory) {
   return gpu_statistics_over_axes(memory, {Layout::all}).wide_results();
 }
+//! Several ops with mean, var or std among them (StatsMomentsOp), of a whole array of floats in
+//! either memory. Rows and segments take kTogether only.
+constexpr FeatureSet moments_together() {
+  return FeatureSet().dtypes(kExactDTypes).ops(kTogether).ops(kMomentsTogether).layouts({Layout::all}).memory({Memory::host, Memory::device}).only_together();
+}
 //! The seed kernels: sum, prod, min and max of a flat array.
 inline constexpr Capabilities kSeed = Capabilities(Engine::gpu).add(on_gpu_32_64(kSeedOps, {Layout::all}));
 inline constexpr Capabilities kSinglePass =
@@ -115,7 +123,8 @@ inline constexpr Capabilities kShuffle = Capabilities(Engine::gpu)
                                              .add(gpu_statistics_over_axes({Memory::device}, {Layout::outer, Layout::middle, Layout::strided}))
                                              .add(gpu_statistics_over_axes({Memory::host}, {Layout::outer}))
                                              .add(gpu_statistics_over_axes({Memory::host, Memory::device}, {Layout::inner, Layout::ragged}))
-                                             .add(on_gpu(kTogether, {Layout::all, Layout::inner, Layout::ragged}).only_together());
+                                             .add(on_gpu(kTogether, {Layout::all, Layout::inner, Layout::ragged}).only_together())
+                                             .add(moments_together());
 //! Host data over every GPU: flat arrays and records (the statistics too), the parts'
 //! accumulators folded; rows, each GPU's results written where they go; the exact sum, mean,
 //! var and std of a flat array, the parts' exact partials added.
@@ -326,16 +335,25 @@ void reduce_host_rows_on_gpus(Technique t, const Request& q, int devices, bool p
                               const Streaming& streaming);
 
 //! Several ops in one pass (Request::ops) of `count` elements at device pointer `data` (aligned
-//! to the element size), with cuda.shuffle's kernel over StatsOp: leaves the StatsAcc in
-//! ws.result. collect_stats waits for it and writes the `ops` asked for to `out`'s
-//! first slots (host memory).
-void enqueue_stats(const void* data, std::size_t count, DType dtype, Workspace& ws);
-void collect_stats(DType dtype, OpSet ops, const OpsOut& out, Workspace& ws);
-//! Writes the `ops` of a StatsAcc of `dtype` (its bytes at `acc`) to `out`'s first slots (host).
-void write_stats(DType dtype, OpSet ops, const void* acc, const OpsOut& out);
+//! to the element size), with cuda.shuffle's kernel over StatsOp, or StatsMomentsOp where `ops`
+//! name mean, var or std (floats only): leaves the accumulator in ws.result. collect_stats waits
+//! for it and writes the `ops` asked for to `out`'s first slots (host memory), var and std
+//! divided by n - `correction`.
+void enqueue_stats(const void* data, std::size_t count, DType dtype, OpSet ops, Workspace& ws);
+void collect_stats(DType dtype, OpSet ops, double correction, const OpsOut& out, Workspace& ws);
+//! The accumulator of several ops as bytes, for the host to fold host data's chunks (as
+//! StatisticPartials): `fold` adds a chunk's accumulator, its indices counted from `first`, to
+//! `total`; `write` writes the asked ops of a total as collect_stats does.
+struct StatsPartials {
+  std::size_t bytes = 0;
+  void (*identity)(void* out) = nullptr;
+  void (*fold)(void* total, const void* part, std::size_t first) = nullptr;
+  void (*write)(const void* total, OpSet ops, double correction, const OpsOut& out) = nullptr;
+};
+StatsPartials stats_partials(DType dtype, OpSet ops);
 //! The same of `count` elements of host memory, streamed as reduce_host streams.
-void reduce_host_stats(const void* data, std::size_t count, DType dtype, OpSet ops, const OpsOut& out, int device,
-                       bool pinned, const Streaming& streaming);
+void reduce_host_stats(const void* data, std::size_t count, DType dtype, OpSet ops, double correction, const OpsOut& out,
+                       int device, bool pinned, const Streaming& streaming);
 
 //! One statistic (an op after the core ones, of kGpuStatistics) of `count` elements of a float
 //! `dtype` at device pointer `data` (aligned to the element size), with cuda.shuffle's kernels
@@ -424,6 +442,9 @@ void enqueue_segment_stats_typed(const T* data, const SegmentBounds& bounds, OpS
 //! statistics_<dtype>.cu, for the four floats (kExactDTypes).
 template <class T>
 void enqueue_statistic_typed(const T* data, std::size_t count, Op op, Workspace& ws);
+//! Several ops with mean, var or std among them (StatsMomentsOp): as enqueue_stats_typed.
+template <class T>
+void enqueue_stats_moments_typed(const T* data, std::size_t count, Workspace& ws);
 template <class T>
 Result collect_statistic_typed(std::size_t count, Op op, double correction, bool wide, Workspace& ws);
 template <class T>

@@ -25,12 +25,12 @@ Workspace::Workspace(int dev) : device(dev) {
   XREDUCE_CUDA(cudaMemset(counter, 0, sizeof(unsigned int)));
   int can_map = 0;
   XREDUCE_CUDA(cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, device));
-  XREDUCE_CUDA(cudaHostAlloc(&host_result, 64, can_map ? cudaHostAllocMapped : cudaHostAllocDefault));
+  XREDUCE_CUDA(cudaHostAlloc(&host_result, kResultBytes, can_map ? cudaHostAllocMapped : cudaHostAllocDefault));
   if (can_map) {
     XREDUCE_CUDA(cudaHostGetDevicePointer(&result, host_result, 0));
     result_mapped = true;
   } else {
-    XREDUCE_CUDA(cudaMalloc(&result, 64));
+    XREDUCE_CUDA(cudaMalloc(&result, kResultBytes));
   }
 }
 

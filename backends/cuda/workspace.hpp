@@ -77,7 +77,9 @@ struct Workspace {
   DeviceBuffer columns;           //!< records: the column accumulators
   DeviceBuffer result_partials;   //!< a statistic of a view: each result's partial, before its finish
   PinnedHostBuffer host_columns;  //!< records: their host copy
-  //! Where kernels write the final acc_t (64 bytes): the device's view of host_result, pinned
+  //! Bytes of `result`: the largest final acc_t (several ops with the moments, 72 bytes).
+  static constexpr std::size_t kResultBytes = 128;
+  //! Where kernels write the final acc_t (kResultBytes): the device's view of host_result, pinned
   //! host memory mapped into the device's address space, so that the result needs no copy back
   //! (a call on 2^10 device elements took 10-11 us instead of 17-19 with the copy, on an H200);
   //! device memory where the device cannot map host memory, and fetch_result() copies it back.

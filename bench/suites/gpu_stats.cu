@@ -1,6 +1,6 @@
 // The device half of the `stats` suite: 2^28 device-resident f32 through cuda.shuffle, a plain
 // sum against the four calls of sum, min, max and argmax one after another and against the same
-// four in one pass (StatsOp), with CUB's sum and the read probe over the same bytes in the same
+// four in one pass (StatsOp), and mean, std, min and max likewise (StatsMomentsOp), with CUB's sum and the read probe over the same bytes in the same
 // run; then per-row sums against per-row stats of 2^20 rows of 256. Time per call: CUDA-graph
 // replays of 8 back-to-back calls (the input is 1 GiB, far past the L2), median. The one pass's
 // results are checked against the four calls' (the extremes and index the same, the sum within
@@ -69,6 +69,14 @@ int run_stats_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md) 
         for (Op op : four) ws.enqueue("cuda.shuffle", x, n, DType::f32, op);
       }), sum_m);
   row("sum, min, max, argmax (all six): one pass", time([&] { ws.enqueue_stats(x, n, DType::f32); }), sum_m);
+  const OpSet moments_ops{Op::mean, Op::std, Op::min, Op::max};
+  row("mean, std, min, max: four calls", time([&] {
+        ws.enqueue_statistic(x, n, DType::f32, Op::mean);
+        ws.enqueue_statistic(x, n, DType::f32, Op::std);
+        ws.enqueue("cuda.shuffle", x, n, DType::f32, Op::min);
+        ws.enqueue("cuda.shuffle", x, n, DType::f32, Op::max);
+      }), sum_m);
+  row("mean, std, min, max: one pass", time([&] { ws.enqueue_stats(x, n, DType::f32, moments_ops); }), sum_m);
 
   // The one pass against the four calls.
   const OpSet ops{Op::sum, Op::min, Op::max, Op::argmax};
@@ -93,6 +101,27 @@ int run_stats_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md) 
   md += std::string("\nThe one pass agrees with the four calls: ") + (same ? "yes" : "NO") + " (sum " + fmt("%.9g", sum) +
         " against " + fmt("%.9g", sum_alone) + ", argmax index " + std::to_string(hi_index) + ").\n";
   rows.push_back({{"what", "agreement"}, {"agrees", same}});
+
+  // mean and std among several against each alone: within twice their stated bounds (f32
+  // results, so a few units of the last place).
+  float mean = 0, deviation = 0, lo2 = 0, hi2 = 0;
+  OpsOut moments_out;
+  moments_out.values[static_cast<int>(Op::mean)] = &mean;
+  moments_out.values[static_cast<int>(Op::std)] = &deviation;
+  moments_out.values[static_cast<int>(Op::min)] = &lo2;
+  moments_out.values[static_cast<int>(Op::max)] = &hi2;
+  ws.enqueue_stats(x, n, DType::f32, moments_ops);
+  ws.collect_stats(DType::f32, moments_ops, moments_out);
+  ws.enqueue_statistic(x, n, DType::f32, Op::mean);
+  const float mean_alone = ws.collect_statistic(n, DType::f32, Op::mean).value.get<float>();
+  ws.enqueue_statistic(x, n, DType::f32, Op::std);
+  const float std_alone = ws.collect_statistic(n, DType::f32, Op::std).value.get<float>();
+  const bool moments_same = std::fabs(mean - mean_alone) <= 4 * 0x1p-23 * std::fabs(mean_alone) &&
+                            std::fabs(deviation - std_alone) <= 4 * 0x1p-23 * std_alone && lo2 == lo && hi2 == hi;
+  md += std::string("mean, std, min, max in one pass agree with the calls alone: ") + (moments_same ? "yes" : "NO") + " (mean " +
+        fmt("%.9g", mean) + " against " + fmt("%.9g", mean_alone) + ", std " + fmt("%.9g", deviation) + " against " +
+        fmt("%.9g", std_alone) + ").\n";
+  rows.push_back({{"what", "agreement of mean, std, min, max"}, {"agrees", moments_same}});
 
   // Per-row stats of 2^20 rows of 256 (the tiles of kernels/segmented.cuh, at half size).
   const std::size_t count = n / 256;

@@ -1,6 +1,7 @@
 """Device arrays (PyTorch, CuPy, JAX) read in place on their GPU. Skipped where no GPU backend runs."""
 
 import math
+from fractions import Fraction
 
 import numpy
 import pytest
@@ -314,8 +315,9 @@ def test_device_argmin_argmax_over_axes(rng, op):
 
 def test_several_ops_of_device_tensors(rng):
     """reduce_ops on device data: the core ops in one read on the GPU (a whole array and rows,
-    the results on x's device); a statistic among them is refused there, and var_mean and minmax
-    still give each op's own value."""
+    the results on x's device), and mean, var and std beside them of a whole array, each within
+    its own bound (docs/semantics.md); over an axis, or another statistic, a statistic among
+    them is refused there, and var_mean and minmax still give each op's own value."""
     host = rng.normal(0, 1, (int(rng.integers(1, 300)), int(rng.integers(1, 3000)))).astype(numpy.float32)
     x = torch.from_numpy(host).cuda()
     got = xreduce.reduce_ops(x, ["max", "argmin", "sum"])
@@ -325,8 +327,26 @@ def test_several_ops_of_device_tensors(rng):
     assert rows["min"].is_cuda and rows["argmax"].is_cuda
     assert numpy.array_equal(rows["min"].cpu().numpy(), host.min(axis=1))
     assert numpy.array_equal(rows["argmax"].cpu().numpy(), host.argmax(axis=1))
+    f32, f64 = numpy.finfo(numpy.float32).eps, numpy.finfo(numpy.float64).eps
+    top = float(numpy.abs(host).max())
+    correction = int(rng.integers(0, 2)) if host.size > 1 else 0
+    mean_want, var_want = exact_moments(host.ravel().tolist(), correction)
+
+    def within(got):  # (var, mean) within their bounds in docs/semantics.md, against the exact values
+        var, mean = got
+        mean_ok = abs(Fraction(mean) - mean_want) <= f32 * abs(mean_want) + 64 * f64 * top
+        if var_want is None:
+            return mean_ok and math.isnan(var)
+        return mean_ok and abs(Fraction(var) - var_want) <= f32 * var_want + 4096 * f64 * (float(var_want) + top * math.sqrt(var_want))
+
+    together = xreduce.reduce_ops(x, ["var", "mean", "max"], backend="cuda.shuffle", correction=correction)
+    assert together["max"] == float(host.max())
+    assert within((together["var"], together["mean"]))
     with pytest.raises(xreduce.Error) as e:
-        xreduce.reduce_ops(x, ["mean", "max"], backend="cuda.shuffle")
+        xreduce.reduce_ops(x, ["mean", "max"], axis=1, backend="cuda.shuffle")
     assert e.value.code == "unsupported"
-    assert xreduce.var_mean(x) == (xreduce.var(x), xreduce.mean(x))
+    with pytest.raises(xreduce.Error) as e:
+        xreduce.reduce_ops(x, ["logsumexp", "max"], backend="cuda.shuffle")
+    assert e.value.code == "unsupported"
+    assert within(xreduce.var_mean(x, correction=correction))
     assert xreduce.minmax(x) == (float(host.min()), float(host.max()))

@@ -61,7 +61,7 @@ from ._core import (
 
 def _in_one_read(x, names, one_by_one, **call):
     """``reduce_ops(x, names)`` as a tuple in the order of ``names``; where the request cannot be
-    one read (an exact mean or variance, a statistic among several ops of device data, a backend
+    one read (an exact mean or variance, a statistic the GPU does not take among several ops, a backend
     without several ops: ``Error`` with code ``unsupported``, or ``unavailable`` from "auto"),
     ``one_by_one()``, which reads x once for each op and raises what a single op would.
     ``dtype=`` goes to one_by_one() straight away: several ops take none."""

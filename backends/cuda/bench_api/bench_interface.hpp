@@ -52,14 +52,16 @@ class Kernels {
   //! without an index). The kernels' run-time tuning (0: the module's): the most threads across
   //! a row, and the blocks the splits aim at, in waves of the GPU.
   void enqueue_view(const Request& canonical, void* out, int max_tile_x = 0, int waves = 0);
-  //! Several ops in one pass (Request::ops) of device data by cuda.shuffle's kernel;
-  //! collect_stats waits and writes the asked ones to `out`'s first slots (host memory).
-  void enqueue_stats(const void* data, std::size_t count, DType dtype);
+  //! Several ops in one pass (Request::ops) of device data by cuda.shuffle's kernel: the six
+  //! core ones (StatsOp), or with mean, var and std where `ops` name one of them (floats);
+  //! collect_stats waits and writes the asked ones to `out`'s first slots (host memory), var
+  //! and std divided by n - correction.
+  void enqueue_stats(const void* data, std::size_t count, DType dtype, OpSet ops = {});
   //! One statistic (mean, var, std, the norms, logsumexp, ...: what cuda.shuffle declares) of
   //! device data; collect_statistic waits and returns it, var and std divided by n - correction.
   void enqueue_statistic(const void* data, std::size_t count, DType dtype, Op op);
   Result collect_statistic(std::size_t count, DType dtype, Op op, double correction = 0);
-  void collect_stats(DType dtype, OpSet ops, const OpsOut& out);
+  void collect_stats(DType dtype, OpSet ops, const OpsOut& out, double correction = 0);
   //! Several ops of each segment (offsets in device memory, or equal rows as above) into device
   //! arrays `out`.
   void enqueue_segment_stats(const void* data, std::size_t count, DType dtype, OpSet ops, const Segments& segments,
