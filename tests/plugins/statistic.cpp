@@ -1,7 +1,8 @@
 // A plugin backend of var and std (f32 and f64, host data), folding the op table's partials one
-// element at a time: what crosses the plugin ABI for a statistic (the op, the divisor's
-// correction, whether the value is asked wide, and the moments handed back: the fields of
-// xreduce_request_v3 after the core ones) is what its result shows.
+// element at a time, and of mean, var and std together (Request::ops, from one fold of the
+// moments): what crosses the plugin ABI for a statistic (the op, the divisor's correction alone
+// or among several ops, whether the value is asked wide, and the moments handed back: the fields
+// of xreduce_request_v3 after the core ones) is what its result shows.
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -19,7 +20,12 @@ class Variance final : public xreduce::Reducer {
                  .dtypes({xreduce::DType::f32, xreduce::DType::f64})
                  .ops({xreduce::Op::var, xreduce::Op::std})
                  .layouts({xreduce::Layout::all})
-                 .wide_results());
+                 .wide_results())
+        .add(xreduce::FeatureSet()
+                 .dtypes({xreduce::DType::f32, xreduce::DType::f64})
+                 .ops({xreduce::Op::mean, xreduce::Op::var, xreduce::Op::std})
+                 .layouts({xreduce::Layout::all})
+                 .only_together());
   }
   xreduce::Availability available() const override { return xreduce::Availability::yes(); }
 
@@ -29,6 +35,18 @@ class Variance final : public xreduce::Reducer {
       using T = decltype(tag);
       if constexpr (!std::is_floating_point_v<T>) {
         return xreduce::Result{};  // not reached: f32 and f64 only
+      } else if (!q.ops.empty()) {
+        const xreduce::ops::MomentsOp<T, xreduce::Op::var> f;
+        auto a = f.identity();
+        for (std::size_t i = 0; i < q.count; ++i) a = f(a, f.lift(static_cast<const T*>(q.data)[i], i));
+        const xreduce::ops::FinishArgs args{q.correction};
+        auto put = [&](xreduce::Op op, T value) {
+          if (q.ops.contains(op)) *static_cast<T*>(q.ops_out->values[static_cast<int>(op)]) = value;
+        };
+        put(xreduce::Op::mean, xreduce::ops::MomentsOp<T, xreduce::Op::mean>::finish(a, args));
+        put(xreduce::Op::var, xreduce::ops::MomentsOp<T, xreduce::Op::var>::finish(a, args));
+        put(xreduce::Op::std, xreduce::ops::MomentsOp<T, xreduce::Op::std>::finish(a, args));
+        return xreduce::Result{};
       } else {
         return xreduce::ops::visit_statistic<T>(q.op, [&](auto f) {
           using F = decltype(f);

@@ -145,6 +145,12 @@ TEST_CASE("plugins: a statistic crosses the ABI with its correction, wide, and w
         res32.value = xr::Scalar(static_cast<float>(res32.value.get<double>()));
         CHECK(xr::agrees(q32, xr::exact_reference(q32), res32));
         CHECK(r->reduce(q32).value.dtype() == xr::DType::f32);
+        // Among several ops, the correction crosses too.
+        xr::Request several = q;
+        several.op = xr::Op::sum;  // not used with `ops`: a var or std among them still takes the correction
+        several.ops = {xr::Op::mean, op};
+        const xr::Result both = r->reduce(several);
+        CHECK(xr::agrees(several, xr::exact_reference(several), both));
       }
   }
 }

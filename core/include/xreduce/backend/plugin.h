@@ -97,8 +97,9 @@ typedef struct xreduce_request_v3 {
    * squared (xreduce::exact_partial_count). */
   void* exact;
   /* var, std, nanvar and nanstd: the divisor is n - correction (xreduce::Request::correction).
-   * Appended in 0.2.0 with the statistics: read it only for those ops, which a core without this
-   * field never sends (it has no statistics), so a plugin never reads past an older request. */
+   * Appended in 0.2.0 with the statistics: read it only for those ops, alone or among several
+   * (features.ops), which a core without this field never sends (it has no statistics), so a
+   * plugin never reads past an older request. */
   double correction;
   /* Appended in 0.2.0 too, and read, like `correction`, only for ops after the core ones (the
    * statistics), which a core without these fields never sends.

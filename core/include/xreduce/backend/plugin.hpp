@@ -160,7 +160,10 @@ class Exporter {
       request.out = q->out;
       request.out_index = q->out_index;
       // The fields appended in 0.2.0 are read for the statistics alone: their comments say why.
-      if (uses_correction(request.op)) request.correction = q->correction;
+      // A var or std alone, or among several ops: both are 0.2.0's, as the field is.
+      const OpSet named = f.several ? OpSet::from_bits(f.ops) : OpSet{request.op};
+      if (std::any_of(all_ops.begin(), all_ops.end(), [&](Op op) { return named.contains(op) && uses_correction(op); }))
+        request.correction = q->correction;
       const bool statistic = !is_core_op(request.op) && !f.several;
       OpsOut ops_out;
       if (f.several) {
