@@ -254,6 +254,43 @@ TEST_CASE("exact accuracy: the template API's sums") {
   }
 }
 
+TEST_CASE("ExactSum: wide data that cancels to zero, among negative zeros (the large accumulator's sign of zero)") {
+  // Pairs x, -x over every finite exponent, shuffled, with negative zeros among them: every run is
+  // too wide for the fast path, so the large accumulator takes them, whole blocks and the rest of
+  // a run alike. The exact sum is +0 (an element other than -0 was added): -0 would mean the
+  // elements it saw went uncounted.
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x2e70u);
+  // Half the draws are whole blocks of 256 (no element goes through the block's rest).
+  auto check = [&](auto one, bool whole_blocks) {
+    using T = decltype(one);
+    using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+    constexpr Bits kSpecial = (~Bits{0} >> 1) & ~((Bits{1} << (std::numeric_limits<T>::digits - 1)) - 1);  // the exponent field
+    const std::size_t size = whole_blocks ? 256 * (1 + rng() % 40) : 2 + rng() % 10000;
+    const std::size_t pairs = 1 + rng() % (size / 2);
+    std::vector<T> x;
+    for (std::size_t i = 0; i < pairs; ++i) {
+      Bits b;
+      do b = static_cast<Bits>(rng());
+      while ((b & kSpecial) == kSpecial);
+      T v;
+      std::memcpy(&v, &b, sizeof v);
+      x.push_back(v);
+      x.push_back(-v);
+    }
+    x.resize(size, T(-0.0));
+    std::shuffle(x.begin(), x.end(), rng);
+    xr::ExactSum s;
+    s.add(x.data(), x.size());
+    INFO("seed " << xr::test::run_seed() << ", " << sizeof(T) * 8 << "-bit, " << x.size() << " elements");
+    CHECK(xr::test::same_bits(s.round<T>(), T(0)));
+    CHECK(xr::test::same_bits(s.round<T>(), xr::test::mpfr_sum(x.data(), x.size())));
+  };
+  for (int draw = 0; draw < 20; ++draw) {
+    check(1.0, draw % 2 == 0);
+    check(1.0f, draw % 2 == 0);
+  }
+}
+
 TEST_CASE("ExactSum: wide runs whose partial sums pass 2^1024 before they cancel (the large accumulator's top chunks)") {
   // Thousands of the largest finite values of each sign among values near the smallest: every run
   // is too wide for the fast path, so the large accumulator sums them, and its f64 chunk for the
