@@ -38,6 +38,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "prefetch.hpp"
 
 namespace xreduce {
 
@@ -67,19 +68,13 @@ constexpr int kSmallestFastWindow = -1022 + 52 - kHeadroom;
 #endif
 #define XREDUCE_INLINE inline __attribute__((always_inline))
 
-// The loops below do more arithmetic per cache line than a plain sum, and the hardware's
-// prefetchers did not keep them fed: on a Xeon (Sapphire Rapids, under KVM) the fast path read
-// 3.6 GB/s and the large accumulator 2.2 GB/s from memory, stalled on their loads of x, against
-// 0.8 ns an element from L2. They ask for each line kPrefetchBytes ahead of their reads instead
-// (prefetches neither fault past the end of x nor wait).
-constexpr std::size_t kPrefetchBytes = 1024;
+// The input is asked for ahead of the reads (prefetch.hpp), a line at a time.
 constexpr std::size_t kLine = 64;
 
 //! Asks for the `bytes` of input that begin kPrefetchBytes after x.
 template <class T>
 XREDUCE_INLINE void prefetch_ahead(const T* x, std::size_t bytes) {
-  const char* p = reinterpret_cast<const char*>(x) + kPrefetchBytes;
-  for (std::size_t b = 0; b < bytes; b += kLine) __builtin_prefetch(p + b);
+  for (std::size_t b = 0; b < bytes; b += kLine) detail::prefetch_ahead(reinterpret_cast<const char*>(x) + b);
 }
 
 template <int W>

@@ -2,6 +2,8 @@
 
 #include "narrow_sums.hpp"
 
+#include "prefetch.hpp"
+
 #if defined(__x86_64__)
 #include <cpuid.h>
 #include <immintrin.h>
@@ -35,6 +37,7 @@ std::uint64_t byte_sum(const std::uint8_t* x, std::size_t n, std::uint8_t bias) 
   __m128i a = zero, b = zero;
   std::size_t i = 0;
   for (; i + 32 <= n; i += 32) {
+    prefetch_ahead(x + i);
     const __m128i u = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)), flip);
     const __m128i v = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i + 16)), flip);
     a = _mm_add_epi64(a, _mm_sad_epu8(u, zero));
@@ -56,6 +59,7 @@ std::int64_t word_sum(const std::uint16_t* x, std::size_t n, std::uint16_t bias)
     __m128i a = _mm_setzero_si128();
     const std::size_t stop = i + 8 * (std::size_t{1} << 14) < n ? i + 8 * (std::size_t{1} << 14) : n;
     for (; i + 8 <= stop; i += 8) {
+      prefetch_ahead(x + i);
       const __m128i v = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)), flip);
       a = _mm_add_epi32(a, _mm_madd_epi16(v, ones));
     }
@@ -84,9 +88,11 @@ bool has_f16c() {
 __attribute__((target("avx,f16c"))) float f16_sum_f16c(const f16* x, std::size_t n) {
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   std::size_t i = 0;
-  for (; i + 32 <= n; i += 32)
+  for (; i + 32 <= n; i += 32) {
+    prefetch_ahead(x + i);
     for (int k = 0; k < 4; ++k)
       acc[k] = _mm256_add_ps(acc[k], _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i + 8 * k))));
+  }
   alignas(32) float lane[kFloat16Lanes];
   for (int k = 0; k < 4; ++k) _mm256_store_ps(lane + 8 * k, acc[k]);
   for (std::size_t j = 0; i < n; ++i, j = (j + 1) % kFloat16Lanes) lane[j] += static_cast<float>(x[i]);
@@ -100,12 +106,14 @@ __attribute__((target("avx2"))) float bf16_sum_avx2(const bf16* x, std::size_t n
   const __m256i zero = _mm256_setzero_si256();
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   std::size_t i = 0;
-  for (; i + 32 <= n; i += 32)
+  for (; i + 32 <= n; i += 32) {
+    prefetch_ahead(x + i);
     for (int h = 0; h < 2; ++h) {
       const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i + 16 * h));
       acc[2 * h] = _mm256_add_ps(acc[2 * h], _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, u)));
       acc[2 * h + 1] = _mm256_add_ps(acc[2 * h + 1], _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, u)));
     }
+  }
   alignas(32) float lane[kFloat16Lanes];
   for (int k = 0; k < 4; ++k) _mm256_store_ps(lane + 8 * k, acc[k]);
   for (std::size_t j = 0; i < n; ++i, j = (j + 1) % kFloat16Lanes) lane[j] += static_cast<float>(x[i]);

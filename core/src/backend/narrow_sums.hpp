@@ -8,7 +8,9 @@
 // by its multiply-add against ones; signed values biased to unsigned and the bias taken back).
 // f16: widened by F16C where the processor has it (checked once, at run time), else by the
 // portable conversion; bf16: widened by interleaving with zeros (AVX2 where the processor has it,
-// else SSE2). Both summed in float lanes, as f32 leaves are, four vectors at a time.
+// else SSE2). Both summed in float lanes, as f32 leaves are, four vectors at a time. Each loop asks
+// for its input ahead of its reads (prefetch.hpp): without, on the build machine's Xeon, the 16-bit
+// types and i8 read 79-87% of the read probe, with, 90-105%.
 
 #include <cstddef>
 #include <cstdint>
