@@ -51,7 +51,7 @@ std::uint64_t byte_sum(const std::uint8_t* x, std::size_t n, std::uint8_t bias) 
 
 //! The sum of 16-bit values x[0..n) read as signed after flipping `bias` (SSE2: pmaddwd against
 //! ones adds pairs into 32-bit lanes; flushed to 64 bits every 2^14 vectors, before they can overflow).
-std::int64_t word_sum(const std::uint16_t* x, std::size_t n, std::uint16_t bias) {
+std::int64_t word_sum_sse2(const std::uint16_t* x, std::size_t n, std::uint16_t bias) {
   const __m128i ones = _mm_set1_epi16(1), flip = _mm_set1_epi16(static_cast<short>(bias));
   std::int64_t s = 0;
   std::size_t i = 0;
@@ -69,6 +69,38 @@ std::int64_t word_sum(const std::uint16_t* x, std::size_t n, std::uint16_t bias)
   }
   for (; i < n; ++i) s += static_cast<std::int16_t>(x[i] ^ bias);
   return s;
+}
+
+// word_sum_sse2 with AVX2, a cache line (two vectors) a step: half the instructions of SSE2's, which
+// left u16 at 86-90% of the read probe where the types with fewer held 99-109%.
+__attribute__((target("avx2"))) std::int64_t word_sum_avx2(const std::uint16_t* x, std::size_t n, std::uint16_t bias) {
+  const __m256i ones = _mm256_set1_epi16(1), flip = _mm256_set1_epi16(static_cast<short>(bias));
+  std::int64_t s = 0;
+  std::size_t i = 0;
+  while (i + 32 <= n) {
+    __m256i a = _mm256_setzero_si256(), b = _mm256_setzero_si256();
+    // Each 32-bit lane takes two products a vector: 2^14 vectors a lane stay below 2^31.
+    const std::size_t stop = i + 32 * (std::size_t{1} << 14) < n ? i + 32 * (std::size_t{1} << 14) : n;
+    for (; i + 32 <= stop; i += 32) {
+      prefetch_ahead(x + i);
+      const __m256i u = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i)), flip);
+      const __m256i v = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i + 16)), flip);
+      a = _mm256_add_epi32(a, _mm256_madd_epi16(u, ones));
+      b = _mm256_add_epi32(b, _mm256_madd_epi16(v, ones));
+    }
+    alignas(32) std::int32_t lane[16];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lane), a);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lane + 8), b);
+    for (const std::int32_t l : lane) s += l;
+  }
+  for (; i < n; ++i) s += static_cast<std::int16_t>(x[i] ^ bias);
+  return s;
+}
+
+//! The sum of 16-bit values, in the widest form the processor has.
+std::int64_t word_sum(const std::uint16_t* x, std::size_t n, std::uint16_t bias) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2 ? word_sum_avx2(x, n, bias) : word_sum_sse2(x, n, bias);
 }
 
 //! Whether the processor converts halves (F16C) on 256-bit registers the system saves (AVX, and
