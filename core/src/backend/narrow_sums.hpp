@@ -11,7 +11,7 @@
 // portable conversion; bf16: widened by interleaving with zeros (AVX2 where the processor has it,
 // else SSE2). Both summed in float lanes, as f32 leaves are, four vectors at a time. Each loop asks
 // for its input ahead of its reads (prefetch.hpp): without, on the build machine's Xeon, the 16-bit
-// types and i8 read 79-87% of the read probe; with it and AVX2's 16-bit sums, 95-114%.
+// types and i8 read 77-90% of the read probe; with it and AVX2's 16-bit sums, 101-117%.
 
 #include <cstddef>
 #include <cstdint>
