@@ -255,10 +255,10 @@ TEST_CASE("exact accuracy: the template API's sums") {
 }
 
 TEST_CASE("ExactSum: wide data that cancels to zero, among negative zeros (the large accumulator's sign of zero)") {
-  // Pairs x, -x over every finite exponent, shuffled, with negative zeros among them: every run is
-  // too wide for the fast path, so the large accumulator takes them, whole blocks and the rest of
-  // a run alike. The exact sum is +0 (an element other than -0 was added): -0 would mean the
-  // elements it saw went uncounted.
+  // Pairs x, -x over every finite exponent, shuffled, with negative zeros among them: every f64
+  // run is too wide for the fast path, so the large accumulator takes them, whole blocks and the
+  // rest of a run alike (f32 runs take the fast path's seven bins). The exact sum is +0 (an
+  // element other than -0 was added): -0 would mean the elements it saw went uncounted.
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x2e70u);
   // Half the draws are whole blocks of 256 (no element goes through the block's rest).
   auto check = [&](auto one, bool whole_blocks) {
