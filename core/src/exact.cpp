@@ -260,6 +260,13 @@ class LargeAccumulator {
     typedef Bits LineU __attribute__((vector_size(kLine), aligned(sizeof(T)), may_alias));
     Line lane_copy;  // the copy each element's chunk is in: its index modulo kCopies
     for (std::size_t k = 0; k < kPerLine; ++k) lane_copy[k] = static_cast<Bits>(k % kCopies);
+    // An element's mantissa, the implicit bit set where its field is not 0 (field + all ones
+    // carries into the bit above): for bits and for lines of them alike (written through a
+    // reference: a line returned by value would change the ABI of the baseline build).
+    auto mantissa = [](const auto& b, auto& out) __attribute__((always_inline)) {
+      const auto field = (b >> kMantissaBits) & kSpecialField;
+      out = (b & ((Bits{1} << kMantissaBits) - 1)) | (((field + kSpecialField) >> kFieldBits) << kMantissaBits);
+    };
     Line not_negative_zero = {};
     alignas(kLine) Bits chunk_of[kBlock], mantissa_of[kBlock];
     std::size_t i = 0;
@@ -267,9 +274,7 @@ class LargeAccumulator {
       for (std::size_t j = 0; j < kBlock; j += kPerLine) {
         prefetch_ahead(x + i + j, kLine);
         const Line b = *reinterpret_cast<const LineU*>(x + i + j);
-        const Line field = (b >> kMantissaBits) & kSpecialField;
-        const Line implicit = ((field + kSpecialField) >> kFieldBits) << kMantissaBits;  // field != 0
-        *reinterpret_cast<Line*>(mantissa_of + j) = (b & ((Bits{1} << kMantissaBits) - 1)) | implicit;
+        mantissa(b, *reinterpret_cast<Line*>(mantissa_of + j));
         *reinterpret_cast<Line*>(chunk_of + j) = (b >> kMantissaBits) * kCopies + lane_copy;
         not_negative_zero |= b ^ kNegativeZeroBits;
       }
@@ -280,10 +285,10 @@ class LargeAccumulator {
     for (; i < n; ++i) {  // the last block's rest (kCopies divides kBlock: the copies stay in turn)
       Bits b;
       std::memcpy(&b, x + i, sizeof b);
-      const Bits field = (b >> kMantissaBits) & kSpecialField;
+      Bits m;
+      mantissa(b, m);
       any_not_negative_zero |= b ^ kNegativeZeroBits;
-      add_to_chunk((b >> kMantissaBits) * kCopies + i % kCopies,
-                   (b & ((Bits{1} << kMantissaBits) - 1)) | (field != 0 ? Bits{1} << kMantissaBits : 0));
+      add_to_chunk((b >> kMantissaBits) * kCopies + i % kCopies, m);
     }
     if (any_not_negative_zero != 0) s.words[ExactSum::kNotNegativeZero] += 1;
     // NaNs and infinities went into the two chunks of the all-ones field like any element (a test
