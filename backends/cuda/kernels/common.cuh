@@ -12,6 +12,18 @@ namespace xreduce::cuda {
 
 inline std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
+//! The bits any lane of the warp has set (every lane calls it): one redux.sync from sm_80 on,
+//! five shuffles before.
+__device__ inline unsigned warp_or(unsigned v) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_or_sync(0xffffffffu, v);
+#else
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v |= __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+#endif
+}
+
 //! The block's dynamic shared memory as an array of A (one raw array serves every instantiation).
 template <class A>
 __device__ inline A* shared_array() {

@@ -91,16 +91,6 @@ __device__ inline void count_special(long long* words, bool nan, bool negative) 
   atomicAdd(reinterpret_cast<unsigned long long*>(words + which), 1ull);
 }
 
-//! The bits any lane of the warp has set: one redux.sync from sm_80 on, five shuffles before.
-__device__ inline unsigned warp_or(unsigned v) {
-#if __CUDA_ARCH__ >= 800
-  return __reduce_or_sync(0xffffffffu, v);
-#else
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v |= __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-#endif
-}
 
 //! 2^k, for -1022 <= k <= 1023.
 __device__ inline double pow2(int k) { return __longlong_as_double(static_cast<long long>(static_cast<unsigned long long>(k + 1023) << 52)); }
