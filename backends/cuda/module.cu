@@ -127,7 +127,7 @@ class CudaReducer final : public Reducer {
       throw Error(ErrorCode::unsupported, "'" + std::string(info_.name) + "' spreads host data over the GPUs; " +
                                               "data in GPU memory is reduced where it lives (cuda.shuffle, cuda.single_pass, cub)");
     const Streaming stream_settings = o.settings.empty() ? streaming_ : streaming(o.settings, streaming_);
-    if (f.layout == Layout::inner || f.layout == Layout::ragged) return reduce_segmented(q, where, stream_settings);
+    if (f.layout == Layout::inner || f.layout == Layout::ragged) return reduce_segmented(q, where, exact, stream_settings);
     if (f.layout == Layout::middle || f.layout == Layout::strided) return reduce_view(q, where);
     if (f.layout != Layout::all && f.layout != Layout::outer)
       throw Error(ErrorCode::internal, "'" + std::string(info_.name) + "' has no kernels for " + to_string(f));
@@ -219,8 +219,8 @@ class CudaReducer final : public Reducer {
  private:
   //! A segmented request: its offsets must be where its data are (the kernels read both); its
   //! results may go to either memory. Rows of host data, one op at a time, are streamed (over
-  //! every GPU by cuda.multi_gpu); segments, and several ops, are copied in whole.
-  Result reduce_segmented(const Request& q, const Location& where, const Streaming& stream_settings) const {
+  //! every GPU by cuda.multi_gpu); segments, several ops and exact sums are copied in whole.
+  Result reduce_segmented(const Request& q, const Location& where, bool exact, const Streaming& stream_settings) const {
     const bool on_device = where.memory == Memory::device;
     if (q.segments.offsets && (locate_pointer(q.segments.offsets).memory == Memory::device) != on_device)
       throw Error(ErrorCode::invalid_argument, "'" + std::string(info_.name) + "': the segment offsets must be in the data's memory (" +
@@ -233,13 +233,13 @@ class CudaReducer final : public Reducer {
     for (const void* p : outputs)
       if (p && (locate_pointer(p).memory == Memory::device) != out_on_device)
         throw Error(ErrorCode::invalid_argument, "'" + std::string(info_.name) + "': the results must all go to one memory");
-    if (!on_device && !q.segments.segmented() && q.ops.empty()) {
+    if (!on_device && !q.segments.segmented() && q.ops.empty() && !exact) {
       if (info_.multi_gpu) reduce_host_rows_on_gpus(info_.technique, q, gpu_count(), where.pinned, out_on_device, stream_settings);
       else reduce_host_rows(info_.technique, q, where.device, where.pinned, out_on_device, stream_settings);
       return Result{};
     }
     if (info_.multi_gpu) throw Error(ErrorCode::internal, "'" + std::string(info_.name) + "' takes rows of host data, one op at a time");
-    return reduce_segments(info_.technique, q, on_device, out_on_device, where.device);
+    return reduce_segments(info_.technique, q, on_device, out_on_device, where.device, exact);
   }
 
   //! A view of device data that is not flat, rows or ragged (layouts middle and strided, which

@@ -26,7 +26,7 @@ std::string bad_offsets(std::uint64_t first_bad, const std::uint64_t* offsets, c
 
 }  // namespace
 
-Result reduce_segments(Technique t, const Request& q, bool data_on_device, bool out_on_device, int device) {
+Result reduce_segments(Technique t, const Request& q, bool data_on_device, bool out_on_device, int device, bool exact) {
   WorkspaceLease ws(device);
   // Equal rows are a view (rows, length); segments carry their offsets.
   const bool rows = !q.segments.segmented();
@@ -79,7 +79,8 @@ Result reduce_segments(Technique t, const Request& q, bool data_on_device, bool 
   }
   const SegmentBounds bounds{offsets, rows ? static_cast<std::uint64_t>(q.view.shape[1]) : 0, count, q.count};
   unsigned long long* bad = nullptr;
-  visit_dtype(q.dtype, [&](auto tag) {
+  if (exact) enqueue_exact_segments(data, bounds, q.dtype, written.values[0], *ws, &bad);
+  else visit_dtype(q.dtype, [&](auto tag) {
     using T = decltype(tag);
     if (!q.ops.empty()) enqueue_segment_stats_typed<T>(static_cast<const T*>(data), bounds, q.ops, written, *ws, &bad);
     else if (is_core_op(q.op))

@@ -80,6 +80,12 @@ constexpr FeatureSet on_gpu_32_64(OpSet ops, std::initializer_list<Layout> layou
 constexpr FeatureSet exact_sums(std::initializer_list<Memory> memory, std::initializer_list<Layout> layouts = {Layout::all}) {
   return FeatureSet().dtypes(kExactDTypes).ops({Op::sum}).layouts(layouts).memory(memory).only_exact_sums();
 }
+//! Exact sums of rows and segments (kernels/exact_segments.cuh): of the 32- and 16-bit floats,
+//! whose sums fit ten words of registers; f64's are the CPU's.
+constexpr FeatureSet exact_segment_sums() {
+  return FeatureSet().dtypes({DType::f32, DType::f16, DType::bf16}).ops({Op::sum}).layouts({Layout::inner, Layout::ragged})
+      .memory({Memory::host, Memory::device}).only_exact_sums();
+}
 //! The exact mean (from the exact sum), var and std (kernels/exact_moments.cuh) of a whole array
 //! of floats, rounded once by the core: one result, as the CPU's.
 constexpr FeatureSet exact_statistics(std::initializer_list<Memory> memory) {
@@ -106,8 +112,9 @@ constexpr FeatureSet moments_together() {
 inline constexpr Capabilities kSeed = Capabilities(Engine::gpu).add(on_gpu_32_64(kSeedOps, {Layout::all}));
 inline constexpr Capabilities kSinglePass =
     Capabilities(Engine::gpu).add(on_gpu(kOneOps, {Layout::all})).add(exact_sums({Memory::host, Memory::device}));
-//! Rows and segments with its binned kernels, records with kernels/records.cuh (their exact sums,
-//! of device data, with exact_columns_kernel), the other views of device data with
+//! Rows and segments with its binned kernels (their exact sums, of the 32- and 16-bit floats, with
+//! kernels/exact_segments.cuh), records with kernels/records.cuh (their exact sums, of device
+//! data, with exact_columns_kernel), the other views of device data with
 //! kernels/views.cuh, several ops with StatsOp, the statistics with the op table's policies
 //! (statistics.cuh). cuda.single_pass, which shares the exact column kernel, does not declare it:
 //! Capabilities::takes(Layout::outer), which Python's backends() and the tests read as "does
@@ -118,6 +125,7 @@ inline constexpr Capabilities kShuffle = Capabilities(Engine::gpu)
                                              .add(on_gpu(kOneOps, {Layout::outer, Layout::middle, Layout::strided}).memory({Memory::device}))
                                              .add(exact_sums({Memory::host, Memory::device}))
                                              .add(exact_sums({Memory::device}, {Layout::outer}))
+                                             .add(exact_segment_sums())
                                              .add(gpu_statistics({Memory::host, Memory::device}))
                                              .add(exact_statistics({Memory::host, Memory::device}))
                                              .add(gpu_statistics_over_axes({Memory::device}, {Layout::outer, Layout::middle, Layout::strided}))
@@ -320,8 +328,8 @@ std::vector<ExactSum> exact_moments_of_host(const void* data, std::size_t n, DTy
 //! set, with technique t (shuffle's tiles, or cub) on `device`: data and offsets in device memory,
 //! or in host memory (copied in first); out and out_index in device memory if `out_on_device`,
 //! else host. Throws Error(invalid_argument) for bad offsets (checked on the device as they are
-//! read).
-Result reduce_segments(Technique t, const Request& q, bool data_on_device, bool out_on_device, int device);
+//! read). `exact`: exact sums (enqueue_exact_segments).
+Result reduce_segments(Technique t, const Request& q, bool data_on_device, bool out_on_device, int device, bool exact = false);
 
 //! Rows (layout inner) of host memory with one op (Request::op, a core op or a statistic of
 //! floats), streamed to `device` in chunks of whole rows (as reduce_host streams records), with
@@ -410,6 +418,10 @@ struct SegmentBounds;
 //! within each segment, into device `out_index`).
 void enqueue_segment_statistic(const void* data, const SegmentBounds& bounds, DType dtype, Op op, double correction, void* out,
                                std::uint64_t* out_index, Workspace& ws, unsigned long long** bad);
+//! The exact sum of each row or segment of `dtype` (f32, f16 or bf16) at device pointer `data`
+//! (kernels/exact_segments.cuh), rounded once into device `out`, of the element type.
+void enqueue_exact_segments(const void* data, const SegmentBounds& bounds, DType dtype, void* out, Workspace& ws,
+                            unsigned long long** bad);
 //! Applies M to each of the six 32- and 64-bit element types (explicit instantiations).
 #define XREDUCE_FOR_EACH_32_64_TYPE(M) \
   M(float) M(double) M(std::int32_t) M(std::int64_t) M(std::uint32_t) M(std::uint64_t)

@@ -1,6 +1,6 @@
 // Exact sums on the GPU (Accuracy::exact): device-resident and pinned data, every block size, the
 // MPFR reference's very bits; beyond 2^30 elements (several launches) too; the columns of device
-// records; the exact mean, var and std. Pageable host data goes through the conformance suite
+// records; rows and segments, each segment's bits; the exact mean, var and std. Pageable host data goes through the conformance suite
 // too. Skips without a GPU.
 
 #include <cuda_runtime.h>
@@ -201,7 +201,7 @@ TEST_CASE("gpu exact column sums of device records: f32, f64, f16 and bf16, narr
   std::mt19937_64 rng(xr::test::run_seed() ^ 0xc01u);
   const bool quick = std::getenv("XREDUCE_TEST_QUICK") != nullptr;
   // Widths below, at and above a block's 128 lanes, rows from one to many per lane. (Records of
-  // width 1 are one row, layout inner, whose exact sum the GPU does not declare.)
+  // width 1 are one row, layout inner: the rows and segments test below.)
   const std::pair<std::size_t, std::size_t> shapes[] = {{3, 70001}, {9, 1}, {9, 70001}, {2, 5000}, {33, 5000},
                                                         {128, 3000}, {130, 1000}, {300, 777}};
   if (exact_gpu_backends(/*device=*/true).empty()) return;
@@ -530,4 +530,104 @@ TEST_CASE("gpu exact bf16 sums: vectors of one exponent group or of another, at 
     CHECK(xr::test::same_bits(got, expected));
   }
   cudaFree(dev);
+}
+
+namespace {
+
+//! Segments for the exact segment sums: empty ones, short ones of every group size, some of a
+//! block's (16 KB and more) and one of several blocks' chunks (more than 128 KB), in a shuffled
+//! order; the offsets of `count` of them.
+std::vector<std::uint64_t> mixed_offsets(std::size_t count, std::mt19937_64& rng) {
+  std::vector<std::uint64_t> off{0};
+  for (std::size_t s = 0; s < count; ++s) {
+    const std::uint64_t pick = rng() % 100;
+    const std::uint64_t length = pick < 10 ? 0 : pick < 80 ? rng() % 40 : pick < 97 ? 40 + rng() % 2000 : 4096 + rng() % 8000;
+    off.push_back(off.back() + (s == count / 2 ? 70001 : length));
+  }
+  return off;
+}
+
+//! Each segment's exact sum from every GPU backend that declares them, from device and from
+//! pageable host memory, against MPFR's bits for that segment.
+template <class T>
+void check_exact_segments(const std::vector<T>& host, const std::vector<std::uint64_t>& offsets, std::size_t rows,
+                          const std::string& what) {
+  const std::size_t count = rows ? rows : offsets.size() - 1;
+  std::vector<T> expected(count);
+  for (std::size_t s = 0; s < count; ++s) {
+    const std::size_t a = rows ? s * (host.size() / rows) : offsets[s], e = rows ? a + host.size() / rows : offsets[s + 1];
+    expected[s] = xr::test::mpfr_sum(host.data() + a, e - a);
+  }
+  void* dev = nullptr;
+  std::uint64_t* dev_offsets = nullptr;
+  REQUIRE(cudaMalloc(&dev, host.size() * sizeof(T) + 16) == cudaSuccess);
+  REQUIRE(cudaMalloc(&dev_offsets, offsets.size() * sizeof(std::uint64_t) + 8) == cudaSuccess);
+  REQUIRE(cudaMemcpy(dev, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice) == cudaSuccess);
+  REQUIRE(cudaMemcpy(dev_offsets, offsets.data(), offsets.size() * sizeof(std::uint64_t), cudaMemcpyHostToDevice) == cudaSuccess);
+  for (const auto& e : xr::default_context().registry().entries()) {
+    xr::Reducer& r = *e.reducer;
+    if (r.capabilities().engine() != xr::Engine::gpu || !r.available()) continue;
+    for (bool on_device : {true, false}) {
+      xr::Request q = rows ? xr::Request::rows(on_device ? dev : host.data(), rows, host.size() / rows, xr::dtype_of<T>(), xr::Op::sum)
+                           : xr::Request{on_device ? dev : host.data(), host.size(), xr::dtype_of<T>(), xr::Op::sum, xr::Memory::host};
+      q.memory = on_device ? xr::Memory::device : xr::Memory::host;
+      if (!rows) q.segments = xr::Segments::at(offsets.data(), count);  // the host copy: canonical() may read it
+      if (r.capabilities().support(xr::features_of(xr::canonical(q), xr::Accuracy::exact)) == xr::Support::none) continue;
+      if (!rows) q.segments = xr::Segments::at(on_device ? dev_offsets : offsets.data(), count);
+      INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), backend " << r.name() << ", "
+                   << to_string(xr::dtype_of<T>()) << ", " << what << (on_device ? ", device" : ", pageable host"));
+      const xr::Result res = r.reduce(q, {.accuracy = xr::Accuracy::exact});
+      REQUIRE(res.values.size() == count);
+      std::size_t wrong = 0, first_wrong = count;
+      for (std::size_t s = 0; s < count; ++s)
+        if (!xr::test::same_bits(res.values[s].get<T>(), expected[s])) ++wrong, first_wrong = std::min(first_wrong, s);
+      INFO(wrong << " of " << count << " segments wrong; the first, " << first_wrong << ": got "
+                 << (wrong ? res.values[first_wrong].to_string() : std::string()) << ", MPFR "
+                 << (wrong ? xr::Scalar(expected[first_wrong]).to_string() : std::string()));
+      CHECK(wrong == 0);
+    }
+  }
+  cudaFree(dev);
+  cudaFree(dev_offsets);
+}
+
+}  // namespace
+
+TEST_CASE("gpu exact sums of rows and segments: f32, f16 and bf16, every shape of data, MPFR's bits for each segment") {
+  if (exact_gpu_backends(/*device=*/true).empty()) return;
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x5e95u);
+  const bool quick = std::getenv("XREDUCE_TEST_QUICK") != nullptr;
+  const std::vector<std::uint64_t> offsets = mixed_offsets(quick ? 300 : 3000, rng);
+  const std::size_t n = offsets.back();
+  // Quick (the sanitizers' runs): the shapes that reach every flag (NaN, infinities, -0) and the
+  // widest spread of digits.
+  const std::vector<ExactShape> shapes = quick ? std::vector<ExactShape>{ExactShape::wide, ExactShape::specials, ExactShape::zeros}
+                                               : std::vector<ExactShape>(std::begin(xr::test::all_exact_shapes), std::end(xr::test::all_exact_shapes));
+  for (ExactShape shape : shapes) {
+    const std::string what = std::string("data ") + name(shape);
+    check_exact_segments(xr::test::make_exact_data<float>(shape, n, rng), offsets, 0, what + ", segments");
+    check_exact_segments(xr::test::make_exact_data16<xr::f16>(shape, n, rng), offsets, 0, what + ", segments");
+    check_exact_segments(xr::test::make_exact_data16<xr::bf16>(shape, n, rng), offsets, 0, what + ", segments");
+    // Equal rows: a lane's few elements, a block's, and rows cut into chunks (160 KB).
+    for (std::size_t length : {std::size_t{7}, std::size_t{300}, std::size_t{40000}}) {
+      const std::size_t rows = std::max<std::size_t>(1, (quick ? 100000 : 400000) / length);
+      check_exact_segments(xr::test::make_exact_data<float>(shape, rows * length, rng), {}, rows,
+                           what + ", " + std::to_string(rows) + " rows of " + std::to_string(length));
+    }
+  }
+  // Rows of 65535 bf16 (just under two chunks: a block each, 256 elements a lane) of one value
+  // whose significand lands at bit 31 of its digit: every lane's run reaches its cap of 255. And
+  // f64, whose exact segment sums are the CPU's, refused.
+  const std::vector<xr::bf16> same(4 * 65535, xr::bf16::from_bits(0x407f));  // 3.984375
+  check_exact_segments(same, {}, 4, "4 rows of 65535 times 3.984375 (bf16)");
+  const std::vector<double> x(100, 1.0);
+  const std::uint64_t off[] = {0, 50, 100};
+  for (const auto& e : xr::default_context().registry().entries()) {
+    if (e.reducer->capabilities().engine() != xr::Engine::gpu || !e.reducer->available()) continue;
+    xr::Request q{x.data(), x.size(), xr::DType::f64, xr::Op::sum, xr::Memory::host};
+    q.segments = xr::Segments::at(off, 2);
+    if (e.reducer->capabilities().support(xr::features_of(xr::canonical(q), xr::Accuracy::standard)) == xr::Support::none) continue;
+    INFO("backend " << e.reducer->name());
+    CHECK_THROWS_AS(e.reducer->reduce(q, {.accuracy = xr::Accuracy::exact}), xr::Error);
+  }
 }
