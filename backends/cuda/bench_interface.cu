@@ -107,6 +107,11 @@ ExactSum Kernels::collect_exact(std::size_t count) {
   return s;
 }
 
+void Kernels::enqueue_exact_segments(const void* data, std::size_t count, DType dtype, const Segments& segments, void* out) {
+  unsigned long long* bad = nullptr;
+  cuda::enqueue_exact_segments(data, bounds_of(segments, count), dtype, out, *impl_->lease, &bad);
+}
+
 void Kernels::enqueue_exact_columns(const void* data, std::size_t count, std::size_t width, DType dtype) {
   impl_->exact_partial = cuda::enqueue_exact_columns(data, count, width, dtype, *impl_->lease);
 }

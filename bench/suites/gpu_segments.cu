@@ -1,6 +1,7 @@
 // The device half of the `segments` suite: per-segment f32 sums of 2^28 device-resident
 // elements cut four ways (2^20 rows of 256, 2^14 rows of 2^14, power-law lengths, lengths
-// 1..32), by cuda.shuffle's length-binned kernels and by the cub backend, against
+// 1..32), by cuda.shuffle's length-binned kernels (plain and exact sums, the exact ones also
+// checked bit for bit against the CPU's) and by the cub backend, against
 // cub::DeviceSegmentedReduce::Sum called directly on an offsets array (the anchor) and the read
 // probe over the same bytes, in the same run. Time per call: CUDA-graph replays of 8
 // back-to-back calls (the input is 1 GiB, far past the L2), median.
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,6 +21,7 @@
 #include "bench_interface.hpp"
 #include "gpu.hpp"
 #include "gpu/gpu_timing.cuh"
+#include "xreduce/exact.hpp"
 
 namespace xc = xreduce::cuda::bench;
 
@@ -91,6 +94,8 @@ int run_segments_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& m
         "largest difference from the anchor over all segments, in units of 64 eps(f32) sum|x| (1 is the tolerance).\n\n"
         "| segments | backend | median us | GB/s | % of probe | time / anchor | agreement |\n|---|---|---:|---:|---:|---:|---:|\n";
   rows.push_back({{"backend", "read probe"}, {"n", n}, {"median_s", median(probe_t)}, {"gbps", probe}, {"times_s", probe_t}});
+  std::string exact_bits;  // per shape: the exact sums' segments whose bits differ from the CPU's
+  std::vector<float> host;  // the data, for the CPU's exact sums
   for (const Shape& shape : shapes(n)) {
     const std::size_t count = shape.offsets.size() - 1;
     std::uint64_t* offsets = nullptr;
@@ -130,11 +135,39 @@ int run_segments_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& m
         worst = std::max(worst, std::fabs(double(mine[s]) - anchor[s]) / std::max(64 * 0x1p-23 * abs_sum[s], 1e-30));
       row(backend + std::string(shape.rows ? ", equal rows" : ", offsets"), t, worst);
     }
+    // Exact sums (Accuracy::exact) by cuda.shuffle's segment kernels: their time against the
+    // anchor's and cuda.shuffle's plain sum above, and each segment's bits against the CPU's
+    // exact sum of it (ExactSum, rounded once).
+    {
+      const Segments segments = shape.rows ? Segments{shape.rows, nullptr} : Segments::at(offsets, count);
+      const auto t = time([&] { ws.enqueue_exact_segments(x, n, DType::f32, segments, out); });
+      check(cudaMemcpy(mine.data(), out, count * sizeof(float), cudaMemcpyDeviceToHost), "results back");
+      if (host.empty()) {
+        host.resize(n);
+        check(cudaMemcpy(host.data(), x, bytes, cudaMemcpyDeviceToHost), "data back");
+      }
+      std::size_t differ = 0;
+      double worst = 0;
+      for (std::size_t s = 0; s < count; ++s) {
+        const std::size_t a = shape.rows ? s * (n / shape.rows) : shape.offsets[s];
+        const std::size_t e = shape.rows ? a + n / shape.rows : shape.offsets[s + 1];
+        ExactSum exact;
+        exact.add(host.data() + a, e - a);
+        const float want = exact.round<float>();
+        differ += std::memcmp(&want, &mine[s], sizeof want) != 0;
+        worst = std::max(worst, std::fabs(double(mine[s]) - anchor[s]) / std::max(64 * 0x1p-23 * abs_sum[s], 1e-30));
+      }
+      row("cuda.shuffle exact" + std::string(shape.rows ? ", equal rows" : ", offsets"), t, worst);
+      rows.back()["segments_differing_from_cpu_exact"] = differ;
+      exact_bits += "- " + shape.name + ": " + std::to_string(differ) + " of " + std::to_string(count) + "\n";
+    }
     cudaFree(temp);
     cudaFree(offsets);
     cudaFree(anchor_out);
     cudaFree(out);
   }
+  md += "\nExact sums (`cuda.shuffle exact`): the segments whose bits differ from the CPU's exact sum of the same "
+        "segment (ExactSum, rounded once), of all:\n\n" + exact_bits;
   cudaFree(x);
   cudaFree(sink);
   return 0;

@@ -388,7 +388,7 @@ int main(int argc, char** argv) {
   app.add_option("--max-log2", args.max_log2, "Largest size, as a power of 2 (0: the suite's own)")->check(CLI::Range(0, 34));
   app.add_option("--repeat", args.repeat, "Samples per point, at least 10 (the median is reported)")->capture_default_str();
   app.add_flag("--quick", args.quick, "Small sizes only: a smoke run");
-  app.add_flag("--device-only", args.device_only, "dtypes, exact, statistics, views: only the rows of device-resident data (no host part)");
+  app.add_flag("--device-only", args.device_only, "dtypes, exact, segments, statistics, views: only the rows of device-resident data (no host part)");
   app.add_option("--config", args.config, "calibrate: also write the thresholds into this config file");
   app.add_flag("--uncalibrated", args.uncalibrated,
                "crossover: auto on the default thresholds, as before `xreduce calibrate` (writes crossover-uncalibrated.*)");

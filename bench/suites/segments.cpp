@@ -84,6 +84,10 @@ int run_segments(const SuiteArgs& args) {
   for (const auto& e : ctx.registry().entries())
     if (const xr::Capabilities c = e.reducer->capabilities(); c.takes(xr::Layout::ragged) && c.engine() != xr::Engine::gpu && e.reducer->available())
       cpu.push_back(e.reducer);
+  if (args.device_only) {  // --device-only: no host rows
+    cpu.clear();
+    md = "# Segmented sums\n\nThe device rows alone (`--device-only`).\n";
+  }
   for (std::size_t k = 0; k < cpu.size(); ++k) {
     xr::Reducer& r = *cpu[k];
     progress.update(0.5 * k / cpu.size(), std::string(r.name()));
@@ -106,7 +110,7 @@ int run_segments(const SuiteArgs& args) {
     md += "\n";
   }
   nlohmann::json auto_rows = nlohmann::json::array();
-  auto_on_segments(args, data, auto_rows, md, progress);
+  if (!args.device_only) auto_on_segments(args, data, auto_rows, md, progress);
   progress.finish();
   if (run_segments_gpu(args, gpu_rows, md) != 0) md += "\nNo GPU here: no device-resident rows.\n";
   std::fputs(md.c_str(), stdout);

@@ -73,6 +73,9 @@ class Kernels {
   //! Exact sums of the columns of `count` records of `width` values (at most 2^30 elements), by
   //! cuda.shuffle's column kernel; collect_exact_columns waits and returns a partial a column.
   void enqueue_exact_columns(const void* data, std::size_t count, std::size_t width, DType dtype);
+  //! Exact sums of each segment (as enqueue_segments: offsets in device memory, or equal rows) of
+  //! f32, f16 or bf16, each rounded once into device `out`, of the element type.
+  void enqueue_exact_segments(const void* data, std::size_t count, DType dtype, const Segments& segments, void* out);
   std::vector<ExactSum> collect_exact_columns(std::size_t count, std::size_t width);
   //! The exact partials of x and of x squared (an exact var or std: kernels/exact_moments.cuh) of
   //! at most 2^30 f32, f64, f16 or bf16 elements; collect_exact_moments waits and returns them.
