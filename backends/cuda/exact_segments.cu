@@ -10,8 +10,10 @@ void enqueue_exact_segments(const void* data, const SegmentBounds& bounds, DType
                             unsigned long long** bad) {
   auto run = [&](auto tag) {
     using T = decltype(tag);
-    static_assert(SegmentPolicy::block == ExactSegmentSum<T>::kBlock, "the lanes' shared digits are laid out for its blocks");
-    shuffle_segments<SegmentPolicy>(static_cast<const T*>(data), bounds, ExactSegmentSum<T>{}, static_cast<T*>(out),
+    // Two blocks an SM (StatsSegmentPolicy): registers for the double sums and their errors, which
+    // the f32 short-segment kernel spilled (504 bytes) under the plain policy's four.
+    static_assert(StatsSegmentPolicy::block == ExactSegmentSum<T>::kBlock, "the lanes' shared digits are laid out for its blocks");
+    shuffle_segments<StatsSegmentPolicy>(static_cast<const T*>(data), bounds, ExactSegmentSum<T>{}, static_cast<T*>(out),
                                          nullptr, ws, bad);
   };
   switch (dtype) {

@@ -4,20 +4,22 @@
 // sums are balanced over any mix of lengths as the plain ones are, and read the offsets the same
 // way. Each segment's sum is rounded once, on the GPU, by the lane that writes it.
 //
-// Every finite float is m * 2^(p - 149) with m < 2^24 and 0 <= p <= 253: the sum of any floats is
-// a fixed-point number whose lowest bit weighs 2^-149. FloatDigits holds it as ExactSum holds a
-// double's (Neal's small superaccumulator): 32-bit digits in 64-bit words, digit d weighing
-// 2^(32 d - 149), carries left in the words until normalize(). An element spans two digits
-// (m << (p % 32) has at most 55 bits), digits 0 to 8; word 9 takes the carries and the sign.
+// A partial (FloatDigits) is a double and digits whose values add to the exact sum. The double
+// takes every element, with Knuth's TwoSum beside each addition: s + x = t + e exactly, t the
+// double sum and e its error, also a double. Where e is zero, as it is for data of a few binades
+// (a lane's elements of [0, 1) add exactly in a double), that is all; an error that is not zero
+// goes to the digits. Partials combine the same way: their doubles by TwoSum, their digits word by
+// word. A segment whose digits stayed empty is its double rounded once to T; the others go through
+// the digits.
 //
-// A lane keeps its digits in shared memory (80 bytes a lane, any digit in reach at one address),
-// and before them a run: the sum, in a register, of its consecutive elements whose significands
-// land at the same digit, which goes to the two digits it spans when an element lands elsewhere
-// (or after 255 elements, before the run could overflow). On data of one binade or a few (uniform
-// [0, 1): digit 3 for all but about one element in 2^30) that is one 64-bit addition an element;
-// on data of random exponents, where nearly every element ends a run, two shared-memory additions
-// more. The lanes of a segment combine their digits with shuffles of the words that some lane of
-// the warp has nonzero, as they combine a plain sum.
+// The digits: every finite float is m * 2^(p - 149) with m < 2^24 and 0 <= p <= 253, so the sum
+// of any floats, and every double above (sums and errors of them), is a multiple of 2^-149. Ten
+// 32-bit digits in 64-bit words hold it as ExactSum holds a double's sum (Neal's small
+// superaccumulator): digit d weighs 2^(32 d - 149), carries stay in the words until normalize(),
+// word 9 takes the top carries and the sign. A lane keeps its digits in shared memory (80 bytes,
+// zeroed at its first error), where a double's 53 bits go to the three digits they span at one
+// address each; a partial's travel in registers and cross lanes by shuffles, but only the words
+// that some lane of the warp has nonzero, and none where no lane has digits.
 //
 // f64 has no such form here (its 2098 bits of range would take 67 words a lane): the CPU
 // backends and the flat and column kernels of exact_sum.cuh sum it.
@@ -26,12 +28,14 @@
 
 namespace xreduce::cuda {
 
-//! The exact sum of floats (see above). Aggregate, no initializers: it lives in __shared__ arrays.
+//! The exact sum of floats: fast + the digits (see above). Aggregate, no initializers: it lives
+//! in __shared__ arrays.
 struct FloatDigits {
   static constexpr int kWords = 10, kLowestExponent = -149;
-  enum Flag : unsigned { kNaN = 1, kPosInf = 2, kNegInf = 4, kAny = 8, kNotNegativeZero = 16 };
-  long long w[kWords];
-  unsigned flags;  //!< Flag bits: what was added besides the finite values' digits
+  enum Flag : unsigned { kNaN = 1, kPosInf = 2, kNegInf = 4, kAny = 8, kNotNegativeZero = 16, kDigits = 32 };
+  double fast;          //!< a part of the sum, held exactly
+  long long w[kWords];  //!< the digits: all zero unless flags has kDigits
+  unsigned flags;       //!< Flag bits: what was added besides finite values, and whether there are digits
 };
 
 //! Propagates the carries: words 0..8 into [0, 2^32), the rest (and the sign) into word 9.
@@ -44,17 +48,58 @@ __device__ inline void normalize(FloatDigits& a) {
   }
 }
 
-//! The warp's shuffle of FloatDigits (every lane of the warp calls it, as every shuffle of the
-//! segments kernels): the words that no lane has nonzero are not sent.
-__device__ inline FloatDigits shfl_down(const FloatDigits& v, int offset) {
-  unsigned nonzero = 0;
+//! The error of t = s + x in double (Knuth's TwoSum, whatever the magnitudes): s + x = t + e
+//! exactly. No multiplication, so nothing the compiler may contract.
+__device__ inline double two_sum_error(double s, double x, double t) {
+  const double moved = t - s;
+  return (s - (t - moved)) + (x - moved);
+}
+
+//! A nonzero double d, a multiple of 2^-149, as digits: d = (c0 + c1 2^32 + c2 2^64) 2^(32 k - 149),
+//! each part signed as d is, c0 and c1 below 2^32 and c2 below 2^21 in magnitude.
+struct DigitSpan {
+  int k;
+  long long c0, c1, c2;
+};
+__device__ inline DigitSpan span_of(double d) {
+  const unsigned long long bits = static_cast<unsigned long long>(__double_as_longlong(d));
+  const int field = static_cast<int>((bits >> 52) & 0x7ff);
+  unsigned long long m = (bits & ((1ull << 52) - 1)) | (field ? 1ull << 52 : 0);
+  int p = max(field, 1) - 1075 - FloatDigits::kLowestExponent;  // the significand's lowest bit above 2^-149
+  if (p < 0) m >>= -p, p = 0;  // bits below 2^-149, all zero (at most 52 of them: d >= 2^-149)
+  const int r = p & 31;
+  const unsigned long long low = m << r, high = r ? m >> (64 - r) : 0;
+  const long long sign = static_cast<long long>(bits) >> 63;  // 0 or -1: v -> (v ^ sign) - sign negates
+  return {p >> 5, (static_cast<long long>(low & 0xffffffffull) ^ sign) - sign, (static_cast<long long>(low >> 32) ^ sign) - sign,
+          (static_cast<long long>(high) ^ sign) - sign};
+}
+
+//! Adds d (nonzero, a multiple of 2^-149, below 2^174) to a partial's digits, by selects (an
+//! indexed register array would go to local memory); a part past word 9 goes into word 9.
+__device__ inline void deposit(FloatDigits& a, double d) {
+  const DigitSpan v = span_of(d);
 #pragma unroll
-  for (int i = 0; i < FloatDigits::kWords; ++i) nonzero |= (v.w[i] != 0 ? 1u : 0u) << i;
-  nonzero = warp_or(nonzero);
+  for (int i = 0; i < FloatDigits::kWords; ++i)
+    a.w[i] += (i == v.k ? v.c0 : 0) + (i == v.k + 1 ? v.c1 : 0) + (i == v.k + 2 ? v.c2 : 0) +
+              (i == FloatDigits::kWords - 1 && v.k + 2 == FloatDigits::kWords ? v.c2 * (1ll << 32) : 0);
+  a.flags |= FloatDigits::kDigits;
+  normalize(a);
+}
+
+//! The warp's shuffle of a partial (every lane of the warp calls it, as every shuffle of the
+//! segments kernels): the digits only where some lane has them, and only their nonzero words.
+__device__ inline FloatDigits shfl_down(const FloatDigits& v, int offset) {
   FloatDigits r;
+  r.fast = __shfl_down_sync(0xffffffffu, v.fast, offset);
+  r.flags = __shfl_down_sync(0xffffffffu, v.flags, offset);
+  unsigned nonzero = 0;
+  if (warp_or(v.flags & FloatDigits::kDigits)) {
+#pragma unroll
+    for (int i = 0; i < FloatDigits::kWords; ++i) nonzero |= (v.w[i] != 0 ? 1u : 0u) << i;
+    nonzero = warp_or(nonzero);
+  }
 #pragma unroll
   for (int i = 0; i < FloatDigits::kWords; ++i) r.w[i] = (nonzero >> i) & 1 ? __shfl_down_sync(0xffffffffu, v.w[i], offset) : 0;
-  r.flags = __shfl_down_sync(0xffffffffu, v.flags, offset);
   return r;
 }
 
@@ -72,10 +117,15 @@ struct ExactSegmentSum {
   __host__ __device__ acc_t identity() const { return acc_t{}; }
   __device__ Lifted lift(T x, index_t) const { return {static_cast<float>(x)}; }
   __device__ acc_t operator()(acc_t a, const acc_t& b) const {
+    const double t = a.fast + b.fast, e = two_sum_error(a.fast, b.fast, t);
+    a.fast = t;
+    if (b.flags & FloatDigits::kDigits) {
 #pragma unroll
-    for (int i = 0; i < FloatDigits::kWords; ++i) a.w[i] += b.w[i];
+      for (int i = 0; i < FloatDigits::kWords; ++i) a.w[i] += b.w[i];
+      normalize(a);  // so that partials of any number of lanes and chunks add without overflow
+    }
     a.flags |= b.flags;
-    normalize(a);  // so that partials of any number of lanes and chunks add without overflow
+    if (e != 0) deposit(a, e);
     return a;
   }
 };
@@ -90,53 +140,50 @@ __device__ inline long long* exact_segment_lane_digits() {
   return digits;
 }
 
-//! A lane's running exact sum: its digits in shared memory, the run that has not reached them yet,
-//! and the flags.
+//! A lane's running exact sum: a double with TwoSum beside each addition, its errors in the
+//! lane's digits in shared memory.
 template <class T>
 struct Accumulator<ExactSegmentSum<T>> {
   static constexpr int kBlock = ExactSegmentSum<T>::kBlock;
-  static constexpr int kRunMax = 255;  // elements of below 2^55 each: the run stays below 2^63
-  long long* lane;  // digit d at lane[d * kBlock]
-  long long run;
-  int run_digit, run_length;
+  long long* lane;  // digit d at lane[d * kBlock]: zeroed at the first error
+  double sum;
   unsigned flags;
   __device__ void init(const ExactSegmentSum<T>&) {
     lane = exact_segment_lane_digits() + threadIdx.x;
-#pragma unroll
-    for (int d = 0; d < FloatDigits::kWords; ++d) lane[d * kBlock] = 0;
-    run = 0, run_digit = 0, run_length = 0, flags = 0;
+    sum = 0, flags = 0;
   }
-  //! The run into the two digits it spans: its low 32 bits, and the rest, signed.
-  __device__ void flush() {
-    if (run_length) {
-      lane[run_digit * kBlock] += run & 0xffffffffll;
-      lane[(run_digit + 1) * kBlock] += run >> 32;
+  //! Adds d (nonzero, a multiple of 2^-149, below 2^137: a lane adds at most 256 elements) to
+  //! the three digits it spans.
+  __device__ void deposit(double d) {
+    if (!(flags & FloatDigits::kDigits)) {
+#pragma unroll
+      for (int i = 0; i < FloatDigits::kWords; ++i) lane[i * kBlock] = 0;
+      flags |= FloatDigits::kDigits;
     }
-    run = 0, run_length = 0;
+    const DigitSpan v = span_of(d);
+    lane[v.k * kBlock] += v.c0;
+    lane[(v.k + 1) * kBlock] += v.c1;
+    lane[(v.k + 2) * kBlock] += v.c2;
   }
   __device__ void add(float x) {
-    const unsigned u = __float_as_uint(x), field = (u >> 23) & 0xffu, fraction = u & 0x7fffffu;
+    const unsigned u = __float_as_uint(x);
     flags |= FloatDigits::kAny | (u != 0x80000000u ? FloatDigits::kNotNegativeZero : 0u);
-    if (field == 0xffu) {
-      flags |= fraction ? FloatDigits::kNaN : u >> 31 ? FloatDigits::kNegInf : FloatDigits::kPosInf;
+    if ((u & 0x7f800000u) == 0x7f800000u) {
+      flags |= (u & 0x7fffffu) ? FloatDigits::kNaN : u >> 31 ? FloatDigits::kNegInf : FloatDigits::kPosInf;
       return;
     }
-    if (field == 0 && fraction == 0) return;
-    const int p = static_cast<int>(field > 1 ? field : 1u) - 1;  // the significand's lowest bit: 2^(p - 149)
-    const int k = p >> 5;
-    long long v = static_cast<long long>(fraction | (field ? 0x800000u : 0u)) << (p & 31);
-    if (u >> 31) v = -v;
-    if (k != run_digit || run_length == kRunMax) flush(), run_digit = k;
-    run += v, ++run_length;
+    const double v = x, t = sum + v, e = two_sum_error(sum, v, t);
+    sum = t;
+    if (e != 0) deposit(e);
   }
   __device__ void add(const ExactSegmentSum<T>&, typename ExactSegmentSum<T>::Lifted e) { add(e.x); }
   __device__ FloatDigits value(const ExactSegmentSum<T>&) {
-    flush();
     FloatDigits d;
-#pragma unroll
-    for (int i = 0; i < FloatDigits::kWords; ++i) d.w[i] = lane[i * kBlock];
+    d.fast = sum;
     d.flags = flags;
-    normalize(d);
+#pragma unroll
+    for (int i = 0; i < FloatDigits::kWords; ++i) d.w[i] = flags & FloatDigits::kDigits ? lane[i * kBlock] : 0;
+    if (flags & FloatDigits::kDigits) normalize(d);
     return d;
   }
 };
@@ -171,7 +218,7 @@ struct FloatFormat<bf16> {
 template <class T>
 __device__ inline T round_digits(FloatDigits a) {
   constexpr int kDigits = FloatFormat<T>::digits, kWords = FloatDigits::kWords;
-  auto of = [](double v) {  // exact: v is a T, or past its range (+-inf)
+  auto of = [](double v) {  // v rounded once to T (exact where v is a T; +-inf past T's range)
     if constexpr (std::is_same_v<T, float>) return static_cast<float>(v);
     else return T(v);
   };
@@ -179,6 +226,8 @@ __device__ inline T round_digits(FloatDigits a) {
     return of(__longlong_as_double(0x7ff8000000000000ll));
   if (a.flags & FloatDigits::kPosInf) return of(__longlong_as_double(0x7ff0000000000000ll));
   if (a.flags & FloatDigits::kNegInf) return of(__longlong_as_double(static_cast<long long>(0xfff0000000000000ull)));
+  if (!(a.flags & FloatDigits::kDigits) && a.fast != 0) return of(a.fast);  // the exact sum, a double: rounded once
+  if (a.fast != 0) deposit(a, a.fast);
   normalize(a);
   const bool negative = a.w[kWords - 1] < 0;
   if (negative) {
