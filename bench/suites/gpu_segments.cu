@@ -96,6 +96,7 @@ int run_segments_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& m
   rows.push_back({{"backend", "read probe"}, {"n", n}, {"median_s", median(probe_t)}, {"gbps", probe}, {"times_s", probe_t}});
   std::string exact_bits;  // per shape: the exact sums' segments whose bits differ from the CPU's
   std::vector<float> host;  // the data, for the CPU's exact sums
+  std::string spreads_md;   // the exact power-law sums by distribution, after the table
   for (const Shape& shape : shapes(n)) {
     const std::size_t count = shape.offsets.size() - 1;
     std::uint64_t* offsets = nullptr;
@@ -160,6 +161,40 @@ int run_segments_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& m
       row("cuda.shuffle exact" + std::string(shape.rows ? ", equal rows" : ", offsets"), t, worst);
       rows.back()["segments_differing_from_cpu_exact"] = differ;
       exact_bits += "- " + shape.name + ": " + std::to_string(differ) + " of " + std::to_string(count) + "\n";
+      // The power-law segments over the exact suite's distributions (an exact sum's cost may
+      // depend on the data, a plain one's does not): exact over plain cuda.shuffle, the bits
+      // checked as above; then the uniform data back for the shapes after.
+      if (!shape.rows && shape.name.rfind("power-law", 0) == 0) {
+        spreads_md = "\n## Exact power-law segment sums by distribution\n\n" + shape.name + ", " + std::to_string(count) +
+                     " segments of 2^" + std::to_string(static_cast<int>(std::log2(n))) +
+                     " f32: cuda.shuffle's exact sums over its plain ones, the same data, the same run.\n\n"
+                     "| distribution | plain us | exact us | exact / plain | segments whose bits differ from the CPU's |\n"
+                     "|---|---:|---:|---:|---:|\n";
+        std::vector<float> spread_host(n);
+        for (Spread spread : kSpreads) {
+          fill_spread<<<prop.multiProcessorCount * 8, 256>>>(x, n, spread, 29);
+          check(cudaDeviceSynchronize(), "fill");
+          const auto plain_t = time([&] { ws.enqueue_segments("cuda.shuffle", x, n, DType::f32, Op::sum, segments, out); });
+          const auto exact_t = time([&] { ws.enqueue_exact_segments(x, n, DType::f32, segments, out); });
+          check(cudaMemcpy(mine.data(), out, count * sizeof(float), cudaMemcpyDeviceToHost), "results back");
+          check(cudaMemcpy(spread_host.data(), x, bytes, cudaMemcpyDeviceToHost), "data back");
+          std::size_t wrong = 0;
+          for (std::size_t s = 0; s < count; ++s) {
+            ExactSum exact;
+            exact.add(spread_host.data() + shape.offsets[s], shape.offsets[s + 1] - shape.offsets[s]);
+            const float want = exact.round<float>();
+            wrong += std::memcmp(&want, &mine[s], sizeof want) != 0;
+          }
+          const double p = median(plain_t), e = median(exact_t);
+          spreads_md += std::string("| ") + spread_name(spread, false) + " | " + fmt("%.1f", p * 1e6) + " | " +
+                        fmt("%.1f", e * 1e6) + " | " + fmt("%.2f", e / p) + " | " + std::to_string(wrong) + " |\n";
+          rows.push_back({{"segments", shape.name}, {"distribution", spread_name(spread, false)}, {"n", n},
+                          {"plain_median_s", p}, {"exact_median_s", e}, {"exact_over_plain", e / p},
+                          {"segments_differing_from_cpu_exact", wrong}, {"plain_times_s", plain_t}, {"exact_times_s", exact_t}});
+        }
+        fill_uniform<<<prop.multiProcessorCount * 8, 256>>>(x, n, 3);
+        check(cudaDeviceSynchronize(), "fill");
+      }
     }
     cudaFree(temp);
     cudaFree(offsets);
@@ -167,7 +202,7 @@ int run_segments_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& m
     cudaFree(out);
   }
   md += "\nExact sums (`cuda.shuffle exact`): the segments whose bits differ from the CPU's exact sum of the same "
-        "segment (ExactSum, rounded once), of all:\n\n" + exact_bits;
+        "segment (ExactSum, rounded once), of all:\n\n" + exact_bits + spreads_md;
   cudaFree(x);
   cudaFree(sink);
   return 0;
