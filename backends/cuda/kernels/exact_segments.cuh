@@ -4,13 +4,14 @@
 // sums are balanced over any mix of lengths as the plain ones are, and read the offsets the same
 // way. Each segment's sum is rounded once, on the GPU, by the lane that writes it.
 //
-// A partial (FloatDigits) is a double and digits whose values add to the exact sum. The double
-// takes every element, with Knuth's TwoSum beside each addition: s + x = t + e exactly, t the
-// double sum and e its error, also a double. Where e is zero, as it is for data of a few binades
-// (a lane's elements of [0, 1) add exactly in a double), that is all; an error that is not zero
-// goes to the digits. Partials combine the same way: their doubles by TwoSum, their digits word by
-// word. A segment whose digits stayed empty is its double rounded once to T; the others go through
-// the digits.
+// A partial (FloatDigits) is a double and digits whose values add to the exact sum. A lane adds
+// its elements to the double alone while their exponents span at most 20 binades, which keeps
+// every partial sum exact in a double (Accumulator, below: a conversion, an addition and a few
+// integer instructions an element; a lane's elements of [0, 1) stay there unless one is below
+// 2^-20). Past that, each addition has Knuth's TwoSum beside it: s + x = t + e exactly, t the
+// double sum and e its error, also a double, which goes to the digits where it is not zero.
+// Partials combine the same way: their doubles by TwoSum, their digits word by word. A segment
+// whose digits stayed empty is its double rounded once to T; the others go through the digits.
 //
 // The digits: every finite float is m * 2^(p - 149) with m < 2^24 and 0 <= p <= 253, so the sum
 // of any floats, and every double above (sums and errors of them), is a multiple of 2^-149. Ten
@@ -140,17 +141,25 @@ __device__ inline long long* exact_segment_lane_digits() {
   return digits;
 }
 
-//! A lane's running exact sum: a double with TwoSum beside each addition, its errors in the
-//! lane's digits in shared memory.
+//! A lane's running exact sum. While its elements' exponent fields span at most kSpread, it adds
+//! them to a double and nothing else: they are all multiples of 2^(lo - 150) (lo the smallest
+//! field, 1 for a subnormal) below 2^(hi - 126), and at most 512 of them (a lane of the segment
+//! kernels adds 256 at most) sum below 2^(kSpread + 33) such units, so every partial sum is a
+//! double exactly. The first element past that range, and every one after it, goes through
+//! TwoSum, its errors into the lane's digits in shared memory.
 template <class T>
 struct Accumulator<ExactSegmentSum<T>> {
   static constexpr int kBlock = ExactSegmentSum<T>::kBlock;
+  static constexpr int kSpread = 20;  // 20 + 33 = 53 bits
   long long* lane;  // digit d at lane[d * kBlock]: zeroed at the first error
   double sum;
-  unsigned flags;
+  int lo, hi;            // the fields seen while they span kSpread at most (hi -1: no element yet)
+  unsigned not_negative_zero;  // nonzero once an element other than -0 was added
+  unsigned flags;        // specials, and kDigits
+  bool two_sum;          // past the range: TwoSum for the rest
   __device__ void init(const ExactSegmentSum<T>&) {
     lane = exact_segment_lane_digits() + threadIdx.x;
-    sum = 0, flags = 0;
+    sum = 0, lo = 255, hi = -1, not_negative_zero = 0, flags = 0, two_sum = false;
   }
   //! Adds d (nonzero, a multiple of 2^-149, below 2^137: a lane adds at most 256 elements) to
   //! the three digits it spans.
@@ -167,8 +176,18 @@ struct Accumulator<ExactSegmentSum<T>> {
   }
   __device__ void add(float x) {
     const unsigned u = __float_as_uint(x);
-    flags |= FloatDigits::kAny | (u != 0x80000000u ? FloatDigits::kNotNegativeZero : 0u);
-    if ((u & 0x7f800000u) == 0x7f800000u) {
+    not_negative_zero |= u ^ 0x80000000u;
+    const int field = static_cast<int>((u >> 23) & 0xffu);
+    hi = max(hi, field);  // 255 for an infinity or a NaN: past the range
+    if (!two_sum) {
+      lo = min(lo, (u << 1) == 0 ? 255 : max(field, 1));  // zeros are multiples of anything
+      if (hi - lo <= kSpread && field != 0xff) {
+        sum += static_cast<double>(x);
+        return;
+      }
+      two_sum = true;
+    }
+    if (field == 0xff) {
       flags |= (u & 0x7fffffu) ? FloatDigits::kNaN : u >> 31 ? FloatDigits::kNegInf : FloatDigits::kPosInf;
       return;
     }
@@ -180,7 +199,7 @@ struct Accumulator<ExactSegmentSum<T>> {
   __device__ FloatDigits value(const ExactSegmentSum<T>&) {
     FloatDigits d;
     d.fast = sum;
-    d.flags = flags;
+    d.flags = flags | (hi >= 0 ? FloatDigits::kAny : 0u) | (not_negative_zero ? FloatDigits::kNotNegativeZero : 0u);
 #pragma unroll
     for (int i = 0; i < FloatDigits::kWords; ++i) d.w[i] = flags & FloatDigits::kDigits ? lane[i * kBlock] : 0;
     if (flags & FloatDigits::kDigits) normalize(d);
@@ -216,7 +235,8 @@ struct FloatFormat<bf16> {
 //! NaN or both infinities, else +-inf for one, else the exact sum (+-inf past T's largest); a zero
 //! sum is -0 only if every element was -0.
 template <class T>
-__device__ inline T round_digits(FloatDigits a) {
+__device__ inline T round_digits(const FloatDigits& digits) {
+  FloatDigits a = digits;  // indexed below: a copy in local memory, which only this path pays for
   constexpr int kDigits = FloatFormat<T>::digits, kWords = FloatDigits::kWords;
   auto of = [](double v) {  // v rounded once to T (exact where v is a T; +-inf past T's range)
     if constexpr (std::is_same_v<T, float>) return static_cast<float>(v);
@@ -226,7 +246,6 @@ __device__ inline T round_digits(FloatDigits a) {
     return of(__longlong_as_double(0x7ff8000000000000ll));
   if (a.flags & FloatDigits::kPosInf) return of(__longlong_as_double(0x7ff0000000000000ll));
   if (a.flags & FloatDigits::kNegInf) return of(__longlong_as_double(static_cast<long long>(0xfff0000000000000ull)));
-  if (!(a.flags & FloatDigits::kDigits) && a.fast != 0) return of(a.fast);  // the exact sum, a double: rounded once
   if (a.fast != 0) deposit(a, a.fast);
   normalize(a);
   const bool negative = a.w[kWords - 1] < 0;
@@ -269,7 +288,13 @@ __device__ inline T round_digits(FloatDigits a) {
 template <class T, class Out>
 __device__ inline void write_segment(const ExactSegmentSum<T>&, const FloatDigits& a, std::uint64_t s, std::uint64_t, Out* out,
                                      std::uint64_t*) {
-  out[s] = round_digits<T>(a);
+  constexpr unsigned kSlow = FloatDigits::kNaN | FloatDigits::kPosInf | FloatDigits::kNegInf | FloatDigits::kDigits;
+  if (!(a.flags & kSlow) && a.fast != 0) {  // the exact sum is a double: rounded once
+    if constexpr (std::is_same_v<T, float>) out[s] = static_cast<float>(a.fast);
+    else out[s] = T(a.fast);
+  } else {
+    out[s] = round_digits<T>(a);
+  }
 }
 
 }  // namespace xreduce::cuda
