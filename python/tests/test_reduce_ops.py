@@ -1,6 +1,6 @@
 """Several ops in one read (xreduce.reduce_ops, and var_mean and minmax built on it), on every
 host backend that takes several ops: the extremes and their indices against numpy (exact), the
-mean and variance against fractions within the standard bound, and on flat arrays each op the
+sum, mean and variance against fractions within the standard bound, and on flat arrays each op the
 bits of that op alone (docs/semantics.md promises that of the CPU backends)."""
 
 import math
@@ -73,10 +73,39 @@ def test_flat_arrays_each_op_as_alone(backend, data):
         assert abs(Fraction(got["var"]) - var) <= Fraction(bound)
 
 
+def check_against_fractions(name, got, x, axis):
+    """Each result of sum, mean, var or std (correction 0) of f64 `x` over `axis` within the
+    standard bound of docs/semantics.md around the exact value (fractions): numpy's own sum is no
+    reference where the elements cancel."""
+    axes = tuple(a % x.ndim for a in (axis if isinstance(axis, tuple) else (axis,)))
+    rows = numpy.moveaxis(x, axes, range(-len(axes), 0)).reshape(-1, math.prod(x.shape[a] for a in axes))
+    results = numpy.asarray(got).reshape(-1)
+    assert results.size == rows.shape[0], name
+    eps = 2.0**-52
+    for result, row in zip(results.tolist(), rows):
+        values = [Fraction(float(v)) for v in row]
+        total = sum(values, Fraction(0))
+        magnitude, largest = float(numpy.sum(numpy.abs(row))), float(numpy.max(numpy.abs(row)))
+        mean = total / len(values)
+        var = sum(((v - mean) ** 2 for v in values), Fraction(0)) / len(values)
+        var_bound = eps * float(var) + 4096 * eps * (float(var) + largest * math.sqrt(float(var)))
+        if name == "sum":
+            want, bound = total, 64 * eps * magnitude
+        elif name == "mean":
+            want, bound = mean, eps * abs(float(mean)) + 64 * eps * largest
+        elif name == "var":
+            want, bound = var, var_bound
+        else:  # std: half the variance's bound over the root, and a rounding of its own
+            root = math.sqrt(float(var))
+            want = Fraction(root)
+            bound = (0.5 * var_bound / root if root > 0 else math.sqrt(var_bound)) + 2 * eps * root
+        assert abs(Fraction(result) - want) <= Fraction(bound), (name, result, float(want), bound)
+
+
 @pytest.mark.parametrize("backend", several_ops_backends())
 @SETTINGS
 @given(data=st.data())
-def test_axes_against_numpy(backend, data):
+def test_axes_against_numpy_and_exact_values(backend, data):
     shape = tuple(data.draw(st.lists(st.integers(1, 9), min_size=2, max_size=3), label="shape"))
     x = draw_array(data, "float64", shape)
     view = data.draw(st.sampled_from(["c", "transposed", "reversed"]), label="view")
@@ -97,8 +126,8 @@ def test_axes_against_numpy(backend, data):
         elif name in ("min", "max"):
             assert numpy.array_equal(got[name], getattr(numpy, name)(x, axis=axis, keepdims=keepdims)), name
         else:
-            numpy.testing.assert_allclose(got[name], getattr(numpy, name)(x, axis=axis, keepdims=keepdims), rtol=1e-12,
-                                          err_msg=name)
+            assert numpy.shape(got[name]) == numpy.shape(getattr(numpy, name)(x, axis=axis, keepdims=keepdims)), name
+            check_against_fractions(name, got[name], x, axis)
     for name in names:
         if name.startswith("arg") and isinstance(axis, tuple):
             assert numpy.array_equal(got[name], getattr(xreduce, name)(x, backend=backend, axis=axis, keepdims=keepdims))
