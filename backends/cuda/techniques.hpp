@@ -81,7 +81,7 @@ constexpr FeatureSet exact_sums(std::initializer_list<Memory> memory, std::initi
   return FeatureSet().dtypes(kExactDTypes).ops({Op::sum}).layouts(layouts).memory(memory).only_exact_sums();
 }
 //! Exact sums of rows and segments (kernels/exact_segments.cuh): of the 32- and 16-bit floats,
-//! whose sums fit ten words of registers; f64's are the CPU's.
+//! whose sums fit ten 32-bit digits; f64's (67 digits) are the CPU's.
 constexpr FeatureSet exact_segment_sums() {
   return FeatureSet().dtypes({DType::f32, DType::f16, DType::bf16}).ops({Op::sum}).layouts({Layout::inner, Layout::ragged})
       .memory({Memory::host, Memory::device}).only_exact_sums();
