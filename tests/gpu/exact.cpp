@@ -1,7 +1,7 @@
 // Exact sums on the GPU (Accuracy::exact): device-resident and pinned data, every block size, the
 // MPFR reference's very bits; beyond 2^30 elements (several launches) too; the columns of device
-// records; rows and segments, each segment's bits; the exact mean, var and std. Pageable host data goes through the conformance suite
-// too. Skips without a GPU.
+// records; rows and segments, each segment's bits; the exact mean, var and std. Pageable host data
+// goes through the conformance suite too. Skips without a GPU.
 
 #include <cuda_runtime.h>
 #include <doctest/doctest.h>
@@ -547,8 +547,8 @@ std::vector<std::uint64_t> mixed_offsets(std::size_t count, std::mt19937_64& rng
   return off;
 }
 
-//! Each segment's exact sum from every GPU backend that declares them, from device and from
-//! pageable host memory, against MPFR's bits for that segment.
+//! Each segment's exact sum from every exact GPU backend that declares them for segments, from
+//! device and from pageable host memory, against MPFR's bits for that segment.
 template <class T>
 void check_exact_segments(const std::vector<T>& host, const std::vector<std::uint64_t>& offsets, std::size_t rows,
                           const std::string& what) {
@@ -564,9 +564,8 @@ void check_exact_segments(const std::vector<T>& host, const std::vector<std::uin
   REQUIRE(cudaMalloc(&dev_offsets, offsets.size() * sizeof(std::uint64_t) + 8) == cudaSuccess);
   REQUIRE(cudaMemcpy(dev, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice) == cudaSuccess);
   REQUIRE(cudaMemcpy(dev_offsets, offsets.data(), offsets.size() * sizeof(std::uint64_t), cudaMemcpyHostToDevice) == cudaSuccess);
-  for (const auto& e : xr::default_context().registry().entries()) {
-    xr::Reducer& r = *e.reducer;
-    if (r.capabilities().engine() != xr::Engine::gpu || !r.available()) continue;
+  for (xr::Reducer* backend : exact_gpu_backends()) {
+    xr::Reducer& r = *backend;
     for (bool on_device : {true, false}) {
       xr::Request q = rows ? xr::Request::rows(on_device ? dev : host.data(), rows, host.size() / rows, xr::dtype_of<T>(), xr::Op::sum)
                            : xr::Request{on_device ? dev : host.data(), host.size(), xr::dtype_of<T>(), xr::Op::sum, xr::Memory::host};
@@ -615,9 +614,10 @@ TEST_CASE("gpu exact sums of rows and segments: f32, f16 and bf16, every shape o
                            what + ", " + std::to_string(rows) + " rows of " + std::to_string(length));
     }
   }
-  // Rows of 65535 bf16 (just under two chunks: a block each, 256 elements a lane) of one value
-  // whose significand lands at bit 31 of its digit: every lane's run reaches its cap of 255. And
-  // f64, whose exact segment sums are the CPU's, refused.
+  // Rows of 65535 bf16 (just under two chunks: a block each, 256 elements a lane, the most the
+  // kernels give a lane and half what a lane's double is exact for) of one value whose
+  // significand lands at bit 31 of its digit. And f64, whose exact segment sums are the CPU's,
+  // refused.
   const std::vector<xr::bf16> same(4 * 65535, xr::bf16::from_bits(0x407f));  // 3.984375
   check_exact_segments(same, {}, 4, "4 rows of 65535 times 3.984375 (bf16)");
   const std::vector<double> x(100, 1.0);

@@ -8,7 +8,7 @@
 // its elements to the double alone while their exponents span at most 20 binades, which keeps
 // every partial sum exact in a double (Accumulator, below: a conversion, an addition and a few
 // integer instructions an element; a lane's elements of [0, 1) stay there unless one is below
-// 2^-20). Past that, each addition has Knuth's TwoSum beside it: s + x = t + e exactly, t the
+// 2^-21). Past that, each addition has Knuth's TwoSum beside it: s + x = t + e exactly, t the
 // double sum and e its error, also a double, which goes to the digits where it is not zero.
 // Partials combine the same way: their doubles by TwoSum, their digits word by word. A segment
 // whose digits stayed empty is its double rounded once to T; the others go through the digits.
@@ -200,9 +200,10 @@ struct Accumulator<ExactSegmentSum<T>> {
     FloatDigits d;
     d.fast = sum;
     d.flags = flags | (hi >= 0 ? FloatDigits::kAny : 0u) | (not_negative_zero ? FloatDigits::kNotNegativeZero : 0u);
+    const bool digits = flags & FloatDigits::kDigits;
 #pragma unroll
-    for (int i = 0; i < FloatDigits::kWords; ++i) d.w[i] = flags & FloatDigits::kDigits ? lane[i * kBlock] : 0;
-    if (flags & FloatDigits::kDigits) normalize(d);
+    for (int i = 0; i < FloatDigits::kWords; ++i) d.w[i] = digits ? lane[i * kBlock] : 0;
+    if (digits) normalize(d);
     return d;
   }
 };

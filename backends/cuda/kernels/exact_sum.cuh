@@ -91,7 +91,6 @@ __device__ inline void count_special(long long* words, bool nan, bool negative) 
   atomicAdd(reinterpret_cast<unsigned long long*>(words + which), 1ull);
 }
 
-
 //! 2^k, for -1022 <= k <= 1023.
 __device__ inline double pow2(int k) { return __longlong_as_double(static_cast<long long>(static_cast<unsigned long long>(k + 1023) << 52)); }
 
