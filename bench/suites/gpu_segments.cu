@@ -127,38 +127,45 @@ int run_segments_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& m
                       {"agreement", agreement}, {"times_s", t}});
     };
     row("cub::DeviceSegmentedReduce::Sum (anchor)", anchor_t, -1);
-    for (const char* backend : {"cuda.shuffle", "cub"}) {
-      const Segments segments = shape.rows ? Segments{shape.rows, nullptr} : Segments::at(offsets, count);
-      const auto t = time([&] { ws.enqueue_segments(backend, x, n, DType::f32, Op::sum, segments, out); });
+    const Segments segments = shape.rows ? Segments{shape.rows, nullptr} : Segments::at(offsets, count);
+    const std::string layout = shape.rows ? ", equal rows" : ", offsets";
+    // The results in `out`, back in `mine`: their largest difference from the anchor's.
+    auto agreement = [&] {
       check(cudaMemcpy(mine.data(), out, count * sizeof(float), cudaMemcpyDeviceToHost), "results back");
       double worst = 0;
       for (std::size_t s = 0; s < count; ++s)
         worst = std::max(worst, std::fabs(double(mine[s]) - anchor[s]) / std::max(64 * 0x1p-23 * abs_sum[s], 1e-30));
-      row(backend + std::string(shape.rows ? ", equal rows" : ", offsets"), t, worst);
-    }
-    // Exact sums (Accuracy::exact) by cuda.shuffle's segment kernels: their time against the
-    // anchor's and cuda.shuffle's plain sum above, and each segment's bits against the CPU's
-    // exact sum of it (ExactSum, rounded once).
-    {
-      const Segments segments = shape.rows ? Segments{shape.rows, nullptr} : Segments::at(offsets, count);
-      const auto t = time([&] { ws.enqueue_exact_segments(x, n, DType::f32, segments, out); });
-      check(cudaMemcpy(mine.data(), out, count * sizeof(float), cudaMemcpyDeviceToHost), "results back");
-      if (host.empty()) {
-        host.resize(n);
-        check(cudaMemcpy(host.data(), x, bytes, cudaMemcpyDeviceToHost), "data back");
-      }
+      return worst;
+    };
+    // The segments of `data` (x's values, on the host) whose exact sums in `mine` differ from the
+    // CPU's (ExactSum, rounded once).
+    auto differing_from_cpu = [&](const std::vector<float>& data) {
       std::size_t differ = 0;
-      double worst = 0;
       for (std::size_t s = 0; s < count; ++s) {
         const std::size_t a = shape.rows ? s * (n / shape.rows) : shape.offsets[s];
         const std::size_t e = shape.rows ? a + n / shape.rows : shape.offsets[s + 1];
         ExactSum exact;
-        exact.add(host.data() + a, e - a);
+        exact.add(data.data() + a, e - a);
         const float want = exact.round<float>();
         differ += std::memcmp(&want, &mine[s], sizeof want) != 0;
-        worst = std::max(worst, std::fabs(double(mine[s]) - anchor[s]) / std::max(64 * 0x1p-23 * abs_sum[s], 1e-30));
       }
-      row("cuda.shuffle exact" + std::string(shape.rows ? ", equal rows" : ", offsets"), t, worst);
+      return differ;
+    };
+    auto copy_of_x = [&](std::vector<float>& data) {
+      data.resize(n);
+      check(cudaMemcpy(data.data(), x, bytes, cudaMemcpyDeviceToHost), "data back");
+    };
+    for (const char* backend : {"cuda.shuffle", "cub"}) {
+      const auto t = time([&] { ws.enqueue_segments(backend, x, n, DType::f32, Op::sum, segments, out); });
+      row(backend + layout, t, agreement());
+    }
+    // Exact sums (Accuracy::exact) by cuda.shuffle's segment kernels: their time against the
+    // anchor's and cuda.shuffle's plain sum above, and each segment's bits against the CPU's.
+    {
+      const auto t = time([&] { ws.enqueue_exact_segments(x, n, DType::f32, segments, out); });
+      row("cuda.shuffle exact" + layout, t, agreement());
+      if (host.empty()) copy_of_x(host);  // every shape reads the same uniform data
+      const std::size_t differ = differing_from_cpu(host);
       rows.back()["segments_differing_from_cpu_exact"] = differ;
       exact_bits += "- " + shape.name + ": " + std::to_string(differ) + " of " + std::to_string(count) + "\n";
       // The power-law segments over the exact suite's distributions (an exact sum's cost may
@@ -170,21 +177,15 @@ int run_segments_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& m
                      " f32: cuda.shuffle's exact sums over its plain ones, the same data, the same run.\n\n"
                      "| distribution | plain us | exact us | exact / plain | segments whose bits differ from the CPU's |\n"
                      "|---|---:|---:|---:|---:|\n";
-        std::vector<float> spread_host(n);
+        std::vector<float> spread_host;
         for (Spread spread : kSpreads) {
           fill_spread<<<prop.multiProcessorCount * 8, 256>>>(x, n, spread, 29);
           check(cudaDeviceSynchronize(), "fill");
           const auto plain_t = time([&] { ws.enqueue_segments("cuda.shuffle", x, n, DType::f32, Op::sum, segments, out); });
           const auto exact_t = time([&] { ws.enqueue_exact_segments(x, n, DType::f32, segments, out); });
           check(cudaMemcpy(mine.data(), out, count * sizeof(float), cudaMemcpyDeviceToHost), "results back");
-          check(cudaMemcpy(spread_host.data(), x, bytes, cudaMemcpyDeviceToHost), "data back");
-          std::size_t wrong = 0;
-          for (std::size_t s = 0; s < count; ++s) {
-            ExactSum exact;
-            exact.add(spread_host.data() + shape.offsets[s], shape.offsets[s + 1] - shape.offsets[s]);
-            const float want = exact.round<float>();
-            wrong += std::memcmp(&want, &mine[s], sizeof want) != 0;
-          }
+          copy_of_x(spread_host);
+          const std::size_t wrong = differing_from_cpu(spread_host);
           const double p = median(plain_t), e = median(exact_t);
           spreads_md += std::string("| ") + spread_name(spread, false) + " | " + fmt("%.1f", p * 1e6) + " | " +
                         fmt("%.1f", e * 1e6) + " | " + fmt("%.2f", e / p) + " | " + std::to_string(wrong) + " |\n";

@@ -70,24 +70,24 @@ int run_segments(const SuiteArgs& args) {
   namespace xr = xreduce;
   xr::Context& ctx = xr::default_context();
   const std::size_t n = std::size_t{1} << (args.quick ? 18 : 26);
-  std::vector<float> data(n);
+  std::vector<float> data(args.device_only ? 0 : n);  // the host rows' data
   std::mt19937_64 rng(5);
   for (float& v : data) v = static_cast<float>(rng() >> 40) * 0x1p-24f;
   std::vector<float> out(n / 16);
-  std::string md = "# Segmented sums\n\n## Host data, f32, all threads\n\nGB/s, median of " + std::to_string(args.repeat) +
-                   "; in brackets, the share of the same backend's flat sum in the same run.\n\n"
-                   "| backend | flat, 2^" + std::to_string(static_cast<int>(std::log2(n))) + " | " + std::to_string(n / 16) +
-                   " rows of 16 | 16 rows of " + std::to_string(n / 16) + " |\n|---|---:|---:|---:|\n";
+  std::string md = args.device_only  // --device-only: no host rows
+                       ? "# Segmented sums\n\nThe device rows alone (`--device-only`).\n"
+                       : "# Segmented sums\n\n## Host data, f32, all threads\n\nGB/s, median of " + std::to_string(args.repeat) +
+                             "; in brackets, the share of the same backend's flat sum in the same run.\n\n"
+                             "| backend | flat, 2^" + std::to_string(static_cast<int>(std::log2(n))) + " | " +
+                             std::to_string(n / 16) + " rows of 16 | 16 rows of " + std::to_string(n / 16) +
+                             " |\n|---|---:|---:|---:|\n";
   nlohmann::json rows = nlohmann::json::array(), gpu_rows = nlohmann::json::array();
   Progress progress("segments", args.quick ? 2 : 40);
   std::vector<xr::Reducer*> cpu;
   for (const auto& e : ctx.registry().entries())
-    if (const xr::Capabilities c = e.reducer->capabilities(); c.takes(xr::Layout::ragged) && c.engine() != xr::Engine::gpu && e.reducer->available())
+    if (const xr::Capabilities c = e.reducer->capabilities();
+        !args.device_only && c.takes(xr::Layout::ragged) && c.engine() != xr::Engine::gpu && e.reducer->available())
       cpu.push_back(e.reducer);
-  if (args.device_only) {  // --device-only: no host rows
-    cpu.clear();
-    md = "# Segmented sums\n\nThe device rows alone (`--device-only`).\n";
-  }
   for (std::size_t k = 0; k < cpu.size(); ++k) {
     xr::Reducer& r = *cpu[k];
     progress.update(0.5 * k / cpu.size(), std::string(r.name()));

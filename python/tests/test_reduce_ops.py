@@ -85,20 +85,21 @@ def check_against_fractions(name, got, x, axis):
     for result, row in zip(results.tolist(), rows):
         values = [Fraction(float(v)) for v in row]
         total = sum(values, Fraction(0))
-        magnitude, largest = float(numpy.sum(numpy.abs(row))), float(numpy.max(numpy.abs(row)))
+        largest = float(numpy.max(numpy.abs(row)))
         mean = total / len(values)
-        var = sum(((v - mean) ** 2 for v in values), Fraction(0)) / len(values)
-        var_bound = eps * float(var) + 4096 * eps * (float(var) + largest * math.sqrt(float(var)))
         if name == "sum":
-            want, bound = total, 64 * eps * magnitude
+            want, bound = total, 64 * eps * float(numpy.sum(numpy.abs(row)))
         elif name == "mean":
             want, bound = mean, eps * abs(float(mean)) + 64 * eps * largest
-        elif name == "var":
-            want, bound = var, var_bound
-        else:  # std: half the variance's bound over the root, and a rounding of its own
-            root = math.sqrt(float(var))
-            want = Fraction(root)
-            bound = (0.5 * var_bound / root if root > 0 else math.sqrt(var_bound)) + 2 * eps * root
+        else:
+            var = sum(((v - mean) ** 2 for v in values), Fraction(0)) / len(values)
+            var_bound = eps * float(var) + 4096 * eps * (float(var) + largest * math.sqrt(float(var)))
+            if name == "var":
+                want, bound = var, var_bound
+            else:  # std: half the variance's bound over the root, and a rounding of its own
+                root = math.sqrt(float(var))
+                want = Fraction(root)
+                bound = (0.5 * var_bound / root if root > 0 else math.sqrt(var_bound)) + 2 * eps * root
         assert abs(Fraction(result) - want) <= Fraction(bound), (name, result, float(want), bound)
 
 
