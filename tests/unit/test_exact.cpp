@@ -20,6 +20,16 @@ using xr::test::ExactShape;
 
 namespace {
 
+//! Whether two partials hold the same sum: every word equal but the not-negative-zero flag, whose
+//! size means nothing (a fast-path run counts each nonzero bin, and a tie in a bin's cut, which
+//! depends on the lane's running value, can move a bit from one bin to the next), so only whether
+//! it is zero.
+bool same_partial(const xr::ExactSum& a, const xr::ExactSum& b) {
+  for (int i = 0; i < xr::ExactSum::kWords; ++i)
+    if (i == xr::ExactSum::kNotNegativeZero ? (a.words[i] != 0) != (b.words[i] != 0) : a.words[i] != b.words[i]) return false;
+  return true;
+}
+
 //! The partials of x cut at random places, in random order.
 template <class T>
 std::vector<xr::ExactSum> pieces(const std::vector<T>& x, std::mt19937_64& rng) {
@@ -52,7 +62,7 @@ void check_combination(ExactShape shape, std::size_t n, std::mt19937_64& rng) {
     xr::ExactSum narrower;
     xr::detail::add_with_width(narrower, x.data(), x.size(), width);
     INFO("vector width " << width);
-    for (int i = 0; i < xr::ExactSum::kWords; ++i) CHECK(narrower.words[i] == whole.words[i]);
+    CHECK(same_partial(narrower, whole));
   }
 
   // Combined with +=, in any order: the same digits, the same bits.
@@ -146,9 +156,9 @@ TEST_CASE("ExactSum: runs whose magnitudes jump between runs (the fast path gues
 }
 
 TEST_CASE("ExactSum: f32 and f64 runs of every span of exponents (each of the fast path's bin counts)") {
-  // Runs of 2048 whose exponents span 2^10 to 2^250 (f32: one, two, four and seven bins; f64:
-  // two and three, then the large accumulator), in random order, so that a run also starts from
-  // the last one's count.
+  // Runs of 2048 whose exponents span 2^10 to 2^250 (f32: one, two and four bins; f64: two and
+  // three; then the large accumulator), in random order, so that a run also starts from the last
+  // one's count.
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x5b1cu);
   for (int draw = 0; draw < 10; ++draw) {
     std::vector<float> f;
@@ -169,6 +179,54 @@ TEST_CASE("ExactSum: f32 and f64 runs of every span of exponents (each of the fa
     CHECK(xr::test::same_bits(sf.round<float>(), xr::test::mpfr_sum(f.data(), f.size())));
     CHECK(xr::test::same_bits(sd.round<double>(), xr::test::mpfr_sum(d.data(), d.size())));
   }
+}
+
+//! A run of 2048 odd significands (every bit of the mantissa used, so that each element's lowest
+//! bit is where its exponent puts it) of random sign, with exponents spread over [low, high].
+template <class T>
+std::vector<T> run_with_exponents(int low, int high, std::mt19937_64& rng) {
+  constexpr int kDigits = std::numeric_limits<T>::digits;
+  std::vector<T> x(2048);
+  for (T& v : x) {
+    const int e = low + static_cast<int>(rng() % static_cast<unsigned>(high - low + 1));
+    const auto odd = static_cast<double>((rng() >> (64 - kDigits)) | 1 | (std::uint64_t{1} << (kDigits - 1)));
+    v = static_cast<T>(std::ldexp(rng() % 2 ? odd : -odd, e - (kDigits - 1)));  // in [2^e, 2^(e+1))
+  }
+  x[rng() % x.size()] = static_cast<T>(std::ldexp(1.0, high)) * T(rng() % 2 ? 1.9375 : -1.9375);  // the top
+  x[rng() % x.size()] = static_cast<T>(std::ldexp(1.0, low));                                      // the bottom
+  return x;
+}
+
+TEST_CASE("ExactSum: runs whose smallest element sits at a bin count's limit, and one binade past it") {
+  // The fast path takes a run with the fewest bins whose last ulp is at or under every element's
+  // lowest bit, and cuts nothing from the last bin. Spans of exponents around each count's limit
+  // (f32: 18, 60 and 144 binades for one, two and four bins; f64: 31 and 73), one binade either
+  // side, put that choice on its edge: one binade too generous would round an element.
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0xb1du);
+  auto check = [&](auto zero, std::initializer_list<int> limits) {
+    using T = decltype(zero);
+    for (const int limit : limits)
+      for (int span = limit - 2; span <= limit + 2; ++span)
+        for (int draw = 0; draw < 4; ++draw) {
+          const int high = static_cast<int>(rng() % 40) - 20, low = std::max(high - span, std::numeric_limits<T>::min_exponent - 1);
+          std::vector<T> x;
+          for (int run = 0; run < 3; ++run) {  // the later runs start from the first one's window and count
+            const std::vector<T> r = run_with_exponents<T>(low, high, rng);
+            x.insert(x.end(), r.begin(), r.end());
+          }
+          INFO("seed " << xr::test::run_seed() << ", " << sizeof(T) * 8 << "-bit, exponents " << low << ".." << high);
+          xr::ExactSum s;
+          s.add(x.data(), x.size());
+          CHECK(xr::test::same_bits(s.round<T>(), xr::test::mpfr_sum(x.data(), x.size())));
+          for (int width = 2; width < xr::detail::exact_vector_width(); width *= 2) {
+            xr::ExactSum narrower;
+            xr::detail::add_with_width(narrower, x.data(), x.size(), width);
+            CHECK(same_partial(narrower, s));
+          }
+        }
+  };
+  check(0.0f, {18, 60, 144});
+  check(0.0, {31, 73});
 }
 
 TEST_CASE("ExactSum: f64 runs of subnormals only (summed as integers), with a NaN, an infinity or a normal among them") {
