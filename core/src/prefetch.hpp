@@ -15,10 +15,13 @@ namespace xreduce::detail {
 //! latency at these loops' rates, and within a run or leaf of most data.
 inline constexpr std::size_t kPrefetchBytes = 1024;
 
-//! Asks for the cache line kPrefetchBytes after p. A prefetch neither faults past the end of the
-//! input nor waits; the address is formed as an integer, so no pointer past the array is made.
+//! Asks for the cache line kBytes after p (a loop slower than these may ask further ahead: the
+//! time the line has to arrive is the distance over the loop's rate). A prefetch neither faults
+//! past the end of the input nor waits; the address is formed as an integer, so no pointer past
+//! the array is made.
+template <std::size_t kBytes = kPrefetchBytes>
 inline void prefetch_ahead(const void* p) {
-  __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p) + kPrefetchBytes));
+  __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p) + kBytes));
 }
 
 }  // namespace xreduce::detail
