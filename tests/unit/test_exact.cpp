@@ -229,6 +229,27 @@ TEST_CASE("ExactSum: runs whose smallest element sits at a bin count's limit, an
   check(0.0, {31, 73});
 }
 
+TEST_CASE("ExactSum: bf16 through f32's runs, every shape of data and every vector width") {
+  // bf16 is widened a run at a time and summed by f32's fast path and large accumulator, one
+  // call's state kept across runs: the same digits at every width, MPFR's bits rounded.
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0xbf16u);
+  for (ExactShape shape : xr::test::all_exact_shapes) {
+    const std::size_t n = 1 + rng() % 40000;
+    const std::vector<xr::bf16> x = xr::test::make_exact_data16<xr::bf16>(shape, n, rng);
+    INFO("seed " << xr::test::run_seed() << ", " << std::string(name(shape)) << ", n = " << n);
+    xr::ExactSum s;
+    s.add(x.data(), x.size());
+    CHECK(xr::test::same_bits(s.round<xr::bf16>(), xr::test::mpfr_sum(x.data(), x.size())));
+    CHECK(s.count() == static_cast<std::int64_t>(n));
+    for (int width = 2; width < xr::detail::exact_vector_width(); width *= 2) {
+      xr::ExactSum narrower;
+      xr::detail::add_with_width(narrower, x.data(), x.size(), width);
+      INFO("vector width " << width);
+      CHECK(same_partial(narrower, s));
+    }
+  }
+}
+
 TEST_CASE("ExactSum: f64 runs of subnormals only (summed as integers), with a NaN, an infinity or a normal among them") {
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x50bu);
   for (int draw = 0; draw < 20; ++draw) {

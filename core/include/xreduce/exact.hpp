@@ -145,6 +145,7 @@ int exact_vector_width();
 //! variant gets checked on a machine that has them all).
 void add_with_width(ExactSum& s, const float* x, std::size_t n, int width);
 void add_with_width(ExactSum& s, const double* x, std::size_t n, int width);
+void add_with_width(ExactSum& s, const bf16* x, std::size_t n, int width);
 }  // namespace detail
 
 inline void ExactSum::add(double x) {
