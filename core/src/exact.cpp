@@ -105,11 +105,12 @@ struct Lanes {
 //! The W floats at p as doubles, in one conversion instruction. GCC 12 compiles
 //! __builtin_convertvector from 8 floats to 8 doubles as two 4-wide conversions, an extract and an
 //! insert, and from 4 to 4 as two 2-wide ones (f32 runs cost 1.5x f64 runs with the same bins);
-//! the intrinsics cannot be inlined into these untargeted templates, an asm statement can.
+//! the intrinsics cannot be inlined into these untargeted templates, an asm statement can. Clang
+//! emits the one instruction itself (and rejects a 64-byte asm operand outside AVX-512 code).
 template <int W>
 XREDUCE_INLINE void widen(const float* p, typename Lanes<W>::D& out) {
   using F = typename Lanes<W>::FU;
-#if XREDUCE_FAST_VARIANTS
+#if XREDUCE_FAST_VARIANTS && !defined(__clang__)
   if constexpr (W == 8) {
     asm("vcvtps2pd %1, %0" : "=v"(out) : "m"(*reinterpret_cast<const F*>(p)));
     return;
@@ -236,7 +237,7 @@ XREDUCE_INLINE bool cut_into_bins(ExactSum& s, const T* x, std::size_t n, int wi
     for (int h = 0; h < L::kVectors; ++h) S[b][h] = D{} + start[b];
   }
   B top = {}, low = ~B{};  // the largest magnitude's bits; the smallest nonzero one's, minus one
-  auto see = [&](const auto& a) __attribute__((always_inline)) {
+  auto see = [&](B a) __attribute__((always_inline)) {
     if (largest) top = a > top ? a : top;
     low = a - 1 < low ? a - 1 : low;
   };
@@ -258,7 +259,10 @@ XREDUCE_INLINE bool cut_into_bins(ExactSum& s, const T* x, std::size_t n, int wi
     if constexpr (std::is_same_v<T, double>)
       for (int h = 0; h < L::kVectors; ++h) see(reinterpret_cast<B>(v[h]) & kMagnitude);
     else
-      for (int g = 0; g < kBitVectors; ++g) see(*reinterpret_cast<const BU*>(x + i + g * kPer) & kMagnitude);
+      for (int g = 0; g < kBitVectors; ++g) {
+        const B bits = *reinterpret_cast<const BU*>(x + i + g * kPer);
+        see(bits & kMagnitude);
+      }
     cut();
   }
   if (i < n) {  // the last, partial step: its bits one at a time
