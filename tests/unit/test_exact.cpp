@@ -30,6 +30,18 @@ bool same_partial(const xr::ExactSum& a, const xr::ExactSum& b) {
   return true;
 }
 
+//! Every vector width of the fast path this processor has, not only its widest: x summed at each
+//! holds the same sum as `widest`.
+template <class T>
+void check_every_width(const std::vector<T>& x, const xr::ExactSum& widest) {
+  for (int width = 2; width < xr::detail::exact_vector_width(); width *= 2) {
+    xr::ExactSum narrower;
+    xr::detail::add_with_width(narrower, x.data(), x.size(), width);
+    INFO("vector width " << width);
+    CHECK(same_partial(narrower, widest));
+  }
+}
+
 //! The partials of x cut at random places, in random order.
 template <class T>
 std::vector<xr::ExactSum> pieces(const std::vector<T>& x, std::mt19937_64& rng) {
@@ -57,13 +69,7 @@ void check_combination(ExactShape shape, std::size_t n, std::mt19937_64& rng) {
   INFO("seed " << xr::test::run_seed() << ", " << std::string(name(shape)) << ", n = " << n);
   CHECK(xr::test::same_bits(whole.round<T>(), expected));
   CHECK(whole.count() == static_cast<std::int64_t>(n));
-  // Every vector width of the fast path this processor has, not only its widest.
-  for (int width = 2; width < xr::detail::exact_vector_width(); width *= 2) {
-    xr::ExactSum narrower;
-    xr::detail::add_with_width(narrower, x.data(), x.size(), width);
-    INFO("vector width " << width);
-    CHECK(same_partial(narrower, whole));
-  }
+  check_every_width(x, whole);
 
   // Combined with +=, in any order: the same digits, the same bits.
   const std::vector<xr::ExactSum> parts = pieces(x, rng);
@@ -218,11 +224,7 @@ TEST_CASE("ExactSum: runs whose smallest element sits at a bin count's limit, an
           xr::ExactSum s;
           s.add(x.data(), x.size());
           CHECK(xr::test::same_bits(s.round<T>(), xr::test::mpfr_sum(x.data(), x.size())));
-          for (int width = 2; width < xr::detail::exact_vector_width(); width *= 2) {
-            xr::ExactSum narrower;
-            xr::detail::add_with_width(narrower, x.data(), x.size(), width);
-            CHECK(same_partial(narrower, s));
-          }
+          check_every_width(x, s);
         }
   };
   check(0.0f, {18, 60, 144});
@@ -241,12 +243,7 @@ TEST_CASE("ExactSum: bf16 through f32's runs, every shape of data and every vect
     s.add(x.data(), x.size());
     CHECK(xr::test::same_bits(s.round<xr::bf16>(), xr::test::mpfr_sum(x.data(), x.size())));
     CHECK(s.count() == static_cast<std::int64_t>(n));
-    for (int width = 2; width < xr::detail::exact_vector_width(); width *= 2) {
-      xr::ExactSum narrower;
-      xr::detail::add_with_width(narrower, x.data(), x.size(), width);
-      INFO("vector width " << width);
-      CHECK(same_partial(narrower, s));
-    }
+    check_every_width(x, s);
   }
 }
 
