@@ -144,10 +144,13 @@ struct BitsOf {
   using Bits = std::conditional_t<std::is_same_v<T, float>, std::uint32_t, std::uint64_t>;
   static constexpr Bits kMagnitude = std::numeric_limits<Bits>::max() >> 1;
   static constexpr int kMantissaBits = std::numeric_limits<T>::digits - 1;
-  //! The weight of the lowest bit of a nonzero element whose magnitude's bits are `a`: an element
-  //! whose field is f is a multiple of 2^(max(f, 1) - bias - mantissa bits).
-  static int lowest_bit(Bits a) {
-    const int field = static_cast<int>(a >> kMantissaBits);
+  //! The weight of the lowest bit of the smallest nonzero element, from its magnitude's bits minus
+  //! one (the unsigned minimum over a run, under which a zero wraps to the top; all ones: no nonzero
+  //! element, INT_MAX). An element whose field is f is a multiple of 2^(max(f, 1) - bias - mantissa
+  //! bits).
+  static int lowest_bit(Bits smallest_minus_one) {
+    if (smallest_minus_one == std::numeric_limits<Bits>::max()) return INT_MAX;
+    const int field = static_cast<int>((smallest_minus_one + 1) >> kMantissaBits);
     return std::max(field, 1) - (std::numeric_limits<T>::max_exponent - 1 + kMantissaBits);
   }
 };
@@ -192,10 +195,7 @@ XREDUCE_INLINE Magnitudes magnitudes_of(const T* x, std::size_t n) {
       largest = std::max(largest, top[h][j]);
       lowest = std::min(lowest, low[h][j]);
     }
-  Magnitudes m;
-  m.largest = largest;
-  if (lowest + 1 != 0) m.lowest_bit = BitsOf<T>::lowest_bit(static_cast<Bits>(lowest + 1));
-  return m;
+  return {largest, BitsOf<T>::lowest_bit(lowest)};
 }
 
 //! The window of a run whose largest magnitude is `largest` (0 < largest < kLargestFast):
@@ -210,16 +210,17 @@ inline int bin_exponent(int window, int b) { return std::max(window + kHeadroom 
 //! remainder: that bit is at or above the last bin's ulp, 2^(K_last - 52).
 inline bool bins_take(int window, int kB, int lowest_bit) { return lowest_bit >= bin_exponent(window, kB - 1) - 52; }
 
-//! Cuts x[0..n) into kB bins under 2^window, which must exceed every |x|, and adds them to s;
-//! false, adding nothing, if an element has bits below the last bin's ulp or a bin is not finite.
-//! With `largest`, it also finds the largest magnitude (a NaN counts as larger than any), so that
-//! a window guessed from the run before can be checked in the same pass.
+//! Cuts x[0..n) into kB bins under 2^window and adds them to s; false, adding nothing, if a bin
+//! is not finite. Every |x| must be below 2^window and every element's lowest bit at or above the
+//! last bin's ulp, so that nothing is left of it there (the last bin is a plain addition): the
+//! caller has checked both (magnitudes_of, bins_take), or, with `largest`, the window and count
+//! are a guess from the run before and are checked here, in the same pass, which also finds the
+//! largest magnitude (a NaN counts as larger than any); false if they do not hold.
 //!
 //! The checks are made on the elements' bits, in T's own vectors: the largest and the smallest
 //! nonzero magnitude (an unsigned max, and an unsigned min of the bits minus one, under which a
 //! zero wraps to the top), two or three instructions a vector, where comparing and cutting in
-//! doubles took five. An element whose lowest bit is at or above the last bin's ulp leaves
-//! nothing there: the last bin is a plain addition.
+//! doubles took five.
 template <int W, int kB, class T>
 XREDUCE_INLINE bool cut_into_bins(ExactSum& s, const T* x, std::size_t n, int window, double* largest = nullptr) {
   using L = Lanes<W>;
@@ -238,7 +239,8 @@ XREDUCE_INLINE bool cut_into_bins(ExactSum& s, const T* x, std::size_t n, int wi
   }
   B top = {}, low = ~B{};  // the largest magnitude's bits; the smallest nonzero one's, minus one
   auto see = [&](B a) __attribute__((always_inline)) {
-    if (largest) top = a > top ? a : top;
+    if (!largest) return;  // checked by the caller
+    top = a > top ? a : top;
     low = a - 1 < low ? a - 1 : low;
   };
   D v[L::kVectors];
@@ -265,29 +267,26 @@ XREDUCE_INLINE bool cut_into_bins(ExactSum& s, const T* x, std::size_t n, int wi
       }
     cut();
   }
-  if (i < n) {  // the last, partial step: its bits one at a time
+  if (i < n) {  // the last, partial step: its bits one at a time, each in every lane
     for (std::size_t j = i; j < n; ++j) {
       Bits a;
       std::memcpy(&a, x + j, sizeof a);
-      a &= kMagnitude;
-      if (largest) top[0] = std::max(top[0], a);
-      low[0] = std::min(low[0], static_cast<Bits>(a - 1));
+      see(B{} + (a & kMagnitude));
     }
     load_step<W>(x, i, n, v);
     cut();
   }
-  Bits top_bits = 0, low_bits = std::numeric_limits<Bits>::max();
-  for (int j = 0; j < kPer; ++j) {
-    top_bits = std::max(top_bits, top[j]);
-    low_bits = std::min(low_bits, low[j]);
-  }
   if (largest) {
+    Bits top_bits = 0, low_bits = std::numeric_limits<Bits>::max();
+    for (int j = 0; j < kPer; ++j) {
+      top_bits = std::max(top_bits, top[j]);
+      low_bits = std::min(low_bits, low[j]);
+    }
     *largest = static_cast<double>(std::bit_cast<T>(top_bits));
     // A guess too low puts every bound off; a run of zeros goes where their signs are looked at.
     if (!(*largest > 0 && *largest < std::ldexp(1.0, window))) return false;
+    if (!bins_take(window, kB, BitsOf<T>::lowest_bit(low_bits))) return false;
   }
-  const Bits smallest = low_bits + 1;  // 0: no nonzero element
-  if (smallest != 0 && !bins_take(window, kB, BitsOf<T>::lowest_bit(smallest))) return false;
   double total[kB];
   for (int b = 0; b < kB; ++b) {
     total[b] = 0;
@@ -537,8 +536,8 @@ XREDUCE_INLINE void add_runs(ExactSum& s, const T* x, std::size_t n) {
   // After a run the fast path could not take, the next kSlowRuns go straight to the large
   // accumulator (wide data stay wide: trying each run first cost more than the accumulator);
   // the run after them tries the fast path again, and each try that fails in a row doubles the
-  // runs it skips, up to kMostSlowRuns (2M elements): on random bit patterns the tries every 16
-  // runs had cost a quarter of the time.
+  // runs it skips, up to kMostSlowRuns (2M elements), so that data wide throughout pay for a try
+  // every few million elements rather than every 32K.
   constexpr int kSlowRuns = 15, kMostSlowRuns = 1023;
   // bf16 spans f32's exponents: each run is widened to f32 (exact: the bits shifted up 16) and
   // goes on as f32's runs do, one call's state kept across them (widened and added 2048 at a time
