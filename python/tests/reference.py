@@ -30,8 +30,9 @@ def round_to(value: Fraction, dtype) -> float:
     return float(min(candidates, key=key))
 
 
-def exact_sum(x) -> float:
-    """The exact sum of floats rounded once; NaN, infinities and signed zeros as the library's table says."""
+def exact_sum(x, rounded=None) -> float:
+    """The exact sum of floats rounded once (by `rounded`, a function of the Fraction; by default
+    to x's own type); NaN, infinities and signed zeros as the library's table says."""
     values = x.ravel().tolist()
     if any(math.isnan(v) for v in values) or (math.inf in values and -math.inf in values):
         return math.nan
@@ -42,7 +43,7 @@ def exact_sum(x) -> float:
     total = sum((Fraction(v) for v in values), Fraction(0))
     if total == 0:
         return -0.0 if values and all(math.copysign(1, v) < 0 and v == 0 for v in values) else 0.0
-    return round_to(total, x.dtype)
+    return rounded(total) if rounded else round_to(total, x.dtype)
 
 
 def integer_result(value: int, dtype) -> int:
