@@ -83,11 +83,11 @@ int run_segments(const SuiteArgs& args) {
                              " |\n|---|---:|---:|---:|\n";
   nlohmann::json rows = nlohmann::json::array(), gpu_rows = nlohmann::json::array();
   Progress progress("segments", args.quick ? 2 : 40);
-  std::vector<xr::Reducer*> cpu;
-  for (const auto& e : ctx.registry().entries())
-    if (const xr::Capabilities c = e.reducer->capabilities();
-        !args.device_only && c.takes(xr::Layout::ragged) && c.engine() != xr::Engine::gpu && e.reducer->available())
-      cpu.push_back(e.reducer);
+  std::vector<xr::Reducer*> cpu;  // none under --device-only
+  if (!args.device_only)
+    for (const auto& e : ctx.registry().entries())
+      if (const xr::Capabilities c = e.reducer->capabilities(); c.takes(xr::Layout::ragged) && c.engine() != xr::Engine::gpu && e.reducer->available())
+        cpu.push_back(e.reducer);
   for (std::size_t k = 0; k < cpu.size(); ++k) {
     xr::Reducer& r = *cpu[k];
     progress.update(0.5 * k / cpu.size(), std::string(r.name()));
