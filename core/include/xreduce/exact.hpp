@@ -47,8 +47,9 @@ struct ExactSum {
 
   //! Adds one value exactly (every f32 value is a double).
   void add(double x);
-  //! Adds many values exactly: fast for data whose magnitudes span up to about 2^60 within each
-  //! run of 2048 elements (any data is exact; wider ranges take a slower path).
+  //! Adds many values exactly: fastest for data whose magnitudes span up to about 2^120 (f32) or
+  //! 2^70 (f64) within each run of 2048 elements (any data is exact; wider runs go to an
+  //! accumulator whose cost does not depend on the data).
   void add(const float* x, std::size_t n);
   void add(const double* x, std::size_t n);
   //! The 16-bit floats: f16 at the same cost whatever the data (every finite f16 is a 40-bit
