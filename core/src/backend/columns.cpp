@@ -222,7 +222,19 @@ void add_contiguous_rows(const T* x, const Plan& p, std::uint64_t r0, std::uint6
     std::vector<float> lane(n);
     for (std::uint64_t r = r0; r < r1;) {
       std::fill(lane.begin(), lane.end(), 0.0f);
-      for (const std::uint64_t end = std::min(r1, r + kFloatRows); r < end; ++r, row.next()) {
+      const std::uint64_t end = std::min(r1, r + kFloatRows);
+      for (; r + 4 <= end; r += 4) {  // four rows a pass: one load and store of the lanes per four elements
+        const float* a = x + row.offset() + j0;
+        row.next();
+        const float* b = x + row.offset() + j0;
+        row.next();
+        const float* c = x + row.offset() + j0;
+        row.next();
+        const float* d = x + row.offset() + j0;
+        row.next();
+        for (std::size_t j = 0; j < n; ++j) lane[j] += (a[j] + b[j]) + (c[j] + d[j]);
+      }
+      for (; r < end; ++r, row.next()) {
         const float* at = x + row.offset() + j0;
         for (std::size_t j = 0; j < n; ++j) lane[j] += at[j];
       }
