@@ -343,10 +343,15 @@ void run_columns(const Request& q, const Plan& p, const ChunkRunner* runner, std
     for (std::size_t j = 0; j < n; ++j) partial[(b * chunks + c) * width + j0 + j] = cols[j].partial();
   });
   // Each column's chunks in order, as before, but the partials read row by row: column by
-  // column, the reads went `width` partials apart and missed the cache each time.
-  run_each(runner, p.batches * blocks, [&](std::size_t task) {
-    const std::uint64_t b = task / blocks;
-    const std::size_t j0 = task % blocks * block, n = std::min(block, width - j0);
+  // column, the reads went `width` partials apart and missed the cache each time. In blocks of
+  // 256 columns at most, so that every thread folds: in the adding blocks (two for a (8192, 8192)
+  // f32 matrix), two threads folded 64 chunks of 4096 columns each while the rest waited. On the
+  // H200 host's 16 threads those column sums took 3.0 ms, and the same additions without the
+  // fold 2.2 ms in a standalone test.
+  const std::size_t fold_block = std::min<std::size_t>(block, 256), fold_blocks = (width + fold_block - 1) / fold_block;
+  run_each(runner, p.batches * fold_blocks, [&](std::size_t task) {
+    const std::uint64_t b = task / fold_blocks;
+    const std::size_t j0 = task % fold_blocks * fold_block, n = std::min(fold_block, width - j0);
     std::vector<typename Column::Fold> folds(n);
     for (std::uint64_t c = 0; c < chunks; ++c)
       for (std::size_t j = 0; j < n; ++j) folds[j].push(partial[(b * chunks + c) * width + j0 + j]);
