@@ -3,7 +3,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <random>
+#include <string>
 #include <vector>
 
 #include "conformance/backends.hpp"
@@ -47,6 +50,48 @@ TEST_CASE("every backend: N-D views, f16, bf16, i8, u16, bool") {
   host_views<std::int8_t>(quick() ? 30 : 100, 6, kSmall, 1 << 12, 0x71e3);
   host_views<std::uint16_t>(quick() ? 30 : 100, 6, kSmall, 1 << 12, 0x71e3);
   host_views<bool>(quick() ? 30 : 100, 6, kSmall, 1 << 12, 0x71e3);
+}
+
+// Float sums whose reduced axes end in a long contiguous run and take other axes too (the CPU
+// sums these as rows, then columns): runs of 256 or more, in any dimension of the view, with
+// gaps, steps and reversed outer axes; 3 or 4 dimensions, at least one kept.
+template <class T>
+void long_run_sums(std::size_t cases, std::uint64_t salt) {
+  std::mt19937_64 rng(xr::test::run_seed() ^ salt ^ static_cast<std::uint64_t>(xr::dtype_of<T>()));
+  const std::vector<std::int64_t> runs{256, 257, 1000, 1024}, others{1, 2, 3, 5, 17, 64};
+  for (std::size_t c = 0; c < cases; ++c) {
+    xr::test::ViewCase v;
+    const std::size_t rank = 3 + rng() % 2, run = rng() % rank;  // `run`: the dimension of stride 1
+    v.shape.resize(rank);
+    v.strides.resize(rank);
+    for (std::size_t d = 0; d < rank; ++d) v.shape[d] = d == run ? runs[rng() % runs.size()] : others[rng() % others.size()];
+    std::vector<std::size_t> order{run};  // innermost first
+    for (std::size_t d = 0; d < rank; ++d)
+      if (d != run) order.push_back(d);
+    std::shuffle(order.begin() + 1, order.end(), rng);
+    std::int64_t step = 1;
+    for (std::size_t d : order) {
+      v.strides[d] = step;
+      step *= v.shape[d] + (rng() % 4 == 0 ? 3 : 0);
+    }
+    v.span = static_cast<std::size_t>(step);
+    for (std::size_t d : order)
+      if (d != run && rng() % 4 == 0) v.first += (v.shape[d] - 1) * v.strides[d], v.strides[d] = -v.strides[d];
+    const std::size_t kept = order[1 + rng() % (rank - 1)];
+    for (std::size_t d = 0; d < rank; ++d)
+      if (d != kept && (d == run || rng() % 3 != 0)) v.axes.add(d);
+    v.keepdims = rng() % 3 == 0;
+    v.text = "a long run in dimension " + std::to_string(run) + ", shape " + std::to_string(v.shape[0]) + "x" + std::to_string(v.shape[1]) +
+             "x" + std::to_string(v.shape[2]) + (rank > 3 ? "x" + std::to_string(v.shape[3]) : "") + ", axes bits " + std::to_string(v.axes.bits());
+    xr::test::HostPlacement place;
+    const xr::test::Pattern pattern = rng() % 2 ? xr::test::Pattern::random : xr::test::Pattern::ties;
+    xr::test::check_view_case<T>(v, xr::Op::sum, pattern, rng, place, backends());
+  }
+}
+
+TEST_CASE("every backend: float sums of views whose reduced axes end in a long run") {
+  long_run_sums<float>(quick() ? 10 : 60, 0x2517);
+  long_run_sums<double>(quick() ? 10 : 60, 0x2518);
 }
 
 TEST_CASE("every backend: bad views are refused") {
