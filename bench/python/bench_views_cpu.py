@@ -4,11 +4,19 @@ wall time. Run in the same session as the suite; writes views-cpu-numpy-torch.{j
 its results and, where the suite's views.json is there, views-cpu-compared.md: the fastest CPU
 backend of xreduce for each shape beside numpy and torch.
 
+Where the xreduce package imports, views-cpu-interleaved.{json,md} too: xreduce.sum(x, axis=...)
+on its parallel CPU backends, numpy and torch on each shape in the same rounds, one call of each a
+round in turn, beside each library's sum of the whole array (the same bytes read as one run): on a
+shared host whose memory bandwidth moves from minute to minute, ratios from calls made seconds
+apart are what holds.
+
     python3 bench/python/bench_views_cpu.py OUT_DIR [LOG2N]
 """
 import json
 import os
+import statistics
 import sys
+import time
 
 import numpy
 
@@ -77,5 +85,61 @@ def compare(out_dir, rows):
     print("\n".join(lines))
 
 
+def interleaved(out_dir, log2n=26, rounds=15):
+    """Every library's calls on one shape in the same rounds (see the module's text)."""
+    try:
+        import xreduce
+    except ImportError:
+        return
+    n = 1 << log2n
+    x = numpy.random.default_rng(11).random(n, dtype=numpy.float32)
+    backends = [b.name for b in xreduce.backends() if b.available and b.name in ("openmp", "tbb")]
+    rows = []
+    for name, shape, axes, transposed in [("whole array", (n,), None, False)] + shapes(log2n):
+        a = x.reshape(shape)
+        if transposed:
+            a = a.T
+        calls = {"numpy": lambda: a.sum(axis=axes)}
+        if torch is not None:
+            ta = torch.from_numpy(a)
+            calls["torch"] = (lambda: torch.sum(ta)) if axes is None else (lambda: torch.sum(ta, dim=axes))
+        for b in backends:
+            calls[f"xreduce {b}"] = lambda b=b: xreduce.sum(a, axis=axes, backend=b)
+        samples = {who: [] for who in calls}
+        for call in calls.values():
+            call()  # a first call of each: pages, threads
+        for r in range(rounds):
+            order = list(calls)
+            order = order[r % len(order):] + order[:r % len(order)]
+            for who in order:
+                start = time.perf_counter()
+                calls[who]()
+                samples[who].append(time.perf_counter() - start)
+        rows.append({"array": name, "median_s": {who: statistics.median(t) for who, t in samples.items()}, "times_s": samples})
+    whole = rows[0]["median_s"]
+    ours = [f"xreduce {b}" for b in backends]
+    lines = ["# Axis sums on the CPU: xreduce, numpy and torch in the same rounds\n",
+             f"f32 host data, 2^{log2n} elements, {os.cpu_count()} CPUs; numpy {numpy.__version__}"
+             + (f", torch {torch.__version__} ({torch.get_num_threads()} threads)" if torch is not None else "")
+             + f". Median of {rounds} rounds, each round one call of every library in turn (the order rotated). xreduce: the "
+             "faster of its parallel CPU backends for each shape; its rate as a share of its own sum of the whole array (the "
+             "same bytes as one run), and the other libraries' times over its time: above 1, xreduce is faster.\n",
+             "| array, axes | xreduce backend | xreduce us | share of the whole array's rate | numpy / xreduce | torch / xreduce |",
+             "|---|---|---:|---:|---:|---:|"]
+    best_whole = min(whole[b] for b in ours)
+    for r in rows:
+        m = r["median_s"]
+        best = min(ours, key=lambda b: m[b])
+        torch_cell = f"{m['torch'] / m[best]:.2f}" if "torch" in m else "not run"
+        lines.append(f"| {r['array']} | {best.split()[1]} | {m[best] * 1e6:.1f} | {100 * best_whole / m[best]:.1f}% | "
+                     f"{m['numpy'] / m[best]:.2f} | {torch_cell} |")
+    with open(os.path.join(out_dir, "views-cpu-interleaved.json"), "w") as f:
+        json.dump({"suite": "views-cpu-interleaved", "n": n, "rounds": rounds, "xreduce": xreduce.__version__, "rows": rows}, f, indent=1)
+    with open(os.path.join(out_dir, "views-cpu-interleaved.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 if __name__ == "__main__":
     main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 26)
+    interleaved(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 26)
