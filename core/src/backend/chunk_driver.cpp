@@ -6,6 +6,7 @@
 #include <string>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "chunk_runner.hpp"
@@ -209,17 +210,17 @@ Result sum_in_two_steps(const Request& q, const ChunkRunner* runner, Accuracy ac
   const std::size_t last = q.view.rank - 1;
   std::uint64_t runs = 1;
   for (std::size_t k = 0; k < last; ++k) runs *= static_cast<std::uint64_t>(q.view.shape[k]);
-  std::vector<double> partial(runs);
+  const std::unique_ptr<double[]> partial(new double[runs]);  // every one written: no zeros first
   Request rows = q;
   rows.axes = Axes{last};
   rows = canonical(rows);
-  rows.out = partial.data();
+  rows.out = partial.get();
   reduce_on_host(rows, runner, accuracy, true);
 
   Axes others;
   for (std::size_t k = 0; k < last; ++k)
     if (q.axes.contains(k)) others.add(k);
-  Request columns = canonical(Request::over(partial.data(), DType::f64, View::of(q.view.shape, nullptr, last), others));
+  Request columns = canonical(Request::over(partial.get(), DType::f64, View::of(q.view.shape, nullptr, last), others));
   if (q.dtype == DType::f64 || wide) {
     columns.out = q.out;
     return reduce_on_host(columns, runner, accuracy, wide);

@@ -36,6 +36,8 @@ constexpr std::uint64_t kColumnChunkElements = std::uint64_t{1} << 20;
 //! Partials of every chunk kept for the fold take at most this much memory: a wide shape gets
 //! fewer chunks rather than gigabytes of partials.
 constexpr std::size_t kPartialBytes = std::size_t{64} << 20;
+//! Tasks a table is cut into at least, where its columns allow (see run_columns).
+constexpr std::uint64_t kFewestTasks = 16;
 
 //! One column's sum: floats in double, f64 compensated (a column may hold millions of values in
 //! sequence), integers in uint64. Out: the result's type (double for wide results).
@@ -301,9 +303,6 @@ template <class Column, class T>
 void run_columns(const Request& q, const Plan& p, const ChunkRunner* runner, std::vector<typename Column::Partial>* keep) {
   const T* x = static_cast<const T*>(q.data);
   const auto width = static_cast<std::size_t>(p.column.extent);
-  // Blocks of columns whose accumulators stay in cache (exact ones are 576 bytes each).
-  const std::size_t block = std::min(width, sizeof(Column) > 256 ? std::size_t{64} : std::size_t{4096});
-  const std::size_t blocks = (width + block - 1) / block;
   // Chunks of rows: as many as kColumnChunkElements a chunk make for sums (double or compensated:
   // their error does not grow with a chunk's length) and extremes, kChunkElements for the rest
   // (products, sums of squares and the statistics add a chunk's rows in sequence, so its length
@@ -315,6 +314,18 @@ void run_columns(const Request& q, const Plan& p, const ChunkRunner* runner, std
   const std::uint64_t most = std::min<std::uint64_t>(memory_cap, std::max<std::uint64_t>(1, kChunks / p.batches));
   const std::uint64_t chunks = std::max<std::uint64_t>(1, std::min(most, (p.rows + per_chunk_min - 1) / per_chunk_min));
   const std::uint64_t per_chunk = (p.rows + chunks - 1) / chunks;
+  // Blocks of columns whose accumulators stay in cache (exact ones are 576 bytes each); narrower,
+  // down to 16 columns, where the batches and chunks would make fewer than kFewestTasks tasks, so
+  // that a short table of many columns is not one thread's: the partials of a two-step sum
+  // (chunk_driver.cpp), 64 rows of 256 doubles for a (64, 256, 1024) f32 view over axes (0, 2),
+  // took 40 us of its 2.2 ms in one thread on the 2-core build machine.
+  const std::size_t widest = std::min(width, sizeof(Column) > 256 ? std::size_t{64} : std::size_t{4096});
+  std::size_t block = widest;
+  if (p.batches * chunks < kFewestTasks) {
+    const std::size_t wanted = static_cast<std::size_t>((kFewestTasks + p.batches * chunks - 1) / (p.batches * chunks));
+    block = std::clamp<std::size_t>(((width + wanted - 1) / wanted + 15) / 16 * 16, std::min<std::size_t>(width, 16), widest);
+  }
+  const std::size_t blocks = (width + block - 1) / block;
   auto add = [&](std::uint64_t b, std::uint64_t r0, std::uint64_t r1, std::size_t j0, std::size_t n, Column* cols) {
     if (p.column.stride == 1) add_rows<true>(x + p.in_offset(b), p, r0, r1, j0, n, cols);
     else add_rows<false>(x + p.in_offset(b), p, r0, r1, j0, n, cols);
