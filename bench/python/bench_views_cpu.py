@@ -118,7 +118,8 @@ def interleaved(out_dir, log2n=26, rounds=15):
         rows.append({"array": name, "median_s": {who: statistics.median(t) for who, t in samples.items()}, "times_s": samples})
     whole = rows[0]["median_s"]
     ours = [f"xreduce {b}" for b in backends]
-    lines = ["# Axis sums on the CPU: xreduce, numpy and torch in the same rounds\n",
+    when = f"{time.strftime('%Y-%m-%d')}, commit {os.environ.get('XREDUCE_COMMIT', 'unknown')}"
+    lines = [f"# Axis sums on the CPU: xreduce, numpy and torch in the same rounds ({when})\n",
              f"f32 host data, 2^{log2n} elements, {os.cpu_count()} CPUs; numpy {numpy.__version__}"
              + (f", torch {torch.__version__} ({torch.get_num_threads()} threads)" if torch is not None else "")
              + f". Median of {rounds} rounds, each round one call of every library in turn (the order rotated). xreduce: the "
@@ -134,7 +135,7 @@ def interleaved(out_dir, log2n=26, rounds=15):
         lines.append(f"| {r['array']} | {best.split()[1]} | {m[best] * 1e6:.1f} | {100 * best_whole / m[best]:.1f}% | "
                      f"{m['numpy'] / m[best]:.2f} | {torch_cell} |")
     with open(os.path.join(out_dir, "views-cpu-interleaved.json"), "w") as f:
-        json.dump({"suite": "views-cpu-interleaved", "n": n, "rounds": rounds, "xreduce": xreduce.__version__, "rows": rows}, f, indent=1)
+        json.dump({"suite": "views-cpu-interleaved", "date": time.strftime("%Y-%m-%d"), "commit": os.environ.get("XREDUCE_COMMIT", "unknown"), "n": n, "rounds": rounds, "xreduce": xreduce.__version__, "rows": rows}, f, indent=1)
     with open(os.path.join(out_dir, "views-cpu-interleaved.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
