@@ -195,10 +195,12 @@ constexpr std::int64_t kTwoStepRun = 256;
 //! run of kTwoStepRun elements or more, with other reduced axes beyond the kept ones: (256, 256,
 //! 1024) over axes (0, 2).
 bool sums_in_two_steps(const Request& q, Accuracy accuracy) {
-  const std::size_t last = q.view.rank - 1;
+  if (layout_of(q) != Layout::strided || !q.ops.empty() || q.op != Op::sum || (q.dtype != DType::f32 && q.dtype != DType::f64) ||
+      exact_sum(q.dtype, q.op, accuracy))
+    return false;
+  const std::size_t last = q.view.rank - 1;  // a strided view has a dimension at least
   const bool reduces_others = (q.axes.bits() & ((std::uint32_t{1} << last) - 1)) != 0;
-  return layout_of(q) == Layout::strided && reduces_others && q.ops.empty() && q.op == Op::sum && (q.dtype == DType::f32 || q.dtype == DType::f64) &&
-         !exact_sum(q.dtype, q.op, accuracy) && q.axes.contains(last) && q.view.strides[last] == 1 && q.view.shape[last] >= kTwoStepRun;
+  return reduces_others && q.axes.contains(last) && q.view.strides[last] == 1 && q.view.shape[last] >= kTwoStepRun;
 }
 
 //! A sums_in_two_steps view: each run summed in place as a row, into an f64 partial, then the
