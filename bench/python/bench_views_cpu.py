@@ -29,14 +29,22 @@ except ImportError:  # the comparison then has numpy's column only
     torch = None
 
 
-def main(out_dir, log2n=26):
+def views(log2n, whole=False):
+    """(name, array, axes) for each target shape, views of one array of 2^log2n f32; with `whole`,
+    the whole array (axes None) first."""
     n = 1 << log2n
     x = numpy.random.default_rng(11).random(n, dtype=numpy.float32)
-    rows = []
+    if whole:
+        yield "whole array", x, None
     for name, shape, axes, transposed in shapes(log2n):
         a = x.reshape(shape)
-        if transposed:
-            a = a.T
+        yield name, a.T if transposed else a, axes
+
+
+def main(out_dir, log2n=26):
+    n = 1 << log2n
+    rows = []
+    for name, a, axes in views(log2n):
         t, samples = seconds_per_call(lambda: a.sum(axis=axes), repeat=10)
         row = {"array": name, "numpy_s": t, "numpy_times_s": samples}
         if torch is not None:
@@ -92,13 +100,9 @@ def interleaved(out_dir, log2n=26, rounds=15):
     except ImportError:
         return
     n = 1 << log2n
-    x = numpy.random.default_rng(11).random(n, dtype=numpy.float32)
     backends = [b.name for b in xreduce.backends() if b.available and b.name in ("openmp", "tbb")]
     rows = []
-    for name, shape, axes, transposed in [("whole array", (n,), None, False)] + shapes(log2n):
-        a = x.reshape(shape)
-        if transposed:
-            a = a.T
+    for name, a, axes in views(log2n, whole=True):
         calls = {"numpy": lambda: a.sum(axis=axes)}
         if torch is not None:
             ta = torch.from_numpy(a)

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
-#include <string>
 #include <vector>
 
 #include "conformance/backends.hpp"
@@ -85,8 +84,7 @@ void long_run_sums(std::size_t cases, std::uint64_t salt) {
     for (std::size_t d = 0; d < rank; ++d)
       if (d != kept && (d == run || rng() % 3 != 0)) v.axes.add(d);
     v.keepdims = rng() % 3 == 0;
-    v.text = "a long run in dimension " + std::to_string(run) + ", shape " + std::to_string(v.shape[0]) + "x" + std::to_string(v.shape[1]) +
-             "x" + std::to_string(v.shape[2]) + (rank > 3 ? "x" + std::to_string(v.shape[3]) : "") + ", axes bits " + std::to_string(v.axes.bits());
+    v.text = xr::test::describe(v);
     xr::test::HostPlacement place;
     const xr::test::Pattern pattern = rng() % 2 ? xr::test::Pattern::random : xr::test::Pattern::ties;
     xr::test::check_view_case<T>(v, xr::Op::sum, pattern, rng, place, backends());

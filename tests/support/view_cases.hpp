@@ -36,6 +36,21 @@ struct ViewCase {
   std::string text;
 };
 
+//! A view case as the tests' messages name it: shape, strides, axes, keepdims.
+inline std::string describe(const ViewCase& v) {
+  const std::size_t rank = v.shape.size();
+  std::ostringstream s;
+  s << "shape (";
+  for (std::size_t d = 0; d < rank; ++d) s << (d ? ", " : "") << v.shape[d];
+  s << "), strides (";
+  for (std::size_t d = 0; d < rank; ++d) s << (d ? ", " : "") << v.strides[d];
+  s << "), axes (";
+  for (std::size_t d = 0, n = 0; d < rank; ++d)
+    if (v.axes.contains(d)) s << (n++ ? ", " : "") << d;
+  s << ")" << (v.keepdims ? ", keepdims" : "");
+  return s.str();
+}
+
 //! Extents drawn from `extents` (at most `most` elements in all), laid out in a buffer in a random order of the dimensions, some
 //! with a gap after each step, some reversed.
 inline ViewCase draw_view(std::mt19937_64& rng, std::size_t rank, const std::vector<std::int64_t>& extents, std::int64_t most) {
@@ -65,16 +80,7 @@ inline ViewCase draw_view(std::mt19937_64& rng, std::size_t rank, const std::vec
     for (std::size_t d = 0; d < rank; ++d)
       if (rng() % 2) v.axes.add(d);
   v.keepdims = rng() % 3 == 0;
-  std::ostringstream s;
-  s << "shape (";
-  for (std::size_t d = 0; d < rank; ++d) s << (d ? ", " : "") << v.shape[d];
-  s << "), strides (";
-  for (std::size_t d = 0; d < rank; ++d) s << (d ? ", " : "") << v.strides[d];
-  s << "), axes (";
-  for (std::size_t d = 0, n = 0; d < rank; ++d)
-    if (v.axes.contains(d)) s << (n++ ? ", " : "") << d;
-  s << ")" << (v.keepdims ? ", keepdims" : "");
-  v.text = s.str();
+  v.text = describe(v);
   return v;
 }
 

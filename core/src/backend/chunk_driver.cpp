@@ -191,12 +191,11 @@ Result reduce_on_host(const Request& request, const ChunkRunner* runner, Accurac
 //! Runs at least this long make a strided float sum two steps (sum_in_two_steps).
 constexpr std::int64_t kTwoStepRun = 256;
 
-//! Whether canonical `q` is a float sum of a strided view whose reduced axes end in a contiguous
+//! Whether canonical `q`, a strided view, is a float sum whose reduced axes end in a contiguous
 //! run of kTwoStepRun elements or more, with other reduced axes beyond the kept ones: (256, 256,
 //! 1024) over axes (0, 2).
 bool sums_in_two_steps(const Request& q, Accuracy accuracy) {
-  if (layout_of(q) != Layout::strided || !q.ops.empty() || q.op != Op::sum || (q.dtype != DType::f32 && q.dtype != DType::f64) ||
-      exact_sum(q.dtype, q.op, accuracy))
+  if (!q.ops.empty() || q.op != Op::sum || (q.dtype != DType::f32 && q.dtype != DType::f64) || exact_sum(q.dtype, q.op, accuracy))
     return false;
   const std::size_t last = q.view.rank - 1;  // a strided view has a dimension at least
   const bool reduces_others = (q.axes.bits() & ((std::uint32_t{1} << last) - 1)) != 0;
@@ -240,7 +239,6 @@ Result sum_in_two_steps(const Request& q, const ChunkRunner* runner, Accuracy ac
 //! results run along the smallest stride); float sums of strided views whose reduced axes end in
 //! long runs, as rows and then columns.
 Result reduce_on_host(const Request& request, const ChunkRunner* runner, Accuracy accuracy, bool wide) {
-  if (sums_in_two_steps(request, accuracy)) return sum_in_two_steps(request, runner, accuracy, wide);
   switch (layout_of(request)) {
     case Layout::all: return reduce_flat(request, runner, accuracy, wide);
     case Layout::inner:
@@ -249,6 +247,7 @@ Result reduce_on_host(const Request& request, const ChunkRunner* runner, Accurac
     case Layout::middle: return reduce_host_columns(request, runner, accuracy, wide);
     case Layout::strided: break;
   }
+  if (sums_in_two_steps(request, accuracy)) return sum_in_two_steps(request, runner, accuracy, wide);
   return runs_along_columns(request) ? reduce_host_columns(request, runner, accuracy, wide)
                                      : reduce_host_segments(request, runner, accuracy, wide);
 }

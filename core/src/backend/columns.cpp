@@ -209,9 +209,9 @@ inline constexpr bool is_extreme_column<ExtremeColumn<kMax, T>> = true;
 
 //! Rows of contiguous columns that the compiler vectorises across the columns: the running
 //! values in plain arrays (one per column) instead of the columns' objects, each row added to
-//! them element by element. Sums of f32 add kFloatRows rows in float lanes, then into double (16
-//! additions in float, as the flat leaves do: cpu_kernels.hpp, within the stated bound, and with
-//! the same price, a float partial that overflows); f64 sums keep Neumaier's compensation,
+//! them element by element. Sums of f32 add kFloatRows rows in float lanes, four rows a pass
+//! summed pairwise, then into double (16 elements in float, as the flat leaves do: cpu_kernels.hpp,
+//! within the stated bound, and with the same price, a float partial that overflows); f64 sums keep Neumaier's compensation,
 //! branch-free; extremes compare and select, a NaN absorbing as RunningExtreme's. Element by
 //! element through the objects, the column sums of a (4096, 4096) f32 matrix ran at 4% of its row
 //! sums' rate on the H200 host's 16 threads (bench/results/nvidia-h200/views.md at 9bd358e).
@@ -220,24 +220,22 @@ void add_contiguous_rows(const T* x, const Plan& p, std::uint64_t r0, std::uint6
   constexpr std::uint64_t kFloatRows = 16;
   Odometer row(p.reduced, r0);
   if constexpr (is_sum_column<Column> && std::is_same_v<T, float>) {
+    auto next_row = [&] {
+      const float* at = x + row.offset() + j0;
+      row.next();
+      return at;
+    };
     std::vector<double> acc(n, 0.0);
     std::vector<float> lane(n);
     for (std::uint64_t r = r0; r < r1;) {
       std::fill(lane.begin(), lane.end(), 0.0f);
       const std::uint64_t end = std::min(r1, r + kFloatRows);
       for (; r + 4 <= end; r += 4) {  // four rows a pass: one load and store of the lanes per four elements
-        const float* a = x + row.offset() + j0;
-        row.next();
-        const float* b = x + row.offset() + j0;
-        row.next();
-        const float* c = x + row.offset() + j0;
-        row.next();
-        const float* d = x + row.offset() + j0;
-        row.next();
+        const float *a = next_row(), *b = next_row(), *c = next_row(), *d = next_row();
         for (std::size_t j = 0; j < n; ++j) lane[j] += (a[j] + b[j]) + (c[j] + d[j]);
       }
-      for (; r < end; ++r, row.next()) {
-        const float* at = x + row.offset() + j0;
+      for (; r < end; ++r) {
+        const float* at = next_row();
         for (std::size_t j = 0; j < n; ++j) lane[j] += at[j];
       }
       for (std::size_t j = 0; j < n; ++j) acc[j] += lane[j];
@@ -320,9 +318,10 @@ void run_columns(const Request& q, const Plan& p, const ChunkRunner* runner, std
   // (chunk_driver.cpp), 64 rows of 256 doubles for a (64, 256, 1024) f32 view over axes (0, 2),
   // took 40 us of its 2.2 ms in one thread on the 2-core build machine.
   const std::size_t widest = std::min(width, sizeof(Column) > 256 ? std::size_t{64} : std::size_t{4096});
+  const std::uint64_t row_tasks = p.batches * chunks;  // tasks before the columns are cut
   std::size_t block = widest;
-  if (p.batches * chunks < kFewestTasks) {
-    const std::size_t wanted = static_cast<std::size_t>((kFewestTasks + p.batches * chunks - 1) / (p.batches * chunks));
+  if (row_tasks < kFewestTasks) {
+    const std::size_t wanted = static_cast<std::size_t>((kFewestTasks + row_tasks - 1) / row_tasks);  // blocks
     block = std::clamp<std::size_t>(((width + wanted - 1) / wanted + 15) / 16 * 16, std::min<std::size_t>(width, 16), widest);
   }
   const std::size_t blocks = (width + block - 1) / block;
