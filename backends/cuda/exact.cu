@@ -104,11 +104,8 @@ long long* enqueue_exact_columns(const void* data, std::size_t rows, std::size_t
     throw Error(ErrorCode::unsupported, "exact column sums on the GPU: at most 65535 * 128 columns");
   if (rows * width > exact::kMaxLaunch)
     throw Error(ErrorCode::internal, "enqueue_exact_columns: more than 2^30 elements in one launch");
-  const std::size_t bytes = width * sizeof(ExactSum);
-  auto* totals = static_cast<long long*>(ws.scratch.reserve(bytes, "exact column partials"));
-  XREDUCE_CUDA(cudaMemsetAsync(totals, 0, bytes, ws.stream));
-  if (rows == 0) return totals;
-  visit_exact_dtype(dtype, [&](auto tag) {
+  const std::size_t words = width * ExactSum::kWords;
+  return visit_exact_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     constexpr auto kernel = exact::exact_columns_kernel<T>;
     constexpr std::size_t dynamic = exact::ColumnLane<T>::kSharedBytes;
@@ -119,12 +116,28 @@ long long* enqueue_exact_columns(const void* data, std::size_t rows, std::size_t
     const std::size_t wanted = ceil_div(static_cast<std::size_t>(per_sm) * ws.sm_count, tiles);
     const std::size_t blocks = std::max({std::size_t{1}, std::min(wanted, ceil_div(rows, groups * 8)),
                                          ceil_div(rows, groups << 16)});
+    // Copies of the column sums for the blocks to add to (exact_columns_kernel): one for each
+    // kBlocksPerCopy blocks, at most kMostCopies and kMostCopyWords words in all (the copies are
+    // zeroed and folded on every call). On an H200, f32 records of width 9 at 2^24 took 2.59x a
+    // plain column sum on random bit patterns with every block adding to one copy, 1.47x on
+    // uniform data.
+    constexpr std::size_t kBlocksPerCopy = 32, kMostCopies = 32, kMostCopyWords = std::size_t{1} << 18;
+    const std::size_t copies = std::clamp<std::size_t>(std::min(ceil_div(blocks, kBlocksPerCopy), kMostCopyWords / words),
+                                                       1, kMostCopies);
+    auto* totals = static_cast<long long*>(ws.scratch.reserve(copies * words * sizeof(long long), "exact column partials"));
+    XREDUCE_CUDA(cudaMemsetAsync(totals, 0, copies * words * sizeof(long long), ws.stream));
+    if (rows == 0) return totals;
     kernel<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(tiles)), kBlock, dynamic, ws.stream>>>(
-        static_cast<const T*>(data), rows, static_cast<int>(width), totals);
+        static_cast<const T*>(data), rows, static_cast<int>(width), totals, static_cast<int>(copies));
     XREDUCE_CUDA(cudaGetLastError());
-    return 0;
+    if (copies > 1) {
+      constexpr int kFoldBlock = 256;
+      const auto fold_blocks = static_cast<unsigned>(std::min<std::size_t>(ceil_div(words, kFoldBlock), 4 * ws.sm_count));
+      exact::fold_column_copies<<<fold_blocks, kFoldBlock, 0, ws.stream>>>(totals, words, static_cast<int>(copies));
+      XREDUCE_CUDA(cudaGetLastError());
+    }
+    return totals;
   });
-  return totals;
 }
 
 std::vector<ExactSum> exact_column_sums_of_device(const void* data, std::size_t rows, std::size_t width, DType dtype,

@@ -695,23 +695,29 @@ template <class T>
 using ColumnLane = std::conditional_t<std::is_same_v<T, double>, DigitColumnLane, BinColumnLane>;
 
 //! Exact column sums of records: `rows` rows of `width` values, each column's partial added to
-//! `totals` (width ExactSum word sets, zero on entry) with 64-bit atomics. Each lane sums one
-//! column with its own ColumnLane<T>: a block of kDigitBlock lanes takes min(width, kDigitBlock)
-//! neighbouring columns (blockIdx.y picks which), in groups of lanes that take every groups-th
-//! row, so that a warp reads neighbouring elements of a row or of consecutive rows. At the end
-//! each column's lanes' slots are added together and into its words. At most 2^30 elements a
-//! launch, and at most 2^16 a lane.
+//! `totals` with 64-bit atomics: `copies` sets of width ExactSum word sets, zero on entry, block b
+//! adding to set b % copies (fold_column_copies adds them into the first). Every block ends by
+//! adding to the same few words of each column, all blocks at nearly the same time, and atomics
+//! on one address queue at the L2: spread over copies, each address takes some 32 blocks' instead
+//! of all of them. Each lane sums one column with its own ColumnLane<T>: a block of kDigitBlock
+//! lanes takes min(width, kDigitBlock) neighbouring columns (blockIdx.y picks which), in groups of
+//! lanes that take every groups-th row, so that a warp reads neighbouring elements of a row or of
+//! consecutive rows. At the end each column's lanes' slots are added together and into its words.
+//! At most 2^30 elements a launch, and at most 2^16 a lane.
 template <class T>
 __global__ __launch_bounds__(kDigitBlock) void exact_columns_kernel(const T* __restrict__ x, std::size_t rows, int width,
-                                                                    long long* totals) {
+                                                                    long long* totals, int copies) {
   using Lane = ColumnLane<T>;
-  constexpr int kBlock = kDigitBlock, kAhead = 8;  // loads a lane has in flight
+  // A lane reads one element a load: 64 bytes of them in flight a lane whatever the type, so
+  // that 16-bit records keep as many bytes on the way as f64's eight loads do.
+  constexpr int kBlock = kDigitBlock, kAhead = 64 / sizeof(T);
   extern __shared__ long long shared_slots[];     // Lane::kSharedBytes
   const int per_tile = min(width, kBlock), groups = kBlock / per_tile;
   const int group = threadIdx.x / per_tile, column = blockIdx.y * per_tile + threadIdx.x % per_tile;
   const bool active = group < groups && column < width;
   Lane lane(shared_slots);
   lane.clear();
+  totals += static_cast<std::size_t>(blockIdx.x % copies) * width * ExactSum::kWords;  // this block's copy
   long long* words = totals + static_cast<std::size_t>(active ? column : 0) * ExactSum::kWords;
   unsigned not_negative_zero = 0;
   if (active) {
@@ -750,6 +756,17 @@ __global__ __launch_bounds__(kDigitBlock) void exact_columns_kernel(const T* __r
     long long sum = 0;
     for (int g = 0; g < groups; ++g) sum += Lane::slot(shared_slots, slot, g * per_tile + local);
     if (sum != 0) Lane::deposit(totals + static_cast<std::size_t>(col) * ExactSum::kWords, slot, sum);
+  }
+}
+
+//! Adds copies 1 .. copies - 1 of exact_columns_kernel's `words` words each into copy 0 (integer
+//! words: the same sums whatever block added to which copy).
+__global__ void fold_column_copies(long long* totals, std::size_t words, int copies) {
+  for (std::size_t w = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; w < words;
+       w += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    long long sum = 0;
+    for (int k = 1; k < copies; ++k) sum += totals[k * words + w];
+    totals[w] += sum;
   }
 }
 
