@@ -700,9 +700,9 @@ using ColumnLane = std::conditional_t<std::is_same_v<T, double>, DigitColumnLane
 //! adding to the same few words of each column, all blocks at nearly the same time, and atomics
 //! on one address queue at the L2: spread over copies, each address takes some 32 blocks' instead
 //! of all of them. Each lane sums one column with its own ColumnLane<T>: a block of kDigitBlock
-//! lanes takes min(width, kDigitBlock) neighbouring columns (blockIdx.y picks which), in groups of
-//! lanes that take every groups-th row, so that a warp reads neighbouring elements of a row or of
-//! consecutive rows. At the end each column's lanes' slots are added together and into its words.
+//! lanes takes min(width, kDigitBlock) neighbouring columns (blockIdx.y picks which) of a range of
+//! rows (blockIdx.x picks which), in groups of lanes that take every groups-th row, so that a warp
+//! reads neighbouring elements of a row or of consecutive rows. At the end each column's lanes' slots are added together and into its words.
 //! At most 2^30 elements a launch, and at most 2^16 a lane.
 template <class T>
 __global__ __launch_bounds__(kDigitBlock) void exact_columns_kernel(const T* __restrict__ x, std::size_t rows, int width,
@@ -721,19 +721,26 @@ __global__ __launch_bounds__(kDigitBlock) void exact_columns_kernel(const T* __r
   long long* words = totals + static_cast<std::size_t>(active ? column : 0) * ExactSum::kWords;
   unsigned not_negative_zero = 0;
   if (active) {
-    const std::size_t step = static_cast<std::size_t>(groups) * gridDim.x, stride = step * width;
-    std::size_t r = static_cast<std::size_t>(blockIdx.x) * groups + group;
+    // The block's rows are one contiguous range, its groups taking every groups-th: the block
+    // streams through it, the next kAhead rounds' rows beside this one's. Rows dealt to the blocks
+    // in turn (a grid-wide stride) scattered each block's reads over the whole array in pieces of
+    // a few hundred bytes: f32 records of width 9 at 2^28 took 1.62x a plain column sum on an
+    // H200 that way, 1.30x at 2^24.
+    const std::size_t per_block = (rows + gridDim.x - 1) / gridDim.x, first = blockIdx.x * per_block;
+    const std::size_t end = min(rows, first + per_block);
+    const std::size_t step = groups, stride = step * width;
+    std::size_t r = first + group;
     const T* at = x + r * width + column;
     int since_carry = 0;  // elements added since the lane's last carry: at most 2^10 + kAhead
     // As the flat digit form: the next kAhead elements load while the lane adds these.
     T v[kAhead], next[kAhead];
-    const bool full = r + (kAhead - 1) * step < rows;
+    const bool full = r + (kAhead - 1) * step < end;
     if (full)
 #pragma unroll
       for (int u = 0; u < kAhead; ++u) v[u] = at[u * stride];
     for (bool more = full; more;) {
       const std::size_t r_next = r + kAhead * step;
-      more = r_next + (kAhead - 1) * step < rows;
+      more = r_next + (kAhead - 1) * step < end;
       if (more)
 #pragma unroll
         for (int u = 0; u < kAhead; ++u) next[u] = at[(kAhead + u) * stride];
@@ -744,7 +751,7 @@ __global__ __launch_bounds__(kDigitBlock) void exact_columns_kernel(const T* __r
 #pragma unroll
       for (int u = 0; u < kAhead; ++u) v[u] = next[u];
     }
-    for (; r < rows; r += step, at += stride) lane.add(*at, not_negative_zero, words);
+    for (; r < end; r += step, at += stride) lane.add(*at, not_negative_zero, words);
     if (not_negative_zero != 0) atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
   }
   lane.carry();  // idle lanes' slots are zero
