@@ -111,11 +111,11 @@ long long* enqueue_exact_columns(const void* data, std::size_t rows, std::size_t
     constexpr std::size_t dynamic = exact::ColumnLane<T>::kSharedBytes;
     const int per_sm = blocks_per_sm<kernel, kBlock, dynamic>();
     // Enough blocks to fill the GPU once over, fewer where the rows run out first, more where a
-    // lane would add more than 2^16 elements (BinColumnLane's bound).
+    // lane would add more than BinColumnLane::kMostElements (the bins' bound).
     const std::size_t groups = kBlock / per_tile;
     const std::size_t wanted = ceil_div(static_cast<std::size_t>(per_sm) * ws.sm_count, tiles);
     const std::size_t blocks = std::max({std::size_t{1}, std::min(wanted, ceil_div(rows, groups * 8)),
-                                         ceil_div(rows, groups << 16)});
+                                         ceil_div(rows, groups * exact::BinColumnLane::kMostElements)});
     // Copies of the column sums for the blocks to add to (exact_columns_kernel): one for each
     // kBlocksPerCopy blocks, at most kMostCopies and kMostCopyWords words in all (the copies are
     // zeroed and folded on every call). On an H200, f32 records of width 9 at 2^24 took 2.59x a

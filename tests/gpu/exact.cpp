@@ -230,7 +230,7 @@ TEST_CASE("gpu exact column sums: lanes that each add more elements than a digit
   // column runs through the period 2^14 times over (4099 is prime to 3). f64: a
   // digit_filling_period, which pushes one digit of a lane past 2^63 within some 2^11 of them; a
   // lane here adds some 4000 (42 lanes a column in each of 396 blocks on 132 SMs). f32: random finite
-  // values, through the bins' carries into their units.
+  // values, some 2000 a lane into its bins, runs of one bin added in a register first.
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x3c01u);
   constexpr std::size_t kPeriod = 4099, kRepeats = std::size_t{1} << 14, kWidth = 3, kRows = kPeriod * kRepeats;
   auto check = [&](const auto& period) {

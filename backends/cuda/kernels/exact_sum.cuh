@@ -638,13 +638,15 @@ struct DigitColumnLane {
   LaneDigits lane;
   __device__ explicit DigitColumnLane(void* shared) : lane{static_cast<long long*>(shared) + threadIdx.x} {}
   __device__ void clear() { lane.clear(); }
-  //! Adds any element (`words`: its column's, for infinities and NaNs).
-  template <class T>
-  __device__ void add(T element, unsigned& not_negative_zero, long long* words) {
-    lane.add_any(exact_double(element), not_negative_zero, words);
+  //! Adds a round of elements (`words`: their column's, for infinities and NaNs).
+  template <class T, int kN>
+  __device__ void add_round(const T (&v)[kN], unsigned& not_negative_zero, long long* words) {
+#pragma unroll
+    for (int u = 0; u < kN; ++u) lane.add_any(exact_double(v[u]), not_negative_zero, words);
   }
   __device__ void carry() { lane.normalize(); }
-  //! Slot `slot` of lane `t` after carry(): a digit in [0, 2^32) (the last signed and small).
+  //! Makes the slots what slot() reads: digits in [0, 2^32) (the last signed and small).
+  __device__ void finish() { lane.normalize(); }
   __device__ static long long slot(const void* shared, int slot, int t) {
     return static_cast<const long long*>(shared)[slot * kDigitBlock + t];
   }
@@ -655,37 +657,55 @@ struct DigitColumnLane {
 };
 
 //! A lane of exact_columns_kernel that sums its column by exponent bins (f32, and bf16 and f16 as
-//! the floats they convert to exactly): the binned form's kFieldBins doubles, each moved every
-//! carry() into an int64 of its units beside it. A lane adds at most 2^16 elements (the launch
-//! sees to it), so a column's units stay below 2^55 a lane and 2^62 over a block.
+//! the floats they convert to exactly): the binned form's kFieldBins doubles, each exact for 2^14
+//! elements (the launch gives a lane at most that many), turned into integers of their units at
+//! the end, in place. A round's elements that fall in one bin, one after another, are added in a
+//! register first (at most 64 of them, each below 2^39 units: exact) and go into the bin's
+//! shared memory together: a lane's additions to shared memory wait on one another, and one
+//! round's data of [0, 1) then waits once instead of at each element.
 struct BinColumnLane {
   static constexpr int kSlots = kFieldBins;
-  static constexpr std::size_t kSharedBytes = (sizeof(double) + sizeof(long long)) * kSlots * kDigitBlock;
-  double* bins;       // bin c at bins[c * kDigitBlock]
-  long long* units;  // likewise
-  __device__ explicit BinColumnLane(void* shared)
-      : bins(static_cast<double*>(shared) + threadIdx.x),
-        units(static_cast<long long*>(shared) + kSlots * kDigitBlock + threadIdx.x) {}
+  static constexpr std::size_t kSharedBytes = sizeof(double) * kSlots * kDigitBlock;
+  static constexpr std::size_t kMostElements = std::size_t{1} << 14;  // a lane's, for the bins to stay exact
+  double* bins;  // bin c at bins[c * kDigitBlock]
+  __device__ explicit BinColumnLane(void* shared) : bins(static_cast<double*>(shared) + threadIdx.x) {}
   __device__ void clear() {
 #pragma unroll
-    for (int c = 0; c < kSlots; ++c) bins[c * kDigitBlock] = 0, units[c * kDigitBlock] = 0;
+    for (int c = 0; c < kSlots; ++c) bins[c * kDigitBlock] = 0;
   }
-  //! Adds any element (`words`: its column's, for infinities and NaNs).
-  template <class T>
-  __device__ void add(T element, unsigned& not_negative_zero, long long* words) {
-    const float f = static_cast<float>(element);
-    not_negative_zero |= __float_as_uint(f) ^ 0x80000000u;
-    add_to_bins<kDigitBlock>(bins, f, words);
+  template <class T, int kN>
+  __device__ void add_round(const T (&v)[kN], unsigned& not_negative_zero, long long* words) {
+    double run = 0;
+    int run_bin = -1;  // the bin of the elements in `run`
+#pragma unroll
+    for (int u = 0; u < kN; ++u) {
+      const float f = static_cast<float>(v[u]);
+      const unsigned bits = __float_as_uint(f), magnitude = bits & 0x7fffffffu;
+      not_negative_zero |= bits ^ 0x80000000u;
+      if (magnitude >= 0x7f800000u) {
+        count_special(words, magnitude != 0x7f800000u, bits >> 31);
+        continue;
+      }
+      const int bin = static_cast<int>(magnitude >> 27);
+      if (bin != run_bin) {
+        if (run_bin >= 0) bins[run_bin * kDigitBlock] += run;
+        run = 0, run_bin = bin;
+      }
+      run += static_cast<double>(f);
+    }
+    if (run_bin >= 0) bins[run_bin * kDigitBlock] += run;
   }
-  __device__ void carry() {
+  __device__ void carry() {}  // nothing to carry: a lane adds at most kMostElements
+  //! Each bin as an integer of its units (below 2^53), in place.
+  __device__ void finish() {
 #pragma unroll
     for (int c = 0; c < kSlots; ++c) {
-      const double v = bins[c * kDigitBlock];  // a multiple of the bin's unit below 2^50 of them
-      if (v != 0) units[c * kDigitBlock] += __double2ll_rn(v * pow2(-field_bin_unit(c))), bins[c * kDigitBlock] = 0;
+      double& bin = bins[c * kDigitBlock];
+      reinterpret_cast<long long&>(bin) = __double2ll_rn(bin * pow2(-field_bin_unit(c)));
     }
   }
   __device__ static long long slot(const void* shared, int slot, int t) {
-    return static_cast<const long long*>(shared)[(kSlots + slot) * kDigitBlock + t];
+    return static_cast<const long long*>(shared)[slot * kDigitBlock + t];
   }
   __device__ static void deposit(long long* words, int slot, long long sum) { deposit_scaled(words, sum, field_bin_unit(slot)); }
 };
@@ -703,14 +723,15 @@ using ColumnLane = std::conditional_t<std::is_same_v<T, double>, DigitColumnLane
 //! lanes takes min(width, kDigitBlock) neighbouring columns (blockIdx.y picks which) of a range of
 //! rows (blockIdx.x picks which), in groups of lanes that take every groups-th row, so that a warp
 //! reads neighbouring elements of a row or of consecutive rows. At the end each column's lanes' slots are added together and into its words.
-//! At most 2^30 elements a launch, and at most 2^16 a lane.
+//! At most 2^30 elements a launch, and at most BinColumnLane::kMostElements a lane.
 template <class T>
 __global__ __launch_bounds__(kDigitBlock) void exact_columns_kernel(const T* __restrict__ x, std::size_t rows, int width,
                                                                     long long* totals, int copies) {
   using Lane = ColumnLane<T>;
-  // A lane reads one element a load: 64 bytes of them in flight a lane whatever the type, so
-  // that 16-bit records keep as many bytes on the way as f64's eight loads do.
-  constexpr int kBlock = kDigitBlock, kAhead = 64 / sizeof(T);
+  // A lane reads one element a load, 16 of them in flight: 64 registers a lane for the bins,
+  // which leaves room for eight blocks to an SM (32 of the 16-bit types took 96, five blocks);
+  // the digits' shared memory leaves room for three blocks whatever their registers.
+  constexpr int kBlock = kDigitBlock, kAhead = 16;
   extern __shared__ long long shared_slots[];     // Lane::kSharedBytes
   const int per_tile = min(width, kBlock), groups = kBlock / per_tile;
   const int group = threadIdx.x / per_tile, column = blockIdx.y * per_tile + threadIdx.x % per_tile;
@@ -744,17 +765,19 @@ __global__ __launch_bounds__(kDigitBlock) void exact_columns_kernel(const T* __r
       if (more)
 #pragma unroll
         for (int u = 0; u < kAhead; ++u) next[u] = at[(kAhead + u) * stride];
-#pragma unroll
-      for (int u = 0; u < kAhead; ++u) lane.add(v[u], not_negative_zero, words);
+      lane.add_round(v, not_negative_zero, words);
       if ((since_carry += kAhead) >= (1 << 10)) lane.carry(), since_carry = 0;
       r = r_next, at += kAhead * stride;
 #pragma unroll
       for (int u = 0; u < kAhead; ++u) v[u] = next[u];
     }
-    for (; r < end; r += step, at += stride) lane.add(*at, not_negative_zero, words);
+    for (; r < end; r += step, at += stride) {
+      const T one[1] = {*at};
+      lane.add_round(one, not_negative_zero, words);
+    }
     if (not_negative_zero != 0) atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
   }
-  lane.carry();  // idle lanes' slots are zero
+  lane.finish();  // idle lanes' slots are zero
   __syncthreads();
   // Each (column, slot) of the block's: its groups lanes added, then into the column's words.
   for (int p = threadIdx.x; p < per_tile * Lane::kSlots; p += kBlock) {
