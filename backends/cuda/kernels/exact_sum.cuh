@@ -660,7 +660,7 @@ struct DigitColumnLane {
 //! the floats they convert to exactly): the binned form's kFieldBins doubles, each exact for 2^14
 //! elements (the launch gives a lane at most that many), turned into integers of their units at
 //! the end, in place. A round's elements that fall in one bin, one after another, are added in a
-//! register first (at most 64 of them, each below 2^39 units: exact) and go into the bin's
+//! register first (at most a round's 16, each below 2^39 units: exact) and go into the bin's
 //! shared memory together: a lane's additions to shared memory wait on one another, and one
 //! round's data of [0, 1) then waits once instead of at each element.
 struct BinColumnLane {
@@ -722,8 +722,9 @@ using ColumnLane = std::conditional_t<std::is_same_v<T, double>, DigitColumnLane
 //! of all of them. Each lane sums one column with its own ColumnLane<T>: a block of kDigitBlock
 //! lanes takes min(width, kDigitBlock) neighbouring columns (blockIdx.y picks which) of a range of
 //! rows (blockIdx.x picks which), in groups of lanes that take every groups-th row, so that a warp
-//! reads neighbouring elements of a row or of consecutive rows. At the end each column's lanes' slots are added together and into its words.
-//! At most 2^30 elements a launch, and at most BinColumnLane::kMostElements a lane.
+//! reads neighbouring elements of a row or of consecutive rows. At the end each column's lanes'
+//! slots are added together and into its words. At most 2^30 elements a launch, and at most
+//! BinColumnLane::kMostElements a lane.
 template <class T>
 __global__ __launch_bounds__(kDigitBlock) void exact_columns_kernel(const T* __restrict__ x, std::size_t rows, int width,
                                                                     long long* totals, int copies) {
