@@ -145,8 +145,9 @@ __device__ inline long long* exact_segment_lane_digits() {
 //! them to a double and nothing else: they are all multiples of 2^(lo - 150) (lo the smallest
 //! field, 1 for a subnormal) below 2^(hi - 126), and at most 512 of them (a lane of the segment
 //! kernels adds 256 at most) sum below 2^(kSpread + 33) such units, so every partial sum is a
-//! double exactly. The first element past that range, and every one after it, goes through
-//! TwoSum, its errors into the lane's digits in shared memory.
+//! double exactly, in any order: a vector's elements are added in a tree, then to the lane's sum.
+//! From the first vector past that range on, each element goes through TwoSum, its errors into
+//! the lane's digits in shared memory.
 template <class T>
 struct Accumulator<ExactSegmentSum<T>> {
   static constexpr int kBlock = ExactSegmentSum<T>::kBlock;
@@ -174,20 +175,29 @@ struct Accumulator<ExactSegmentSum<T>> {
     lane[(v.k + 1) * kBlock] += v.c1;
     lane[(v.k + 2) * kBlock] += v.c2;
   }
-  __device__ void add(float x) {
-    const unsigned u = __float_as_uint(x);
-    not_negative_zero |= u ^ 0x80000000u;
-    const int field = static_cast<int>((u >> 23) & 0xffu);
-    hi = max(hi, field);  // 255 for an infinity or a NaN: past the range
-    if (!two_sum) {
-      lo = min(lo, (u << 1) == 0 ? 255 : max(field, 1));  // zeros are multiples of anything
-      if (hi - lo <= kSpread && field != 0xff) {
-        sum += static_cast<double>(x);
-        return;
-      }
-      two_sum = true;
+  //! Takes the exponent fields of elements whose bits are `u` (N of them) into the range; true
+  //! while the lane may still add them to its double alone.
+  template <int N>
+  __device__ bool in_range(const unsigned (&u)[N]) {
+    int low = 255, high = -1;
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      const int field = static_cast<int>((u[j] >> 23) & 0xffu);
+      not_negative_zero |= u[j] ^ 0x80000000u;
+      high = max(high, field);  // 255 for an infinity or a NaN: past the range
+      low = min(low, (u[j] << 1) == 0 ? 255 : max(field, 1));  // zeros are multiples of anything
     }
-    if (field == 0xff) {
+    hi = max(hi, high);
+    if (two_sum) return false;
+    lo = min(lo, low);
+    if (hi - lo <= kSpread && high != 0xff) return true;
+    two_sum = true;
+    return false;
+  }
+  //! Past the range: x with TwoSum beside the addition (an infinity or a NaN to the flags).
+  __device__ void add_two_sum(float x) {
+    const unsigned u = __float_as_uint(x);
+    if ((u & 0x7f800000u) == 0x7f800000u) {
       flags |= (u & 0x7fffffu) ? FloatDigits::kNaN : u >> 31 ? FloatDigits::kNegInf : FloatDigits::kPosInf;
       return;
     }
@@ -195,7 +205,31 @@ struct Accumulator<ExactSegmentSum<T>> {
     sum = t;
     if (e != 0) deposit(e);
   }
-  __device__ void add(const ExactSegmentSum<T>&, typename ExactSegmentSum<T>::Lifted e) { add(e.x); }
+  //! Adds N elements (converted exactly to float): in range, their sum in a tree of doubles (exact,
+  //! as any order is there) added to the lane's at once, one dependent addition a vector.
+  template <int N>
+  __device__ void add(const float (&x)[N]) {
+    unsigned u[N];
+#pragma unroll
+    for (int j = 0; j < N; ++j) u[j] = __float_as_uint(x[j]);
+    if (in_range(u)) {
+      double part[N];
+#pragma unroll
+      for (int j = 0; j < N; ++j) part[j] = x[j];
+#pragma unroll
+      for (int width = N / 2; width > 0; width /= 2)
+#pragma unroll
+        for (int j = 0; j < width; ++j) part[j] += part[j + width];
+      sum += part[0];
+      return;
+    }
+#pragma unroll
+    for (int j = 0; j < N; ++j) add_two_sum(x[j]);
+  }
+  __device__ void add(const ExactSegmentSum<T>&, typename ExactSegmentSum<T>::Lifted e) {
+    const float one[1] = {e.x};
+    add(one);
+  }
   __device__ FloatDigits value(const ExactSegmentSum<T>&) {
     FloatDigits d;
     d.fast = sum;
@@ -211,8 +245,10 @@ struct Accumulator<ExactSegmentSum<T>> {
 template <class T>
 __device__ inline void add_vector(Accumulator<ExactSegmentSum<T>>& acc, const ExactSegmentSum<T>&, const Vec<T>& r,
                                   std::size_t) {
+  float x[vector_width<T>()];
 #pragma unroll
-  for (int j = 0; j < vector_width<T>(); ++j) acc.add(static_cast<float>(r.e[j]));
+  for (int j = 0; j < vector_width<T>(); ++j) x[j] = static_cast<float>(r.e[j]);
+  acc.add(x);
 }
 
 //! The bits of T's format: its significand's (the implicit one included) and its smallest
