@@ -659,10 +659,10 @@ struct DigitColumnLane {
 //! A lane of exact_columns_kernel that sums its column by exponent bins (f32, and bf16 and f16 as
 //! the floats they convert to exactly): the binned form's kFieldBins doubles, each exact for 2^14
 //! elements (the launch gives a lane at most that many), turned into integers of their units at
-//! the end, in place. A round's elements that fall in one bin, one after another, are added in a
-//! register first (at most a round's 16, each below 2^39 units: exact) and go into the bin's
-//! shared memory together: a lane's additions to shared memory wait on one another, and one
-//! round's data of [0, 1) then waits once instead of at each element.
+//! the end, in place. A round whose elements all fall in one bin is added in a register first (a
+//! round's 16, each below 2^39 units: exact) and goes into the bin's shared memory at once: a
+//! lane's additions to shared memory wait on one another, and a round of data of [0, 1) then
+//! waits once instead of at each element. Other rounds go element by element.
 struct BinColumnLane {
   static constexpr int kSlots = kFieldBins;
   static constexpr std::size_t kSharedBytes = sizeof(double) * kSlots * kDigitBlock;
@@ -675,25 +675,23 @@ struct BinColumnLane {
   }
   template <class T, int kN>
   __device__ void add_round(const T (&v)[kN], unsigned& not_negative_zero, long long* words) {
-    double run = 0;
-    int run_bin = -1;  // the bin of the elements in `run`
+    const unsigned first_bin = (__float_as_uint(static_cast<float>(v[0])) & 0x7fffffffu) >> 27;
+    bool one_bin = true;  // every element finite and in the first one's bin
 #pragma unroll
     for (int u = 0; u < kN; ++u) {
-      const float f = static_cast<float>(v[u]);
-      const unsigned bits = __float_as_uint(f), magnitude = bits & 0x7fffffffu;
+      const unsigned bits = __float_as_uint(static_cast<float>(v[u])), magnitude = bits & 0x7fffffffu;
       not_negative_zero |= bits ^ 0x80000000u;
-      if (magnitude >= 0x7f800000u) {
-        count_special(words, magnitude != 0x7f800000u, bits >> 31);
-        continue;
-      }
-      const int bin = static_cast<int>(magnitude >> 27);
-      if (bin != run_bin) {
-        if (run_bin >= 0) bins[run_bin * kDigitBlock] += run;
-        run = 0, run_bin = bin;
-      }
-      run += static_cast<double>(f);
+      one_bin = one_bin && magnitude < 0x7f800000u && magnitude >> 27 == first_bin;
     }
-    if (run_bin >= 0) bins[run_bin * kDigitBlock] += run;
+    if (one_bin) {
+      double run = 0;
+#pragma unroll
+      for (int u = 0; u < kN; ++u) run += static_cast<double>(static_cast<float>(v[u]));
+      bins[first_bin * kDigitBlock] += run;
+    } else {
+#pragma unroll
+      for (int u = 0; u < kN; ++u) add_to_bins<kDigitBlock>(bins, static_cast<float>(v[u]), words);
+    }
   }
   __device__ void carry() {}  // nothing to carry: a lane adds at most kMostElements
   //! Each bin as an integer of its units (below 2^53), in place.
@@ -726,7 +724,7 @@ using ColumnLane = std::conditional_t<std::is_same_v<T, double>, DigitColumnLane
 //! slots are added together and into its words. At most 2^30 elements a launch, and at most
 //! BinColumnLane::kMostElements a lane.
 template <class T>
-__global__ __launch_bounds__(kDigitBlock) void exact_columns_kernel(const T* __restrict__ x, std::size_t rows, int width,
+__global__ __launch_bounds__(kDigitBlock, std::is_same_v<T, double> ? 3 : 8) void exact_columns_kernel(const T* __restrict__ x, std::size_t rows, int width,
                                                                     long long* totals, int copies) {
   using Lane = ColumnLane<T>;
   // A lane reads one element a load: 16 of them in flight for the bins (64 registers a lane,
