@@ -659,10 +659,10 @@ struct DigitColumnLane {
 //! A lane of exact_columns_kernel that sums its column by exponent bins (f32, and bf16 and f16 as
 //! the floats they convert to exactly): the binned form's kFieldBins doubles, each exact for 2^14
 //! elements (the launch gives a lane at most that many), turned into integers of their units at
-//! the end, in place. A round whose elements all fall in one bin is added in a register first (a
-//! round's 16, each below 2^39 units: exact) and goes into the bin's shared memory at once: a
-//! lane's additions to shared memory wait on one another, and a round of data of [0, 1) then
-//! waits once instead of at each element. Other rounds go element by element.
+//! the end, in place. A round's elements that fall in one bin, one after another, are added in a
+//! register first (at most a round's 16, each below 2^39 units: exact) and go into the bin's
+//! shared memory together: a lane's additions to shared memory wait on one another, and one
+//! round's data of [0, 1) then waits once instead of at each element.
 struct BinColumnLane {
   static constexpr int kSlots = kFieldBins;
   static constexpr std::size_t kSharedBytes = sizeof(double) * kSlots * kDigitBlock;
@@ -675,23 +675,25 @@ struct BinColumnLane {
   }
   template <class T, int kN>
   __device__ void add_round(const T (&v)[kN], unsigned& not_negative_zero, long long* words) {
-    const unsigned first_bin = (__float_as_uint(static_cast<float>(v[0])) & 0x7fffffffu) >> 27;
-    bool one_bin = true;  // every element finite and in the first one's bin
+    double run = 0;
+    int run_bin = -1;  // the bin of the elements in `run`
 #pragma unroll
     for (int u = 0; u < kN; ++u) {
-      const unsigned bits = __float_as_uint(static_cast<float>(v[u])), magnitude = bits & 0x7fffffffu;
+      const float f = static_cast<float>(v[u]);
+      const unsigned bits = __float_as_uint(f), magnitude = bits & 0x7fffffffu;
       not_negative_zero |= bits ^ 0x80000000u;
-      one_bin = one_bin && magnitude < 0x7f800000u && magnitude >> 27 == first_bin;
+      if (magnitude >= 0x7f800000u) {
+        count_special(words, magnitude != 0x7f800000u, bits >> 31);
+        continue;
+      }
+      const int bin = static_cast<int>(magnitude >> 27);
+      if (bin != run_bin) {
+        if (run_bin >= 0) bins[run_bin * kDigitBlock] += run;
+        run = 0, run_bin = bin;
+      }
+      run += static_cast<double>(f);
     }
-    if (one_bin) {
-      double run = 0;
-#pragma unroll
-      for (int u = 0; u < kN; ++u) run += static_cast<double>(static_cast<float>(v[u]));
-      bins[first_bin * kDigitBlock] += run;
-    } else {
-#pragma unroll
-      for (int u = 0; u < kN; ++u) add_to_bins<kDigitBlock>(bins, static_cast<float>(v[u]), words);
-    }
+    if (run_bin >= 0) bins[run_bin * kDigitBlock] += run;
   }
   __device__ void carry() {}  // nothing to carry: a lane adds at most kMostElements
   //! Each bin as an integer of its units (below 2^53), in place.
@@ -712,6 +714,14 @@ struct BinColumnLane {
 template <class T>
 using ColumnLane = std::conditional_t<std::is_same_v<T, double>, DigitColumnLane, BinColumnLane>;
 
+//! The blocks to an SM that exact_columns_kernel<T>'s registers are set for (0: the compiler's
+//! choice). f64's lanes get three blocks' registers, their shared memory's limit anyway: 142 a
+//! lane and no stack, where the compiler's own choice was 72 and 104 bytes of stack (f64 records
+//! of width 9 on an H200: 1.16x a plain column sum at 2^24 and 1.36x at 2^28, from 1.25x and
+//! 1.40x). Asking eight blocks' for the bins' lanes spilled the 16-bit types' registers.
+template <class T>
+constexpr int kColumnBlocksPerSM = std::is_same_v<T, double> ? 3 : 0;
+
 //! Exact column sums of records: `rows` rows of `width` values, each column's partial added to
 //! `totals` with 64-bit atomics: `copies` sets of width ExactSum word sets, zero on entry, block b
 //! adding to set b % copies (fold_column_copies adds them into the first). Every block ends by
@@ -724,13 +734,14 @@ using ColumnLane = std::conditional_t<std::is_same_v<T, double>, DigitColumnLane
 //! slots are added together and into its words. At most 2^30 elements a launch, and at most
 //! BinColumnLane::kMostElements a lane.
 template <class T>
-__global__ __launch_bounds__(kDigitBlock, std::is_same_v<T, double> ? 3 : 8) void exact_columns_kernel(const T* __restrict__ x, std::size_t rows, int width,
-                                                                    long long* totals, int copies) {
+__global__ __launch_bounds__(kDigitBlock, kColumnBlocksPerSM<T>) void exact_columns_kernel(const T* __restrict__ x,
+                                                                                         std::size_t rows, int width,
+                                                                                         long long* totals, int copies) {
   using Lane = ColumnLane<T>;
   // A lane reads one element a load: 16 of them in flight for the bins (64 registers a lane,
   // room for eight blocks to an SM; 32 of the 16-bit types took 96 registers, five blocks), 8 for
-  // the digits (16 took 112 registers, and f64 records of width 9 went from 1.37x a plain column
-  // sum to 1.50x at 2^28 on an H200, though their shared memory holds them at three blocks).
+  // the digits (16, with 112 registers, took f64 records of width 9 from 1.37x a plain column sum
+  // to 1.50x at 2^28 on an H200).
   constexpr int kBlock = kDigitBlock, kAhead = sizeof(T) == 8 ? 8 : 16;
   extern __shared__ long long shared_slots[];     // Lane::kSharedBytes
   const int per_tile = min(width, kBlock), groups = kBlock / per_tile;
