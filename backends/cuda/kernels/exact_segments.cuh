@@ -213,6 +213,7 @@ struct Accumulator<ExactSegmentSum<T>> {
 #pragma unroll
     for (int j = 0; j < N; ++j) u[j] = __float_as_uint(x[j]);
     if (in_range(u)) {
+      static_assert((N & (N - 1)) == 0, "the tree halves N until one part is left");
       double part[N];
 #pragma unroll
       for (int j = 0; j < N; ++j) part[j] = x[j];

@@ -210,9 +210,9 @@ inline constexpr bool is_extreme_column<ExtremeColumn<kMax, T>> = true;
 //! Rows of contiguous columns that the compiler vectorises across the columns: the running
 //! values in plain arrays (one per column) instead of the columns' objects, each row added to
 //! them element by element. Sums of f32 add kFloatRows rows in float lanes, four rows a pass
-//! summed pairwise, then into double (16 elements in float, as the flat leaves do: cpu_kernels.hpp,
-//! within the stated bound, and with the same price, a float partial that overflows); f64 sums keep Neumaier's compensation,
-//! branch-free; extremes compare and select, a NaN absorbing as RunningExtreme's. Element by
+//! summed pairwise, then into double (16 elements in float, as the flat leaves do:
+//! cpu_kernels.hpp, within the stated bound, and with the same price, a float partial that
+//! overflows); f64 sums keep Neumaier's compensation, branch-free; extremes compare and select, a NaN absorbing as RunningExtreme's. Element by
 //! element through the objects, the column sums of a (4096, 4096) f32 matrix ran at 4% of its row
 //! sums' rate on the H200 host's 16 threads (bench/results/nvidia-h200/views.md at 9bd358e).
 template <class Column, class T>
