@@ -153,6 +153,34 @@ int main(int argc, char** argv) {
     ncclAllGather(gathered + 1024 * rank_, gathered, 1024, ncclUint8, comm, stream);
     cudaStreamSynchronize(stream);
   }, 200, 11, 5);
+  // The same gather replayed from a CUDA graph (one launch of what NCCL enqueues, the host's
+  // part of a launch captured once), and in a symmetric window (ncclMemAlloc'd memory that every
+  // rank registers: NCCL's symmetric kernels, which read the peer's memory directly); -1 where
+  // NCCL refuses either.
+  double t_graph_gather = -1, t_symmetric_gather = -1;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t graph_exec = nullptr;
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+    const ncclResult_t captured = ncclAllGather(gathered + 1024 * rank_, gathered, 1024, ncclUint8, comm, stream);
+    if (cudaStreamEndCapture(stream, &graph) == cudaSuccess && captured == ncclSuccess &&
+        cudaGraphInstantiate(&graph_exec, graph, 0) == cudaSuccess)
+      t_graph_gather = barrier_timed([&] {
+        cudaGraphLaunch(graph_exec, stream);
+        cudaStreamSynchronize(stream);
+      }, 200, 11, 5);
+  }
+  void* symmetric = nullptr;
+  ncclWindow_t window = nullptr;
+  const std::size_t symmetric_bytes = 1024 * static_cast<std::size_t>(ranks_);
+  if (ncclMemAlloc(&symmetric, symmetric_bytes) == ncclSuccess &&
+      ncclCommWindowRegister(comm, symmetric, symmetric_bytes, &window, NCCL_WIN_COLL_SYMMETRIC) == ncclSuccess) {
+    auto* bytes = static_cast<unsigned char*>(symmetric);
+    t_symmetric_gather = barrier_timed([&] {
+      ncclAllGather(bytes + 1024 * rank_, bytes, 1024, ncclUint8, comm, stream);
+      cudaStreamSynchronize(stream);
+    }, 200, 11, 5);
+    ncclCommWindowDeregister(comm, window);
+  }
   const double t_one_element = barrier_timed([&] { xr::nccl::allreduce(comm, one); }, 200, 11, 5);
   const double t_local_one = barrier_timed([&] { xr::reduce(one); }, 200, 11, 5);
 
@@ -191,14 +219,16 @@ int main(int argc, char** argv) {
                   "| xreduce::mpi::allreduce, %d x 2^%d | %.1f us | %.0f | %.2fx the throughput |\n\n"
                   "%s%s"
                   "Combine of one element a rank: xreduce::nccl %.1f us (the local call alone %.1f us), "
-                  "a bare ncclAllReduce of 8 bytes %.1f us, a bare ncclAllGather of 1 KiB a rank %.1f us.\n",
+                  "a bare ncclAllReduce of 8 bytes %.1f us, a bare ncclAllGather of 1 KiB a rank %.1f us "
+                  "(from a CUDA graph %.1f us, in a symmetric window %.1f us; -1: refused).\n",
                   type.c_str(), name.c_str(), ranks_, log2n, type.c_str(), backend.c_str(), total.value.to_string().c_str(), log2n,
                   statistic ? ", reduced as a rank reduces its shard" : xr::is_float16(dtype) ? ", summed exactly as a rank sums its shard" : "",
                   t_one * 1e6, bytes / t_one / 1e9,
                   ranks_, log2n, t_nccl * 1e6, ranks_ * bytes / t_nccl / 1e9, ranks_ * t_one / t_nccl,
                   ranks_, log2n, t_mpi * 1e6, ranks_ * bytes / t_mpi / 1e9, ranks_ * t_one / t_mpi,
                   alone.c_str(), plain_note.c_str(),
-                  t_one_element * 1e6, t_local_one * 1e6, t_bare * 1e6, t_bare_gather * 1e6);
+                  t_one_element * 1e6, t_local_one * 1e6, t_bare * 1e6, t_bare_gather * 1e6,
+                  t_graph_gather * 1e6, t_symmetric_gather * 1e6);
     std::fputs(md, stdout);
     const std::string stem = out_dir + "/multi-gpu" + (dtype == xr::DType::f32 ? "" : "-" + type) + (statistic ? "-" + name : "") +
                              (log2n == 30 ? "" : "-log2n" + std::to_string(log2n));
@@ -209,12 +239,16 @@ int main(int argc, char** argv) {
                      {"nccl_speedup_over_plain", ranks_ * t_one_plain / t_nccl}, {"mpi_speedup_over_plain", ranks_ * t_one_plain / t_mpi},
                      {"combine_one_element_s", t_one_element}, {"local_one_element_s", t_local_one},
                      {"bare_nccl_allreduce_8_bytes_s", t_bare}, {"bare_nccl_allgather_1kib_s", t_bare_gather},
+                     {"graph_nccl_allgather_1kib_s", t_graph_gather}, {"symmetric_nccl_allgather_1kib_s", t_symmetric_gather},
                      {"each_gpu_alone_s", t_alone}, {"nccl_speedup_over_slowest", ranks_ * t_slowest / t_nccl},
                      {"mpi_speedup_over_slowest", ranks_ * t_slowest / t_mpi}, {"value", total.value.to_string()}};
     std::ofstream(stem + ".json") << j.dump(1) << "\n";
   }
   cudaFree(word);
   cudaFree(gathered);
+  if (graph_exec) cudaGraphExecDestroy(graph_exec);
+  if (graph) cudaGraphDestroy(graph);
+  if (symmetric) ncclMemFree(symmetric);
   cudaFree(data);
   ncclCommDestroy(comm);
   MPI_Finalize();
