@@ -2,7 +2,9 @@
 // (f32, f16 or bf16), combined by xreduce::nccl (and by xreduce::mpi, the same shards), against
 // one GPU reducing its 2^log2n alone in the same run, as a rank reduces its shard, and with its
 // own plain call; each GPU alone in turn (the two wait for the slower at every combine); and the
-// combine's latency against a bare ncclAllReduce of 8 bytes and a bare ncclAllGather of 1 KiB.
+// combine's latency against a bare ncclAllReduce of 8 bytes and a bare ncclAllGather of 1 KiB
+// (that gather also replayed from a CUDA graph and in a symmetric window: how much of its time is
+// the host's part of NCCL's launch, and how much NCCL's kernel).
 // What a rank asks of its GPU (mpi/src/partials.cpp, local_partials): a 16-bit float shard's sum
 // exactly, so that the whole is rounded once (shard_options); a statistic in f64, unrounded, and
 // for var and std the variance's moments with it (Result::moments: one read; a backend without
@@ -170,6 +172,7 @@ int main(int argc, char** argv) {
       }, 200, 11, 5);
   }
   void* symmetric = nullptr;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)  // symmetric windows came with NCCL 2.27
   ncclWindow_t window = nullptr;
   const std::size_t symmetric_bytes = 1024 * static_cast<std::size_t>(ranks_);
   if (ncclMemAlloc(&symmetric, symmetric_bytes) == ncclSuccess &&
@@ -181,6 +184,7 @@ int main(int argc, char** argv) {
     }, 200, 11, 5);
     ncclCommWindowDeregister(comm, window);
   }
+#endif
   const double t_one_element = barrier_timed([&] { xr::nccl::allreduce(comm, one); }, 200, 11, 5);
   const double t_local_one = barrier_timed([&] { xr::reduce(one); }, 200, 11, 5);
 
@@ -248,7 +252,9 @@ int main(int argc, char** argv) {
   cudaFree(gathered);
   if (graph_exec) cudaGraphExecDestroy(graph_exec);
   if (graph) cudaGraphDestroy(graph);
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
   if (symmetric) ncclMemFree(symmetric);
+#endif
   cudaFree(data);
   ncclCommDestroy(comm);
   MPI_Finalize();
