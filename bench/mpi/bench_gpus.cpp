@@ -51,6 +51,14 @@ void check(cudaError_t s, const char* what) {
   }
 }
 
+//! "12.3 us", or "not run" for a time left negative (NCCL refused the way, or lacks it).
+std::string microseconds(double seconds) {
+  if (seconds < 0) return "not run";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f us", seconds * 1e6);
+  return text;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -157,8 +165,8 @@ int main(int argc, char** argv) {
   }, 200, 11, 5);
   // The same gather replayed from a CUDA graph (one launch of what NCCL enqueues, the host's
   // part of a launch captured once), and in a symmetric window (ncclMemAlloc'd memory that every
-  // rank registers: NCCL's symmetric kernels, which read the peer's memory directly); -1 where
-  // NCCL refuses either.
+  // rank registers: NCCL's symmetric kernels, which read the peer's memory directly); negative
+  // where NCCL refuses either (the report says "not run").
   double t_graph_gather = -1, t_symmetric_gather = -1;
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t graph_exec = nullptr;
@@ -224,7 +232,7 @@ int main(int argc, char** argv) {
                   "%s%s"
                   "Combine of one element a rank: xreduce::nccl %.1f us (the local call alone %.1f us), "
                   "a bare ncclAllReduce of 8 bytes %.1f us, a bare ncclAllGather of 1 KiB a rank %.1f us "
-                  "(from a CUDA graph %.1f us, in a symmetric window %.1f us; -1: refused).\n",
+                  "(from a CUDA graph %s, in a symmetric window %s).\n",
                   type.c_str(), name.c_str(), ranks_, log2n, type.c_str(), backend.c_str(), total.value.to_string().c_str(), log2n,
                   statistic ? ", reduced as a rank reduces its shard" : xr::is_float16(dtype) ? ", summed exactly as a rank sums its shard" : "",
                   t_one * 1e6, bytes / t_one / 1e9,
@@ -232,7 +240,7 @@ int main(int argc, char** argv) {
                   ranks_, log2n, t_mpi * 1e6, ranks_ * bytes / t_mpi / 1e9, ranks_ * t_one / t_mpi,
                   alone.c_str(), plain_note.c_str(),
                   t_one_element * 1e6, t_local_one * 1e6, t_bare * 1e6, t_bare_gather * 1e6,
-                  t_graph_gather * 1e6, t_symmetric_gather * 1e6);
+                  microseconds(t_graph_gather).c_str(), microseconds(t_symmetric_gather).c_str());
     std::fputs(md, stdout);
     const std::string stem = out_dir + "/multi-gpu" + (dtype == xr::DType::f32 ? "" : "-" + type) + (statistic ? "-" + name : "") +
                              (log2n == 30 ? "" : "-log2n" + std::to_string(log2n));
