@@ -63,8 +63,21 @@ float gpu_to_gpu_sum(const float* x, N n, float* out, cudaStream_t stream) {
 
 int main(int argc, char** argv) {
   int max_log2n = 30;
-  for (int i = 1; i + 1 < argc; i += 2)
-    if (std::strcmp(argv[i], "--max-log2n") == 0) max_log2n = std::atoi(argv[i + 1]);
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::printf("Usage: xreduce_cub_gpu_to_gpu_probe [--max-log2n N]\n\n"
+                  "CUB's gpu_to_gpu f32 sum of data whose exact sum is known (ones, and multiples of 2^-24),\n"
+                  "2^20 to 2^N elements (N from 20 to 30, default 30), through int and size_t num_items;\n"
+                  "a Markdown table on standard output, sums more than 2 ulps off in bold.\n");
+      return 0;
+    }
+    if (std::strcmp(argv[i], "--max-log2n") == 0 && i + 1 < argc) {
+      max_log2n = std::atoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "xreduce_cub_gpu_to_gpu_probe: unknown argument '%s' (see --help)\n", argv[i]);
+      return 2;
+    }
+  }
   if (max_log2n < 20 || max_log2n > 30) {
     std::fprintf(stderr, "xreduce_cub_gpu_to_gpu_probe: --max-log2n is 20 to 30 (int num_items)\n");
     return 2;
