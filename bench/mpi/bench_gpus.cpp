@@ -157,12 +157,17 @@ int main(int argc, char** argv) {
   }, 200, 11, 5);
   // A bare ncclAllGather of 1 KiB a rank, about what a rank's partials are (832 bytes for an
   // exact sum with the failure reason's slot, a few hundred for the others).
+  const std::size_t gathered_bytes = 1024 * static_cast<std::size_t>(ranks_);
+  auto gather_into = [&](unsigned char* all) { return ncclAllGather(all + 1024 * rank_, all, 1024, ncclUint8, comm, stream); };
+  auto gather_timed = [&](unsigned char* all) {
+    return barrier_timed([&] {
+      gather_into(all);
+      cudaStreamSynchronize(stream);
+    }, 200, 11, 5);
+  };
   unsigned char* gathered = nullptr;
-  check(cudaMalloc(&gathered, 1024 * static_cast<std::size_t>(ranks_)), "cudaMalloc");
-  const double t_bare_gather = barrier_timed([&] {
-    ncclAllGather(gathered + 1024 * rank_, gathered, 1024, ncclUint8, comm, stream);
-    cudaStreamSynchronize(stream);
-  }, 200, 11, 5);
+  check(cudaMalloc(&gathered, gathered_bytes), "cudaMalloc");
+  const double t_bare_gather = gather_timed(gathered);
   // The same gather replayed from a CUDA graph (one launch of what NCCL enqueues, the host's
   // part of a launch captured once), and in a symmetric window (ncclMemAlloc'd memory that every
   // rank registers: NCCL's symmetric kernels, which read the peer's memory directly); negative
@@ -171,7 +176,7 @@ int main(int argc, char** argv) {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t graph_exec = nullptr;
   if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
-    const ncclResult_t captured = ncclAllGather(gathered + 1024 * rank_, gathered, 1024, ncclUint8, comm, stream);
+    const ncclResult_t captured = gather_into(gathered);
     if (cudaStreamEndCapture(stream, &graph) == cudaSuccess && captured == ncclSuccess &&
         cudaGraphInstantiate(&graph_exec, graph, 0) == cudaSuccess)
       t_graph_gather = barrier_timed([&] {
@@ -182,14 +187,9 @@ int main(int argc, char** argv) {
   void* symmetric = nullptr;
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)  // symmetric windows came with NCCL 2.27
   ncclWindow_t window = nullptr;
-  const std::size_t symmetric_bytes = 1024 * static_cast<std::size_t>(ranks_);
-  if (ncclMemAlloc(&symmetric, symmetric_bytes) == ncclSuccess &&
-      ncclCommWindowRegister(comm, symmetric, symmetric_bytes, &window, NCCL_WIN_COLL_SYMMETRIC) == ncclSuccess) {
-    auto* bytes = static_cast<unsigned char*>(symmetric);
-    t_symmetric_gather = barrier_timed([&] {
-      ncclAllGather(bytes + 1024 * rank_, bytes, 1024, ncclUint8, comm, stream);
-      cudaStreamSynchronize(stream);
-    }, 200, 11, 5);
+  if (ncclMemAlloc(&symmetric, gathered_bytes) == ncclSuccess &&
+      ncclCommWindowRegister(comm, symmetric, gathered_bytes, &window, NCCL_WIN_COLL_SYMMETRIC) == ncclSuccess) {
+    t_symmetric_gather = gather_timed(static_cast<unsigned char*>(symmetric));
     ncclCommWindowDeregister(comm, window);
   }
 #endif
