@@ -25,11 +25,16 @@ A* carve(unsigned char*& cursor, std::uint64_t count) {
   return p;
 }
 
-//! The check word (~0: all good), set before a launch that may write the first bad offset.
-inline unsigned long long* check_word(unsigned char*& cursor, Workspace& ws) {
-  auto* bad = carve<unsigned long long>(cursor, 1);
-  XREDUCE_CUDA(cudaMemsetAsync(bad, 0xff, sizeof *bad, ws.stream));
-  return bad;
+//! The check word (~0: all good), set before a launch that may write the first bad offset, into
+//! `*bad`; true. Where `*bad` is already set (a second pass over the same segments, in the same
+//! scratch: exact sums), that word is kept with what the first pass found; false: the offsets
+//! are checked.
+inline bool check_word(unsigned char*& cursor, Workspace& ws, unsigned long long** bad) {
+  auto* word = carve<unsigned long long>(cursor, 1);
+  if (*bad) return false;
+  *bad = word;
+  XREDUCE_CUDA(cudaMemsetAsync(word, 0xff, sizeof *word, ws.stream));
+  return true;
 }
 
 //! Blocks that keep every SM busy for a grid-stride kernel of `P`, or fewer for less work.
@@ -51,19 +56,40 @@ void enqueue_long_segments(const typename F::In* x, const SegmentBounds& b, cons
   }
 }
 
+inline std::uint64_t round16(std::uint64_t bytes) { return (bytes + 15) / 16 * 16; }
+
+//! Rows long enough to be cut into chunks (a block each).
+template <class P, class In>
+bool chunked_rows(const SegmentBounds& b) {
+  return !b.offsets && b.row_length * sizeof(In) >= 2 * P::chunk_bytes && b.count > 0;
+}
+
+//! The scratch shuffle_segments<P> carves for partials A of segments of In: the check word,
+//! then the chunks' partials of long rows, or the lists of long segments and their partials. A
+//! long segment has long_bytes at least, and each of its chunks as much: so many of each at most.
+template <class P, class A, class In>
+std::uint64_t segments_scratch_bytes(const SegmentBounds& b) {
+  if (!b.offsets)
+    return 16 + (chunked_rows<P, In>(b) ? round16(b.count * chunks_of<P>(b.row_length * sizeof(In)) * sizeof(A)) : 0);
+  const std::uint64_t bytes = b.n * sizeof(In);
+  const std::uint64_t max_long = std::min<std::uint64_t>(b.count, bytes / P::long_bytes), max_chunks = bytes / P::long_bytes;
+  if (max_chunks >= (std::uint64_t{1} << 32))  // the chunks are counted in 32 bits (LongSegments::listed)
+    throw Error(ErrorCode::unsupported, "cuda.shuffle reduces segments of up to 2^45 bytes of data in one call");
+  return 32 + round16(max_long * sizeof(LongPiece)) + round16(max_chunks * sizeof(LongPiece)) + round16(max_chunks * sizeof(A));
+}
+
 template <class P = SegmentPolicy, class F, class Out>
 void shuffle_segments(const typename F::In* x, const SegmentBounds& b, F f, Out* out, std::uint64_t* out_index,
                       Workspace& ws, unsigned long long** bad) {
   using In = typename F::In;
   using A = typename F::acc_t;
-  auto round16 = [](std::uint64_t bytes) { return (bytes + 15) / 16 * 16; };
+  unsigned char* cursor = static_cast<unsigned char*>(
+      ws.scratch.reserve(segments_scratch_bytes<P, A, In>(b), b.offsets ? "segment lists" : "segment partials"));
   if (!b.offsets) {
     const std::uint64_t row_bytes = b.row_length * sizeof(In);
     const std::uint64_t row_chunks = chunks_of<P>(row_bytes);
-    const bool chunked = row_bytes >= 2 * P::chunk_bytes && b.count > 0;
-    unsigned char* cursor = static_cast<unsigned char*>(
-        ws.scratch.reserve(16 + (chunked ? round16(b.count * row_chunks * sizeof(A)) : 0), "segment partials"));
-    *bad = check_word(cursor, ws);
+    const bool chunked = chunked_rows<P, In>(b);
+    check_word(cursor, ws, bad);
     if (b.count == 0) return;
     if (b.row_length == 0) {
       segment_identities_kernel<<<static_cast<unsigned>(ceil_div(b.count, 256)), 256, 0, ws.stream>>>(b.count, f, out, out_index);
@@ -87,16 +113,10 @@ void shuffle_segments(const typename F::In* x, const SegmentBounds& b, F f, Out*
     XREDUCE_CUDA(cudaGetLastError());
     return;
   }
-  // Offsets. A long segment has long_bytes at least, and each of its chunks as much: so many
-  // of each at most.
+  // Offsets: so many long segments and chunks at most.
   const std::uint64_t bytes = b.n * sizeof(In);
   const std::uint64_t max_long = std::min<std::uint64_t>(b.count, bytes / P::long_bytes), max_chunks = bytes / P::long_bytes;
-  if (max_chunks >= (std::uint64_t{1} << 32))
-    throw Error(ErrorCode::unsupported, "cuda.shuffle reduces segments of up to 2^45 bytes of data in one call");
-  unsigned char* cursor = static_cast<unsigned char*>(ws.scratch.reserve(
-      32 + round16(max_long * sizeof(LongPiece)) + round16(max_chunks * sizeof(LongPiece)) + round16(max_chunks * sizeof(A)),
-      "segment lists"));
-  *bad = check_word(cursor, ws);
+  const bool check = check_word(cursor, ws, bad);
   LongSegments<A> L{};
   L.listed = carve<unsigned long long>(cursor, 1);
   L.segments = carve<LongPiece>(cursor, max_long);
@@ -105,7 +125,7 @@ void shuffle_segments(const typename F::In* x, const SegmentBounds& b, F f, Out*
   L.room_segments = max_long, L.room_chunks = max_chunks;
   XREDUCE_CUDA(cudaMemsetAsync(L.listed, 0, sizeof *L.listed, ws.stream));
   short_segments_kernel<P><<<static_cast<unsigned>(ceil_div(b.count + 1, P::block)), P::block, 0, ws.stream>>>(
-      x, b, L, *bad, f, out, out_index);
+      x, b, L, check ? *bad : nullptr, f, out, out_index);
   XREDUCE_CUDA(cudaGetLastError());
   if (max_long > 0) enqueue_long_segments<P>(x, b, L, max_chunks, max_long, bytes >= 2 * P::chunk_bytes, f, out, out_index, ws);
 }
@@ -137,7 +157,7 @@ void cub_segments(const typename F::In* x, const SegmentBounds& b, F f, Out* out
                   unsigned long long** bad) {
   using A = typename F::acc_t;
   unsigned char* cursor = static_cast<unsigned char*>(ws.scratch.reserve(16 + b.count * sizeof(A) + 64, "segment pairs"));
-  *bad = check_word(cursor, ws);
+  check_word(cursor, ws, bad);
   if (b.offsets) {
     segment_offsets_check_kernel<<<static_cast<unsigned>(ceil_div(b.count + 1, 256)), 256, 0, ws.stream>>>(b, *bad);
     XREDUCE_CUDA(cudaGetLastError());
