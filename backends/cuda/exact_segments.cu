@@ -1,5 +1,7 @@
 // Exact sums of rows and segments of device data (kernels/exact_segments.cuh) through the
-// segments kernels of segments.cuh: f32, f16 and bf16, each segment's sum rounded on the GPU.
+// segments kernels of segments.cuh: f32, f16 and bf16, each segment's sum rounded on the GPU. Two
+// passes: the first finishes the segments a pair of doubles holds exactly and marks the rest,
+// which the second reads alone.
 
 #include "kernels/exact_segments.cuh"
 #include "segments.cuh"
@@ -10,11 +12,27 @@ void enqueue_exact_segments(const void* data, const SegmentBounds& bounds, DType
                             unsigned long long** bad) {
   auto run = [&](auto tag) {
     using T = decltype(tag);
-    // Two blocks an SM (StatsSegmentPolicy): registers for the double sums and their errors, which
-    // the f32 short-segment kernel spilled (504 bytes) under the plain policy's four.
+    // Two blocks an SM for the second pass (StatsSegmentPolicy): registers for the double sums
+    // and their errors, which the f32 short-segment kernel spilled (504 bytes) under the plain
+    // policy's four. The first pass's partial is three words: the plain policy.
     static_assert(StatsSegmentPolicy::block == ExactSegmentSum<T>::kBlock, "the lanes' shared digits are laid out for its blocks");
-    shuffle_segments<StatsSegmentPolicy>(static_cast<const T*>(data), bounds, ExactSegmentSum<T>{}, static_cast<T*>(out),
-                                         nullptr, ws, bad);
+    // Both passes carve the scratch from its start (the check word first, which the second
+    // keeps): reserved for the larger at once, so that it is not reallocated between them.
+    ws.scratch.reserve(std::max(segments_scratch_bytes<SegmentPolicy, WindowSum, T>(bounds),
+                                segments_scratch_bytes<StatsSegmentPolicy, FloatDigits, T>(bounds)),
+                       "segment lists");
+    // The marks (a byte a segment, each written by the first pass) and their summary word, in
+    // the buffer for results' partials, which no other part of an exact segment sum uses.
+    auto* cursor = static_cast<unsigned char*>(ws.result_partials.reserve(16 + round16(bounds.count), "exact segment marks"));
+    auto* any_marked = carve<unsigned>(cursor, 1);
+    auto* marks = carve<unsigned char>(cursor, bounds.count);
+    XREDUCE_CUDA(cudaMemsetAsync(any_marked, 0, sizeof *any_marked, ws.stream));
+    auto* typed = static_cast<T*>(out);
+    shuffle_segments<SegmentPolicy>(static_cast<const T*>(data), bounds, SegmentWindowSum<T>{marks, any_marked}, typed, nullptr,
+                                    ws, bad);
+    ExactSegmentSum<T> second;
+    second.marks = marks, second.any_marked = any_marked;
+    shuffle_segments<StatsSegmentPolicy>(static_cast<const T*>(data), bounds, second, typed, nullptr, ws, bad);
   };
   switch (dtype) {
     case DType::f32: return run(float{});

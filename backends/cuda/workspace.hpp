@@ -75,7 +75,7 @@ struct Workspace {
   DeviceBuffer cub_temp;  //!< cub::DeviceReduce temporary storage
   PinnedHostBuffer pinned;  //!< host staging for pageable input of the streamed path
   DeviceBuffer columns;           //!< records: the column accumulators
-  DeviceBuffer result_partials;   //!< a statistic of a view: each result's partial, before its finish
+  DeviceBuffer result_partials;   //!< a statistic of a view: each result's partial, before its finish; exact segment sums: their first pass's marks
   PinnedHostBuffer host_columns;  //!< records: their host copy
   //! Bytes of `result`: the largest final acc_t (several ops with the moments, 72 bytes).
   static constexpr std::size_t kResultBytes = 128;

@@ -592,6 +592,50 @@ void check_exact_segments(const std::vector<T>& host, const std::vector<std::uin
 
 }  // namespace
 
+namespace {
+
+//! Rows of three 64 KB chunks, each nonzero element alone in its chunk: a value b of T in the
+//! first, half b's ulp (of T) in the second, so that the two make a tie of T, and in the third
+//! zero, one or a few tiny values of one sign, whose sum lies below half the double's ulp at b.
+//! Every lane's elements then lie in one binade, and the chunks' partials combine to a pair of
+//! doubles whose high part is the tie itself: the rounding must go by the low part, not to
+//! even. Zeros of either sign elsewhere. The rows, and the same rows as segments.
+template <class T>
+void check_ties_in_a_window(std::size_t rows, std::mt19937_64& rng) {
+  constexpr int kDigits = std::is_same_v<T, float> ? 24 : 8;
+  const std::size_t length = 3 * 65536 / sizeof(T), third = length / 3;
+  auto of = [](double v) {  // v, a value of T
+    if constexpr (std::is_same_v<T, float>) return static_cast<float>(v);
+    else return xr::bf16::from_bits(static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(static_cast<float>(v)) >> 16));
+  };
+  std::vector<T> host(rows * length);
+  for (T& x : host) x = of(rng() % 2 ? 0.0 : -0.0);
+  for (std::size_t r = 0; r < rows; ++r) {
+    T* row = host.data() + r * length;
+    const int e = static_cast<int>(rng() % 81) - 40;
+    const double sign = rng() % 2 ? 1.0 : -1.0;
+    const double b = sign * std::ldexp(1.0 + static_cast<double>(rng() % (1u << (kDigits - 1))) / (1u << (kDigits - 1)), e);
+    row[rng() % third] = of(b);
+    row[third + rng() % third] = of(sign * std::ldexp(1.0, e - kDigits));  // half b's ulp
+    const double tiny = (rng() % 2 ? 1.0 : -1.0) * std::ldexp(1.0, e - 60 - static_cast<int>(rng() % 8));
+    for (std::uint64_t k = 0, count = rng() % 4; k < count; ++k) row[2 * third + rng() % third] = of(tiny);
+  }
+  std::vector<std::uint64_t> offsets(rows + 1);
+  for (std::size_t r = 0; r <= rows; ++r) offsets[r] = r * length;
+  check_exact_segments(host, {}, rows, std::to_string(rows) + " rows of " + std::to_string(length) + ", ties in a window");
+  check_exact_segments(host, offsets, 0, std::to_string(rows) + " segments of " + std::to_string(length) + ", ties in a window");
+}
+
+}  // namespace
+
+TEST_CASE("gpu exact sums of rows and segments: ties that a pair of doubles holds, rounded by their low part") {
+  if (exact_gpu_backends(/*device=*/true).empty()) return;
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x71e5u);
+  const std::size_t rows = std::getenv("XREDUCE_TEST_QUICK") ? 8 : 128;
+  check_ties_in_a_window<float>(rows, rng);
+  check_ties_in_a_window<xr::bf16>(rows, rng);
+}
+
 TEST_CASE("gpu exact sums of rows and segments: f32, f16 and bf16, every shape of data, MPFR's bits for each segment") {
   if (exact_gpu_backends(/*device=*/true).empty()) return;
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x5e95u);

@@ -1,17 +1,25 @@
 #pragma once
 // Exact sums of rows and segments (Accuracy::exact, layouts inner and ragged) of f32, f16 and
-// bf16: ExactSegmentSum<T>, a policy of the segments kernels (segmented.cuh), so that the exact
-// sums are balanced over any mix of lengths as the plain ones are, and read the offsets the same
-// way. Each segment's sum is rounded once, on the GPU, by the lane that writes it.
+// bf16, in two passes of the segments kernels (segmented.cuh), so that both are balanced over
+// any mix of lengths as the plain sums are, and read the offsets the same way. Each segment's
+// sum is rounded once, on the GPU, by the lane that writes it.
 //
-// A partial (FloatDigits) is a double and digits whose values add to the exact sum. A lane adds
-// its elements to the double alone while their exponents span at most 20 binades, which keeps
-// every partial sum exact in a double (Accumulator, below: a conversion, an addition and a few
-// integer instructions an element; a lane's elements of [0, 1) stay there unless one is below
-// 2^-21). Past that, each addition has Knuth's TwoSum beside it: s + x = t + e exactly, t the
-// double sum and e its error, also a double, which goes to the digits where it is not zero.
-// Partials combine the same way: their doubles by TwoSum, their digits word by word. A segment
-// whose digits stayed empty is its double rounded once to T; the others go through the digits.
+// The first pass (SegmentWindowSum) finishes every segment whose exact sum a pair of doubles
+// holds on the way: a lane adds its elements to one double, exact while their exponents span at
+// most 20 binades (below), and lanes and chunks combine as pairs (hi, lo) whose every addition is
+// checked exact by TwoSum. That costs a conversion, an addition and a few integer instructions
+// an element, and covers ordinary data (a segment of [0, 1) floats fails only where a lane meets
+// an element below 2^-21). A segment that leaves it (a lane's range too wide, an infinity or a
+// NaN, an addition not exact) is marked, and the second pass (ExactSegmentSum) reads the marked
+// segments alone, with the digits below; where none is marked, its kernels return at once.
+//
+// ExactSegmentSum: a partial (FloatDigits) is a double and digits whose values add to the exact
+// sum. A lane adds its elements to the double alone while their exponents span at most 20
+// binades, as above. Past that, each addition has Knuth's TwoSum beside it: s + x = t + e
+// exactly, t the double sum and e its error, also a double, which goes to the digits where it is
+// not zero. Partials combine the same way: their doubles by TwoSum, their digits word by word. A
+// segment whose digits stayed empty is its double rounded once to T; the others go through the
+// digits.
 //
 // The digits: every finite float is m * 2^(p - 149) with m < 2^24 and 0 <= p <= 253, so the sum
 // of any floats, and every double above (sums and errors of them), is a multiple of 2^-149. Ten
@@ -25,7 +33,7 @@
 // f64 has no such form here (its 2098 bits of range would take 67 words a lane): the CPU
 // backends and the flat and column kernels of exact_sum.cuh sum it.
 
-#include "vector_loads.cuh"
+#include "segmented.cuh"
 
 namespace xreduce::cuda {
 
@@ -115,6 +123,12 @@ struct ExactSegmentSum {
   struct Lifted {
     float x;
   };
+  //! The first pass's marks (SegmentWindowSum): a byte a segment, nonzero where it is left to
+  //! this pass, and a word nonzero where any is. Null: every segment.
+  const unsigned char* marks = nullptr;
+  const unsigned* any_marked = nullptr;
+  __device__ bool any_wanted() const { return !any_marked || *any_marked != 0; }
+  __device__ bool wanted(std::uint64_t s) const { return !marks || marks[s] != 0; }
   __host__ __device__ acc_t identity() const { return acc_t{}; }
   __device__ Lifted lift(T x, index_t) const { return {static_cast<float>(x)}; }
   __device__ acc_t operator()(acc_t a, const acc_t& b) const {
@@ -133,6 +147,8 @@ struct ExactSegmentSum {
 
 template <class T>
 struct one_accumulator<ExactSegmentSum<T>> : std::true_type {};  // its digits are the lane's shared words
+template <class T>
+inline constexpr bool selects_segments<ExactSegmentSum<T>> = true;  // those the first pass marked
 
 //! The block's lanes' digits: digit d of lane t at d * kBlock + t, so that a warp's lanes touch
 //! neighbouring words whatever digits they add to (no bank conflicts).
@@ -141,26 +157,47 @@ __device__ inline long long* exact_segment_lane_digits() {
   return digits;
 }
 
-//! A lane's running exact sum. While its elements' exponent fields span at most kSpread, it adds
-//! them to a double and nothing else: they are all multiples of 2^(lo - 150) (lo the smallest
-//! field, 1 for a subnormal) below 2^(hi - 126), and at most 512 of them (a lane of the segment
-//! kernels adds 256 at most) sum below 2^(kSpread + 33) such units, so every partial sum is a
-//! double exactly, in any order: a vector's elements are added in a tree, then to the lane's sum.
-//! From the first vector past that range on, each element goes through TwoSum, its errors into
-//! the lane's digits in shared memory.
+//! The exponent fields a lane's elements span, as floats: the largest (255 for an infinity or a
+//! NaN) and the smallest of a nonzero element (1 for a subnormal; zeros, multiples of anything,
+//! do not count). While they differ by kSpread at most, the elements are all multiples of
+//! 2^(lo - 150) below 2^(hi - 126), and at most 512 of them (a lane of the segment kernels adds
+//! 256 at most) sum below 2^(kSpread + 33) such units: every partial sum is a double exactly, in
+//! any order. Kept as the bits doubled (the sign shifted out), whose order is the magnitudes':
+//! the largest, and the smallest nonzero less one (a zero's wraps to the top), two additions and
+//! two comparisons an element.
+struct ExponentSpan {
+  static constexpr int kSpread = 20;  // 20 + 33 = 53 bits
+  unsigned top, bottom;
+  __device__ void init() { top = 0, bottom = 0xffffffffu; }
+  //! Takes elements whose bits (as floats) are `u`.
+  template <int N>
+  __device__ void take(const unsigned (&u)[N]) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) top = max(top, u[j] + u[j]), bottom = min(bottom, u[j] + u[j] - 1);
+  }
+  __device__ bool exact_in_double() const {
+    const int hi = static_cast<int>(top >> 24), lo = max(static_cast<int>((bottom + 1) >> 24), 1);  // only zeros: hi 0, lo 1
+    return hi - lo <= kSpread && hi != 0xff;
+  }
+};
+
+//! A lane's running exact sum. While its elements' exponents span at most ExponentSpan::kSpread
+//! binades, it adds them to a double and nothing else, exactly: a vector's elements in a tree,
+//! then to the lane's sum. From the first vector past that range on, each element goes through
+//! TwoSum, its errors into the lane's digits in shared memory.
 template <class T>
 struct Accumulator<ExactSegmentSum<T>> {
   static constexpr int kBlock = ExactSegmentSum<T>::kBlock;
-  static constexpr int kSpread = 20;  // 20 + 33 = 53 bits
   long long* lane;  // digit d at lane[d * kBlock]: zeroed at the first error
   double sum;
-  int lo, hi;            // the fields seen while they span kSpread at most (hi -1: no element yet)
+  ExponentSpan span;
   unsigned not_negative_zero;  // nonzero once an element other than -0 was added
-  unsigned flags;        // specials, and kDigits
+  unsigned flags;        // specials, kDigits, and kAny once an element was added
   bool two_sum;          // past the range: TwoSum for the rest
   __device__ void init(const ExactSegmentSum<T>&) {
     lane = exact_segment_lane_digits() + threadIdx.x;
-    sum = 0, lo = 255, hi = -1, not_negative_zero = 0, flags = 0, two_sum = false;
+    sum = 0, not_negative_zero = 0, flags = 0, two_sum = false;
+    span.init();
   }
   //! Adds d (nonzero, a multiple of 2^-149, below 2^137: a lane adds at most 256 elements) to
   //! the three digits it spans.
@@ -179,18 +216,12 @@ struct Accumulator<ExactSegmentSum<T>> {
   //! while the lane may still add them to its double alone.
   template <int N>
   __device__ bool in_range(const unsigned (&u)[N]) {
-    int low = 255, high = -1;
 #pragma unroll
-    for (int j = 0; j < N; ++j) {
-      const int field = static_cast<int>((u[j] >> 23) & 0xffu);
-      not_negative_zero |= u[j] ^ 0x80000000u;
-      high = max(high, field);  // 255 for an infinity or a NaN: past the range
-      low = min(low, (u[j] << 1) == 0 ? 255 : max(field, 1));  // zeros are multiples of anything
-    }
-    hi = max(hi, high);
+    for (int j = 0; j < N; ++j) not_negative_zero |= u[j] ^ 0x80000000u;
+    flags |= FloatDigits::kAny;
+    span.take(u);
     if (two_sum) return false;
-    lo = min(lo, low);
-    if (hi - lo <= kSpread && high != 0xff) return true;
+    if (span.exact_in_double()) return true;
     two_sum = true;
     return false;
   }
@@ -234,7 +265,7 @@ struct Accumulator<ExactSegmentSum<T>> {
   __device__ FloatDigits value(const ExactSegmentSum<T>&) {
     FloatDigits d;
     d.fast = sum;
-    d.flags = flags | (hi >= 0 ? FloatDigits::kAny : 0u) | (not_negative_zero ? FloatDigits::kNotNegativeZero : 0u);
+    d.flags = flags | (not_negative_zero ? FloatDigits::kNotNegativeZero : 0u);
     const bool digits = flags & FloatDigits::kDigits;
 #pragma unroll
     for (int i = 0; i < FloatDigits::kWords; ++i) d.w[i] = digits ? lane[i * kBlock] : 0;
@@ -333,6 +364,148 @@ __device__ inline void write_segment(const ExactSegmentSum<T>&, const FloatDigit
   } else {
     out[s] = round_digits<T>(a);
   }
+}
+
+//! The first pass's partial: the exact sum as hi + lo, doubles, |lo| at most half hi's ulp,
+//! unless kOutside.
+struct WindowSum {
+  enum Flag : unsigned { kAny = 1, kNotNegativeZero = 2, kOutside = 4 };
+  double hi, lo;
+  unsigned flags;  //!< kAny: an element was added; kNotNegativeZero: one other than -0; kOutside: not exact here
+};
+
+//! The warp's shuffle of a WindowSum (every lane of the warp calls it): lo only where some lane
+//! has one (a lane's own partial has none; only combined ones may).
+__device__ inline WindowSum shfl_down(const WindowSum& v, int offset) {
+  WindowSum r;
+  r.hi = __shfl_down_sync(0xffffffffu, v.hi, offset);
+  r.flags = __shfl_down_sync(0xffffffffu, v.flags, offset);
+  r.lo = warp_or(v.lo != 0) ? __shfl_down_sync(0xffffffffu, v.lo, offset) : 0.0;
+  return r;
+}
+
+//! The first pass of the exact segment sums of T (f32, f16, bf16): see the top of this file.
+template <class T>
+struct SegmentWindowSum {
+  using In = T;
+  using acc_t = WindowSum;
+  static constexpr Op op = Op::sum;
+  struct Lifted {
+    float x;
+  };
+  unsigned char* marks;  //!< a byte a segment: 1 where the second pass is to sum it, else 0
+  unsigned* any_marked;  //!< set to 1 where any segment is marked (zeroed before the pass)
+  __host__ __device__ acc_t identity() const { return {0.0, 0.0, 0u}; }
+  __device__ Lifted lift(T x, index_t) const { return {static_cast<float>(x)}; }
+  //! a + b, exactly: the his' sum and its error, the los' sum, and the error added to it, each
+  //! checked exact (TwoSum); then the pair renormalised, also exactly.
+  __device__ acc_t operator()(const acc_t& a, const acc_t& b) const {
+    const double t = a.hi + b.hi, e = two_sum_error(a.hi, b.hi, t);
+    if (a.lo == 0 && b.lo == 0) return {t, e, a.flags | b.flags};  // two lanes' sums, mostly: (t, e) is the pair
+    const double l = a.lo + b.lo, el = two_sum_error(a.lo, b.lo, l);
+    const double m = l + e, em = two_sum_error(l, e, m);
+    const double hi = t + m, lo = two_sum_error(t, m, hi);
+    return {hi, lo, a.flags | b.flags | (el != 0 || em != 0 ? WindowSum::kOutside : 0u)};  // a NaN compares unequal: outside
+  }
+};
+
+//! A lane's sum in the first pass: its elements in one double while they span at most
+//! ExponentSpan::kSpread binades (exact so). From the first vector past that on, the lane keeps
+//! a pair: each element added to the double by TwoSum, the error to a second double, each of
+//! those additions checked exact (a lane of [0, 1) floats that meets one below 2^-21 stays
+//! here); past that, or at an infinity or a NaN (whose errors are NaN), it is outside and adds
+//! nothing more. A lane starts at -0, so that its sum is -0 exactly where every element was -0
+//! (or it had none).
+template <class T>
+struct Accumulator<SegmentWindowSum<T>> {
+  double sum, low;  // low: the errors' sum, in pair mode
+  ExponentSpan span;
+  bool any;     // an element was added
+  bool pair;    // past the span: TwoSum for the rest
+  bool outside;  // an addition to low was not exact
+  __device__ void init(const SegmentWindowSum<T>&) {
+    sum = -0.0, low = 0.0, any = false, pair = false, outside = false;
+    span.init();
+  }
+  template <int N>
+  __device__ void add(const float (&x)[N]) {
+    unsigned u[N];
+#pragma unroll
+    for (int j = 0; j < N; ++j) u[j] = __float_as_uint(x[j]);
+    span.take(u);
+    any = true;
+    if (!pair && span.exact_in_double()) {
+      static_assert((N & (N - 1)) == 0, "the tree halves N until one part is left");
+      double part[N];
+#pragma unroll
+      for (int j = 0; j < N; ++j) part[j] = x[j];
+#pragma unroll
+      for (int width = N / 2; width > 0; width /= 2)
+#pragma unroll
+        for (int j = 0; j < width; ++j) part[j] += part[j + width];
+      sum += part[0];
+      return;
+    }
+    pair = true;
+    if (outside) return;
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      const double v = x[j], t = sum + v, e = two_sum_error(sum, v, t);
+      const double l = low + e, el = two_sum_error(low, e, l);
+      sum = t, low = l;
+      outside |= el != 0;  // a NaN compares unequal too
+    }
+  }
+  __device__ void add(const SegmentWindowSum<T>&, typename SegmentWindowSum<T>::Lifted e) {
+    const float one[1] = {e.x};
+    add(one);
+  }
+  __device__ WindowSum value(const SegmentWindowSum<T>&) const {
+    const bool negative_zero = sum == 0 && signbit(sum);
+    const unsigned flags = (any ? WindowSum::kAny : 0u) | (negative_zero ? 0u : WindowSum::kNotNegativeZero);
+    if (!pair) return {sum, 0.0, flags | (span.exact_in_double() ? 0u : WindowSum::kOutside)};
+    const double hi = sum + low;  // the pair renormalised, exactly
+    return {hi, two_sum_error(sum, low, hi), flags | (outside || !isfinite(hi) ? WindowSum::kOutside : 0u)};
+  }
+};
+
+//! One a lane: a vector's elements go to it in a tree, one dependent addition a vector, so four
+//! would add little but their registers (bf16's short-segment kernel spilled 76 bytes with four).
+template <class T>
+struct one_accumulator<SegmentWindowSum<T>> : std::true_type {};
+
+template <class T>
+__device__ inline void add_vector(Accumulator<SegmentWindowSum<T>>& acc, const SegmentWindowSum<T>&, const Vec<T>& r,
+                                  std::size_t) {
+  float x[vector_width<T>()];
+#pragma unroll
+  for (int j = 0; j < vector_width<T>(); ++j) x[j] = static_cast<float>(r.e[j]);
+  acc.add(x);
+}
+
+//! Segment s's sum, or its mark for the second pass. hi + lo is rounded once to T by rounding it
+//! to odd in a double first (the neighbour of hi towards lo where hi's last bit is even and lo
+//! is not zero), which a later rounding to any format of at most 51 bits leaves correct (Boldo
+//! and Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using rounding
+//! to odd", 2008).
+template <class T, class Out>
+__device__ inline void write_segment(const SegmentWindowSum<T>& f, const WindowSum& a, std::uint64_t s, std::uint64_t, Out* out,
+                                     std::uint64_t*) {
+  const bool outside = (a.flags & WindowSum::kOutside) != 0;
+  f.marks[s] = outside;
+  if (outside) {
+    *f.any_marked = 1;  // every writer writes the same word
+    return;
+  }
+  double v = a.hi;
+  if (v == 0) {  // then lo is 0 too: -0 only where every element was -0 (and there was one)
+    v = (a.flags & WindowSum::kAny) && !(a.flags & WindowSum::kNotNegativeZero) ? -0.0 : 0.0;
+  } else if (a.lo != 0) {
+    const long long bits = __double_as_longlong(v);
+    if (!(bits & 1)) v = __longlong_as_double(bits + ((a.lo < 0) == (v < 0) ? 1 : -1));  // away from zero where lo has hi's sign
+  }
+  if constexpr (std::is_same_v<T, float>) out[s] = static_cast<float>(v);
+  else out[s] = T(v);
 }
 
 }  // namespace xreduce::cuda
