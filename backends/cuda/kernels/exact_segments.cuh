@@ -181,6 +181,21 @@ struct ExponentSpan {
   }
 };
 
+//! The sum of N floats in a tree of doubles: exact where they span ExponentSpan::kSpread
+//! binades at most (any order is, there), with one dependent addition left for the caller.
+template <int N>
+__device__ inline double tree_sum(const float (&x)[N]) {
+  static_assert((N & (N - 1)) == 0, "the tree halves N until one part is left");
+  double part[N];
+#pragma unroll
+  for (int j = 0; j < N; ++j) part[j] = x[j];
+#pragma unroll
+  for (int width = N / 2; width > 0; width /= 2)
+#pragma unroll
+    for (int j = 0; j < width; ++j) part[j] += part[j + width];
+  return part[0];
+}
+
 //! A lane's running exact sum. While its elements' exponents span at most ExponentSpan::kSpread
 //! binades, it adds them to a double and nothing else, exactly: a vector's elements in a tree,
 //! then to the lane's sum. From the first vector past that range on, each element goes through
@@ -244,15 +259,7 @@ struct Accumulator<ExactSegmentSum<T>> {
 #pragma unroll
     for (int j = 0; j < N; ++j) u[j] = __float_as_uint(x[j]);
     if (in_range(u)) {
-      static_assert((N & (N - 1)) == 0, "the tree halves N until one part is left");
-      double part[N];
-#pragma unroll
-      for (int j = 0; j < N; ++j) part[j] = x[j];
-#pragma unroll
-      for (int width = N / 2; width > 0; width /= 2)
-#pragma unroll
-        for (int j = 0; j < width; ++j) part[j] += part[j + width];
-      sum += part[0];
+      sum += tree_sum(x);
       return;
     }
 #pragma unroll
@@ -435,15 +442,7 @@ struct Accumulator<SegmentWindowSum<T>> {
     span.take(u);
     any = true;
     if (!pair && span.exact_in_double()) {
-      static_assert((N & (N - 1)) == 0, "the tree halves N until one part is left");
-      double part[N];
-#pragma unroll
-      for (int j = 0; j < N; ++j) part[j] = x[j];
-#pragma unroll
-      for (int width = N / 2; width > 0; width /= 2)
-#pragma unroll
-        for (int j = 0; j < width; ++j) part[j] += part[j + width];
-      sum += part[0];
+      sum += tree_sum(x);
       return;
     }
     pair = true;
