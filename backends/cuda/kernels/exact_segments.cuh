@@ -6,12 +6,13 @@
 //
 // The first pass (SegmentWindowSum) finishes every segment whose exact sum a pair of doubles
 // holds on the way: a lane adds its elements to one double, exact while their exponents span at
-// most 20 binades (below), and lanes and chunks combine as pairs (hi, lo) whose every addition is
-// checked exact by TwoSum. That costs a conversion, an addition and a few integer instructions
-// an element, and covers ordinary data (a segment of [0, 1) floats fails only where a lane meets
-// an element below 2^-21). A segment that leaves it (a lane's range too wide, an infinity or a
-// NaN, an addition not exact) is marked, and the second pass (ExactSegmentSum) reads the marked
-// segments alone, with the digits below; where none is marked, its kernels return at once.
+// most 20 binades (below), and past that keeps a pair by TwoSum; lanes and chunks combine as
+// pairs (hi, lo), every addition checked exact. While in range, that costs a conversion, an
+// addition and four integer instructions an element, and it covers ordinary data (uniform,
+// subnormal-heavy: wherever the high double's errors add exactly in the low one). A segment
+// that leaves it (an addition not exact, an infinity or a NaN) is marked, and the second pass
+// (ExactSegmentSum) reads the marked segments alone, with the digits below; where none is
+// marked, its kernels return at once.
 //
 // ExactSegmentSum: a partial (FloatDigits) is a double and digits whose values add to the exact
 // sum. A lane adds its elements to the double alone while their exponents span at most 20
