@@ -240,9 +240,10 @@ __device__ inline bool segment_wanted(const F& f, std::uint64_t s) {
 //! the mix (a round per bin left most lanes idle: power-law lengths read 371 us against 338 on an
 //! H200).
 template <class P, class F, class Out>
-__device__ inline void short_segments_block(std::uint64_t block, const typename F::In* __restrict__ x, const SegmentBounds& b,
-                                            const LongSegments<typename F::acc_t>& L, unsigned long long* bad, const F& f,
-                                            Out* out, std::uint64_t* out_index) {
+__global__ __launch_bounds__(P::block, P::min_blocks) void short_segments_kernel(const typename F::In* __restrict__ x,
+                                                                                SegmentBounds b, LongSegments<typename F::acc_t> L,
+                                                                                unsigned long long* bad, F f, Out* out,
+                                                                                std::uint64_t* out_index) {
   using In = typename F::In;
   using A = typename F::acc_t;
   constexpr int kBins = 6;                 // groups of 1, 2, 4, 8, 16 and 32 lanes
@@ -255,7 +256,7 @@ __device__ inline void short_segments_block(std::uint64_t block, const typename 
   __shared__ unsigned lane_at[kBins + 1];            // each bin's first lane, the list's lanes in a row
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const unsigned lanes_below = (1u << lane) - 1;
-  const std::uint64_t first = block * P::block, s = first + threadIdx.x;
+  const std::uint64_t first = blockIdx.x * static_cast<std::uint64_t>(P::block), s = first + threadIdx.x;
   if (s <= b.count && bad) check_offset(b, s, bad);  // bad null: checked by an earlier pass
   if (!any_segment_wanted(f)) return;  // block-uniform, before any barrier
   int bin = kNone;
@@ -354,21 +355,6 @@ __device__ inline void short_segments_block(std::uint64_t block, const typename 
       if (offset < group) r = f(r, other);
     }
     if (mine && rank_in_group == 0) write_segment(f, r, first + list_thread[at], sa, out, out_index);
-  }
-}
-
-//! The blocks of 256 segments (`blocks`, and one more thread for offsets[count]): one a thread
-//! block; or, for a policy that reads only some segments (most blocks of its launch would return
-//! at once, and launching them took 40 us for 2^20 rows on an H200), a grid that fills the GPU,
-//! round them.
-template <class P, class F, class Out>
-__global__ __launch_bounds__(P::block, P::min_blocks) void short_segments_kernel(const typename F::In* __restrict__ x,
-                                                                                SegmentBounds b, LongSegments<typename F::acc_t> L,
-                                                                                unsigned long long* bad, F f, Out* out,
-                                                                                std::uint64_t* out_index, std::uint64_t blocks) {
-  for (std::uint64_t block = blockIdx.x; block < blocks; block += gridDim.x) {
-    short_segments_block<P>(block, x, b, L, bad, f, out, out_index);
-    if (block + gridDim.x < blocks) __syncthreads();  // the block's lists are reused
   }
 }
 
