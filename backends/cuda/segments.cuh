@@ -26,9 +26,9 @@ A* carve(unsigned char*& cursor, std::uint64_t count) {
 }
 
 //! The check word (~0: all good), set before a launch that may write the first bad offset, into
-//! `*bad`; true. Where `*bad` is already set (a second pass over the same segments, in the same
-//! scratch: exact sums), that word is kept with what the first pass found; false: the offsets
-//! are checked.
+//! `*bad`: true, this pass checks the offsets. Where `*bad` is already set (a second pass over
+//! the same segments, in the same scratch: exact sums), that word is kept with what the first
+//! pass found: false, the offsets need no second check.
 inline bool check_word(unsigned char*& cursor, Workspace& ws, unsigned long long** bad) {
   auto* word = carve<unsigned long long>(cursor, 1);
   if (*bad) return false;
