@@ -2,9 +2,7 @@
 # The whole test suite: the Release build, then the same tests built with AddressSanitizer and
 # UndefinedBehaviorSanitizer (the conformance suite's quick set of cases there: XREDUCE_TEST_QUICK
 # in CMakePresets.json, the release run draws the full set; line tables only, -g1, which is what
-# a sanitizer's report needs and compiles in 0.6 of the time of -g; -O1, as the sanitizers' own
-# documentation suggests, under which the CPU segment kernels, which instantiate every op, type
-# and layout, compile in 418 s on one core here against 770 s at -O2), then the fuzzers (clang,
+# a sanitizer's report needs and compiles in 0.6 of the time of -g), then the fuzzers (clang,
 # libFuzzer) for a few seconds each from their committed corpus, then the Python package (its
 # repaired wheel installed into build/venv, tested with pytest), then the documentation site
 # (built with warnings as errors, opened in headless Chromium). Every part runs whatever an
