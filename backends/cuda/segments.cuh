@@ -64,18 +64,27 @@ bool chunked_rows(const SegmentBounds& b) {
   return !b.offsets && b.row_length * sizeof(In) >= 2 * P::chunk_bytes && b.count > 0;
 }
 
+//! Offsets: the most long segments and chunks the data can hold. A long segment has long_bytes
+//! at least, and each of its chunks as much.
+struct LongRoom {
+  std::uint64_t segments, chunks;
+};
+template <class P, class In>
+LongRoom long_room(const SegmentBounds& b) {
+  const std::uint64_t chunks = b.n * sizeof(In) / P::long_bytes;
+  if (chunks >= (std::uint64_t{1} << 32))  // the chunks are counted in 32 bits (LongSegments::listed)
+    throw Error(ErrorCode::unsupported, "cuda.shuffle reduces segments of up to 2^45 bytes of data in one call");
+  return {std::min<std::uint64_t>(b.count, chunks), chunks};
+}
+
 //! The scratch shuffle_segments<P> carves for partials A of segments of In: the check word,
-//! then the chunks' partials of long rows, or the lists of long segments and their partials. A
-//! long segment has long_bytes at least, and each of its chunks as much: so many of each at most.
+//! then the chunks' partials of long rows, or the lists of long segments and their partials.
 template <class P, class A, class In>
 std::uint64_t segments_scratch_bytes(const SegmentBounds& b) {
   if (!b.offsets)
     return 16 + (chunked_rows<P, In>(b) ? round16(b.count * chunks_of<P>(b.row_length * sizeof(In)) * sizeof(A)) : 0);
-  const std::uint64_t bytes = b.n * sizeof(In);
-  const std::uint64_t max_long = std::min<std::uint64_t>(b.count, bytes / P::long_bytes), max_chunks = bytes / P::long_bytes;
-  if (max_chunks >= (std::uint64_t{1} << 32))  // the chunks are counted in 32 bits (LongSegments::listed)
-    throw Error(ErrorCode::unsupported, "cuda.shuffle reduces segments of up to 2^45 bytes of data in one call");
-  return 32 + round16(max_long * sizeof(LongPiece)) + round16(max_chunks * sizeof(LongPiece)) + round16(max_chunks * sizeof(A));
+  const LongRoom room = long_room<P, In>(b);
+  return 32 + round16(room.segments * sizeof(LongPiece)) + round16(room.chunks * sizeof(LongPiece)) + round16(room.chunks * sizeof(A));
 }
 
 template <class P = SegmentPolicy, class F, class Out>
@@ -117,9 +126,8 @@ void shuffle_segments(const typename F::In* x, const SegmentBounds& b, F f, Out*
     XREDUCE_CUDA(cudaGetLastError());
     return;
   }
-  // Offsets: so many long segments and chunks at most.
   const std::uint64_t bytes = b.n * sizeof(In);
-  const std::uint64_t max_long = std::min<std::uint64_t>(b.count, bytes / P::long_bytes), max_chunks = bytes / P::long_bytes;
+  const auto [max_long, max_chunks] = long_room<P, In>(b);
   const bool check = check_word(cursor, ws, bad);
   LongSegments<A> L{};
   L.listed = carve<unsigned long long>(cursor, 1);
