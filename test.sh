@@ -7,6 +7,7 @@
 # repaired wheel installed into build/venv, tested with pytest), then the documentation site
 # (built with warnings as errors, opened in headless Chromium). Every part runs whatever an
 # earlier one says; the exit status is non-zero if any failed, and each says how long it took.
+# ctest runs a preset's tests on every core, the conformance suite in shards (tests/CMakeLists.txt).
 # GPU cases say they are skipped on a machine without a GPU.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -22,7 +23,7 @@ part() {  # part NAME COMMAND...: run one part and say how it went
     status=1
   fi
 }
-preset() { scripts/build.sh "$1" && ctest --preset "$1"; }  # build a preset and run its tests
+preset() { scripts/build.sh "$1" && ctest --preset "$1" -j "$(nproc)"; }  # build a preset, run its tests on every core
 part release preset release
 part asan preset asan
 part fuzz preset fuzz
