@@ -636,6 +636,53 @@ TEST_CASE("gpu exact sums of rows and segments: ties that a pair of doubles hold
   check_ties_in_a_window<xr::bf16>(rows, rng);
 }
 
+namespace {
+
+//! Segments of one binade's neighbourhood (small integers times 2^e, e one a segment): pairs of a
+//! value and its negation in a shuffled order, so that many segments sum to exactly 0 (+0 by the
+//! rules, unless every element was -0), others to one element left over; zeros of either sign
+//! among them. Their warps' elements span a few binades: the first pass folds its lanes' sums as
+//! plain doubles (fold_groups), which must keep them exact and the zeros' sign right.
+template <class T>
+std::vector<T> cancelling_within_a_binade(const std::vector<std::uint64_t>& offsets, std::mt19937_64& rng) {
+  std::vector<T> v(offsets.back());
+  for (std::size_t s = 0; s + 1 < offsets.size(); ++s) {
+    const std::uint64_t a = offsets[s], e = offsets[s + 1];
+    const int exponent = static_cast<int>(rng() % 21) - 10;
+    const bool leftover = rng() % 4 == 0, only_zeros = rng() % 8 == 0;
+    for (std::uint64_t i = a; i + 1 < e; i += 2) {
+      const double x = only_zeros ? 0.0 : std::ldexp(static_cast<double>(rng() % 15) + 1, exponent);
+      v[i] = T(x), v[i + 1] = T(-x);
+    }
+    if ((e - a) % 2) v[e - 1] = T(leftover ? std::ldexp(3.0, exponent) : rng() % 2 ? 0.0 : -0.0);
+    for (std::uint64_t i = a; i < e; ++i)
+      if (rng() % 16 == 0) v[i] = T(only_zeros && rng() % 2 ? -0.0 : 0.0);  // breaks a pair: fine, MPFR says the sum
+    std::shuffle(v.begin() + static_cast<std::ptrdiff_t>(a), v.begin() + static_cast<std::ptrdiff_t>(e), rng);
+    if (only_zeros && rng() % 2)
+      for (std::uint64_t i = a; i < e; ++i) v[i] = T(-0.0);  // every element -0: the sum is -0
+  }
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("gpu exact sums of rows and segments: sums that cancel to zero within a few binades, and their zeros' sign") {
+  if (exact_gpu_backends(/*device=*/true).empty()) return;
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0xca9cu);
+  const bool quick = std::getenv("XREDUCE_TEST_QUICK") != nullptr;
+  const std::vector<std::uint64_t> offsets = mixed_offsets(quick ? 300 : 3000, rng);
+  check_exact_segments(cancelling_within_a_binade<float>(offsets, rng), offsets, 0, "cancelling f32 segments");
+  check_exact_segments(cancelling_within_a_binade<xr::f16>(offsets, rng), offsets, 0, "cancelling f16 segments");
+  check_exact_segments(cancelling_within_a_binade<xr::bf16>(offsets, rng), offsets, 0, "cancelling bf16 segments");
+  for (std::size_t length : {std::size_t{8}, std::size_t{256}, std::size_t{16384}}) {
+    const std::size_t rows = (quick ? 65536 : 262144) / length;
+    std::vector<std::uint64_t> row_offsets(rows + 1);
+    for (std::size_t r = 0; r <= rows; ++r) row_offsets[r] = r * length;
+    check_exact_segments(cancelling_within_a_binade<float>(row_offsets, rng), {}, rows,
+                         std::to_string(rows) + " cancelling rows of " + std::to_string(length));
+  }
+}
+
 TEST_CASE("gpu exact sums of rows and segments: f32, f16 and bf16, every shape of data, MPFR's bits for each segment") {
   if (exact_gpu_backends(/*device=*/true).empty()) return;
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x5e95u);

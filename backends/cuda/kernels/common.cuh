@@ -24,6 +24,26 @@ __device__ inline unsigned warp_or(unsigned v) {
 #endif
 }
 
+//! The largest and the smallest of the warp's values (every lane calls them), likewise.
+__device__ inline unsigned warp_max(unsigned v) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_max_sync(0xffffffffu, v);
+#else
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+#endif
+}
+__device__ inline unsigned warp_min(unsigned v) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_min_sync(0xffffffffu, v);
+#else
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v = min(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+#endif
+}
+
 //! The block's dynamic shared memory as an array of A (one raw array serves every instantiation).
 template <class A>
 __device__ inline A* shared_array() {

@@ -159,15 +159,18 @@ __device__ inline long long* exact_segment_lane_digits() {
 }
 
 //! The exponent fields a lane's elements span, as floats: the largest (255 for an infinity or a
-//! NaN) and the smallest of a nonzero element (1 for a subnormal; zeros, multiples of anything,
-//! do not count). While they differ by kSpread at most, the elements are all multiples of
-//! 2^(lo - 150) below 2^(hi - 126), and at most 512 of them (a lane of the segment kernels adds
-//! 256 at most) sum below 2^(kSpread + 33) such units: every partial sum is a double exactly, in
-//! any order. Kept as the bits doubled (the sign shifted out), whose order is the magnitudes':
-//! the largest, and the smallest nonzero less one (a zero's wraps to the top), two additions and
-//! two comparisons an element.
+//! NaN) and the smallest of a nonzero element (zeros, multiples of anything, do not count).
+//! While they differ by kSpread at most, the elements are all multiples of 2^(lo - 150) below
+//! 2^(hi - 126), and at most 512 of them (a lane of the segment kernels adds 256 at most) sum
+//! below 2^(kSpread + 33) such units: every partial sum is a double exactly, in any order. Kept
+//! as the bits doubled (the sign shifted out), whose order is the magnitudes': the largest, and
+//! the smallest nonzero less one (a zero's wraps to the top), as the compiler has it, an addition
+//! and a minimum or maximum each (VIADDMNMX, VIMNMX3). within() compares the two whole, not their
+//! fields: a difference below spread << 24 says that the fields differ by `spread` at most (by
+//! less where the top's significand is the larger), a subnormal's field counting as 0; four
+//! instructions, where the fields apart took eight.
 struct ExponentSpan {
-  static constexpr int kSpread = 20;  // 20 + 33 = 53 bits
+  static constexpr unsigned kSpread = 20;  // 20 + 33 = 53 bits
   unsigned top, bottom;
   __device__ void init() { top = 0, bottom = 0xffffffffu; }
   //! Takes elements whose bits (as floats) are `u`.
@@ -176,10 +179,12 @@ struct ExponentSpan {
 #pragma unroll
     for (int j = 0; j < N; ++j) top = max(top, u[j] + u[j]), bottom = min(bottom, u[j] + u[j] - 1);
   }
-  __device__ bool exact_in_double() const {
-    const int hi = static_cast<int>(top >> 24), lo = max(static_cast<int>((bottom + 1) >> 24), 1);  // only zeros: hi 0, lo 1
-    return hi - lo <= kSpread && hi != 0xff;
+  //! Whether the exponent fields of elements from `top` down to `bottom` (their bits doubled, as
+  //! kept) differ by `spread` at most, none an infinity or a NaN. Only zeros, or none: true.
+  __device__ static bool within(unsigned top, unsigned bottom, unsigned spread) {
+    return top - (bottom + 1) < (spread << 24) && top < 0xff000000u;
   }
+  __device__ bool exact_in_double() const { return within(top, bottom, kSpread); }
 };
 
 //! The sum of N floats in a tree of doubles: exact where they span ExponentSpan::kSpread
@@ -380,15 +385,19 @@ struct WindowSum {
   enum Flag : unsigned { kAny = 1, kNotNegativeZero = 2, kOutside = 4 };
   double hi, lo;
   unsigned flags;  //!< kAny: an element was added; kNotNegativeZero: one other than -0; kOutside: not exact here
+  //! A lane's own partial: the ExponentSpan of its elements (for fold_groups); 0 and ~0 (none)
+  //! in a combined one.
+  unsigned top, bottom;
 };
 
 //! The warp's shuffle of a WindowSum (every lane of the warp calls it): lo only where some lane
-//! has one (a lane's own partial has none; only combined ones may).
+//! has one (a lane's own partial has none; only combined ones may). The span is not shuffled.
 __device__ inline WindowSum shfl_down(const WindowSum& v, int offset) {
   WindowSum r;
   r.hi = __shfl_down_sync(0xffffffffu, v.hi, offset);
   r.flags = __shfl_down_sync(0xffffffffu, v.flags, offset);
   r.lo = warp_or(v.lo != 0) ? __shfl_down_sync(0xffffffffu, v.lo, offset) : 0.0;
+  r.top = 0, r.bottom = 0xffffffffu;
   return r;
 }
 
@@ -403,19 +412,49 @@ struct SegmentWindowSum {
   };
   unsigned char* marks;  //!< a byte a segment: 1 where the second pass is to sum it, else 0
   unsigned* any_marked;  //!< set to 1 where any segment is marked (zeroed before the pass)
-  __host__ __device__ acc_t identity() const { return {0.0, 0.0, 0u}; }
+  __host__ __device__ acc_t identity() const { return {0.0, 0.0, 0u, 0u, 0xffffffffu}; }
   __device__ Lifted lift(T x, index_t) const { return {static_cast<float>(x)}; }
   //! a + b, exactly: the his' sum and its error, the los' sum, and the error added to it, each
   //! checked exact (TwoSum); then the pair renormalised, also exactly.
   __device__ acc_t operator()(const acc_t& a, const acc_t& b) const {
     const double t = a.hi + b.hi, e = two_sum_error(a.hi, b.hi, t);
-    if (a.lo == 0 && b.lo == 0) return {t, e, a.flags | b.flags};  // two lanes' sums, mostly: (t, e) is the pair
+    if (a.lo == 0 && b.lo == 0) return {t, e, a.flags | b.flags, 0u, 0xffffffffu};  // two lanes' sums, mostly: (t, e) is the pair
     const double l = a.lo + b.lo, el = two_sum_error(a.lo, b.lo, l);
     const double m = l + e, em = two_sum_error(l, e, m);
     const double hi = t + m, lo = two_sum_error(t, m, hi);
-    return {hi, lo, a.flags | b.flags | (el != 0 || em != 0 ? WindowSum::kOutside : 0u)};  // a NaN compares unequal: outside
+    // a NaN compares unequal: outside
+    return {hi, lo, a.flags | b.flags | (el != 0 || em != 0 ? WindowSum::kOutside : 0u), 0u, 0xffffffffu};
   }
 };
+
+//! The first pass's fold of a warp's lanes. Where the elements of the whole warp's lanes span
+//! kWarpSpread binades at most, every lane holds its sum in one double (a lane past
+//! ExponentSpan::kSpread, in pair mode or outside, spans more), and every sum of those is exact
+//! in a double too: at most 32 x 256 elements, multiples of 2^(lo - 150) below 2^(hi - 126),
+//! sum below 2^(kWarpSpread + 37) such units. So they fold as plain doubles, a shuffle and an
+//! addition a step, where the pairs' exact combine takes a shuffle of three words, a vote and six
+//! additions. The sign of a zero comes out of the doubles themselves: each lane starts at -0,
+//! and a sum of doubles is -0 only where every term is. Elsewhere, the pairs' fold.
+inline constexpr unsigned kWarpSpread = 16;
+template <class T>
+__device__ inline WindowSum fold_groups(const SegmentWindowSum<T>& f, WindowSum r, int group, int from) {
+  const unsigned top = warp_max(r.top), bottom = warp_min(r.bottom);
+  if (!ExponentSpan::within(top, bottom, kWarpSpread)) {  // the same on every lane
+    for (int offset = from; offset > 0; offset >>= 1) {
+      const WindowSum other = shfl_down(r, offset);
+      if (offset < group) r = f(r, other);
+    }
+    return r;
+  }
+  double sum = r.hi;
+  for (int offset = from; offset > 0; offset >>= 1) {
+    const double other = __shfl_down_sync(0xffffffffu, sum, offset);
+    if (offset < group) sum += other;
+  }
+  // Only a segment with elements is written: -0 says that every one was -0.
+  const unsigned sign = sum == 0 && signbit(sum) ? 0u : WindowSum::kNotNegativeZero;
+  return {sum, 0.0, WindowSum::kAny | sign, 0u, 0xffffffffu};
+}
 
 //! A lane's sum in the first pass: its elements in one double while they span at most
 //! ExponentSpan::kSpread binades (exact so). From the first vector past that on, the lane keeps
@@ -463,9 +502,10 @@ struct Accumulator<SegmentWindowSum<T>> {
   __device__ WindowSum value(const SegmentWindowSum<T>&) const {
     const bool negative_zero = sum == 0 && signbit(sum);
     const unsigned flags = (any ? WindowSum::kAny : 0u) | (negative_zero ? 0u : WindowSum::kNotNegativeZero);
-    if (!pair) return {sum, 0.0, flags | (span.exact_in_double() ? 0u : WindowSum::kOutside)};
+    if (!pair) return {sum, 0.0, flags | (span.exact_in_double() ? 0u : WindowSum::kOutside), span.top, span.bottom};
     const double hi = sum + low;  // the pair renormalised, exactly
-    return {hi, two_sum_error(sum, low, hi), flags | (outside || !isfinite(hi) ? WindowSum::kOutside : 0u)};
+    return {hi, two_sum_error(sum, low, hi), flags | (outside || !isfinite(hi) ? WindowSum::kOutside : 0u), span.top,
+            span.bottom};
   }
 };
 

@@ -122,13 +122,27 @@ __global__ inline void segment_offsets_check_kernel(SegmentBounds b, unsigned lo
   if (s <= b.count) check_offset(b, s, bad);
 }
 
+//! Folds each group of `group` lanes of the warp (a power of two; 32 or more: the whole warp)
+//! into the group's first lane, a shuffle down a step from offset `from` (a power of two below
+//! 32) to 1: a lane takes only what comes from its own group, so groups of several sizes may
+//! share the warp. Every lane of the warp calls it. A policy may bring its own (found by
+//! argument-dependent lookup, as write_segment is).
+template <class F, class A>
+__device__ inline A fold_groups(const F& f, A r, int group, int from) {
+  for (int offset = from; offset > 0; offset >>= 1) {
+    const A other = shfl_down(r, offset);
+    if (offset < group) r = f(r, other);
+  }
+  return r;
+}
+
 //! Group-wide reduction of one value per thread for groups of G threads (G a power of two up to
 //! the block): within a warp by shuffle, then the group's warps through shared memory. Every
 //! thread of the block calls it; the group's first thread gets the result.
 template <int kBlock, class A, class F>
 __device__ inline A group_reduce(A a, int group_size, const F& f, A* shared) {
   // Groups of fewer than 32 lanes: their first lane reads only its own group's lanes.
-  for (int offset = (group_size < 32 ? group_size : 32) / 2; offset > 0; offset >>= 1) a = f(a, shfl_down(a, offset));
+  a = fold_groups(f, a, group_size, (group_size < 32 ? group_size : 32) / 2);
   if (group_size <= 32) return a;
   const int warp = threadIdx.x / 32;
   if (threadIdx.x % 32 == 0) shared[warp] = a;
@@ -349,11 +363,7 @@ __global__ __launch_bounds__(P::block, P::min_blocks) void short_segments_kernel
     const std::uint64_t sa = mine ? list_begin[at] : 0, se = mine ? list_end[at] : 0;
     A r = group < vector_width<In>() ? group_partial<P, true>(x, sa, se, rank_in_group, group, f)
                                      : group_partial<P, false>(x, sa, se, rank_in_group, group, f);
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) {
-      const A other = shfl_down(r, offset);
-      if (offset < group) r = f(r, other);
-    }
+    r = fold_groups(f, r, group, 16);
     if (mine && rank_in_group == 0) write_segment(f, r, first + list_thread[at], sa, out, out_index);
   }
 }
