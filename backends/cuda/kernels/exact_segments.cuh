@@ -462,16 +462,20 @@ __device__ inline WindowSum fold_groups(const SegmentWindowSum<T>& f, WindowSum 
 //! those additions checked exact (a lane of [0, 1) floats that meets one below 2^-21 stays
 //! here); past that, or at an infinity or a NaN (whose errors are NaN), it is outside and adds
 //! nothing more. A lane starts at -0, so that its sum is -0 exactly where every element was -0
-//! (or it had none).
+//! (or it had none). Its partial says kAny whether or not it had elements: only a segment with
+//! elements is folded from lanes' partials (an empty one is written as the identity), and a
+//! lane without any adds -0 and no kNotNegativeZero, which change nothing.
 template <class T>
 struct Accumulator<SegmentWindowSum<T>> {
+  //! In pair mode the span's top is this, above every element's bits doubled: the span check
+  //! fails from then on, with no flag of its own to test a vector (and fold_groups sees a lane
+  //! past the warp's span).
+  static constexpr unsigned kPairMode = 0xffffffffu;
   double sum, low;  // low: the errors' sum, in pair mode
   ExponentSpan span;
-  bool any;     // an element was added
-  bool pair;    // past the span: TwoSum for the rest
   bool outside;  // an addition to low was not exact
   __device__ void init(const SegmentWindowSum<T>&) {
-    sum = -0.0, low = 0.0, any = false, pair = false, outside = false;
+    sum = -0.0, low = 0.0, outside = false;
     span.init();
   }
   template <int N>
@@ -480,12 +484,11 @@ struct Accumulator<SegmentWindowSum<T>> {
 #pragma unroll
     for (int j = 0; j < N; ++j) u[j] = __float_as_uint(x[j]);
     span.take(u);
-    any = true;
-    if (!pair && span.exact_in_double()) {
+    if (span.exact_in_double()) {
       sum += tree_sum(x);
       return;
     }
-    pair = true;
+    span.top = kPairMode;
     if (outside) return;
 #pragma unroll
     for (int j = 0; j < N; ++j) {
@@ -501,8 +504,8 @@ struct Accumulator<SegmentWindowSum<T>> {
   }
   __device__ WindowSum value(const SegmentWindowSum<T>&) const {
     const bool negative_zero = sum == 0 && signbit(sum);
-    const unsigned flags = (any ? WindowSum::kAny : 0u) | (negative_zero ? 0u : WindowSum::kNotNegativeZero);
-    if (!pair) return {sum, 0.0, flags | (span.exact_in_double() ? 0u : WindowSum::kOutside), span.top, span.bottom};
+    const unsigned flags = WindowSum::kAny | (negative_zero ? 0u : WindowSum::kNotNegativeZero);
+    if (span.top != kPairMode) return {sum, 0.0, flags, span.top, span.bottom};  // every vector was checked in the span
     const double hi = sum + low;  // the pair renormalised, exactly
     return {hi, two_sum_error(sum, low, hi), flags | (outside || !isfinite(hi) ? WindowSum::kOutside : 0u), span.top,
             span.bottom};
