@@ -439,6 +439,7 @@ inline constexpr unsigned kWarpSpread = 16;
 template <class T>
 __device__ inline WindowSum fold_groups(const SegmentWindowSum<T>& f, WindowSum r, int group, int from) {
   const unsigned top = warp_max(r.top), bottom = warp_min(r.bottom);
+  from = first_fold_offset(group, from);
   if (!ExponentSpan::within(top, bottom, kWarpSpread)) {  // the same on every lane
     for (int offset = from; offset > 0; offset >>= 1) {
       const WindowSum other = shfl_down(r, offset);

@@ -122,6 +122,13 @@ __global__ inline void segment_offsets_check_kernel(SegmentBounds b, unsigned lo
   if (s <= b.count) check_offset(b, s, bad);
 }
 
+//! The first offset fold_groups shuffles from: `from`, or below the warp's widest group where
+//! that is narrower (a warp of single-lane groups, as segments of 1 to 32 f32 make, folds nothing).
+__device__ inline int first_fold_offset(int group, int from) {
+  const int widest = static_cast<int>(warp_max(static_cast<unsigned>(group)));
+  return widest / 2 < from ? widest / 2 : from;
+}
+
 //! Folds each group of `group` lanes of the warp (a power of two; 32 or more: the whole warp)
 //! into the group's first lane, a shuffle down a step from offset `from` (a power of two below
 //! 32) to 1: a lane takes only what comes from its own group, so groups of several sizes may
@@ -129,7 +136,7 @@ __global__ inline void segment_offsets_check_kernel(SegmentBounds b, unsigned lo
 //! argument-dependent lookup, as write_segment is).
 template <class F, class A>
 __device__ inline A fold_groups(const F& f, A r, int group, int from) {
-  for (int offset = from; offset > 0; offset >>= 1) {
+  for (int offset = first_fold_offset(group, from); offset > 0; offset >>= 1) {
     const A other = shfl_down(r, offset);
     if (offset < group) r = f(r, other);
   }
