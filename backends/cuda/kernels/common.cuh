@@ -24,25 +24,22 @@ __device__ inline unsigned warp_or(unsigned v) {
 #endif
 }
 
-//! The largest and the smallest of the warp's values (every lane calls them), likewise.
-__device__ inline unsigned warp_max(unsigned v) {
+//! The largest (kLargest) or the smallest of the warp's values (every lane calls it), likewise.
+template <bool kLargest>
+__device__ inline unsigned warp_extreme(unsigned v) {
 #if __CUDA_ARCH__ >= 800
-  return __reduce_max_sync(0xffffffffu, v);
+  return kLargest ? __reduce_max_sync(0xffffffffu, v) : __reduce_min_sync(0xffffffffu, v);
 #else
 #pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const unsigned other = __shfl_xor_sync(0xffffffffu, v, offset);
+    v = kLargest ? max(v, other) : min(v, other);
+  }
   return v;
 #endif
 }
-__device__ inline unsigned warp_min(unsigned v) {
-#if __CUDA_ARCH__ >= 800
-  return __reduce_min_sync(0xffffffffu, v);
-#else
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v = min(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  return v;
-#endif
-}
+__device__ inline unsigned warp_max(unsigned v) { return warp_extreme<true>(v); }
+__device__ inline unsigned warp_min(unsigned v) { return warp_extreme<false>(v); }
 
 //! The block's dynamic shared memory as an array of A (one raw array serves every instantiation).
 template <class A>
