@@ -14,7 +14,7 @@ void enqueue_exact_segments(const void* data, const SegmentBounds& bounds, DType
     using T = decltype(tag);
     // Two blocks an SM for the second pass (StatsSegmentPolicy): registers for the double sums
     // and their errors, which the f32 short-segment kernel spilled (504 bytes) under the plain
-    // policy's four. The first pass's partial is 24 bytes: the plain policy.
+    // policy's four. The first pass's partial is 32 bytes: the plain policy.
     static_assert(StatsSegmentPolicy::block == ExactSegmentSum<T>::kBlock, "the lanes' shared digits are laid out for its blocks");
     // Both passes carve the scratch from its start (the check word first, which the second
     // keeps): reserved for the larger at once, so that it is not reallocated between them.

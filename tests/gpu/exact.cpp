@@ -638,17 +638,18 @@ TEST_CASE("gpu exact sums of rows and segments: ties that a pair of doubles hold
 
 namespace {
 
-//! Segments of one binade's neighbourhood (small integers times 2^e, e one a segment): pairs of a
-//! value and its negation in a shuffled order, so that many segments sum to exactly 0 (+0 by the
-//! rules, unless every element was -0), others to one element left over; zeros of either sign
-//! among them. Their warps' elements span a few binades: the first pass folds its lanes' sums as
-//! plain doubles (fold_groups), which must keep them exact and the zeros' sign right.
+//! Segments of small integers times 2^e (1 to 15 times it, e from -4 to 4, one a segment): pairs
+//! of a value and its negation in a shuffled order, so that many segments sum to exactly 0 (+0
+//! by the rules, unless every element was -0), others to one element left over; zeros of either
+//! sign among them. A warp's elements, of one segment or several, span 12 binades at most: the
+//! first pass folds its lanes' sums as plain doubles (fold_groups), which must keep them exact
+//! and the zeros' sign right.
 template <class T>
 std::vector<T> cancelling_within_a_binade(const std::vector<std::uint64_t>& offsets, std::mt19937_64& rng) {
   std::vector<T> v(offsets.back());
   for (std::size_t s = 0; s + 1 < offsets.size(); ++s) {
     const std::uint64_t a = offsets[s], e = offsets[s + 1];
-    const int exponent = static_cast<int>(rng() % 21) - 10;
+    const int exponent = static_cast<int>(rng() % 9) - 4;
     const bool leftover = rng() % 4 == 0, only_zeros = rng() % 8 == 0;
     for (std::uint64_t i = a; i + 1 < e; i += 2) {
       const double x = only_zeros ? 0.0 : std::ldexp(static_cast<double>(rng() % 15) + 1, exponent);

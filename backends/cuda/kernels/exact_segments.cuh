@@ -384,7 +384,9 @@ __device__ inline void write_segment(const ExactSegmentSum<T>&, const FloatDigit
 struct WindowSum {
   enum Flag : unsigned { kAny = 1, kNotNegativeZero = 2, kOutside = 4 };
   double hi, lo;
-  unsigned flags;  //!< kAny: an element was added; kNotNegativeZero: one other than -0; kOutside: not exact here
+  //! kAny: a partial of elements (a lane's or a fold's, with or without elements of its own;
+  //! only the identity lacks it); kNotNegativeZero: an element other than -0; kOutside: not exact here
+  unsigned flags;
   //! A lane's own partial: the ExponentSpan of its elements (for fold_groups); 0 and ~0 (none)
   //! in a combined one.
   unsigned top, bottom;
@@ -438,20 +440,9 @@ struct SegmentWindowSum {
 inline constexpr unsigned kWarpSpread = 16;
 template <class T>
 __device__ inline WindowSum fold_groups(const SegmentWindowSum<T>& f, WindowSum r, int group, int from) {
-  const unsigned top = warp_max(r.top), bottom = warp_min(r.bottom);
-  from = first_fold_offset(group, from);
-  if (!ExponentSpan::within(top, bottom, kWarpSpread)) {  // the same on every lane
-    for (int offset = from; offset > 0; offset >>= 1) {
-      const WindowSum other = shfl_down(r, offset);
-      if (offset < group) r = f(r, other);
-    }
-    return r;
-  }
-  double sum = r.hi;
-  for (int offset = from; offset > 0; offset >>= 1) {
-    const double other = __shfl_down_sync(0xffffffffu, sum, offset);
-    if (offset < group) sum += other;
-  }
+  if (!ExponentSpan::within(warp_max(r.top), warp_min(r.bottom), kWarpSpread))  // the same on every lane
+    return shuffle_fold(f, r, group, from);
+  const double sum = shuffle_fold([](double a, double b) { return a + b; }, r.hi, group, from);
   // Only a segment with elements is written: -0 says that every one was -0.
   const unsigned sign = sum == 0 && signbit(sum) ? 0u : WindowSum::kNotNegativeZero;
   return {sum, 0.0, WindowSum::kAny | sign, 0u, 0xffffffffu};

@@ -122,25 +122,32 @@ __global__ inline void segment_offsets_check_kernel(SegmentBounds b, unsigned lo
   if (s <= b.count) check_offset(b, s, bad);
 }
 
-//! The first offset fold_groups shuffles from: `from`, or below the warp's widest group where
-//! that is narrower (a warp of single-lane groups, as segments of 1 to 32 f32 make, folds nothing).
+//! Where a warp whose lanes are in groups of several widths starts its fold: `from`, or below its
+//! widest group where that is narrower (a warp of single-lane groups, as segments of 1 to 32 f32
+//! make, folds nothing).
 __device__ inline int first_fold_offset(int group, int from) {
   const int widest = static_cast<int>(warp_max(static_cast<unsigned>(group)));
   return widest / 2 < from ? widest / 2 : from;
 }
 
 //! Folds each group of `group` lanes of the warp (a power of two; 32 or more: the whole warp)
-//! into the group's first lane, a shuffle down a step from offset `from` (a power of two below
-//! 32) to 1: a lane takes only what comes from its own group, so groups of several sizes may
-//! share the warp. Every lane of the warp calls it. A policy may bring its own (found by
-//! argument-dependent lookup, as write_segment is).
+//! into the group's first lane by `f`, a shuffle down a step from offset `from` (a power of two
+//! below 32) to 1: a lane takes only what comes from its own group, so groups of several widths
+//! may share the warp. Every lane of the warp calls it.
 template <class F, class A>
-__device__ inline A fold_groups(const F& f, A r, int group, int from) {
-  for (int offset = first_fold_offset(group, from); offset > 0; offset >>= 1) {
+__device__ inline A shuffle_fold(const F& f, A r, int group, int from) {
+  for (int offset = from; offset > 0; offset >>= 1) {
     const A other = shfl_down(r, offset);
     if (offset < group) r = f(r, other);
   }
   return r;
+}
+
+//! The segments kernels' fold of a warp's partials (shuffle_fold's contract). A policy may bring
+//! its own (found by argument-dependent lookup, as write_segment is).
+template <class F, class A>
+__device__ inline A fold_groups(const F& f, A r, int group, int from) {
+  return shuffle_fold(f, r, group, from);
 }
 
 //! Group-wide reduction of one value per thread for groups of G threads (G a power of two up to
@@ -370,7 +377,7 @@ __global__ __launch_bounds__(P::block, P::min_blocks) void short_segments_kernel
     const std::uint64_t sa = mine ? list_begin[at] : 0, se = mine ? list_end[at] : 0;
     A r = group < vector_width<In>() ? group_partial<P, true>(x, sa, se, rank_in_group, group, f)
                                      : group_partial<P, false>(x, sa, se, rank_in_group, group, f);
-    r = fold_groups(f, r, group, 16);
+    r = fold_groups(f, r, group, first_fold_offset(group, 16));
     if (mine && rank_in_group == 0) write_segment(f, r, first + list_thread[at], sa, out, out_index);
   }
 }
