@@ -242,6 +242,27 @@ TEST_CASE("argmin and argmax: the lowest global index among ties, the first NaN"
   }
 }
 
+TEST_CASE("the NaN-skipping extremes where whole shards are NaN: the other ranks' elements decide") {
+  std::mt19937_64 rng(shared_seed() + 5);
+  INFO("seed " << shared_seed() << ", " << ranks() << " ranks, this one rank " << rank());
+  for (int trial = 0; trial < 20; ++trial) {
+    const std::size_t n = 1 + rng() % 64;
+    const auto cut = split(n, rng);
+    const std::uint64_t nan_ranks = rng();  // bit r: rank r's shard is NaN alone (every rank's at times)
+    std::vector<float> whole(n);
+    std::uniform_real_distribution<float> unit(-1, 1);
+    for (float& v : whole) v = unit(rng);
+    for (int r = 0; r < ranks(); ++r)
+      if (trial % 4 == 0 || ((nan_ranks >> r) & 1))
+        std::fill(whole.begin() + static_cast<std::ptrdiff_t>(cut[r]), whole.begin() + static_cast<std::ptrdiff_t>(cut[r + 1]), NAN);
+    for (xr::Op op : {xr::Op::nanmin, xr::Op::nanmax, xr::Op::nanargmin, xr::Op::nanargmax}) {
+      INFO("trial " << trial << ", " << xr::to_string(op) << ", n = " << n);
+      const xr::Result got = xr::mpi::allreduce(MPI_COMM_WORLD, shard_of(whole, cut, op), xr::Options{.backend = backend_of_rank()});
+      check_against_whole(whole, 1, op, got);
+    }
+  }
+}
+
 TEST_CASE("an empty whole, and records column by column") {
   std::mt19937_64 rng(shared_seed() + 3);
   const std::vector<std::int32_t> none;
