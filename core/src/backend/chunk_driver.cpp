@@ -222,15 +222,14 @@ Result sum_in_two_steps(const Request& q, const ChunkRunner* runner, Accuracy ac
   for (std::size_t k = 0; k < last; ++k)
     if (q.axes.contains(k)) others.add(k);
   Request columns = canonical(Request::over(partial.get(), DType::f64, View::of(q.view.shape, nullptr, last), others));
-  if (q.dtype == DType::f64 || wide) {
-    columns.out = q.out;
-    return reduce_on_host(columns, runner, accuracy, wide);
-  }
   std::vector<double> sums(static_cast<std::size_t>(result_count(columns)));
   columns.out = sums.data();
-  reduce_on_host(columns, runner, accuracy, wide);
-  float* out = static_cast<float*>(q.out);
-  for (std::size_t i = 0; i < sums.size(); ++i) out[i] = static_cast<float>(sums[i]);
+  const Result whole = reduce_on_host(columns, runner, accuracy, wide);
+  // Every axis reduced: the partials are one flat array, whose sum the flat path returns rather
+  // than writes to `out`.
+  if (layout_of(columns) == Layout::all) sums.at(0) = whole.value.to_double();
+  if (q.dtype == DType::f64 || wide) std::copy(sums.begin(), sums.end(), static_cast<double*>(q.out));
+  else std::transform(sums.begin(), sums.end(), static_cast<float*>(q.out), [](double s) { return static_cast<float>(s); });
   return Result{};
 }
 
