@@ -97,10 +97,9 @@ typename F::acc_t accumulator_of(const Scalar& value, const Scalar* spread, std:
   } else if constexpr (std::is_same_v<Acc, ops::LogSumExp>) {
     return {v, 1.0};  // exp(v - v): the shard's sum of exponentials scaled by its own maximum
   } else if constexpr (std::is_same_v<Acc, ops::SeenExtreme<typename F::In>>) {
-    // A shard of NaN alone: the identity, not its NaN, which the combine's min or max would
-    // carry into the whole's value though other ranks saw elements.
-    if (v != v) return F::identity();
-    return {value.get<typename F::In>(), true};
+    // The table's lift: a shard of NaN alone is the identity, not its NaN, which the combine's
+    // min or max would carry into the whole's value though other ranks saw elements.
+    return F::lift(value.get<typename F::In>());
   } else if constexpr (std::is_arithmetic_v<Acc>) {  // norm1, norminf, counts, any, all, nansum, nanprod
     return visit_dtype(value.dtype(), [&](auto tag) { return static_cast<Acc>(value.get<decltype(tag)>()); });
   } else {
