@@ -88,6 +88,17 @@ std::vector<double> digit_filling_period(std::size_t n, std::mt19937_64& rng) {
   return period;
 }
 
+//! n values of T (f32 or bf16) that all lie in the top binade of one exponent bin (fields 128 to
+//! 143: [2, 2^17)), random significands, one sign: the largest a bin's units grow with each element
+//! (each below 2^39 of them), every round of a column lane added in one register.
+template <class T>
+std::vector<T> bin_filling_period(std::size_t n, std::mt19937_64& rng) {
+  std::vector<T> period(n);
+  std::uniform_real_distribution<double> significand(1.0, 1.99);  // below 2 once rounded to bf16's 8 bits
+  for (T& v : period) v = static_cast<T>(std::ldexp(significand(rng), 16));
+  return period;
+}
+
 }  // namespace
 
 TEST_CASE("gpu exact sums: device and pinned data, f32, f64, f16 and bf16, every shape and block size, MPFR's bits") {
@@ -230,7 +241,8 @@ TEST_CASE("gpu exact column sums: lanes that each add more elements than a digit
   // column runs through the period 2^14 times over (4099 is prime to 3). f64: a
   // digit_filling_period, which pushes one digit of a lane past 2^63 within some 2^11 of them; a
   // lane here adds some 4000 (42 lanes a column in each of 396 blocks on 132 SMs). f32: random finite
-  // values, some 2000 a lane into its bins, runs of one bin added in a register first.
+  // values, some 2000 a lane into its bins; and f32 and bf16 values in the top binade of one bin,
+  // one sign, each round of a lane added in a register first and the bin filled as far as it goes.
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x3c01u);
   constexpr std::size_t kPeriod = 4099, kRepeats = std::size_t{1} << 14, kWidth = 3, kRows = kPeriod * kRepeats;
   auto check = [&](const auto& period) {
@@ -256,6 +268,8 @@ TEST_CASE("gpu exact column sums: lanes that each add more elements than a digit
   };
   check(digit_filling_period(kPeriod, rng));
   check(xr::test::make_exact_data<float>(ExactShape::wide, kPeriod, rng));
+  check(bin_filling_period<float>(kPeriod, rng));
+  check(bin_filling_period<xr::bf16>(kPeriod, rng));
 }
 
 TEST_CASE("gpu: result_dtype of device data: sums run exactly and round once to the type asked") {

@@ -659,10 +659,12 @@ struct DigitColumnLane {
 //! A lane of exact_columns_kernel that sums its column by exponent bins (f32, and bf16 and f16 as
 //! the floats they convert to exactly): the binned form's kFieldBins doubles, each exact for 2^14
 //! elements (the launch gives a lane at most that many), turned into integers of their units at
-//! the end, in place. A round's elements that fall in one bin, one after another, are added in a
-//! register first (at most a round's 16, each below 2^39 units: exact) and go into the bin's
-//! shared memory together: a lane's additions to shared memory wait on one another, and one
-//! round's data of [0, 1) then waits once instead of at each element.
+//! the end, in place. A round whose nonzero elements all lie in one bin (the top five bits of
+//! their magnitudes agree, as most data's do: uniform [0, 1) lies in bin 7 but for values below
+//! 2^-15) is added in a register first, each element a conversion and an addition (bf16: a pair
+//! of them added in f32 first, exact within a bin's 16 exponents), and goes into its bin at once:
+//! at most a round's 16 elements of below 2^39 units each, exact. Any other round (elements of
+//! several bins, or an infinity or NaN) adds each element to its own bin, as the flat form does.
 struct BinColumnLane {
   static constexpr int kSlots = kFieldBins;
   static constexpr std::size_t kSharedBytes = sizeof(double) * kSlots * kDigitBlock;
@@ -676,25 +678,33 @@ struct BinColumnLane {
   //! Adds a round of elements (`words`: their column's, for infinities and NaNs).
   template <class T, int kN>
   __device__ void add_round(const T (&v)[kN], unsigned& not_negative_zero, long long* words) {
-    double run = 0;
-    int run_bin = -1;  // the bin of the elements in `run`
+    float f[kN];
+    unsigned any = 0, every = 0xffffffffu;  // the nonzero magnitudes' bits: some, and all of them
 #pragma unroll
     for (int u = 0; u < kN; ++u) {
-      const float f = static_cast<float>(v[u]);
-      const unsigned bits = __float_as_uint(f), magnitude = bits & 0x7fffffffu;
+      f[u] = static_cast<float>(v[u]);
+      const unsigned bits = __float_as_uint(f[u]), magnitude = bits & 0x7fffffffu;
       not_negative_zero |= bits ^ 0x80000000u;
-      if (magnitude >= 0x7f800000u) {
-        count_special(words, magnitude != 0x7f800000u, bits >> 31);
-        continue;
-      }
-      const int bin = static_cast<int>(magnitude >> 27);
-      if (bin != run_bin) {
-        if (run_bin >= 0) bins[run_bin * kDigitBlock] += run;
-        run = 0, run_bin = bin;
-      }
-      run += static_cast<double>(f);
+      any |= magnitude;
+      every &= magnitude != 0 ? magnitude : 0xffffffffu;
     }
-    if (run_bin >= 0) bins[run_bin * kDigitBlock] += run;
+    // One bin for every nonzero element, and not bin 15, which holds the infinities and NaNs
+    // (field 255): a zero adds nothing to the sum.
+    const unsigned bin = every >> 27;
+    if (((any ^ every) >> 27) == 0 && bin < kFieldBins - 1) {
+      double sum = 0;
+      if constexpr (std::is_same_v<T, bf16> && kN % 2 == 0) {
+#pragma unroll
+        for (int u = 0; u < kN; u += 2) sum += static_cast<double>(__fadd_rn(f[u], f[u + 1]));
+      } else {
+#pragma unroll
+        for (int u = 0; u < kN; ++u) sum += static_cast<double>(f[u]);
+      }
+      bins[bin * kDigitBlock] += sum;
+      return;
+    }
+#pragma unroll
+    for (int u = 0; u < kN; ++u) add_to_bins<kDigitBlock>(bins, f[u], words);
   }
   __device__ void carry() {}  // nothing to carry: a lane adds at most kMostElements
   //! Each bin as an integer of its units (below 2^53), in place.
