@@ -631,6 +631,12 @@ __device__ inline void exact_block_sum_binned(const T* __restrict__ x, std::size
   deposit_block_bins<kBlock>(lane_bins, words);
 }
 
+//! What exact_columns_kernel holds an element of T as between its load and its addition: the
+//! float a 16-bit float widens to (widened as it arrives, so that a lane keeps one register an
+//! element in flight rather than the element and its float), else T.
+template <class T>
+using ColumnLoaded = std::conditional_t<sizeof(T) == 2, float, T>;
+
 //! A lane of exact_columns_kernel that sums its column by digits (f64): LaneDigits.
 struct DigitColumnLane {
   static constexpr int kSlots = ExactSum::kDigits;  // what the block adds across a column's lanes
@@ -638,11 +644,30 @@ struct DigitColumnLane {
   LaneDigits lane;
   __device__ explicit DigitColumnLane(void* shared) : lane{static_cast<long long*>(shared) + threadIdx.x} {}
   __device__ void clear() { lane.clear(); }
-  //! Adds a round of elements (`words`: their column's, for infinities and NaNs).
+  //! Adds a round of elements (`words`: their column's, for infinities and NaNs). The round's
+  //! largest magnitude decides once whether it holds an infinity or NaN, and whether any element
+  //! is other than -0: a test, a branch and the zero's bookkeeping an element cost f64 records
+  //! of width 9 some 45 instructions an element.
   template <class T, int kN>
-  __device__ void add_round(const T (&v)[kN], unsigned& not_negative_zero, long long* words) {
+  __device__ void add_round(const ColumnLoaded<T> (&v)[kN], unsigned& not_negative_zero, long long* words) {
+    unsigned hi[kN], lo[kN], top = 0;  // top: the largest magnitude's high word
 #pragma unroll
-    for (int u = 0; u < kN; ++u) lane.add_any(exact_double(v[u]), not_negative_zero, words);
+    for (int u = 0; u < kN; ++u) {
+      const double d = exact_double(v[u]);
+      hi[u] = static_cast<unsigned>(__double2hiint(d)), lo[u] = static_cast<unsigned>(__double2loint(d));
+      top = max(top, (hi[u] & 0x7fffffffu) | (lo[u] != 0 ? 1u : 0u));
+    }
+    if (top >= 0x7ff00000u) {  // an infinity or NaN: each element as add_any
+#pragma unroll
+      for (int u = 0; u < kN; ++u) lane.add_any(__hiloint2double(static_cast<int>(hi[u]), static_cast<int>(lo[u])), not_negative_zero, words);
+      return;
+    }
+    if (top != 0) not_negative_zero = 1;
+    else
+#pragma unroll
+      for (int u = 0; u < kN; ++u) not_negative_zero |= hi[u] ^ 0x80000000u;  // zeros: +0 or all -0
+#pragma unroll
+    for (int u = 0; u < kN; ++u) lane.add(hi[u], lo[u]);
   }
   __device__ void carry() { lane.normalize(); }
   //! Makes the slots what slot() reads: digits in [0, 2^32) (the last signed and small).
@@ -675,23 +700,29 @@ struct BinColumnLane {
 #pragma unroll
     for (int c = 0; c < kSlots; ++c) bins[c * kDigitBlock] = 0;
   }
-  //! Adds a round of elements (`words`: their column's, for infinities and NaNs).
+  //! Adds a round of elements (`words`: their column's, for infinities and NaNs). Its largest
+  //! and smallest nonzero magnitudes decide once for the round: one bin, an infinity or NaN, and
+  //! whether any element is other than -0 (each element's own tests cost f32 records of width 9
+  //! some 20 instructions an element, and left an H200 issue-bound at 1.2x a plain column sum).
   template <class T, int kN>
-  __device__ void add_round(const T (&v)[kN], unsigned& not_negative_zero, long long* words) {
+  __device__ void add_round(const ColumnLoaded<T> (&v)[kN], unsigned& not_negative_zero, long long* words) {
     float f[kN];
-    unsigned any = 0, every = 0xffffffffu;  // the nonzero magnitudes' bits: some, and all of them
+    unsigned top = 0, low = 0xffffffffu;  // the largest magnitude, and the smallest nonzero one minus 1
 #pragma unroll
     for (int u = 0; u < kN; ++u) {
       f[u] = static_cast<float>(v[u]);
-      const unsigned bits = __float_as_uint(f[u]), magnitude = bits & 0x7fffffffu;
-      not_negative_zero |= bits ^ 0x80000000u;
-      any |= magnitude;
-      every &= magnitude != 0 ? magnitude : 0xffffffffu;
+      const unsigned magnitude = __float_as_uint(f[u]) & 0x7fffffffu;
+      top = max(top, magnitude);
+      low = min(low, magnitude - 1);  // a zero wraps to the largest: it adds nothing to any bin
     }
+    if (top != 0) not_negative_zero = 1;
+    else
+#pragma unroll
+      for (int u = 0; u < kN; ++u) not_negative_zero |= __float_as_uint(f[u]) ^ 0x80000000u;  // zeros: +0 or all -0
     // One bin for every nonzero element, and not bin 15, which holds the infinities and NaNs
-    // (field 255): a zero adds nothing to the sum.
-    const unsigned bin = every >> 27;
-    if (((any ^ every) >> 27) == 0 && bin < kFieldBins - 1) {
+    // (field 255). low + 1 is the smallest nonzero magnitude (0 where every element is zero).
+    const unsigned bin = top >> 27;
+    if (((low + 1) >> 27) == bin && bin < kFieldBins - 1) {
       double sum = 0;
       if constexpr (std::is_same_v<T, bf16> && kN % 2 == 0) {
 #pragma unroll
@@ -701,10 +732,13 @@ struct BinColumnLane {
         for (int u = 0; u < kN; ++u) sum += static_cast<double>(f[u]);
       }
       bins[bin * kDigitBlock] += sum;
-      return;
-    }
+    } else if (top < 0x7f800000u) {  // finite: each element to its bin
 #pragma unroll
-    for (int u = 0; u < kN; ++u) add_to_bins<kDigitBlock>(bins, f[u], words);
+      for (int u = 0; u < kN; ++u) add_finite_to_bins<kDigitBlock>(bins, f[u]);
+    } else {
+#pragma unroll
+      for (int u = 0; u < kN; ++u) add_to_bins<kDigitBlock>(bins, f[u], words);
+    }
   }
   __device__ void carry() {}  // nothing to carry: a lane adds at most kMostElements
   //! Each bin as an integer of its units (below 2^53), in place.
@@ -775,27 +809,36 @@ __global__ __launch_bounds__(kDigitBlock, kColumnBlocksPerSM<T>) void exact_colu
     std::size_t r = first + group;
     const T* at = x + r * width + column;
     int since_carry = 0;  // elements added since the lane's last carry: at most 2^10 + kAhead
-    // As the flat digit form: the next kAhead elements load while the lane adds these.
-    T v[kAhead], next[kAhead];
-    const bool full = r + (kAhead - 1) * step < end;
-    if (full)
+    // As the flat digit form: the next kAhead elements load while the lane adds these, into the
+    // other of two buffers (a copy from one into the other cost an instruction an element). The
+    // loads' offsets are ints (a launch holds at most 2^30 elements, and only rows that exist
+    // load): each address one multiply-add of the round's pointer.
+    const int stride32 = static_cast<int>(stride);
+    using Loaded = ColumnLoaded<T>;
+    Loaded a[kAhead], b[kAhead];
+    auto load = [&](Loaded (&into)[kAhead], const T* from) {
 #pragma unroll
-      for (int u = 0; u < kAhead; ++u) v[u] = at[u * stride];
-    for (bool more = full; more;) {
+      for (int u = 0; u < kAhead; ++u) into[u] = static_cast<Loaded>(from[u * stride32]);
+    };
+    // Adds the round in `v` (rows r, r + step, ...), loading the next round into `next` first
+    // where it is whole; false when it is not (the rest go one by one).
+    auto round = [&](Loaded (&v)[kAhead], Loaded (&next)[kAhead]) {
       const std::size_t r_next = r + kAhead * step;
-      more = r_next + (kAhead - 1) * step < end;
-      if (more)
-#pragma unroll
-        for (int u = 0; u < kAhead; ++u) next[u] = at[(kAhead + u) * stride];
-      lane.add_round(v, not_negative_zero, words);
+      const bool more = r_next + (kAhead - 1) * step < end;
+      if (more) load(next, at + kAhead * stride);
+      lane.template add_round<T>(v, not_negative_zero, words);
       if ((since_carry += kAhead) >= (1 << 10)) lane.carry(), since_carry = 0;
       r = r_next, at += kAhead * stride;
-#pragma unroll
-      for (int u = 0; u < kAhead; ++u) v[u] = next[u];
+      return more;
+    };
+    if (r + (kAhead - 1) * step < end) {
+      load(a, at);
+      while (round(a, b) && round(b, a)) {
+      }
     }
     for (; r < end; r += step, at += stride) {
-      const T one[1] = {*at};
-      lane.add_round(one, not_negative_zero, words);
+      const Loaded one[1] = {static_cast<Loaded>(*at)};
+      lane.template add_round<T>(one, not_negative_zero, words);
     }
     if (not_negative_zero != 0) atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
   }
