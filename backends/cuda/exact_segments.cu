@@ -12,14 +12,14 @@ void enqueue_exact_segments(const void* data, const SegmentBounds& bounds, DType
                             unsigned long long** bad) {
   auto run = [&](auto tag) {
     using T = decltype(tag);
-    // Two blocks an SM for the second pass (StatsSegmentPolicy): registers for the double sums
-    // and their errors, which the f32 short-segment kernel spilled (504 bytes) under the plain
-    // policy's four. The first pass's partial is 32 bytes: the plain policy.
-    static_assert(StatsSegmentPolicy::block == ExactSegmentSum<T>::kBlock, "the lanes' shared digits are laid out for its blocks");
+    // The second pass's own policy (ExactSegmentPolicy): two blocks an SM, registers for the
+    // partials' digits, which the f32 short-segment kernel spilled (504 bytes) under the plain
+    // policy's four, and more elements a lane. The first pass's partial is 32 bytes: the plain policy.
+    static_assert(ExactSegmentPolicy::block == ExactSegmentSum<T>::kBlock, "the lanes' shared bins are laid out for its blocks");
     // Both passes carve the scratch from its start (the check word first, which the second
     // keeps): reserved for the larger at once, so that it is not reallocated between them.
     ws.scratch.reserve(std::max(segments_scratch_bytes<SegmentPolicy, WindowSum, T>(bounds),
-                                segments_scratch_bytes<StatsSegmentPolicy, FloatDigits, T>(bounds)),
+                                segments_scratch_bytes<ExactSegmentPolicy, FloatDigits, T>(bounds)),
                        "segment lists");
     // The marks (a byte a segment, each written by the first pass) and their summary word, in
     // the buffer for results' partials, which no other part of an exact segment sum uses.
@@ -32,7 +32,7 @@ void enqueue_exact_segments(const void* data, const SegmentBounds& bounds, DType
                                     ws, bad);
     ExactSegmentSum<T> second;
     second.marks = marks, second.any_marked = any_marked;
-    shuffle_segments<StatsSegmentPolicy>(static_cast<const T*>(data), bounds, second, typed, nullptr, ws, bad);
+    shuffle_segments<ExactSegmentPolicy>(static_cast<const T*>(data), bounds, second, typed, nullptr, ws, bad);
   };
   switch (dtype) {
     case DType::f32: return run(float{});

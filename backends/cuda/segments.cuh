@@ -113,7 +113,7 @@ void shuffle_segments(const typename F::In* x, const SegmentBounds& b, F f, Out*
       enqueue_long_segments<P>(x, b, L, b.count * row_chunks, b.count, true, f, out, out_index, ws);
       return;
     }
-    const int group = row_bytes < P::long_bytes ? group_for(row_bytes) : P::block;
+    const int group = row_bytes < P::long_bytes ? group_for<P>(row_bytes) : P::block;
     // A policy that reads only some rows: a grid that fills the GPU, round the rows (one block
     // per group of rows, most returning at once, took 40 us to launch for 2^20 rows on an H200).
     const std::uint64_t row_blocks = ceil_div(b.count, P::block / group);

@@ -719,13 +719,17 @@ TEST_CASE("gpu exact sums of rows and segments: f32, f16 and bf16, every shape o
       check_exact_segments(xr::test::make_exact_data<float>(shape, rows * length, rng), {}, rows,
                            what + ", " + std::to_string(rows) + " rows of " + std::to_string(length));
     }
+    // bf16 rows just under two of the second pass's 96 KB chunks: 384 elements a lane.
+    check_exact_segments(xr::test::make_exact_data16<xr::bf16>(shape, 2 * 98303, rng), {}, 2, what + ", 2 rows of 98303 (bf16)");
   }
-  // Rows of 65535 bf16 (just under two chunks: a block each, 256 elements a lane, the most the
-  // kernels give a lane and half what a lane's double is exact for) of one value whose
-  // significand lands at bit 31 of its digit. And f64, whose exact segment sums are the CPU's,
-  // refused.
-  const std::vector<xr::bf16> same(4 * 65535, xr::bf16::from_bits(0x407f));  // 3.984375
-  check_exact_segments(same, {}, 4, "4 rows of 65535 times 3.984375 (bf16)");
+  // Rows of 98303 bf16 (just under two of the second pass's 96 KB chunks: a block each, 384
+  // elements a lane, the most its kernels give a lane, of the 512 a lane's double is exact for)
+  // of one value whose significand lands at bit 31 of its digit; and of 65535 (256 a lane, the
+  // first pass's most). And f64, whose exact segment sums are the CPU's, refused.
+  for (const std::size_t length : {std::size_t{98303}, std::size_t{65535}}) {
+    const std::vector<xr::bf16> same(4 * length, xr::bf16::from_bits(0x407f));  // 3.984375
+    check_exact_segments(same, {}, 4, "4 rows of " + std::to_string(length) + " times 3.984375 (bf16)");
+  }
   const std::vector<double> x(100, 1.0);
   const std::uint64_t off[] = {0, 50, 100};
   for (const auto& e : xr::default_context().registry().entries()) {

@@ -16,20 +16,25 @@
 //
 // ExactSegmentSum: a partial (FloatDigits) is a double and digits whose values add to the exact
 // sum. A lane adds its elements to the double alone while their exponents span at most 20
-// binades, as above. Past that, each addition has Knuth's TwoSum beside it: s + x = t + e
-// exactly, t the double sum and e its error, also a double, which goes to the digits where it is
-// not zero. Partials combine the same way: their doubles by TwoSum, their digits word by word. A
-// segment whose digits stayed empty is its double rounded once to T; the others go through the
-// digits.
+// binades, as above. Past that, each element goes to one of the lane's 16 exponent bins in shared
+// memory (the column sums' form, exact_sum.cuh): a conversion, an addition and its load and store,
+// whatever the data. When the lane's partial is taken, its touched bins go into the digits.
+// Partials combine: their doubles by Knuth's TwoSum (s + x = t + e exactly,
+// t the double sum and e its error, which goes to the digits where it is not zero), their digits
+// word by word. A segment whose digits stayed empty is its double rounded once to T; the others
+// go through the digits. The second pass's lanes take four times the plain sums' elements
+// (ExactSegmentPolicy), so that fewer partials combine. (Each element by TwoSum, its error into
+// three digits, and lanes of the plain sums' size took 13.3-13.6x the plain sums on power-law
+// segments of wide and random-bit f32 on an H200: bench/results/nvidia-h200/logs/
+// exact-segments-wide-ncu-b36212e.md.)
 //
 // The digits: every finite float is m * 2^(p - 149) with m < 2^24 and 0 <= p <= 253, so the sum
-// of any floats, and every double above (sums and errors of them), is a multiple of 2^-149. Ten
-// 32-bit digits in 64-bit words hold it as ExactSum holds a double's sum (Neal's small
+// of any floats, and every double above (sums, errors and bins of them), is a multiple of 2^-149.
+// Ten 32-bit digits in 64-bit words hold it as ExactSum holds a double's sum (Neal's small
 // superaccumulator): digit d weighs 2^(32 d - 149), carries stay in the words until normalize(),
-// word 9 takes the top carries and the sign. A lane keeps its digits in shared memory (80 bytes,
-// zeroed at its first error), where a double's 53 bits go to the three digits they span at one
-// address each; a partial's travel in registers and cross lanes by shuffles, but only the words
-// that some lane of the warp has nonzero, and none where no lane has digits.
+// word 9 takes the top carries and the sign. A partial's digits travel in registers and cross
+// lanes by shuffles, but only the words that some lane of the warp has nonzero, and none where no
+// lane has digits.
 //
 // f64 has no such form here (its 2098 bits of range would take 67 words a lane): the CPU
 // backends and the flat and column kernels of exact_sum.cuh sum it.
@@ -85,14 +90,20 @@ __device__ inline DigitSpan span_of(double d) {
 }
 
 //! Adds d (nonzero, a multiple of 2^-149, below 2^174) to a partial's digits, by selects (an
-//! indexed register array would go to local memory); a part past word 9 goes into word 9.
-__device__ inline void deposit(FloatDigits& a, double d) {
+//! indexed register array would go to local memory); a part past word 9 goes into word 9. The
+//! words take each less than 2^32 in magnitude: the caller normalizes before 2^31 of them.
+__device__ inline void add_span(FloatDigits& a, double d) {
   const DigitSpan v = span_of(d);
 #pragma unroll
   for (int i = 0; i < FloatDigits::kWords; ++i)
     a.w[i] += (i == v.k ? v.c0 : 0) + (i == v.k + 1 ? v.c1 : 0) + (i == v.k + 2 ? v.c2 : 0) +
               (i == FloatDigits::kWords - 1 && v.k + 2 == FloatDigits::kWords ? v.c2 * (1ll << 32) : 0);
   a.flags |= FloatDigits::kDigits;
+}
+
+//! add_span, normalized.
+__device__ inline void deposit(FloatDigits& a, double d) {
+  add_span(a, d);
   normalize(a);
 }
 
@@ -112,6 +123,28 @@ __device__ inline FloatDigits shfl_down(const FloatDigits& v, int offset) {
   for (int i = 0; i < FloatDigits::kWords; ++i) r.w[i] = (nonzero >> i) & 1 ? __shfl_down_sync(0xffffffffu, v.w[i], offset) : 0;
   return r;
 }
+
+//! The lanes' exponent bins (Accumulator<ExactSegmentSum<T>>): bin c holds the floats whose
+//! exponent field is 16c to 16c + 15, each a multiple of 2^(16c - 150) (of 2^-149 for c = 0)
+//! below 2^(16c - 111): 2^14 of them add exactly in a double.
+constexpr int kSegmentBins = 16;
+//! The most elements a lane of ExactSegmentPolicy adds: a short segment's lane fewer than twice
+//! group_loads vectors (group_for) and three lone elements at either end, a long segment's chunk
+//! or a row less than twice chunk_bytes over the block's lanes (longer rows are chunked) and one
+//! lone element at either end. ExponentSpan's double takes 512 (below); the bins 2^14.
+constexpr int kMostLaneElements = 512;
+
+//! The second pass's policy: a lane adds more elements than the plain sums' (group_loads 16
+//! instead of 4, chunks of 96 KB instead of 64 KB), so that fewer lanes combine their partials
+//! (digits shuffled, normalized and deposited: most of the second pass's time on wide data, at
+//! four loads a lane), and two blocks an SM, as StatsSegmentPolicy, for the partials' registers.
+struct ExactSegmentPolicy : StatsSegmentPolicy {
+  static constexpr int group_loads = 16;
+  static constexpr std::uint64_t chunk_bytes = 98304;
+};
+static_assert(2 * ExactSegmentPolicy::group_loads * 8 + 6 <= kMostLaneElements, "a short segment's lane (8 bf16 a load)");
+static_assert(2 * ExactSegmentPolicy::chunk_bytes / 2 / ExactSegmentPolicy::block + 2 <= kMostLaneElements,
+              "a long segment's chunk, or a row, over a block's lanes (2-byte elements)");
 
 //! The segments kernels' policy for exact sums of T (f32, f16, bf16): the partial is FloatDigits,
 //! an element lifts to the float it converts to exactly.
@@ -151,24 +184,24 @@ struct one_accumulator<ExactSegmentSum<T>> : std::true_type {};  // its digits a
 template <class T>
 inline constexpr bool selects_segments<ExactSegmentSum<T>> = true;  // those the first pass marked
 
-//! The block's lanes' digits: digit d of lane t at d * kBlock + t, so that a warp's lanes touch
-//! neighbouring words whatever digits they add to (no bank conflicts).
-__device__ inline long long* exact_segment_lane_digits() {
-  __shared__ long long digits[FloatDigits::kWords * ExactSegmentSum<float>::kBlock];
-  return digits;
+//! The block's lanes' exponent bins: bin c of lane t at c * kBlock + t, so that a warp's lanes
+//! touch neighbouring words whatever bins they add to (no bank conflicts). 32 KB.
+__device__ inline double* exact_segment_lane_bins() {
+  __shared__ double bins[kSegmentBins * ExactSegmentSum<float>::kBlock];
+  return bins;
 }
 
 //! The exponent fields a lane's elements span, as floats: the largest (255 for an infinity or a
-//! NaN) and the smallest of a nonzero element (zeros, multiples of anything, do not count).
-//! While they differ by kSpread at most, the elements are all multiples of 2^(lo - 150) below
-//! 2^(hi - 126), and at most 512 of them (a lane of the segment kernels adds 256 at most) sum
-//! below 2^(kSpread + 33) such units: every partial sum is a double exactly, in any order. Kept
-//! as the bits doubled (the sign shifted out), whose order is the magnitudes': the largest, and
-//! the smallest nonzero less one (a zero's wraps to the top), as the compiler has it, an addition
-//! and a minimum or maximum each (VIADDMNMX, VIMNMX3). within() compares the two whole, not their
-//! fields: a difference below spread << 24 says that the fields differ by `spread` at most (by
-//! less where the top's significand is the larger), a subnormal's field counting as 0; four
-//! instructions, where the fields apart took eight.
+//! NaN) and the smallest of a nonzero element (zeros, multiples of anything, do not count). While
+//! they differ by kSpread at most, the elements are all multiples of 2^(lo - 150) below 2^(hi -
+//! 126), and at most 512 of them (kMostLaneElements; the first pass's lanes add 256 at most) sum
+//! below 2^(kSpread + 33) such units: every partial sum is a double exactly, in any order. Kept as
+//! the bits doubled (the sign shifted out), whose order is the magnitudes': the largest, and the
+//! smallest nonzero less one (a zero's wraps to the top), as the compiler has it, an addition and a
+//! minimum or maximum each (VIADDMNMX, VIMNMX3). within() compares the two whole, not their fields:
+//! a difference below spread << 24 says that the fields differ by `spread` at most (by less where
+//! the top's significand is the larger), a subnormal's field counting as 0; four instructions,
+//! where the fields apart took eight.
 struct ExponentSpan {
   static constexpr unsigned kSpread = 20;  // 20 + 33 = 53 bits
   unsigned top, bottom;
@@ -204,34 +237,25 @@ __device__ inline double tree_sum(const float (&x)[N]) {
 
 //! A lane's running exact sum. While its elements' exponents span at most ExponentSpan::kSpread
 //! binades, it adds them to a double and nothing else, exactly: a vector's elements in a tree,
-//! then to the lane's sum. From the first vector past that range on, each element goes through
-//! TwoSum, its errors into the lane's digits in shared memory.
+//! then to the lane's sum. From the first vector past that range on, each element goes to the
+//! lane's exponent bin for its field (one shared-memory addition, the column sums' form, exact
+//! for the at most kMostLaneElements a lane adds), and the bins go into the partial's digits
+//! when the lane's partial is taken. A bin is zeroed when first touched (`touched`): a lane of a
+//! short segment touches few.
 template <class T>
 struct Accumulator<ExactSegmentSum<T>> {
   static constexpr int kBlock = ExactSegmentSum<T>::kBlock;
-  long long* lane;  // digit d at lane[d * kBlock]: zeroed at the first error
+  double* bins;  // bin c at bins[c * kBlock]
   double sum;
   ExponentSpan span;
+  unsigned touched;            // bit c: bin c holds this lane's elements
   unsigned not_negative_zero;  // nonzero once an element other than -0 was added
-  unsigned flags;        // specials, kDigits, and kAny once an element was added
-  bool two_sum;          // past the range: TwoSum for the rest
+  unsigned flags;              // specials, and kAny once an element was added
+  bool binned;                 // past the range: bins for the rest
   __device__ void init(const ExactSegmentSum<T>&) {
-    lane = exact_segment_lane_digits() + threadIdx.x;
-    sum = 0, not_negative_zero = 0, flags = 0, two_sum = false;
+    bins = exact_segment_lane_bins() + threadIdx.x;
+    sum = 0, touched = 0, not_negative_zero = 0, flags = 0, binned = false;
     span.init();
-  }
-  //! Adds d (nonzero, a multiple of 2^-149, below 2^137: a lane adds at most 256 elements) to
-  //! the three digits it spans.
-  __device__ void deposit(double d) {
-    if (!(flags & FloatDigits::kDigits)) {
-#pragma unroll
-      for (int i = 0; i < FloatDigits::kWords; ++i) lane[i * kBlock] = 0;
-      flags |= FloatDigits::kDigits;
-    }
-    const DigitSpan v = span_of(d);
-    lane[v.k * kBlock] += v.c0;
-    lane[(v.k + 1) * kBlock] += v.c1;
-    lane[(v.k + 2) * kBlock] += v.c2;
   }
   //! Takes the exponent fields of elements whose bits are `u` (N of them) into the range; true
   //! while the lane may still add them to its double alone.
@@ -241,21 +265,22 @@ struct Accumulator<ExactSegmentSum<T>> {
     for (int j = 0; j < N; ++j) not_negative_zero |= u[j] ^ 0x80000000u;
     flags |= FloatDigits::kAny;
     span.take(u);
-    if (two_sum) return false;
+    if (binned) return false;
     if (span.exact_in_double()) return true;
-    two_sum = true;
+    binned = true;
     return false;
   }
-  //! Past the range: x with TwoSum beside the addition (an infinity or a NaN to the flags).
-  __device__ void add_two_sum(float x) {
+  //! Past the range: x into its bin (an infinity or a NaN to the flags).
+  __device__ void add_to_bin(float x) {
     const unsigned u = __float_as_uint(x);
     if ((u & 0x7f800000u) == 0x7f800000u) {
       flags |= (u & 0x7fffffu) ? FloatDigits::kNaN : u >> 31 ? FloatDigits::kNegInf : FloatDigits::kPosInf;
       return;
     }
-    const double v = x, t = sum + v, e = two_sum_error(sum, v, t);
-    sum = t;
-    if (e != 0) deposit(e);
+    const unsigned c = (u >> 27) & (kSegmentBins - 1), bit = 1u << c;
+    double& bin = bins[c * kBlock];
+    bin = ((touched & bit) ? bin : 0.0) + static_cast<double>(x);
+    touched |= bit;
   }
   //! Adds N elements (converted exactly to float): in range, their sum in a tree of doubles (exact,
   //! as any order is there) added to the lane's at once, one dependent addition a vector.
@@ -269,20 +294,25 @@ struct Accumulator<ExactSegmentSum<T>> {
       return;
     }
 #pragma unroll
-    for (int j = 0; j < N; ++j) add_two_sum(x[j]);
+    for (int j = 0; j < N; ++j) add_to_bin(x[j]);
   }
   __device__ void add(const ExactSegmentSum<T>&, typename ExactSegmentSum<T>::Lifted e) {
     const float one[1] = {e.x};
     add(one);
   }
+  //! The lane's partial: its double, and its touched bins in the digits (each a multiple of
+  //! 2^-149 below 2^137, as any sum of at most kMostLaneElements floats is).
   __device__ FloatDigits value(const ExactSegmentSum<T>&) {
     FloatDigits d;
     d.fast = sum;
     d.flags = flags | (not_negative_zero ? FloatDigits::kNotNegativeZero : 0u);
-    const bool digits = flags & FloatDigits::kDigits;
 #pragma unroll
-    for (int i = 0; i < FloatDigits::kWords; ++i) d.w[i] = digits ? lane[i * kBlock] : 0;
-    if (digits) normalize(d);
+    for (int i = 0; i < FloatDigits::kWords; ++i) d.w[i] = 0;
+    for (unsigned left = touched; left != 0; left &= left - 1) {
+      const double bin = bins[(__ffs(left) - 1) * kBlock];
+      if (bin != 0) add_span(d, bin);
+    }
+    if (d.flags & FloatDigits::kDigits) normalize(d);
     return d;
   }
 };

@@ -32,6 +32,8 @@ struct SegmentPolicy {
   //! A long segment is cut into chunks of about this many bytes, a block each (so a block reads
   //! 16 KB to 128 KB, one to eight rounds of loads, for one lookup of where it is).
   static constexpr std::uint64_t chunk_bytes = 65536;
+  //! The 16-byte loads a lane of a short segment's group takes at least (group_for).
+  static constexpr int group_loads = 4;
 };
 
 //! Several ops of each segment (StatsOp's 48-byte accumulator, `unroll` of them a thread): room
@@ -53,11 +55,12 @@ struct SegmentBounds {
 };
 
 //! The lanes a segment of `bytes` (less than long_bytes) is read by: the most, up to 32, that
-//! leave each lane four 16-byte loads.
+//! leave each lane P::group_loads 16-byte loads.
+template <class P>
 __host__ __device__ inline int group_for(std::uint64_t bytes) {
   const std::uint64_t loads = bytes / 16;
   int group = 32;
-  while (group > 1 && static_cast<std::uint64_t>(group) * 4 > loads) group /= 2;
+  while (group > 1 && static_cast<std::uint64_t>(group) * P::group_loads > loads) group /= 2;
   return group;
 }
 
@@ -295,7 +298,7 @@ __global__ __launch_bounds__(P::block, P::min_blocks) void short_segments_kernel
     const std::uint64_t bytes = (e - a) * sizeof(In);
     if (bytes == 0) write_segment(f, f.identity(), s, 0, out, out_index);
     else if (bytes >= P::long_bytes) bin = kLong;
-    else bin = __ffs(group_for(bytes)) - 1;
+    else bin = __ffs(group_for<P>(bytes)) - 1;
   }
   if constexpr (selects_segments<F>)
     if (!__syncthreads_or(bin != kNone)) return;  // none of the block's segments to read
