@@ -136,8 +136,8 @@ constexpr int kMostLaneElements = 512;
 
 //! The second pass's policy: a lane adds more elements than the plain sums' (group_loads 16
 //! instead of 4, chunks of 96 KB instead of 64 KB), so that fewer lanes combine their partials
-//! (digits shuffled, normalized and deposited: most of the second pass's time on wide data, at
-//! four loads a lane), and two blocks an SM, as StatsSegmentPolicy, for the partials' registers.
+//! (each step a shuffle of the digits, their normalization and a deposit by selects), and two
+//! blocks an SM, as StatsSegmentPolicy, for the partials' registers.
 struct ExactSegmentPolicy : StatsSegmentPolicy {
   static constexpr int group_loads = 16;
   static constexpr std::uint64_t chunk_bytes = 98304;
@@ -180,7 +180,7 @@ struct ExactSegmentSum {
 };
 
 template <class T>
-struct one_accumulator<ExactSegmentSum<T>> : std::true_type {};  // its digits are the lane's shared words
+struct one_accumulator<ExactSegmentSum<T>> : std::true_type {};  // its bins are the lane's shared words
 template <class T>
 inline constexpr bool selects_segments<ExactSegmentSum<T>> = true;  // those the first pass marked
 
