@@ -12,9 +12,10 @@ void enqueue_exact_segments(const void* data, const SegmentBounds& bounds, DType
                             unsigned long long** bad) {
   auto run = [&](auto tag) {
     using T = decltype(tag);
-    // The second pass's own policy (ExactSegmentPolicy): two blocks an SM, registers for the
-    // partials' digits, which the f32 short-segment kernel spilled (504 bytes) under the plain
-    // policy's four, and more elements a lane. The first pass's partial is 32 bytes: the plain policy.
+    // The second pass's own policy (ExactSegmentPolicy): more elements a lane, and two blocks an
+    // SM for the registers of its partials (under the plain policy's four, the f32 short-segment
+    // kernel spilled 504 bytes with the earlier TwoSum accumulator; it takes 84 registers now).
+    // The first pass's partial is 32 bytes: the plain policy.
     static_assert(ExactSegmentPolicy::block == ExactSegmentSum<T>::kBlock, "the lanes' shared bins are laid out for its blocks");
     // Both passes carve the scratch from its start (the check word first, which the second
     // keeps): reserved for the larger at once, so that it is not reallocated between them.

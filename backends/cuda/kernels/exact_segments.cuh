@@ -17,8 +17,8 @@
 // ExactSegmentSum: a partial (FloatDigits) is a double and digits whose values add to the exact
 // sum. A lane adds its elements to the double alone while their exponents span at most 20
 // binades, as above. Past that, each element goes to one of the lane's 16 exponent bins in shared
-// memory (the column sums' form, exact_sum.cuh): a conversion, an addition and its load and store,
-// whatever the data. When the lane's partial is taken, its touched bins go into the digits.
+// memory (exponent_bins.cuh, as the column sums): a conversion, an addition and its load and
+// store, whatever the data. When the lane's partial is taken, its touched bins go into the digits.
 // Partials combine: their doubles by Knuth's TwoSum (s + x = t + e exactly, t the double sum and
 // e its error, which goes to the digits where it is not zero), their digits word by word. A
 // segment whose digits stayed empty is its double rounded once to T; the others go through the
@@ -39,6 +39,7 @@
 // f64 has no such form here (its 2098 bits of range would take 67 words a lane): the CPU
 // backends and the flat and column kernels of exact_sum.cuh sum it.
 
+#include "exponent_bins.cuh"
 #include "segmented.cuh"
 
 namespace xreduce::cuda {
@@ -124,14 +125,11 @@ __device__ inline FloatDigits shfl_down(const FloatDigits& v, int offset) {
   return r;
 }
 
-//! The lanes' exponent bins (Accumulator<ExactSegmentSum<T>>): bin c holds the floats whose
-//! exponent field is 16c to 16c + 15, each a multiple of 2^(16c - 150) (of 2^-149 for c = 0)
-//! below 2^(16c - 111): 2^14 of them add exactly in a double.
-constexpr int kSegmentBins = 16;
 //! The most elements a lane of ExactSegmentPolicy adds: a short segment's lane fewer than twice
 //! group_loads vectors (group_for) and three lone elements at either end, a long segment's chunk
 //! or a row less than twice chunk_bytes over the block's lanes (longer rows are chunked) and one
-//! lone element at either end. ExponentSpan's double takes 512 (below); the bins 2^14.
+//! lone element at either end. ExponentSpan's double takes 512 (below); the bins
+//! (exponent_bins.cuh) 2^14.
 constexpr int kMostLaneElements = 512;
 
 //! The second pass's policy: a lane adds more elements than the plain sums' (group_loads 16
@@ -187,7 +185,7 @@ inline constexpr bool selects_segments<ExactSegmentSum<T>> = true;  // those the
 //! The block's lanes' exponent bins: bin c of lane t at c * kBlock + t, so that a warp's lanes
 //! touch neighbouring words whatever bins they add to (no bank conflicts). 32 KB.
 __device__ inline double* exact_segment_lane_bins() {
-  __shared__ double bins[kSegmentBins * ExactSegmentSum<float>::kBlock];
+  __shared__ double bins[exact::kFieldBins * ExactSegmentSum<float>::kBlock];
   return bins;
 }
 
@@ -238,8 +236,8 @@ __device__ inline double tree_sum(const float (&x)[N]) {
 //! A lane's running exact sum. While its elements' exponents span at most ExponentSpan::kSpread
 //! binades, it adds them to a double and nothing else, exactly: a vector's elements in a tree,
 //! then to the lane's sum. From the first vector past that range on, each element goes to the
-//! lane's exponent bin for its field (one shared-memory addition, the column sums' form, exact
-//! for the at most kMostLaneElements a lane adds), and the bins go into the partial's digits
+//! lane's exponent bin for its field (one shared-memory addition, exact for the at most
+//! kMostLaneElements a lane adds), and the bins go into the partial's digits
 //! when the lane's partial is taken. A bin is zeroed when first touched (`touched`): a lane of a
 //! short segment touches few.
 template <class T>
@@ -277,7 +275,7 @@ struct Accumulator<ExactSegmentSum<T>> {
       flags |= (u & 0x7fffffu) ? FloatDigits::kNaN : u >> 31 ? FloatDigits::kNegInf : FloatDigits::kPosInf;
       return;
     }
-    const unsigned c = (u >> 27) & (kSegmentBins - 1), bit = 1u << c;
+    const unsigned c = exact::field_bin(u), bit = 1u << c;
     double& bin = bins[c * kBlock];
     bin = ((touched & bit) ? bin : 0.0) + static_cast<double>(x);
     touched |= bit;

@@ -51,6 +51,7 @@
 // Columns of records (exact_columns_kernel, below) take the same bins and digits, a lane a
 // column, one element a load.
 
+#include "exponent_bins.cuh"
 #include "vector_loads.cuh"
 #include "xreduce/exact.hpp"
 
@@ -59,7 +60,6 @@ namespace exact {
 
 constexpr int kUnroll = 4;                // 16-byte loads in flight per lane
 constexpr std::size_t kMaxLaunch = std::size_t{1} << 30;
-constexpr int kFieldBins = 16, kFieldBinWidth = 16;  // the binned form's bins, of 16 exponent fields each
 
 //! Adds m * 2^exponent to the block's words (ExactSum's digits): the three digits it spans.
 __device__ inline void deposit_scaled(long long* words, long long m, int exponent) {
@@ -362,10 +362,6 @@ __device__ inline float binned_float(T x) {
   else return x;
 }
 
-//! The weight of bin c's units: every float whose exponent field is 16c to 16c + 15 is a multiple
-//! of 2^(16c - 150) (field 0, the subnormals, of 2^-149) and below 2^(16c - 111) in magnitude.
-__device__ inline int field_bin_unit(int c) { return kFieldBinWidth * c - 150; }
-
 //! A lane's exponent group: group g holds the floats whose exponent field is 16g to 16g + 15 (bin
 //! g of the binned form), each a multiple of 2^(16g - 150) below 2^(16g - 111), so that a double
 //! adds 2^14 of them exactly. Where a lane's vectors lie wholly in its group, it adds them in
@@ -375,7 +371,7 @@ struct ExponentGroup {
   int group = -1;            // or -1: none
   unsigned group_bytes = 0;  // the group's bits (3 to 6 of a float's top byte) in each byte
 
-  __device__ __forceinline__ static int group_of(float f) { return static_cast<int>(__float_as_uint(f) >> 27 & (kFieldBins - 1)); }
+  __device__ __forceinline__ static int group_of(float f) { return static_cast<int>(field_bin(__float_as_uint(f))); }
   //! The top bytes (the sign and the exponent field's high seven bits) of four floats, in one word.
   __device__ __forceinline__ static unsigned top_bytes(const float* f) {
     const unsigned a = __byte_perm(__float_as_uint(f[0]), __float_as_uint(f[1]), 0x7373);
@@ -405,7 +401,7 @@ struct ExponentGroup {
 //! that its exponent field picks.
 template <int kStride>
 __device__ inline void add_finite_to_bins(double* bins, float f) {
-  bins[(__float_as_uint(f) >> 27 & (kFieldBins - 1)) * kStride] += static_cast<double>(f);
+  bins[field_bin(__float_as_uint(f)) * kStride] += static_cast<double>(f);
 }
 
 //! Adds any float to a lane's bins: a finite one as add_finite_to_bins (its magnitude's top bits
@@ -637,6 +633,19 @@ __device__ inline void exact_block_sum_binned(const T* __restrict__ x, std::size
 template <class T>
 using ColumnLoaded = std::conditional_t<sizeof(T) == 2, float, T>;
 
+//! A round's part in exact_columns_kernel's count of elements other than -0: any where its
+//! largest magnitude `top` is not zero, else each element's sign word (`high(u)`: a float's bits,
+//! a double's high word) tells, a zero's being its sign bit alone.
+template <int kN, class High>
+__device__ inline void note_round_zeros(unsigned top, High high, unsigned& not_negative_zero) {
+  if (top != 0) {
+    not_negative_zero = 1;
+    return;
+  }
+#pragma unroll
+  for (int u = 0; u < kN; ++u) not_negative_zero |= high(u) ^ 0x80000000u;
+}
+
 //! A lane of exact_columns_kernel that sums its column by digits (f64): LaneDigits.
 struct DigitColumnLane {
   static constexpr int kSlots = ExactSum::kDigits;  // what the block adds across a column's lanes
@@ -646,8 +655,9 @@ struct DigitColumnLane {
   __device__ void clear() { lane.clear(); }
   //! Adds a round of elements (`words`: their column's, for infinities and NaNs). The round's
   //! largest magnitude decides once whether it holds an infinity or NaN, and whether any element
-  //! is other than -0: a test, a branch and the zero's bookkeeping an element cost f64 records
-  //! of width 9 45 instructions an element, 41 without (ncu, H200).
+  //! is other than -0 (ncu, H200, f64 records of width 9: 45 instructions an element with a test,
+  //! a branch and the zeros' bookkeeping each, and one load buffer copied into the other; 41
+  //! with neither).
   template <class T, int kN>
   __device__ void add_round(const ColumnLoaded<T> (&v)[kN], unsigned& not_negative_zero, long long* words) {
     unsigned hi[kN], lo[kN], top = 0;  // top: the largest magnitude's high word
@@ -662,10 +672,7 @@ struct DigitColumnLane {
       for (int u = 0; u < kN; ++u) lane.add_any(__hiloint2double(static_cast<int>(hi[u]), static_cast<int>(lo[u])), not_negative_zero, words);
       return;
     }
-    if (top != 0) not_negative_zero = 1;
-    else
-#pragma unroll
-      for (int u = 0; u < kN; ++u) not_negative_zero |= hi[u] ^ 0x80000000u;  // zeros: +0 or all -0
+    note_round_zeros<kN>(top, [&](int u) { return hi[u]; }, not_negative_zero);
 #pragma unroll
     for (int u = 0; u < kN; ++u) lane.add(hi[u], lo[u]);
   }
@@ -717,10 +724,7 @@ struct BinColumnLane {
       top = max(top, magnitude);
       low = min(low, magnitude - 1);  // a zero wraps to the largest: it adds nothing to any bin
     }
-    if (top != 0) not_negative_zero = 1;
-    else
-#pragma unroll
-      for (int u = 0; u < kN; ++u) not_negative_zero |= __float_as_uint(f[u]) ^ 0x80000000u;  // zeros: +0 or all -0
+    note_round_zeros<kN>(top, [&](int u) { return __float_as_uint(f[u]); }, not_negative_zero);
     // One bin for every nonzero element, and not bin 15, which holds the infinities and NaNs
     // (field 255). low + 1 is the smallest nonzero magnitude (0 where every element is zero).
     const unsigned bin = top >> 27;
@@ -814,8 +818,7 @@ __global__ __launch_bounds__(kDigitBlock, kColumnBlocksPerSM<T>) void exact_colu
     int since_carry = 0;  // elements added since the lane's last carry: at most 2^10 + kAhead
     // As the flat digit form: the next kAhead elements load while the lane adds these, into the
     // other of two buffers (a copy from one into the other cost an instruction an element). The
-    // loads' offsets are ints (a launch holds at most 2^30 elements, and only rows that exist
-    // load): each address one multiply-add of the round's pointer.
+    // loads' offsets are ints: a launch holds at most 2^30 elements, and only rows that exist load.
     const int stride32 = static_cast<int>(stride);
     using Loaded = ColumnLoaded<T>;
     Loaded a[kAhead], b[kAhead];

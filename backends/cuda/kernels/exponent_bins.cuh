@@ -1,0 +1,20 @@
+#pragma once
+// Exponent bins of floats, the exact sums' cheap form for f32 and the 16-bit floats (exact_sum.cuh:
+// flat and column sums; exact_segments.cuh: the second pass of rows and segments). Bin c holds
+// the floats whose exponent field is 16c to 16c + 15: each a multiple of 2^(16c - 150) (field 0,
+// the subnormals, of 2^-149) below 2^(16c - 111), so 2^14 of them add exactly in a double, one
+// addition an element whatever the data. Bin 15 also holds the infinities and NaNs (field 255).
+
+namespace xreduce::cuda {
+namespace exact {
+
+constexpr int kFieldBins = 16, kFieldBinWidth = 16;  // the bins, of 16 exponent fields each
+
+//! The bin of a float, from its bits (the sign's bit shifted out of the top five).
+__device__ __forceinline__ unsigned field_bin(unsigned bits) { return bits >> 27 & (kFieldBins - 1); }
+
+//! The weight of bin c's units (see above).
+__device__ inline int field_bin_unit(int c) { return kFieldBinWidth * c - 150; }
+
+}  // namespace exact
+}  // namespace xreduce::cuda
