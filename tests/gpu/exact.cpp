@@ -698,6 +698,49 @@ TEST_CASE("gpu exact sums of rows and segments: sums that cancel to zero within 
   }
 }
 
+namespace {
+
+//! Segments each of one scale: elements of full significands (T's), mostly positive, within
+//! three binades of 2^e for each segment's own e, anywhere from T's subnormals to its largest
+//! binade. A warp's lanes then each hold their elements in one double, but a warp's segments
+//! lie far apart, so the fold goes through the bins, each lane's double split into three parts
+//! (near the top, a double past the floats' range; sums past T's largest round to infinity).
+template <class T>
+std::vector<T> one_scale_a_segment(const std::vector<std::uint64_t>& offsets, std::mt19937_64& rng) {
+  // T's significand bits, its smallest normal exponent and its largest (as std::numeric_limits has them)
+  constexpr int kDigits = std::is_same_v<T, float> ? 24 : std::is_same_v<T, xr::f16> ? 11 : 8;
+  constexpr int kMinExponent = std::is_same_v<T, xr::f16> ? -13 : -125, kMaxExponent = std::is_same_v<T, xr::f16> ? 16 : 128;
+  const int lowest = kMinExponent - kDigits, highest = kMaxExponent - 3;
+  std::vector<T> v(offsets.back());
+  for (std::size_t s = 0; s + 1 < offsets.size(); ++s) {
+    const int e = lowest + static_cast<int>(rng() % static_cast<std::uint64_t>(highest - lowest + 1));
+    for (std::uint64_t i = offsets[s]; i < offsets[s + 1]; ++i) {
+      const double significand = static_cast<double>((1ull << (kDigits - 1)) + rng() % (1ull << (kDigits - 1)));
+      const double x = std::ldexp(significand, e - kDigits + 1 + static_cast<int>(rng() % 3));
+      v[i] = T(rng() % 4 ? x : -x);  // below T's smallest normal: rounded once to a subnormal
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("gpu exact sums of rows and segments: each segment of one scale, a warp's segments far apart") {
+  if (exact_gpu_backends(/*device=*/true).empty()) return;
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x05ca1eu);
+  const std::vector<std::uint64_t> offsets = mixed_offsets(std::getenv("XREDUCE_TEST_QUICK") ? 300 : 3000, rng);
+  check_exact_segments(one_scale_a_segment<float>(offsets, rng), offsets, 0, "f32 segments of one scale each");
+  check_exact_segments(one_scale_a_segment<xr::f16>(offsets, rng), offsets, 0, "f16 segments of one scale each");
+  check_exact_segments(one_scale_a_segment<xr::bf16>(offsets, rng), offsets, 0, "bf16 segments of one scale each");
+  for (std::size_t length : {std::size_t{5}, std::size_t{40}, std::size_t{300}}) {
+    const std::size_t rows = 60000 / length;
+    std::vector<std::uint64_t> row_offsets(rows + 1);
+    for (std::size_t r = 0; r <= rows; ++r) row_offsets[r] = r * length;
+    check_exact_segments(one_scale_a_segment<float>(row_offsets, rng), {}, rows,
+                         std::to_string(rows) + " f32 rows of " + std::to_string(length) + ", one scale each");
+  }
+}
+
 TEST_CASE("gpu exact sums of rows and segments: f32, f16 and bf16, every shape of data, MPFR's bits for each segment") {
   if (exact_gpu_backends(/*device=*/true).empty()) return;
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x5e95u);

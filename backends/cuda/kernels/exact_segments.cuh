@@ -1,40 +1,34 @@
 #pragma once
 // Exact sums of rows and segments (Accuracy::exact, layouts inner and ragged) of f32, f16 and
-// bf16, in two passes of the segments kernels (segmented.cuh), so that both are balanced over
-// any mix of lengths as the plain sums are, and read the offsets the same way. Each segment's
-// sum is rounded once, on the GPU, by the lane that writes it.
+// bf16, in one pass of the segments kernels (segmented.cuh), balanced over any mix of lengths as
+// the plain sums are and reading the offsets the same way. Each segment's sum is rounded once, on
+// the GPU, by the lane that writes it.
 //
-// The first pass (SegmentWindowSum) finishes every segment whose exact sum a pair of doubles
-// holds on the way: a lane adds its elements to one double, exact while their exponents span at
-// most 20 binades (below), and past that keeps a pair by TwoSum; lanes and chunks combine as
-// pairs (hi, lo), every addition checked exact. While in range, that costs a conversion, an
-// addition and four integer instructions an element, and it covers ordinary data (uniform,
-// subnormal-heavy: wherever the high double's errors add exactly in the low one). A segment
-// that leaves it (an addition not exact, an infinity or a NaN) is marked, and the second pass
-// (ExactSegmentSum) reads the marked segments alone, with the digits below; where none is
-// marked, its kernels return at once.
+// A lane adds its elements to one double while their exponents span at most 20 binades
+// (ExponentSpan: every partial sum is then exact, in any order), a vector's elements in a tree:
+// a conversion, an addition and two integer instructions an element, and ordinary data (uniform,
+// subnormal-heavy) never leave it. From the first vector past that range on, each element goes
+// to one of the lane's 16 exponent bins in shared memory (exponent_bins.cuh, as the flat and
+// column sums): a conversion, and an addition with its load and store, whatever the data.
 //
-// ExactSegmentSum: a partial (FloatDigits) is a double and digits whose values add to the exact
-// sum. A lane adds its elements to the double alone while their exponents span at most 20
-// binades, as above. Past that, each element goes to one of the lane's 16 exponent bins in shared
-// memory (exponent_bins.cuh, as the column sums): a conversion, an addition and its load and
-// store, whatever the data. When the lane's partial is taken, its touched bins go into the digits.
-// Partials combine: their doubles by Knuth's TwoSum (s + x = t + e exactly, t the double sum and
-// e its error, which goes to the digits where it is not zero), their digits word by word. A
-// segment whose digits stayed empty is its double rounded once to T; the others go through the
-// digits. The second pass's lanes take four times the plain sums' elements (ExactSegmentPolicy),
-// so that fewer partials combine. On an H200, power-law segments of 2^28 f32 of wide exponents:
-// 8.7x the plain sums, 9.5x on random bits, where each element by TwoSum with its error into
-// three digits, in lanes of the plain sums' size, took 13.3-13.6x; uniform data 1.29x, as before
-// (bench/results/nvidia-h200/logs/exact-segments-wide-ncu.md: ncu's view of both).
+// A warp folds its lanes' partials (fold_groups) one of two ways. Where the elements of all its
+// lanes span at most 16 binades, the lanes' doubles fold as doubles, exactly. Else each lane's
+// double goes into its own bins as the three floats it splits into, the bins fold bin by bin
+// (shuffles and additions, exact over a warp's elements), and each group's first lane turns its
+// 16 bins into digits: a bin's sum is an integer count of its unit, below 2^53, and its counts
+// carried to 16 bits each are the digits' halves, with no indexing. Beyond a warp (a block's
+// warps, a long segment's chunks) partials combine as digits. (Two passes did this before: the
+// first held each segment as a pair of doubles and marked those that left it, which the second
+// read again into bins and digits: 8.7x the plain sums on power-law segments of wide data on an
+// H200, where the second pass turned each lane's bins into digits, and shuffled the digits.)
 //
-// The digits: every finite float is m * 2^(p - 149) with m < 2^24 and 0 <= p <= 253, so the sum
-// of any floats, and every double above (sums, errors and bins of them), is a multiple of 2^-149.
-// Ten 32-bit digits in 64-bit words hold it as ExactSum holds a double's sum (Neal's small
-// superaccumulator): digit d weighs 2^(32 d - 149), carries stay in the words until normalize(),
-// word 9 takes the top carries and the sign. A partial's digits travel in registers and cross
-// lanes by shuffles, but only the words that some lane of the warp has nonzero, and none where no
-// lane has digits.
+// The digits: every finite float is a multiple of 2^-149, so of 2^-150 (bin 0's unit), and ten
+// 32-bit digits in 64-bit words, digit k weighing 2^(32k - 150), hold any sum of them as
+// ExactSum holds a double's sum (Neal's small superaccumulator): carries stay in the words until
+// normalize(), word 9 takes the top carries and the sign. A segment is rounded from its top two
+// nonzero digits and whether any below them is nonzero, rounded to odd in a double (Boldo and
+// Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using rounding to
+// odd", 2008), which the rounding to T then leaves correct.
 //
 // f64 has no such form here (its 2098 bits of range would take 67 words a lane): the CPU
 // backends and the flat and column kernels of exact_sum.cuh sum it.
@@ -44,14 +38,17 @@
 
 namespace xreduce::cuda {
 
-//! The exact sum of floats: fast + the digits (see above). Aggregate, no initializers: it lives
-//! in __shared__ arrays.
+//! A segment's partial exact sum: fast + the digits (see above). Aggregate, no initializers: it
+//! lives in __shared__ arrays.
 struct FloatDigits {
-  static constexpr int kWords = 10, kLowestExponent = -149;
+  static constexpr int kWords = 10, kLowestExponent = -150;
   enum Flag : unsigned { kNaN = 1, kPosInf = 2, kNegInf = 4, kAny = 8, kNotNegativeZero = 16, kDigits = 32 };
   double fast;          //!< a part of the sum, held exactly
   long long w[kWords];  //!< the digits: all zero unless flags has kDigits
   unsigned flags;       //!< Flag bits: what was added besides finite values, and whether there are digits
+  //! A lane's own partial (for fold_groups): the ExponentSpan of its elements, and the bins it
+  //! touched (its bins stay in shared memory). 0, ~0 and 0 in a folded one.
+  unsigned top, bottom, touched;
 };
 
 //! Propagates the carries: words 0..8 into [0, 2^32), the rest (and the sign) into word 9.
@@ -71,7 +68,7 @@ __device__ inline double two_sum_error(double s, double x, double t) {
   return (s - (t - moved)) + (x - moved);
 }
 
-//! A nonzero double d, a multiple of 2^-149, as digits: d = (c0 + c1 2^32 + c2 2^64) 2^(32 k - 149),
+//! A nonzero double d, a multiple of 2^-150, as digits: d = (c0 + c1 2^32 + c2 2^64) 2^(32 k - 150),
 //! each part signed as d is, c0 and c1 below 2^32 and c2 below 2^21 in magnitude.
 struct DigitSpan {
   int k;
@@ -81,8 +78,8 @@ __device__ inline DigitSpan span_of(double d) {
   const unsigned long long bits = static_cast<unsigned long long>(__double_as_longlong(d));
   const int field = static_cast<int>((bits >> 52) & 0x7ff);
   unsigned long long m = (bits & ((1ull << 52) - 1)) | (field ? 1ull << 52 : 0);
-  int p = max(field, 1) - 1075 - FloatDigits::kLowestExponent;  // the significand's lowest bit above 2^-149
-  if (p < 0) m >>= -p, p = 0;  // bits below 2^-149, all zero (at most 52 of them: d >= 2^-149)
+  int p = max(field, 1) - 1075 - FloatDigits::kLowestExponent;  // the significand's lowest bit above 2^-150
+  if (p < 0) m >>= -p, p = 0;  // bits below 2^-150, all zero (at most 52 of them: d >= 2^-150)
   const int r = p & 31;
   const unsigned long long low = m << r, high = r ? m >> (64 - r) : 0;
   const long long sign = static_cast<long long>(bits) >> 63;  // 0 or -1: v -> (v ^ sign) - sign negates
@@ -90,7 +87,7 @@ __device__ inline DigitSpan span_of(double d) {
           (static_cast<long long>(high) ^ sign) - sign};
 }
 
-//! Adds d (nonzero, a multiple of 2^-149, below 2^174) to a partial's digits, by selects (an
+//! Adds d (nonzero, a multiple of 2^-150, below 2^173) to a partial's digits, by selects (an
 //! indexed register array would go to local memory); a part past word 9 goes into word 9. The
 //! words take each less than 2^32 in magnitude: the caller normalizes before 2^31 of them.
 __device__ inline void add_span(FloatDigits& a, double d) {
@@ -110,6 +107,7 @@ __device__ inline void deposit(FloatDigits& a, double d) {
 
 //! The warp's shuffle of a partial (every lane of the warp calls it, as every shuffle of the
 //! segments kernels): the digits only where some lane has them, and only their nonzero words.
+//! A lane's span and bins are its own: not shuffled.
 __device__ inline FloatDigits shfl_down(const FloatDigits& v, int offset) {
   FloatDigits r;
   r.fast = __shfl_down_sync(0xffffffffu, v.fast, offset);
@@ -122,54 +120,43 @@ __device__ inline FloatDigits shfl_down(const FloatDigits& v, int offset) {
   }
 #pragma unroll
   for (int i = 0; i < FloatDigits::kWords; ++i) r.w[i] = (nonzero >> i) & 1 ? __shfl_down_sync(0xffffffffu, v.w[i], offset) : 0;
+  r.top = 0, r.bottom = 0xffffffffu, r.touched = 0;
   return r;
 }
 
-//! The most elements a lane of ExactSegmentPolicy adds: a short segment's lane fewer than twice
+//! The most elements a lane adds under SegmentPolicy: a short segment's lane fewer than twice
 //! group_loads vectors (group_for) and three lone elements at either end, a long segment's chunk
 //! or a row less than twice chunk_bytes over the block's lanes (longer rows are chunked) and one
-//! lone element at either end. ExponentSpan's double takes 512 (below); the bins
-//! (exponent_bins.cuh) 2^14.
-constexpr int kMostLaneElements = 512;
-
-//! The second pass's policy: a lane adds more elements than the plain sums' (group_loads 16
-//! instead of 4, chunks of 96 KB instead of 64 KB), so that fewer lanes combine their partials
-//! (each step a shuffle of the digits, their normalization and a deposit by selects), and two
-//! blocks an SM, as StatsSegmentPolicy, for the partials' registers.
-struct ExactSegmentPolicy : StatsSegmentPolicy {
-  static constexpr int group_loads = 16;
-  static constexpr std::uint64_t chunk_bytes = 98304;
-};
-static_assert(2 * ExactSegmentPolicy::group_loads * 8 + 6 <= kMostLaneElements, "a short segment's lane (8 bf16 a load)");
-static_assert(2 * ExactSegmentPolicy::chunk_bytes / 2 / ExactSegmentPolicy::block + 2 <= kMostLaneElements,
-              "a long segment's chunk, or a row, over a block's lanes (2-byte elements)");
+//! lone element at either end. ExponentSpan's double takes 512 (below). A warp's bins take its
+//! lanes' elements and three parts of each lane's double (bin_double): 2^14 of them add exactly
+//! in a bin (exponent_bins.cuh).
+constexpr int kMostLaneElements = 2 * SegmentPolicy::chunk_bytes / 2 / SegmentPolicy::block + 2;
+static_assert(2 * SegmentPolicy::group_loads * 8 + 6 <= kMostLaneElements, "a short segment's lane (8 bf16 a load)");
+static_assert(kMostLaneElements <= 512, "ExponentSpan's double");
+static_assert(32 * (kMostLaneElements + 3) <= (1 << 14), "a warp's bins");
 
 //! The segments kernels' policy for exact sums of T (f32, f16, bf16): the partial is FloatDigits,
 //! an element lifts to the float it converts to exactly.
 template <class T>
 struct ExactSegmentSum {
-  static constexpr int kBlock = 256;  //!< the threads of a block of the segments kernels it runs in
+  static constexpr int kBlock = SegmentPolicy::block;  //!< the threads of a block of the segments kernels it runs in
   using In = T;
   using acc_t = FloatDigits;
   static constexpr Op op = Op::sum;
   struct Lifted {
     float x;
   };
-  //! The first pass's marks (SegmentWindowSum): a byte a segment, nonzero where it is left to
-  //! this pass, and a word nonzero where any is. Null: every segment.
-  const unsigned char* marks = nullptr;
-  const unsigned* any_marked = nullptr;
-  __device__ bool any_wanted() const { return !any_marked || *any_marked != 0; }
-  __device__ bool wanted(std::uint64_t s) const { return !marks || marks[s] != 0; }
-  __host__ __device__ acc_t identity() const { return acc_t{}; }
+  __host__ __device__ acc_t identity() const { return {0.0, {}, 0u, 0u, 0xffffffffu, 0u}; }
   __device__ Lifted lift(T x, index_t) const { return {static_cast<float>(x)}; }
+  //! Two folded partials (a block's warps, a long segment's chunks): their doubles by TwoSum
+  //! (s + x = t + e exactly; e to the digits where it is not zero), their digits word by word.
   __device__ acc_t operator()(acc_t a, const acc_t& b) const {
     const double t = a.fast + b.fast, e = two_sum_error(a.fast, b.fast, t);
     a.fast = t;
     if (b.flags & FloatDigits::kDigits) {
 #pragma unroll
       for (int i = 0; i < FloatDigits::kWords; ++i) a.w[i] += b.w[i];
-      normalize(a);  // so that partials of any number of lanes and chunks add without overflow
+      normalize(a);  // so that partials of any number of warps and chunks add without overflow
     }
     a.flags |= b.flags;
     if (e != 0) deposit(a, e);
@@ -179,8 +166,6 @@ struct ExactSegmentSum {
 
 template <class T>
 struct one_accumulator<ExactSegmentSum<T>> : std::true_type {};  // its bins are the lane's shared words
-template <class T>
-inline constexpr bool selects_segments<ExactSegmentSum<T>> = true;  // those the first pass marked
 
 //! The block's lanes' exponent bins: bin c of lane t at c * kBlock + t, so that a warp's lanes
 //! touch neighbouring words whatever bins they add to (no bank conflicts). 32 KB.
@@ -189,10 +174,36 @@ __device__ inline double* exact_segment_lane_bins() {
   return bins;
 }
 
+//! Adds v to this lane's bin c (`bins` its bin 0), zeroing the bin first where `touched` says it
+//! holds nothing of this lane's yet.
+__device__ inline void add_to_lane_bin(double* bins, unsigned& touched, unsigned c, double v) {
+  const unsigned bit = 1u << c;
+  double& bin = bins[c * ExactSegmentSum<float>::kBlock];
+  bin = ((touched & bit) ? bin : 0.0) + v;
+  touched |= bit;
+}
+
+//! A lane's double d (the exact sum of some of its floats: a multiple of 2^-149 below 2^137) into
+//! its bins, as three parts that each count there as an element: its top 24 bits, a float times
+//! 2^32 (so that a d past the floats' range has one), in the bin two above the float's; the next
+//! 24 bits and the rest, floats. Each cut is exact: rounding toward zero keeps d's top bits, and
+//! what is left is d's bits below them. A part above bin 15 (d at 2^129 or more) goes to bin 15,
+//! a multiple of its unit, whose sum stays below 2^143 by the elements' own magnitudes.
+__device__ inline void bin_double(double* bins, unsigned& touched, double d) {
+  const float top = __double2float_rz(d * 0x1p-32);
+  const double rest = d - static_cast<double>(top) * 0x1p32;
+  const float middle = __double2float_rz(rest);
+  const float low = static_cast<float>(rest - static_cast<double>(middle));
+  if (top != 0) add_to_lane_bin(bins, touched, min(exact::field_bin(__float_as_uint(top)) + 2, exact::kFieldBins - 1u),
+                                static_cast<double>(top) * 0x1p32);
+  if (middle != 0) add_to_lane_bin(bins, touched, exact::field_bin(__float_as_uint(middle)), middle);
+  if (low != 0) add_to_lane_bin(bins, touched, exact::field_bin(__float_as_uint(low)), low);
+}
+
 //! The exponent fields a lane's elements span, as floats: the largest (255 for an infinity or a
 //! NaN) and the smallest of a nonzero element (zeros, multiples of anything, do not count). While
 //! they differ by kSpread at most, the elements are all multiples of 2^(lo - 150) below 2^(hi -
-//! 126), and at most 512 of them (kMostLaneElements; the first pass's lanes add 256 at most) sum
+//! 126), and at most 512 of them (a lane adds kMostLaneElements at most, above) sum
 //! below 2^(kSpread + 33) such units: every partial sum is a double exactly, in any order. Kept as
 //! the bits doubled (the sign shifted out), whose order is the magnitudes': the largest, and the
 //! smallest nonzero less one (a zero's wraps to the top), as the compiler has it, an addition and a
@@ -236,37 +247,22 @@ __device__ inline double tree_sum(const float (&x)[N]) {
 //! A lane's running exact sum. While its elements' exponents span at most ExponentSpan::kSpread
 //! binades, it adds them to a double and nothing else, exactly: a vector's elements in a tree,
 //! then to the lane's sum. From the first vector past that range on, each element goes to the
-//! lane's exponent bin for its field (one shared-memory addition, exact for the at most
-//! kMostLaneElements a lane adds), and the bins go into the partial's digits
-//! when the lane's partial is taken. A bin is zeroed when first touched (`touched`): a lane of a
-//! short segment touches few.
+//! lane's exponent bin for its field (one shared-memory addition, exact for what a warp adds),
+//! and an infinity or a NaN to the flags. A bin is zeroed when first touched (`touched`): a lane
+//! of a short segment touches few. The lane's sum starts at -0, so that it is -0 exactly where
+//! every element it added was -0 (or it added none).
 template <class T>
 struct Accumulator<ExactSegmentSum<T>> {
-  static constexpr int kBlock = ExactSegmentSum<T>::kBlock;
   double* bins;  // bin c at bins[c * kBlock]
   double sum;
   ExponentSpan span;
-  unsigned touched;            // bit c: bin c holds this lane's elements
-  unsigned not_negative_zero;  // nonzero once an element other than -0 was added
-  unsigned flags;              // specials, and kAny once an element was added
-  bool binned;                 // past the range: bins for the rest
+  unsigned touched;  // bit c: bin c holds this lane's elements
+  unsigned flags;    // the specials added
+  bool binned;       // past the range: bins for the rest
   __device__ void init(const ExactSegmentSum<T>&) {
     bins = exact_segment_lane_bins() + threadIdx.x;
-    sum = 0, touched = 0, not_negative_zero = 0, flags = 0, binned = false;
+    sum = -0.0, touched = 0, flags = 0, binned = false;
     span.init();
-  }
-  //! Takes the exponent fields of elements whose bits are `u` (N of them) into the range; true
-  //! while the lane may still add them to its double alone.
-  template <int N>
-  __device__ bool in_range(const unsigned (&u)[N]) {
-#pragma unroll
-    for (int j = 0; j < N; ++j) not_negative_zero |= u[j] ^ 0x80000000u;
-    flags |= FloatDigits::kAny;
-    span.take(u);
-    if (binned) return false;
-    if (span.exact_in_double()) return true;
-    binned = true;
-    return false;
   }
   //! Past the range: x into its bin (an infinity or a NaN to the flags).
   __device__ void add_to_bin(float x) {
@@ -275,21 +271,22 @@ struct Accumulator<ExactSegmentSum<T>> {
       flags |= (u & 0x7fffffu) ? FloatDigits::kNaN : u >> 31 ? FloatDigits::kNegInf : FloatDigits::kPosInf;
       return;
     }
-    const unsigned c = exact::field_bin(u), bit = 1u << c;
-    double& bin = bins[c * kBlock];
-    bin = ((touched & bit) ? bin : 0.0) + static_cast<double>(x);
-    touched |= bit;
+    add_to_lane_bin(bins, touched, exact::field_bin(u), x);
   }
   //! Adds N elements (converted exactly to float): in range, their sum in a tree of doubles (exact,
   //! as any order is there) added to the lane's at once, one dependent addition a vector.
   template <int N>
   __device__ void add(const float (&x)[N]) {
-    unsigned u[N];
+    if (!binned) {
+      unsigned u[N];
 #pragma unroll
-    for (int j = 0; j < N; ++j) u[j] = __float_as_uint(x[j]);
-    if (in_range(u)) {
-      sum += tree_sum(x);
-      return;
+      for (int j = 0; j < N; ++j) u[j] = __float_as_uint(x[j]);
+      span.take(u);
+      if (span.exact_in_double()) {
+        sum += tree_sum(x);
+        return;
+      }
+      binned = true;  // the span stays past the range: fold_groups sees it
     }
 #pragma unroll
     for (int j = 0; j < N; ++j) add_to_bin(x[j]);
@@ -298,19 +295,16 @@ struct Accumulator<ExactSegmentSum<T>> {
     const float one[1] = {e.x};
     add(one);
   }
-  //! The lane's partial: its double, and its touched bins in the digits (each a multiple of
-  //! 2^-149 below 2^137, as any sum of at most kMostLaneElements floats is).
-  __device__ FloatDigits value(const ExactSegmentSum<T>&) {
+  //! The lane's partial: its double, its span and its touched bins, for fold_groups. A lane past
+  //! the range added an element other than -0 (a nonzero one or a special).
+  __device__ FloatDigits value(const ExactSegmentSum<T>&) const {
     FloatDigits d;
     d.fast = sum;
-    d.flags = flags | (not_negative_zero ? FloatDigits::kNotNegativeZero : 0u);
 #pragma unroll
     for (int i = 0; i < FloatDigits::kWords; ++i) d.w[i] = 0;
-    for (unsigned left = touched; left != 0; left &= left - 1) {
-      const double bin = bins[(__ffs(left) - 1) * kBlock];
-      if (bin != 0) add_span(d, bin);
-    }
-    if (d.flags & FloatDigits::kDigits) normalize(d);
+    const bool negative_zero = !binned && sum == 0 && signbit(sum);
+    d.flags = FloatDigits::kAny | flags | (negative_zero ? 0u : FloatDigits::kNotNegativeZero);
+    d.top = span.top, d.bottom = span.bottom, d.touched = touched;
     return d;
   }
 };
@@ -322,6 +316,57 @@ __device__ inline void add_vector(Accumulator<ExactSegmentSum<T>>& acc, const Ex
 #pragma unroll
   for (int j = 0; j < vector_width<T>(); ++j) x[j] = static_cast<float>(r.e[j]);
   acc.add(x);
+}
+
+//! The fold of a warp's lanes (shuffle_fold's contract; every lane of the warp calls it with its
+//! own partial from Accumulator::value). Where the elements of all the warp's lanes span
+//! kWarpSpread binades at most, every lane holds its sum in one double (a lane past
+//! ExponentSpan::kSpread spans more), and every sum of those is exact in a double too: a warp's
+//! at most 32 x 130 f32 (kMostLaneElements of 4 bytes), multiples of 2^(lo - 150) below 2^(hi -
+//! 126), sum below 2^(kWarpSpread + 37) such units (and its 16-bit floats, of 8 or 11 bits, far
+//! below). So they fold as plain doubles, a shuffle and an addition a step; the sign of a
+//! zero comes out of the doubles themselves (each lane starts at -0, and a sum of doubles is -0
+//! only where every term is). Elsewhere every lane puts its double into its bins (bin_double),
+//! the bins any lane of the warp touched fold one at a time, and the group's first lane turns
+//! each into its integer count of the bin's unit, carried to 16 bits: digit k's halves are bins
+//! 2k and 2k + 1, the carry out of bin 15 is digit 8. The other lanes' digits mean nothing.
+inline constexpr unsigned kWarpSpread = 16;
+template <class T>
+__device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits r, int group, int from) {
+  FloatDigits d;
+  d.fast = 0.0;
+#pragma unroll
+  for (int i = 0; i < FloatDigits::kWords; ++i) d.w[i] = 0;
+  d.top = 0, d.bottom = 0xffffffffu, d.touched = 0;
+  const auto plus = [](double a, double b) { return a + b; };
+  if (ExponentSpan::within(warp_max(r.top), warp_min(r.bottom), kWarpSpread)) {  // the same on every lane
+    d.fast = shuffle_fold(plus, r.fast, group, from);
+    // Only a segment with elements is written: -0 says that every one was -0.
+    d.flags = FloatDigits::kAny | (d.fast == 0 && signbit(d.fast) ? 0u : FloatDigits::kNotNegativeZero);
+    return d;
+  }
+  double* bins = exact_segment_lane_bins() + threadIdx.x;
+  unsigned touched = r.touched;
+  if (r.fast != 0) bin_double(bins, touched, r.fast);
+  d.flags = shuffle_fold([](unsigned a, unsigned b) { return a | b; }, r.flags, group, from) | FloatDigits::kDigits;
+  const unsigned any = warp_or(touched);
+  long long carry = 0;
+  unsigned low_half = 0;
+#pragma unroll
+  for (int c = 0; c < exact::kFieldBins; ++c) {
+    long long count = carry;
+    if ((any >> c) & 1) {  // the same on every lane
+      const double bin = shuffle_fold(plus, (touched >> c) & 1 ? bins[c * ExactSegmentSum<T>::kBlock] : 0.0, group, from);
+      // bin / 2^(16c - 150): an integer below 2^53, exactly
+      count += __double2ll_rz(bin * __longlong_as_double(static_cast<long long>(1023 - exact::field_bin_unit(c)) << 52));
+    }
+    carry = count >> 16;  // arithmetic: floor division
+    const unsigned half = static_cast<unsigned>(count) & 0xffffu;
+    if (c % 2 == 0) low_half = half;
+    else d.w[c / 2] = low_half | half << 16;
+  }
+  d.w[exact::kFieldBins / 2] = carry;
+  return d;
 }
 
 //! The bits of T's format: its significand's (the implicit one included) and its smallest
@@ -343,12 +388,14 @@ struct FloatFormat<bf16> {
 
 //! The sum `a` rounded once to the nearest T, ties to even, as ExactSum::round rounds: NaN for a
 //! NaN or both infinities, else +-inf for one, else the exact sum (+-inf past T's largest); a zero
-//! sum is -0 only if every element was -0.
+//! sum is -0 only if every element was -0. The magnitude's top two nonzero digits (33 to 64 bits)
+//! with their last bit set where any digit below is nonzero, and that converted to a double with
+//! its last bit set where the conversion cut any: both roundings to odd, of at least T's digits
+//! and two more, so that the last rounding, to T, is the exact sum's.
 template <class T>
-__device__ inline T round_digits(const FloatDigits& digits) {
-  FloatDigits a = digits;  // indexed below: a copy in local memory, which only this path pays for
-  constexpr int kDigits = FloatFormat<T>::digits, kWords = FloatDigits::kWords;
-  auto of = [](double v) {  // v rounded once to T (exact where v is a T; +-inf past T's range)
+__device__ inline T round_digits(FloatDigits a) {
+  constexpr int kWords = FloatDigits::kWords;
+  auto of = [](double v) {  // v rounded once to T (+-inf past T's range)
     if constexpr (std::is_same_v<T, float>) return static_cast<float>(v);
     else return T(v);
   };
@@ -364,33 +411,24 @@ __device__ inline T round_digits(const FloatDigits& digits) {
     for (int i = 0; i < kWords; ++i) a.w[i] = -a.w[i];
     normalize(a);
   }
-  int top = kWords - 1;
-  while (top >= 0 && a.w[top] == 0) --top;
+  // Every word is now in [0, 2^32) (word 9 too: sums of floats stay far below 2^170).
+  int top = -1;
+  unsigned long long top_two = 0, below = 0;  // below: the words under the top two, or-ed
+  bool sticky = false;
+#pragma unroll
+  for (int i = 0; i < kWords; ++i) {
+    const unsigned long long under = i > 0 ? static_cast<unsigned long long>(a.w[i - 1]) : 0;
+    if (a.w[i] != 0) top = i, top_two = static_cast<unsigned long long>(a.w[i]) << 32 | under, sticky = below != 0;
+    below |= under;
+  }
   if (top < 0) {
     const bool all_negative_zero = (a.flags & FloatDigits::kAny) && !(a.flags & FloatDigits::kNotNegativeZero);
     return of(all_negative_zero ? -0.0 : 0.0);
   }
-  // Bit positions count from 2^-149. Keep kDigits bits from the top one, or fewer where they
-  // would fall below T's smallest subnormal, and round on the rest.
-  const int msb = top * 32 + 63 - __clzll(a.w[top]);
-  const int lowest = (FloatFormat<T>::min_exponent - kDigits) - FloatDigits::kLowestExponent;  // >= 0 for each T
-  const int lsb = max(msb - (kDigits - 1), lowest);
-  auto window = [&](int pos) {  // the magnitude's bits from `pos` up (at most 26 are set)
-    const int k = pos >> 5, r = pos & 31;
-    unsigned long long bits = static_cast<unsigned long long>(a.w[k]) >> r;
-    if (k + 1 < kWords) bits += static_cast<unsigned long long>(a.w[k + 1]) << (32 - r);
-    if (k + 2 < kWords && r > 0) bits += static_cast<unsigned long long>(a.w[k + 2]) << (64 - r);
-    return bits;
-  };
-  unsigned long long q = window(lsb);
-  if (lsb > 0) {  // bits below lsb: the rounding bit, and every one under it sticky
-    const int below = lsb - 1;
-    const bool round_bit = (window(below) & 1) != 0;
-    bool sticky = (a.w[below >> 5] & ((1ll << (below & 31)) - 1)) != 0;
-    for (int i = 0; i < (below >> 5) && !sticky; ++i) sticky = a.w[i] != 0;
-    if (round_bit && (sticky || (q & 1) != 0)) ++q;  // may carry to 2^kDigits: still exact in T
-  }
-  const double v = ldexp(static_cast<double>(q), lsb + FloatDigits::kLowestExponent);  // exact: q < 2^25
+  top_two |= sticky ? 1u : 0u;
+  double m = __ull2double_rz(top_two);
+  if (__double2ull_rz(m) != top_two) m = __longlong_as_double(__double_as_longlong(m) | 1);
+  const double v = ldexp(m, 32 * (top - 1) + FloatDigits::kLowestExponent);  // exact: at least 2^-150
   return of(negative ? -v : v);
 }
 
@@ -399,176 +437,14 @@ template <class T, class Out>
 __device__ inline void write_segment(const ExactSegmentSum<T>&, const FloatDigits& a, std::uint64_t s, std::uint64_t, Out* out,
                                      std::uint64_t*) {
   constexpr unsigned kSlow = FloatDigits::kNaN | FloatDigits::kPosInf | FloatDigits::kNegInf | FloatDigits::kDigits;
-  if (!(a.flags & kSlow) && a.fast != 0) {  // the exact sum is a double: rounded once
-    if constexpr (std::is_same_v<T, float>) out[s] = static_cast<float>(a.fast);
-    else out[s] = T(a.fast);
+  if (!(a.flags & kSlow)) {  // the exact sum is a double: rounded once
+    double v = a.fast;
+    if (v == 0) v = (a.flags & FloatDigits::kAny) && !(a.flags & FloatDigits::kNotNegativeZero) ? -0.0 : 0.0;
+    if constexpr (std::is_same_v<T, float>) out[s] = static_cast<float>(v);
+    else out[s] = T(v);
   } else {
     out[s] = round_digits<T>(a);
   }
-}
-
-//! The first pass's partial: the exact sum as hi + lo, doubles, |lo| at most half hi's ulp,
-//! unless kOutside.
-struct WindowSum {
-  enum Flag : unsigned { kAny = 1, kNotNegativeZero = 2, kOutside = 4 };
-  double hi, lo;
-  //! kAny: a partial of elements (a lane's or a fold's, with or without elements of its own;
-  //! only the identity lacks it); kNotNegativeZero: an element other than -0; kOutside: not exact here
-  unsigned flags;
-  //! A lane's own partial: the ExponentSpan of its elements (for fold_groups); 0 and ~0 (none)
-  //! in a combined one.
-  unsigned top, bottom;
-};
-
-//! The warp's shuffle of a WindowSum (every lane of the warp calls it): lo only where some lane
-//! has one (a lane's own partial has none; only combined ones may). The span is not shuffled.
-__device__ inline WindowSum shfl_down(const WindowSum& v, int offset) {
-  WindowSum r;
-  r.hi = __shfl_down_sync(0xffffffffu, v.hi, offset);
-  r.flags = __shfl_down_sync(0xffffffffu, v.flags, offset);
-  r.lo = warp_or(v.lo != 0) ? __shfl_down_sync(0xffffffffu, v.lo, offset) : 0.0;
-  r.top = 0, r.bottom = 0xffffffffu;
-  return r;
-}
-
-//! The first pass of the exact segment sums of T (f32, f16, bf16): see the top of this file.
-template <class T>
-struct SegmentWindowSum {
-  using In = T;
-  using acc_t = WindowSum;
-  static constexpr Op op = Op::sum;
-  struct Lifted {
-    float x;
-  };
-  unsigned char* marks;  //!< a byte a segment: 1 where the second pass is to sum it, else 0
-  unsigned* any_marked;  //!< set to 1 where any segment is marked (zeroed before the pass)
-  __host__ __device__ acc_t identity() const { return {0.0, 0.0, 0u, 0u, 0xffffffffu}; }
-  __device__ Lifted lift(T x, index_t) const { return {static_cast<float>(x)}; }
-  //! a + b, exactly: the his' sum and its error, the los' sum, and the error added to it, each
-  //! checked exact (TwoSum); then the pair renormalised, also exactly.
-  __device__ acc_t operator()(const acc_t& a, const acc_t& b) const {
-    const double t = a.hi + b.hi, e = two_sum_error(a.hi, b.hi, t);
-    if (a.lo == 0 && b.lo == 0) return {t, e, a.flags | b.flags, 0u, 0xffffffffu};  // two lanes' sums, mostly: (t, e) is the pair
-    const double l = a.lo + b.lo, el = two_sum_error(a.lo, b.lo, l);
-    const double m = l + e, em = two_sum_error(l, e, m);
-    const double hi = t + m, lo = two_sum_error(t, m, hi);
-    // a NaN compares unequal: outside
-    return {hi, lo, a.flags | b.flags | (el != 0 || em != 0 ? WindowSum::kOutside : 0u), 0u, 0xffffffffu};
-  }
-};
-
-//! The first pass's fold of a warp's lanes. Where the elements of the whole warp's lanes span
-//! kWarpSpread binades at most, every lane holds its sum in one double (a lane past
-//! ExponentSpan::kSpread, in pair mode or outside, spans more), and every sum of those is exact
-//! in a double too: at most 32 x 256 elements, multiples of 2^(lo - 150) below 2^(hi - 126),
-//! sum below 2^(kWarpSpread + 37) such units. So they fold as plain doubles, a shuffle and an
-//! addition a step, where the pairs' exact combine takes a shuffle of three words, a vote and six
-//! additions. The sign of a zero comes out of the doubles themselves: each lane starts at -0,
-//! and a sum of doubles is -0 only where every term is. Elsewhere, the pairs' fold.
-inline constexpr unsigned kWarpSpread = 16;
-template <class T>
-__device__ inline WindowSum fold_groups(const SegmentWindowSum<T>& f, WindowSum r, int group, int from) {
-  if (!ExponentSpan::within(warp_max(r.top), warp_min(r.bottom), kWarpSpread))  // the same on every lane
-    return shuffle_fold(f, r, group, from);
-  const double sum = shuffle_fold([](double a, double b) { return a + b; }, r.hi, group, from);
-  // Only a segment with elements is written: -0 says that every one was -0.
-  const unsigned sign = sum == 0 && signbit(sum) ? 0u : WindowSum::kNotNegativeZero;
-  return {sum, 0.0, WindowSum::kAny | sign, 0u, 0xffffffffu};
-}
-
-//! A lane's sum in the first pass: its elements in one double while they span at most
-//! ExponentSpan::kSpread binades (exact so). From the first vector past that on, the lane keeps
-//! a pair: each element added to the double by TwoSum, the error to a second double, each of
-//! those additions checked exact (a lane of [0, 1) floats that meets one below 2^-21 stays
-//! here); past that, or at an infinity or a NaN (whose errors are NaN), it is outside and adds
-//! nothing more. A lane starts at -0, so that its sum is -0 exactly where every element was -0
-//! (or it had none). Its partial says kAny whether or not it had elements: only a segment with
-//! elements is folded from lanes' partials (an empty one is written as the identity), and a
-//! lane without any adds -0 and no kNotNegativeZero, which change nothing.
-template <class T>
-struct Accumulator<SegmentWindowSum<T>> {
-  //! In pair mode the span's top is this, above every element's bits doubled: the span check
-  //! fails from then on, with no flag of its own to test a vector (and fold_groups sees a lane
-  //! past the warp's span).
-  static constexpr unsigned kPairMode = 0xffffffffu;
-  double sum, low;  // low: the errors' sum, in pair mode
-  ExponentSpan span;
-  bool outside;  // an addition to low was not exact
-  __device__ void init(const SegmentWindowSum<T>&) {
-    sum = -0.0, low = 0.0, outside = false;
-    span.init();
-  }
-  template <int N>
-  __device__ void add(const float (&x)[N]) {
-    unsigned u[N];
-#pragma unroll
-    for (int j = 0; j < N; ++j) u[j] = __float_as_uint(x[j]);
-    span.take(u);
-    if (span.exact_in_double()) {
-      sum += tree_sum(x);
-      return;
-    }
-    span.top = kPairMode;
-    if (outside) return;
-#pragma unroll
-    for (int j = 0; j < N; ++j) {
-      const double v = x[j], t = sum + v, e = two_sum_error(sum, v, t);
-      const double l = low + e, el = two_sum_error(low, e, l);
-      sum = t, low = l;
-      outside |= el != 0;  // a NaN compares unequal too
-    }
-  }
-  __device__ void add(const SegmentWindowSum<T>&, typename SegmentWindowSum<T>::Lifted e) {
-    const float one[1] = {e.x};
-    add(one);
-  }
-  __device__ WindowSum value(const SegmentWindowSum<T>&) const {
-    const bool negative_zero = sum == 0 && signbit(sum);
-    const unsigned flags = WindowSum::kAny | (negative_zero ? 0u : WindowSum::kNotNegativeZero);
-    if (span.top != kPairMode) return {sum, 0.0, flags, span.top, span.bottom};  // every vector was checked in the span
-    const double hi = sum + low;  // the pair renormalised, exactly
-    return {hi, two_sum_error(sum, low, hi), flags | (outside || !isfinite(hi) ? WindowSum::kOutside : 0u), span.top,
-            span.bottom};
-  }
-};
-
-//! One a lane: a vector's elements go to it in a tree, one dependent addition a vector, so four
-//! would add little but their registers (bf16's short-segment kernel spilled 76 bytes with four).
-template <class T>
-struct one_accumulator<SegmentWindowSum<T>> : std::true_type {};
-
-template <class T>
-__device__ inline void add_vector(Accumulator<SegmentWindowSum<T>>& acc, const SegmentWindowSum<T>&, const Vec<T>& r,
-                                  std::size_t) {
-  float x[vector_width<T>()];
-#pragma unroll
-  for (int j = 0; j < vector_width<T>(); ++j) x[j] = static_cast<float>(r.e[j]);
-  acc.add(x);
-}
-
-//! Segment s's sum, or its mark for the second pass. hi + lo is rounded once to T by rounding it
-//! to odd in a double first (the neighbour of hi towards lo where hi's last bit is even and lo
-//! is not zero), which a later rounding to any format of at most 51 bits leaves correct (Boldo
-//! and Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using rounding
-//! to odd", 2008).
-template <class T, class Out>
-__device__ inline void write_segment(const SegmentWindowSum<T>& f, const WindowSum& a, std::uint64_t s, std::uint64_t, Out* out,
-                                     std::uint64_t*) {
-  const bool outside = (a.flags & WindowSum::kOutside) != 0;
-  f.marks[s] = outside;
-  if (outside) {
-    *f.any_marked = 1;  // every writer writes the same word
-    return;
-  }
-  double v = a.hi;
-  if (v == 0) {  // then lo is 0 too: -0 only where every element was -0 (and there was one)
-    v = (a.flags & WindowSum::kAny) && !(a.flags & WindowSum::kNotNegativeZero) ? -0.0 : 0.0;
-  } else if (a.lo != 0) {
-    const long long bits = __double_as_longlong(v);
-    if (!(bits & 1)) v = __longlong_as_double(bits + ((a.lo < 0) == (v < 0) ? 1 : -1));  // away from zero where lo has hi's sign
-  }
-  if constexpr (std::is_same_v<T, float>) out[s] = static_cast<float>(v);
-  else out[s] = T(v);
 }
 
 }  // namespace xreduce::cuda
