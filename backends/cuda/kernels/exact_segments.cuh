@@ -17,7 +17,8 @@
 // (shuffles and additions, exact over a warp's elements), and each group's first lane turns its
 // 16 bins into digits: a bin's sum is an integer count of its unit, below 2^53, and its counts
 // carried to 16 bits each are the digits' halves, with no indexing. Beyond a warp (a block's
-// warps, a long segment's chunks) partials combine as digits. (Two passes did this before: the
+// warps, a long segment's chunks) partials combine as a pair of doubles, each addition checked
+// exact by TwoSum, and as digits where one is not. (Two passes did this before: the
 // first held each segment as a pair of doubles and marked those that left it, which the second
 // read again into bins and digits: 8.7x the plain sums on power-law segments of wide data on an
 // H200, where the second pass turned each lane's bins into digits, and shuffled the digits.)
@@ -43,7 +44,7 @@ namespace xreduce::cuda {
 struct FloatDigits {
   static constexpr int kWords = 10, kLowestExponent = -150;
   enum Flag : unsigned { kNaN = 1, kPosInf = 2, kNegInf = 4, kAny = 8, kNotNegativeZero = 16, kDigits = 32 };
-  double fast;          //!< a part of the sum, held exactly
+  double fast, low;     //!< a part of the sum, held exactly as the pair fast + low (low 0 in a lane's or a warp's)
   long long w[kWords];  //!< the digits: all zero unless flags has kDigits
   unsigned flags;       //!< Flag bits: what was added besides finite values, and whether there are digits
   //! A lane's own partial (for fold_groups): the ExponentSpan of its elements, and the bins it
@@ -106,11 +107,13 @@ __device__ inline void deposit(FloatDigits& a, double d) {
 }
 
 //! The warp's shuffle of a partial (every lane of the warp calls it, as every shuffle of the
-//! segments kernels): the digits only where some lane has them, and only their nonzero words.
+//! segments kernels): the low double and the digits only where some lane has them, and only
+//! the digits' nonzero words.
 //! A lane's span and bins are its own: not shuffled.
 __device__ inline FloatDigits shfl_down(const FloatDigits& v, int offset) {
   FloatDigits r;
   r.fast = __shfl_down_sync(0xffffffffu, v.fast, offset);
+  r.low = warp_or(v.low != 0) ? __shfl_down_sync(0xffffffffu, v.low, offset) : 0.0;
   r.flags = __shfl_down_sync(0xffffffffu, v.flags, offset);
   unsigned nonzero = 0;
   if (warp_or(v.flags & FloatDigits::kDigits)) {
@@ -124,14 +127,23 @@ __device__ inline FloatDigits shfl_down(const FloatDigits& v, int offset) {
   return r;
 }
 
-//! The most elements a lane adds under SegmentPolicy: a short segment's lane fewer than twice
-//! group_loads vectors (group_for) and three lone elements at either end, a long segment's chunk
-//! or a row less than twice chunk_bytes over the block's lanes (longer rows are chunked) and one
-//! lone element at either end. ExponentSpan's double takes 512 (below). A warp's bins take its
-//! lanes' elements and three parts of each lane's double (bin_double): 2^14 of them add exactly
-//! in a bin (exponent_bins.cuh).
-constexpr int kMostLaneElements = 2 * SegmentPolicy::chunk_bytes / 2 / SegmentPolicy::block + 2;
-static_assert(2 * SegmentPolicy::group_loads * 8 + 6 <= kMostLaneElements, "a short segment's lane (8 bf16 a load)");
+//! The exact sums' policy: the plain sums', with rows_kernel held to four blocks an SM (64
+//! registers), as the other two kernels are. Left to itself, it took 71 registers and three
+//! blocks for the cold paths (the bins' fold, the digits' combine and rounding): rows of 256
+//! uniform f32 at 1.53x the plain sums on an H200; held to five blocks (48 registers) it spilled
+//! 344 bytes and took 1.78x.
+struct ExactSegmentPolicy : SegmentPolicy {
+  static constexpr int rows_min_blocks = 4;
+};
+
+//! The most elements a lane adds under ExactSegmentPolicy: a short segment's lane fewer than
+//! twice group_loads vectors (group_for) and three lone elements at either end, a long segment's
+//! chunk or a row less than twice chunk_bytes over the block's lanes (longer rows are chunked)
+//! and one lone element at either end. ExponentSpan's double takes 512 (below). A warp's bins
+//! take its lanes' elements and three parts of each lane's double (bin_double): 2^14 of them add
+//! exactly in a bin (exponent_bins.cuh).
+constexpr int kMostLaneElements = 2 * ExactSegmentPolicy::chunk_bytes / 2 / ExactSegmentPolicy::block + 2;
+static_assert(2 * ExactSegmentPolicy::group_loads * 8 + 6 <= kMostLaneElements, "a short segment's lane (8 bf16 a load)");
 static_assert(kMostLaneElements <= 512, "ExponentSpan's double");
 static_assert(32 * (kMostLaneElements + 3) <= (1 << 14), "a warp's bins");
 
@@ -139,27 +151,33 @@ static_assert(32 * (kMostLaneElements + 3) <= (1 << 14), "a warp's bins");
 //! an element lifts to the float it converts to exactly.
 template <class T>
 struct ExactSegmentSum {
-  static constexpr int kBlock = SegmentPolicy::block;  //!< the threads of a block of the segments kernels it runs in
+  static constexpr int kBlock = ExactSegmentPolicy::block;  //!< the threads of a block of the segments kernels it runs in
   using In = T;
   using acc_t = FloatDigits;
   static constexpr Op op = Op::sum;
   struct Lifted {
     float x;
   };
-  __host__ __device__ acc_t identity() const { return {0.0, {}, 0u, 0u, 0xffffffffu, 0u}; }
+  __host__ __device__ acc_t identity() const { return {0.0, 0.0, {}, 0u, 0u, 0xffffffffu, 0u}; }
   __device__ Lifted lift(T x, index_t) const { return {static_cast<float>(x)}; }
-  //! Two folded partials (a block's warps, a long segment's chunks): their doubles by TwoSum
-  //! (s + x = t + e exactly; e to the digits where it is not zero), their digits word by word.
+  //! Two folded partials (a block's warps, a long segment's chunks): their pairs as the pair of
+  //! the fast parts' sum and the low parts' sum plus its error, each addition by TwoSum (s + x = t
+  //! + e exactly); an error of the low parts' additions, nearly always 0, goes to the digits. The
+  //! digits add word by word.
   __device__ acc_t operator()(acc_t a, const acc_t& b) const {
     const double t = a.fast + b.fast, e = two_sum_error(a.fast, b.fast, t);
-    a.fast = t;
-    if (b.flags & FloatDigits::kDigits) {
+    const double l = a.low + b.low, el = two_sum_error(a.low, b.low, l);
+    const double m = l + e, em = two_sum_error(l, e, m);
+    a.fast = t, a.low = m;
+    a.flags |= b.flags;
+    if ((b.flags & FloatDigits::kDigits) || el != 0 || em != 0) {
+      if (b.flags & FloatDigits::kDigits)
 #pragma unroll
-      for (int i = 0; i < FloatDigits::kWords; ++i) a.w[i] += b.w[i];
+        for (int i = 0; i < FloatDigits::kWords; ++i) a.w[i] += b.w[i];
+      if (el != 0) add_span(a, el);
+      if (em != 0) add_span(a, em);
       normalize(a);  // so that partials of any number of warps and chunks add without overflow
     }
-    a.flags |= b.flags;
-    if (e != 0) deposit(a, e);
     return a;
   }
 };
@@ -246,64 +264,60 @@ __device__ inline double tree_sum(const float (&x)[N]) {
 
 //! A lane's running exact sum. While its elements' exponents span at most ExponentSpan::kSpread
 //! binades, it adds them to a double and nothing else, exactly: a vector's elements in a tree,
-//! then to the lane's sum. From the first vector past that range on, each element goes to the
-//! lane's exponent bin for its field (one shared-memory addition, exact for what a warp adds),
-//! and an infinity or a NaN to the flags. A bin is zeroed when first touched (`touched`): a lane
-//! of a short segment touches few. The lane's sum starts at -0, so that it is -0 exactly where
+//! then to the lane's sum. At the first vector past that range it zeroes its 16 bins, and from
+//! then on each element goes to the bin for its field (one shared-memory addition, exact for what
+//! a warp adds): an infinity or a NaN too, to bin 15, which then holds NaN or an infinity, as the
+//! sum is (fold_groups reads it so). The lane's sum starts at -0, so that it is -0 exactly where
 //! every element it added was -0 (or it added none).
 template <class T>
 struct Accumulator<ExactSegmentSum<T>> {
-  double* bins;  // bin c at bins[c * kBlock]
   double sum;
   ExponentSpan span;
   unsigned touched;  // bit c: bin c holds this lane's elements
-  unsigned flags;    // the specials added
   bool binned;       // past the range: bins for the rest
   __device__ void init(const ExactSegmentSum<T>&) {
-    bins = exact_segment_lane_bins() + threadIdx.x;
-    sum = -0.0, touched = 0, flags = 0, binned = false;
+    sum = -0.0, touched = 0, binned = false;
     span.init();
-  }
-  //! Past the range: x into its bin (an infinity or a NaN to the flags).
-  __device__ void add_to_bin(float x) {
-    const unsigned u = __float_as_uint(x);
-    if ((u & 0x7f800000u) == 0x7f800000u) {
-      flags |= (u & 0x7fffffu) ? FloatDigits::kNaN : u >> 31 ? FloatDigits::kNegInf : FloatDigits::kPosInf;
-      return;
-    }
-    add_to_lane_bin(bins, touched, exact::field_bin(u), x);
   }
   //! Adds N elements (converted exactly to float): in range, their sum in a tree of doubles (exact,
   //! as any order is there) added to the lane's at once, one dependent addition a vector.
   template <int N>
   __device__ void add(const float (&x)[N]) {
-    if (!binned) {
-      unsigned u[N];
+    unsigned u[N];
 #pragma unroll
-      for (int j = 0; j < N; ++j) u[j] = __float_as_uint(x[j]);
+    for (int j = 0; j < N; ++j) u[j] = __float_as_uint(x[j]);
+    double* bins = exact_segment_lane_bins() + threadIdx.x;
+    if (!binned) {
       span.take(u);
       if (span.exact_in_double()) {
         sum += tree_sum(x);
         return;
       }
       binned = true;  // the span stays past the range: fold_groups sees it
+#pragma unroll
+      for (int c = 0; c < exact::kFieldBins; ++c) bins[c * ExactSegmentSum<T>::kBlock] = 0.0;
     }
 #pragma unroll
-    for (int j = 0; j < N; ++j) add_to_bin(x[j]);
+    for (int j = 0; j < N; ++j) {
+      const unsigned c = exact::field_bin(u[j]);
+      bins[c * ExactSegmentSum<T>::kBlock] += x[j];
+      touched |= 1u << c;
+    }
   }
   __device__ void add(const ExactSegmentSum<T>&, typename ExactSegmentSum<T>::Lifted e) {
     const float one[1] = {e.x};
     add(one);
   }
-  //! The lane's partial: its double, its span and its touched bins, for fold_groups. A lane past
-  //! the range added an element other than -0 (a nonzero one or a special).
+  //! The lane's partial: its double, its span and its touched bins, for fold_groups (which reads
+  //! the specials out of bin 15). A lane past the range added an element other than -0 (a nonzero
+  //! one or a special).
   __device__ FloatDigits value(const ExactSegmentSum<T>&) const {
     FloatDigits d;
-    d.fast = sum;
+    d.fast = sum, d.low = 0.0;
 #pragma unroll
     for (int i = 0; i < FloatDigits::kWords; ++i) d.w[i] = 0;
     const bool negative_zero = !binned && sum == 0 && signbit(sum);
-    d.flags = FloatDigits::kAny | flags | (negative_zero ? 0u : FloatDigits::kNotNegativeZero);
+    d.flags = FloatDigits::kAny | (negative_zero ? 0u : FloatDigits::kNotNegativeZero);
     d.top = span.top, d.bottom = span.bottom, d.touched = touched;
     return d;
   }
@@ -334,7 +348,7 @@ inline constexpr unsigned kWarpSpread = 16;
 template <class T>
 __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits r, int group, int from) {
   FloatDigits d;
-  d.fast = 0.0;
+  d.fast = 0.0, d.low = 0.0;
 #pragma unroll
   for (int i = 0; i < FloatDigits::kWords; ++i) d.w[i] = 0;
   d.top = 0, d.bottom = 0xffffffffu, d.touched = 0;
@@ -357,8 +371,10 @@ __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits
     long long count = carry;
     if ((any >> c) & 1) {  // the same on every lane
       const double bin = shuffle_fold(plus, (touched >> c) & 1 ? bins[c * ExactSegmentSum<T>::kBlock] : 0.0, group, from);
-      // bin / 2^(16c - 150): an integer below 2^53, exactly
-      count += __double2ll_rz(bin * __longlong_as_double(static_cast<long long>(1023 - exact::field_bin_unit(c)) << 52));
+      if (c == exact::kFieldBins - 1 && !isfinite(bin))  // the group's infinities (both: NaN) or NaN: the sum's
+        d.flags |= isnan(bin) ? FloatDigits::kNaN : bin > 0 ? FloatDigits::kPosInf : FloatDigits::kNegInf;
+      else  // bin / 2^(16c - 150): an integer below 2^53, exactly
+        count += __double2ll_rz(bin * __longlong_as_double(static_cast<long long>(1023 - exact::field_bin_unit(c)) << 52));
     }
     carry = count >> 16;  // arithmetic: floor division
     const unsigned half = static_cast<unsigned>(count) & 0xffffu;
@@ -403,22 +419,28 @@ __device__ inline T round_digits(FloatDigits a) {
     return of(__longlong_as_double(0x7ff8000000000000ll));
   if (a.flags & FloatDigits::kPosInf) return of(__longlong_as_double(0x7ff0000000000000ll));
   if (a.flags & FloatDigits::kNegInf) return of(__longlong_as_double(static_cast<long long>(0xfff0000000000000ull)));
-  if (a.fast != 0) deposit(a, a.fast);
+  if (a.fast != 0) add_span(a, a.fast);
+  if (a.low != 0) add_span(a, a.low);
   normalize(a);
+  // The sum in 32-bit words, two's complement (word 9 signed: sums of floats stay far below
+  // 2^170), then its magnitude.
+  unsigned m[kWords];
+#pragma unroll
+  for (int i = 0; i < kWords; ++i) m[i] = static_cast<unsigned>(a.w[i]);
   const bool negative = a.w[kWords - 1] < 0;
   if (negative) {
+    unsigned carry = 1;
 #pragma unroll
-    for (int i = 0; i < kWords; ++i) a.w[i] = -a.w[i];
-    normalize(a);
+    for (int i = 0; i < kWords; ++i) m[i] = ~m[i] + carry, carry &= m[i] == 0 ? 1u : 0u;
   }
-  // Every word is now in [0, 2^32) (word 9 too: sums of floats stay far below 2^170).
   int top = -1;
-  unsigned long long top_two = 0, below = 0;  // below: the words under the top two, or-ed
+  unsigned long long top_two = 0;  // the top nonzero word and the one under it
+  unsigned below = 0;              // the words under those two, or-ed
   bool sticky = false;
 #pragma unroll
   for (int i = 0; i < kWords; ++i) {
-    const unsigned long long under = i > 0 ? static_cast<unsigned long long>(a.w[i - 1]) : 0;
-    if (a.w[i] != 0) top = i, top_two = static_cast<unsigned long long>(a.w[i]) << 32 | under, sticky = below != 0;
+    const unsigned under = i > 0 ? m[i - 1] : 0u;
+    if (m[i] != 0) top = i, top_two = static_cast<unsigned long long>(m[i]) << 32 | under, sticky = below != 0;
     below |= under;
   }
   if (top < 0) {
@@ -426,20 +448,27 @@ __device__ inline T round_digits(FloatDigits a) {
     return of(all_negative_zero ? -0.0 : 0.0);
   }
   top_two |= sticky ? 1u : 0u;
-  double m = __ull2double_rz(top_two);
-  if (__double2ull_rz(m) != top_two) m = __longlong_as_double(__double_as_longlong(m) | 1);
-  const double v = ldexp(m, 32 * (top - 1) + FloatDigits::kLowestExponent);  // exact: at least 2^-150
+  double odd = __ull2double_rz(top_two);
+  if (__double2ull_rz(odd) != top_two) odd = __longlong_as_double(__double_as_longlong(odd) | 1);
+  const double v = ldexp(odd, 32 * (top - 1) + FloatDigits::kLowestExponent);  // exact: at least 2^-150
   return of(negative ? -v : v);
 }
 
-//! Segment s's exact sum, rounded, into out[s].
+//! Segment s's exact sum, rounded, into out[s]. Where it is the pair's, v + lo renormalized, v
+//! rounded to odd by lo (as round_digits) and then to T.
 template <class T, class Out>
 __device__ inline void write_segment(const ExactSegmentSum<T>&, const FloatDigits& a, std::uint64_t s, std::uint64_t, Out* out,
                                      std::uint64_t*) {
   constexpr unsigned kSlow = FloatDigits::kNaN | FloatDigits::kPosInf | FloatDigits::kNegInf | FloatDigits::kDigits;
-  if (!(a.flags & kSlow)) {  // the exact sum is a double: rounded once
-    double v = a.fast;
-    if (v == 0) v = (a.flags & FloatDigits::kAny) && !(a.flags & FloatDigits::kNotNegativeZero) ? -0.0 : 0.0;
+  if (!(a.flags & kSlow)) {  // the exact sum is the pair's
+    double v = a.fast + a.low;
+    const double lo = two_sum_error(a.fast, a.low, v);
+    if (v == 0) {  // then lo is 0 too: -0 only where every element was -0 (and there was one)
+      v = (a.flags & FloatDigits::kAny) && !(a.flags & FloatDigits::kNotNegativeZero) ? -0.0 : 0.0;
+    } else if (lo != 0) {  // rounded to odd: the neighbour of v towards lo where v's last bit is even
+      const long long bits = __double_as_longlong(v);
+      if (!(bits & 1)) v = __longlong_as_double(bits + ((lo < 0) == (v < 0) ? 1 : -1));
+    }
     if constexpr (std::is_same_v<T, float>) out[s] = static_cast<float>(v);
     else out[s] = T(v);
   } else {
