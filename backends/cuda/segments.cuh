@@ -114,11 +114,7 @@ void shuffle_segments(const typename F::In* x, const SegmentBounds& b, F f, Out*
       return;
     }
     const int group = row_bytes < P::long_bytes ? group_for<P>(row_bytes) : P::block;
-    // A policy that reads only some rows: a grid that fills the GPU, round the rows (one block
-    // per group of rows, most returning at once, took 40 us to launch for 2^20 rows on an H200).
-    const std::uint64_t row_blocks = ceil_div(b.count, P::block / group);
-    const std::uint64_t blocks = std::min<std::uint64_t>(selects_segments<F> ? filling_grid<P>(ws, row_blocks) : row_blocks,
-                                                         std::uint64_t{1} << 20);
+    const std::uint64_t blocks = std::min<std::uint64_t>(ceil_div(b.count, P::block / group), std::uint64_t{1} << 20);
     if (group < vector_width<In>())  // short rows: fewer threads a row than a vector has elements
       rows_kernel<P, true><<<static_cast<unsigned>(blocks), P::block, 0, ws.stream>>>(x, b, group, f, out, out_index);
     else

@@ -1,6 +1,6 @@
 #pragma once
 // Exponent bins of floats, the exact sums' cheap form for f32 and the 16-bit floats (exact_sum.cuh:
-// flat and column sums; exact_segments.cuh: the second pass of rows and segments). Bin c holds
+// flat and column sums; exact_segments.cuh: rows and segments). Bin c holds
 // the floats whose exponent field is 16c to 16c + 15: each a multiple of 2^(16c - 150) (field 0,
 // the subnormals, of 2^-149) below 2^(16c - 111), so 2^14 of them add exactly in a double, one
 // addition an element whatever the data. Bin 15 also holds the infinities and NaNs (field 255).

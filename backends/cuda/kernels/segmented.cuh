@@ -249,22 +249,6 @@ __device__ inline void write_segment(const F& f, typename F::acc_t a, std::uint6
   }
 }
 
-//! Whether F reads only some segments (the exact sums' second pass, exact_segments.cuh, reads
-//! those its first could not finish). Such an F has any_wanted() (false: none, and the kernels
-//! return at once) and wanted(s) (false: segment s is neither read nor written).
-template <class F>
-inline constexpr bool selects_segments = false;
-template <class F>
-__device__ inline bool any_segment_wanted(const F& f) {
-  if constexpr (selects_segments<F>) return f.any_wanted();
-  else return true;
-}
-template <class F>
-__device__ inline bool segment_wanted(const F& f, std::uint64_t s) {
-  if constexpr (selects_segments<F>) return f.wanted(s);
-  else return true;
-}
-
 //! Offsets: a block per 256 consecutive segments (and a thread for offsets[count], which is only
 //! checked). Each thread looks up its segment: an empty one gets the identity at once, a long one
 //! goes to `L` (with its chunks), and a short one into its bin (by group size: 1, 2, 4 ... 32
@@ -291,10 +275,9 @@ __global__ __launch_bounds__(P::block, P::min_blocks) void short_segments_kernel
   const unsigned lanes_below = (1u << lane) - 1;
   const std::uint64_t first = blockIdx.x * static_cast<std::uint64_t>(P::block), s = first + threadIdx.x;
   if (s <= b.count && bad) check_offset(b, s, bad);  // bad null: checked by an earlier pass
-  if (!any_segment_wanted(f)) return;  // block-uniform, before any barrier
   int bin = kNone;
   std::uint64_t a = 0, e = 0;
-  if (s < b.count && segment_wanted(f, s)) {
+  if (s < b.count) {
     a = b.begin(s), e = b.begin(s + 1);
     if (e < a) e = a;  // only with bad offsets
     const std::uint64_t bytes = (e - a) * sizeof(In);
@@ -302,8 +285,6 @@ __global__ __launch_bounds__(P::block, P::min_blocks) void short_segments_kernel
     else if (bytes >= P::long_bytes) bin = kLong;
     else bin = __ffs(group_for<P>(bytes)) - 1;
   }
-  if constexpr (selects_segments<F>)
-    if (!__syncthreads_or(bin != kNone)) return;  // none of the block's segments to read
   // A short segment's lines are asked of the L2 now: the bins below are read one after another,
   // and each then waits for the L2 rather than the memory (5% on power-law lengths, H200). The
   // line a segment starts in is left to the segment before when that one (the lane below) asks for
@@ -396,7 +377,6 @@ __global__ __launch_bounds__(P::block, P::min_blocks) void long_segments_kernel(
   using In = typename F::In;
   using A = typename F::acc_t;
   __shared__ A shared[P::warps];
-  if (!any_segment_wanted(f)) return;
   const std::uint64_t chunks = L.chunk_count(b.count);
   LongPiece piece = blockIdx.x < chunks ? L.chunk(blockIdx.x, b) : LongPiece{};
   for (std::uint64_t c = blockIdx.x; c < chunks; c += gridDim.x) {  // block-uniform: group_reduce synchronises
@@ -405,7 +385,7 @@ __global__ __launch_bounds__(P::block, P::min_blocks) void long_segments_kernel(
     const std::uint64_t pieces = chunks_of<P>((e - a) * sizeof(In)), j = c - piece.first_chunk, per = (e - a) / pieces;
     // Only bad offsets, whose segments overlap and overran the lists' room, leave a chunk whose
     // entry is not its own (stale, from an earlier call): skipped.
-    if (piece.segment < b.count && j < pieces && segment_wanted(f, piece.segment)) {
+    if (piece.segment < b.count && j < pieces) {
       const std::uint64_t lo = a + j * per, hi = j + 1 == pieces ? e : lo + per;
       const A r = group_reduce<P::block>(group_partial<P, false>(x, lo, hi, threadIdx.x, P::block, f), P::block, f, shared);
       if (threadIdx.x == 0) {
@@ -422,12 +402,11 @@ template <class P, class F, class Out>
 __global__ void long_segment_totals_kernel(SegmentBounds b, LongSegments<typename F::acc_t> L, F f, Out* out,
                                            std::uint64_t* out_index) {
   using A = typename F::acc_t;
-  if (!any_segment_wanted(f)) return;
   const int lane = threadIdx.x % 32;
   const std::uint64_t segments = L.segment_count(b.count), warps = gridDim.x * static_cast<std::uint64_t>(blockDim.x) / 32;
   for (std::uint64_t i = (blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x) / 32; i < segments; i += warps) {
     const LongPiece piece = L.segment(i, b);
-    if (piece.segment >= b.count || !segment_wanted(f, piece.segment)) continue;  // the first: only with bad offsets
+    if (piece.segment >= b.count) continue;  // only with bad offsets
     const std::uint64_t a = piece.begin, e = piece.end;
     const std::uint64_t pieces = chunks_of<P>((e > a ? e - a : 0) * sizeof(typename F::In));
     if (pieces == 1 || piece.first_chunk + pieces > L.room_chunks) continue;  // written whole; or bad offsets
@@ -446,15 +425,12 @@ __global__ __launch_bounds__(P::block, P::rows_min_blocks) void rows_kernel(cons
                                                         F f, Out* out, std::uint64_t* out_index) {
   using A = typename F::acc_t;
   __shared__ A shared[P::warps];
-  if (!any_segment_wanted(f)) return;
   const int groups = P::block / group, rank = threadIdx.x % group, me = threadIdx.x / group;
   // The same trip count for the whole block: group_reduce synchronises it when group > 32.
   for (std::uint64_t first = blockIdx.x * static_cast<std::uint64_t>(groups); first < b.count;
        first += static_cast<std::uint64_t>(gridDim.x) * groups) {
     const std::uint64_t s = first + me;
-    const bool read = s < b.count && segment_wanted(f, s);
-    if constexpr (selects_segments<F>)
-      if (!__syncthreads_or(read)) continue;  // none of these rows to read: block-uniform
+    const bool read = s < b.count;
     const std::uint64_t a = read ? s * b.row_length : 0, e = read ? a + b.row_length : 0;
     const A r = group_reduce<P::block>(group_partial<P, kNarrow>(x, a, e, rank, group, f), group, f, shared);
     if (read && rank == 0) write_segment(f, r, s, a, out, out_index);
@@ -465,7 +441,7 @@ __global__ __launch_bounds__(P::block, P::rows_min_blocks) void rows_kernel(cons
 template <class F, class Out>
 __global__ void segment_identities_kernel(std::uint64_t count, F f, Out* out, std::uint64_t* out_index) {
   const std::uint64_t s = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
-  if (s < count && any_segment_wanted(f) && segment_wanted(f, s)) write_segment(f, f.identity(), s, 0, out, out_index);
+  if (s < count) write_segment(f, f.identity(), s, 0, out, out_index);
 }
 
 }  // namespace xreduce::cuda
