@@ -11,8 +11,8 @@ void enqueue_exact_segments(const void* data, const SegmentBounds& bounds, DType
                             unsigned long long** bad) {
   auto run = [&](auto tag) {
     using T = decltype(tag);
-    static_assert(ExactSegmentPolicy::block == ExactSegmentSum<T>::kBlock, "the lanes' shared bins are laid out for its blocks");
-    shuffle_segments<ExactSegmentPolicy>(static_cast<const T*>(data), bounds, ExactSegmentSum<T>{}, static_cast<T*>(out), nullptr, ws,
+    static_assert(SegmentPolicy::block == ExactSegmentSum<T>::kBlock, "the lanes' shared bins are laid out for its blocks");
+    shuffle_segments<SegmentPolicy>(static_cast<const T*>(data), bounds, ExactSegmentSum<T>{}, static_cast<T*>(out), nullptr, ws,
                                     bad);
   };
   switch (dtype) {

@@ -24,10 +24,11 @@
 // H200, where the second pass turned each lane's bins into digits, and shuffled the digits.)
 //
 // The digits: every finite float is a multiple of 2^-149, so of 2^-150 (bin 0's unit), and ten
-// 32-bit digits in 64-bit words, digit k weighing 2^(32k - 150), hold any sum of them as
-// ExactSum holds a double's sum (Neal's small superaccumulator): carries stay in the words until
-// normalize(), word 9 takes the top carries and the sign. A segment is rounded from its top two
-// nonzero digits and whether any below them is nonzero, rounded to odd in a double (Boldo and
+// 32-bit words, a 320-bit two's complement integer of such units (word k weighing 2^(32k -
+// 150)), hold any sum of them below 2^169: partials add in one carry chain (add.cc, addc), a
+// double goes in as three words. (Words of 64 bits that kept their carries, as ExactSum's, took
+// twice the registers, and rows_kernel spilled for them.) A segment is rounded from its top two
+// nonzero words and whether any below them is nonzero, rounded to odd in a double (Boldo and
 // Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using rounding to
 // odd", 2008), which the rounding to T then leaves correct.
 //
@@ -44,22 +45,27 @@ namespace xreduce::cuda {
 struct FloatDigits {
   static constexpr int kWords = 10, kLowestExponent = -150;
   enum Flag : unsigned { kNaN = 1, kPosInf = 2, kNegInf = 4, kAny = 8, kNotNegativeZero = 16, kDigits = 32 };
-  double fast, low;     //!< a part of the sum, held exactly as the pair fast + low (low 0 in a lane's or a warp's)
-  long long w[kWords];  //!< the digits: all zero unless flags has kDigits
-  unsigned flags;       //!< Flag bits: what was added besides finite values, and whether there are digits
+  double fast, low;  //!< a part of the sum, held exactly as the pair fast + low (low 0 in a lane's or a warp's)
+  //! The digits, a 320-bit two's complement integer (word 9 the top): all zero unless flags has kDigits
+  unsigned w[kWords];
+  unsigned flags;  //!< Flag bits: what was added besides finite values, and whether there are digits
   //! A lane's own partial (for fold_groups): the ExponentSpan of its elements, and the bins it
   //! touched (its bins stay in shared memory). 0, ~0 and 0 in a folded one.
   unsigned top, bottom, touched;
 };
 
-//! Propagates the carries: words 0..8 into [0, 2^32), the rest (and the sign) into word 9.
-__device__ inline void normalize(FloatDigits& a) {
-#pragma unroll
-  for (int i = 0; i + 1 < FloatDigits::kWords; ++i) {
-    const long long carry = a.w[i] >> 32;  // arithmetic: floor division by 2^32
-    a.w[i] &= 0xffffffffll;
-    a.w[i + 1] += carry;
-  }
+//! a += b, or a -= b where kSubtract, on 320-bit two's complement integers: one carry chain.
+template <bool kSubtract>
+__device__ inline void add_words(unsigned (&a)[FloatDigits::kWords], const unsigned (&b)[FloatDigits::kWords]) {
+  static_assert(FloatDigits::kWords == 10, "the chain below has ten words");
+#define XREDUCE_CHAIN(op, opc, last)                                                                                        \
+  asm(op " %0, %0, %10;\n\t" opc " %1, %1, %11;\n\t" opc " %2, %2, %12;\n\t" opc " %3, %3, %13;\n\t" opc " %4, %4, %14;\n\t" \
+      opc " %5, %5, %15;\n\t" opc " %6, %6, %16;\n\t" opc " %7, %7, %17;\n\t" opc " %8, %8, %18;\n\t" last " %9, %9, %19;"   \
+      : "+r"(a[0]), "+r"(a[1]), "+r"(a[2]), "+r"(a[3]), "+r"(a[4]), "+r"(a[5]), "+r"(a[6]), "+r"(a[7]), "+r"(a[8]), "+r"(a[9]) \
+      : "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(b[4]), "r"(b[5]), "r"(b[6]), "r"(b[7]), "r"(b[8]), "r"(b[9]))
+  if constexpr (kSubtract) XREDUCE_CHAIN("sub.cc.u32", "subc.cc.u32", "subc.u32");
+  else XREDUCE_CHAIN("add.cc.u32", "addc.cc.u32", "addc.u32");
+#undef XREDUCE_CHAIN
 }
 
 //! The error of t = s + x in double (Knuth's TwoSum, whatever the magnitudes): s + x = t + e
@@ -69,41 +75,25 @@ __device__ inline double two_sum_error(double s, double x, double t) {
   return (s - (t - moved)) + (x - moved);
 }
 
-//! A nonzero double d, a multiple of 2^-150, as digits: d = (c0 + c1 2^32 + c2 2^64) 2^(32 k - 150),
-//! each part signed as d is, c0 and c1 below 2^32 and c2 below 2^21 in magnitude.
-struct DigitSpan {
-  int k;
-  long long c0, c1, c2;
-};
-__device__ inline DigitSpan span_of(double d) {
+//! Adds d (nonzero, a multiple of 2^-150, below 2^169) to a partial's digits: its magnitude's
+//! 53 bits as three words placed by selects (an indexed register array would go to local
+//! memory), added or subtracted in one carry chain.
+__device__ inline void add_span(FloatDigits& a, double d) {
   const unsigned long long bits = static_cast<unsigned long long>(__double_as_longlong(d));
   const int field = static_cast<int>((bits >> 52) & 0x7ff);
   unsigned long long m = (bits & ((1ull << 52) - 1)) | (field ? 1ull << 52 : 0);
   int p = max(field, 1) - 1075 - FloatDigits::kLowestExponent;  // the significand's lowest bit above 2^-150
   if (p < 0) m >>= -p, p = 0;  // bits below 2^-150, all zero (at most 52 of them: d >= 2^-150)
-  const int r = p & 31;
-  const unsigned long long low = m << r, high = r ? m >> (64 - r) : 0;
-  const long long sign = static_cast<long long>(bits) >> 63;  // 0 or -1: v -> (v ^ sign) - sign negates
-  return {p >> 5, (static_cast<long long>(low & 0xffffffffull) ^ sign) - sign, (static_cast<long long>(low >> 32) ^ sign) - sign,
-          (static_cast<long long>(high) ^ sign) - sign};
-}
-
-//! Adds d (nonzero, a multiple of 2^-150, below 2^173) to a partial's digits, by selects (an
-//! indexed register array would go to local memory); a part past word 9 goes into word 9. The
-//! words take each less than 2^32 in magnitude: the caller normalizes before 2^31 of them.
-__device__ inline void add_span(FloatDigits& a, double d) {
-  const DigitSpan v = span_of(d);
+  const int k = p >> 5, r = p & 31;
+  const unsigned long long low = m << r;
+  const unsigned c0 = static_cast<unsigned>(low), c1 = static_cast<unsigned>(low >> 32),
+                 c2 = r ? static_cast<unsigned>(m >> (64 - r)) : 0u;  // zero where k + 2 is past word 9
+  unsigned v[FloatDigits::kWords];
 #pragma unroll
-  for (int i = 0; i < FloatDigits::kWords; ++i)
-    a.w[i] += (i == v.k ? v.c0 : 0) + (i == v.k + 1 ? v.c1 : 0) + (i == v.k + 2 ? v.c2 : 0) +
-              (i == FloatDigits::kWords - 1 && v.k + 2 == FloatDigits::kWords ? v.c2 * (1ll << 32) : 0);
+  for (int i = 0; i < FloatDigits::kWords; ++i) v[i] = i == k ? c0 : i == k + 1 ? c1 : i == k + 2 ? c2 : 0u;
+  if (bits >> 63) add_words<true>(a.w, v);
+  else add_words<false>(a.w, v);
   a.flags |= FloatDigits::kDigits;
-}
-
-//! add_span, normalized.
-__device__ inline void deposit(FloatDigits& a, double d) {
-  add_span(a, d);
-  normalize(a);
 }
 
 //! The warp's shuffle of a partial (every lane of the warp calls it, as every shuffle of the
@@ -122,28 +112,19 @@ __device__ inline FloatDigits shfl_down(const FloatDigits& v, int offset) {
     nonzero = warp_or(nonzero);
   }
 #pragma unroll
-  for (int i = 0; i < FloatDigits::kWords; ++i) r.w[i] = (nonzero >> i) & 1 ? __shfl_down_sync(0xffffffffu, v.w[i], offset) : 0;
+  for (int i = 0; i < FloatDigits::kWords; ++i) r.w[i] = (nonzero >> i) & 1 ? __shfl_down_sync(0xffffffffu, v.w[i], offset) : 0u;
   r.top = 0, r.bottom = 0xffffffffu, r.touched = 0;
   return r;
 }
 
-//! The exact sums' policy: the plain sums', with rows_kernel held to four blocks an SM (64
-//! registers), as the other two kernels are. Left to itself, it took 71 registers and three
-//! blocks for the cold paths (the bins' fold, the digits' combine and rounding): rows of 256
-//! uniform f32 at 1.53x the plain sums on an H200; held to five blocks (48 registers) it spilled
-//! 344 bytes and took 1.78x.
-struct ExactSegmentPolicy : SegmentPolicy {
-  static constexpr int rows_min_blocks = 4;
-};
-
-//! The most elements a lane adds under ExactSegmentPolicy: a short segment's lane fewer than
-//! twice group_loads vectors (group_for) and three lone elements at either end, a long segment's
-//! chunk or a row less than twice chunk_bytes over the block's lanes (longer rows are chunked)
-//! and one lone element at either end. ExponentSpan's double takes 512 (below). A warp's bins
+//! The most elements a lane adds under SegmentPolicy (the plain sums'): a short segment's lane
+//! fewer than twice group_loads vectors (group_for) and three lone elements at either end, a long
+//! segment's chunk or a row less than twice chunk_bytes over the block's lanes (longer rows are
+//! chunked) and one lone element at either end. ExponentSpan's double takes 512 (below). A warp's bins
 //! take its lanes' elements and three parts of each lane's double (bin_double): 2^14 of them add
 //! exactly in a bin (exponent_bins.cuh).
-constexpr int kMostLaneElements = 2 * ExactSegmentPolicy::chunk_bytes / 2 / ExactSegmentPolicy::block + 2;
-static_assert(2 * ExactSegmentPolicy::group_loads * 8 + 6 <= kMostLaneElements, "a short segment's lane (8 bf16 a load)");
+constexpr int kMostLaneElements = 2 * SegmentPolicy::chunk_bytes / 2 / SegmentPolicy::block + 2;
+static_assert(2 * SegmentPolicy::group_loads * 8 + 6 <= kMostLaneElements, "a short segment's lane (8 bf16 a load)");
 static_assert(kMostLaneElements <= 512, "ExponentSpan's double");
 static_assert(32 * (kMostLaneElements + 3) <= (1 << 14), "a warp's bins");
 
@@ -151,7 +132,7 @@ static_assert(32 * (kMostLaneElements + 3) <= (1 << 14), "a warp's bins");
 //! an element lifts to the float it converts to exactly.
 template <class T>
 struct ExactSegmentSum {
-  static constexpr int kBlock = ExactSegmentPolicy::block;  //!< the threads of a block of the segments kernels it runs in
+  static constexpr int kBlock = SegmentPolicy::block;  //!< the threads of a block of the segments kernels it runs in
   using In = T;
   using acc_t = FloatDigits;
   static constexpr Op op = Op::sum;
@@ -163,21 +144,16 @@ struct ExactSegmentSum {
   //! Two folded partials (a block's warps, a long segment's chunks): their pairs as the pair of
   //! the fast parts' sum and the low parts' sum plus its error, each addition by TwoSum (s + x = t
   //! + e exactly); an error of the low parts' additions, nearly always 0, goes to the digits. The
-  //! digits add word by word.
+  //! digits add in one carry chain.
   __device__ acc_t operator()(acc_t a, const acc_t& b) const {
     const double t = a.fast + b.fast, e = two_sum_error(a.fast, b.fast, t);
     const double l = a.low + b.low, el = two_sum_error(a.low, b.low, l);
     const double m = l + e, em = two_sum_error(l, e, m);
     a.fast = t, a.low = m;
     a.flags |= b.flags;
-    if ((b.flags & FloatDigits::kDigits) || el != 0 || em != 0) {
-      if (b.flags & FloatDigits::kDigits)
-#pragma unroll
-        for (int i = 0; i < FloatDigits::kWords; ++i) a.w[i] += b.w[i];
-      if (el != 0) add_span(a, el);
-      if (em != 0) add_span(a, em);
-      normalize(a);  // so that partials of any number of warps and chunks add without overflow
-    }
+    if (b.flags & FloatDigits::kDigits) add_words<false>(a.w, b.w);
+    if (el != 0) add_span(a, el);
+    if (em != 0) add_span(a, em);
     return a;
   }
 };
@@ -381,7 +357,8 @@ __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits
     if (c % 2 == 0) low_half = half;
     else d.w[c / 2] = low_half | half << 16;
   }
-  d.w[exact::kFieldBins / 2] = carry;
+  d.w[exact::kFieldBins / 2] = static_cast<unsigned>(carry);  // below 2^38 in magnitude: two words
+  d.w[exact::kFieldBins / 2 + 1] = static_cast<unsigned>(carry >> 32);
   return d;
 }
 
@@ -421,13 +398,11 @@ __device__ inline T round_digits(FloatDigits a) {
   if (a.flags & FloatDigits::kNegInf) return of(__longlong_as_double(static_cast<long long>(0xfff0000000000000ull)));
   if (a.fast != 0) add_span(a, a.fast);
   if (a.low != 0) add_span(a, a.low);
-  normalize(a);
-  // The sum in 32-bit words, two's complement (word 9 signed: sums of floats stay far below
-  // 2^170), then its magnitude.
+  // The sum's magnitude (its sign the top word's top bit: sums of floats stay far below 2^169).
   unsigned m[kWords];
 #pragma unroll
-  for (int i = 0; i < kWords; ++i) m[i] = static_cast<unsigned>(a.w[i]);
-  const bool negative = a.w[kWords - 1] < 0;
+  for (int i = 0; i < kWords; ++i) m[i] = a.w[i];
+  const bool negative = (m[kWords - 1] >> 31) != 0;
   if (negative) {
     unsigned carry = 1;
 #pragma unroll

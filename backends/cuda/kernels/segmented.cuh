@@ -34,8 +34,6 @@ struct SegmentPolicy {
   static constexpr std::uint64_t chunk_bytes = 65536;
   //! The 16-byte loads a lane of a short segment's group takes at least (group_for).
   static constexpr int group_loads = 4;
-  //! rows_kernel's blocks an SM, for the compiler's budget of registers (0: none asked).
-  static constexpr int rows_min_blocks = 0;
 };
 
 //! Several ops of each segment (StatsOp's 48-byte accumulator, `unroll` of them a thread): room
@@ -421,7 +419,7 @@ __global__ void long_segment_totals_kernel(SegmentBounds b, LongSegments<typenam
 //! Equal rows, up to two chunks long: a group per row (group_for's 1 to 32 lanes for short rows,
 //! the block for long ones), rows round the groups, the loads all in flight.
 template <class P, bool kNarrow, class F, class Out>
-__global__ __launch_bounds__(P::block, P::rows_min_blocks) void rows_kernel(const typename F::In* __restrict__ x, SegmentBounds b, int group,
+__global__ __launch_bounds__(P::block) void rows_kernel(const typename F::In* __restrict__ x, SegmentBounds b, int group,
                                                         F f, Out* out, std::uint64_t* out_index) {
   using A = typename F::acc_t;
   __shared__ A shared[P::warps];
