@@ -99,8 +99,7 @@ __device__ inline void add_span(FloatDigits& a, double d) {
 
 //! The warp's shuffle of a partial (every lane of the warp calls it, as every shuffle of the
 //! segments kernels): the low double and the digits only where some lane has them, and only
-//! the digits' nonzero words.
-//! A lane's span and bins are its own: not shuffled.
+//! the digits' nonzero words. A lane's span and bins are its own: not shuffled.
 __device__ inline FloatDigits shfl_down(const FloatDigits& v, int offset) {
   FloatDigits r;
   r.fast = __shfl_down_sync(0xffffffffu, v.fast, offset);
@@ -121,9 +120,9 @@ __device__ inline FloatDigits shfl_down(const FloatDigits& v, int offset) {
 //! The most elements a lane adds under SegmentPolicy (the plain sums'): a short segment's lane
 //! fewer than twice group_loads vectors (group_for) and three lone elements at either end, a long
 //! segment's chunk or a row less than twice chunk_bytes over the block's lanes (longer rows are
-//! chunked) and one lone element at either end. ExponentSpan's double takes 512 (below). A warp's bins
-//! take its lanes' elements and three parts of each lane's double (bin_double): 2^14 of them add
-//! exactly in a bin (exponent_bins.cuh).
+//! chunked) and one lone element at either end. ExponentSpan's double takes 512 (below). A
+//! warp's bins take its lanes' elements and three parts of each lane's double (bin_double): 2^14
+//! of them add exactly in a bin (exponent_bins.cuh).
 constexpr int kMostLaneElements = 2 * SegmentPolicy::chunk_bytes / 2 / SegmentPolicy::block + 2;
 static_assert(2 * SegmentPolicy::group_loads * 8 + 6 <= kMostLaneElements, "a short segment's lane (8 bf16 a load)");
 static_assert(kMostLaneElements <= 512, "ExponentSpan's double");
@@ -313,14 +312,15 @@ __device__ inline void add_vector(Accumulator<ExactSegmentSum<T>>& acc, const Ex
 //! own partial from Accumulator::value). Where the elements of all the warp's lanes span
 //! kWarpSpread binades at most, every lane holds its sum in one double (a lane past
 //! ExponentSpan::kSpread spans more), and every sum of those is exact in a double too: a warp's
-//! at most 32 x 130 f32 (kMostLaneElements of 4 bytes), multiples of 2^(lo - 150) below 2^(hi -
-//! 126), sum below 2^(kWarpSpread + 37) such units (and its 16-bit floats, of 8 or 11 bits, far
-//! below). So they fold as plain doubles, a shuffle and an addition a step; the sign of a
+//! at most 32 x 130 f32 (a lane's share of two chunks and a lone element at either end),
+//! multiples of 2^(lo - 150) below 2^(hi - 126), sum below 2^(kWarpSpread + 37) such units (and
+//! its 16-bit floats, of 8 or 11 bits, far below). So they fold as plain doubles, a shuffle and an addition a step; the sign of a
 //! zero comes out of the doubles themselves (each lane starts at -0, and a sum of doubles is -0
 //! only where every term is). Elsewhere every lane puts its double into its bins (bin_double),
 //! the bins any lane of the warp touched fold one at a time, and the group's first lane turns
-//! each into its integer count of the bin's unit, carried to 16 bits: digit k's halves are bins
-//! 2k and 2k + 1, the carry out of bin 15 is digit 8. The other lanes' digits mean nothing.
+//! each into its integer count of the bin's unit, carried to 16 bits: word k's halves are bins 2k
+//! and 2k + 1, the carry out of bin 15 (signed) is words 8 and 9. The other lanes' digits mean
+//! nothing.
 inline constexpr unsigned kWarpSpread = 16;
 template <class T>
 __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits r, int group, int from) {
@@ -363,27 +363,10 @@ __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits
   return d;
 }
 
-//! The bits of T's format: its significand's (the implicit one included) and its smallest
-//! normal exponent, as std::numeric_limits says them.
-template <class T>
-struct FloatFormat;
-template <>
-struct FloatFormat<float> {
-  static constexpr int digits = 24, min_exponent = -125;
-};
-template <>
-struct FloatFormat<f16> {
-  static constexpr int digits = 11, min_exponent = -13;
-};
-template <>
-struct FloatFormat<bf16> {
-  static constexpr int digits = 8, min_exponent = -125;
-};
-
 //! The sum `a` rounded once to the nearest T, ties to even, as ExactSum::round rounds: NaN for a
 //! NaN or both infinities, else +-inf for one, else the exact sum (+-inf past T's largest); a zero
-//! sum is -0 only if every element was -0. The magnitude's top two nonzero digits (33 to 64 bits)
-//! with their last bit set where any digit below is nonzero, and that converted to a double with
+//! sum is -0 only if every element was -0. The magnitude's top two nonzero words (33 to 64 bits)
+//! with their last bit set where any word below is nonzero, and that converted to a double with
 //! its last bit set where the conversion cut any: both roundings to odd, of at least T's digits
 //! and two more, so that the last rounding, to T, is the exact sum's.
 template <class T>
