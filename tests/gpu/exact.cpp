@@ -707,10 +707,9 @@ namespace {
 //! (near the top, a double past the floats' range; sums past T's largest round to infinity).
 template <class T>
 std::vector<T> one_scale_a_segment(const std::vector<std::uint64_t>& offsets, std::mt19937_64& rng) {
-  // T's significand bits, its smallest normal exponent and its largest (as std::numeric_limits has them)
-  constexpr int kDigits = std::is_same_v<T, float> ? 24 : std::is_same_v<T, xr::f16> ? 11 : 8;
-  constexpr int kMinExponent = std::is_same_v<T, xr::f16> ? -13 : -125, kMaxExponent = std::is_same_v<T, xr::f16> ? 16 : 128;
-  const int lowest = kMinExponent - kDigits, highest = kMaxExponent - 3;
+  using L = std::numeric_limits<T>;  // f16 and bf16 too (xreduce/float16.hpp)
+  constexpr int kDigits = L::digits;
+  const int lowest = L::min_exponent - kDigits, highest = L::max_exponent - 3;
   std::vector<T> v(offsets.back());
   for (std::size_t s = 0; s + 1 < offsets.size(); ++s) {
     const int e = lowest + static_cast<int>(rng() % static_cast<std::uint64_t>(highest - lowest + 1));

@@ -275,9 +275,8 @@ struct Accumulator<ExactSegmentSum<T>> {
     }
 #pragma unroll
     for (int j = 0; j < N; ++j) {
-      const unsigned c = exact::field_bin(u[j]);
-      bins[c * ExactSegmentSum<T>::kBlock] += x[j];
-      touched |= 1u << c;
+      exact::add_finite_to_bins<ExactSegmentSum<T>::kBlock>(bins, x[j]);  // a special too (see above)
+      touched |= 1u << exact::field_bin(u[j]);
     }
   }
   __device__ void add(const ExactSegmentSum<T>&, typename ExactSegmentSum<T>::Lifted e) {

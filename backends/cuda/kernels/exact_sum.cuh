@@ -397,13 +397,6 @@ struct ExponentGroup {
   __device__ __forceinline__ bool warp_shares() const { return __all_sync(0xffffffffu, group == __shfl_sync(0xffffffffu, group, 0)); }
 };
 
-//! Adds a finite float to the one of a lane's bins (`bins`: its bin 0, bin c kStride further)
-//! that its exponent field picks.
-template <int kStride>
-__device__ inline void add_finite_to_bins(double* bins, float f) {
-  bins[field_bin(__float_as_uint(f)) * kStride] += static_cast<double>(f);
-}
-
 //! Adds any float to a lane's bins: a finite one as add_finite_to_bins (its magnitude's top bits
 //! are the same bin), an infinity or NaN to the counts of `words`.
 template <int kStride>

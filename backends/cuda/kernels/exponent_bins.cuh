@@ -16,5 +16,12 @@ __device__ __forceinline__ unsigned field_bin(unsigned bits) { return bits >> 27
 //! The weight of bin c's units (see above).
 __device__ inline int field_bin_unit(int c) { return kFieldBinWidth * c - 150; }
 
+//! Adds a finite float to the one of a lane's bins (`bins`: its bin 0, bin c kStride further)
+//! that its exponent field picks (an infinity or a NaN: to bin 15, which then holds it).
+template <int kStride>
+__device__ inline void add_finite_to_bins(double* bins, float f) {
+  bins[field_bin(__float_as_uint(f)) * kStride] += static_cast<double>(f);
+}
+
 }  // namespace exact
 }  // namespace xreduce::cuda
