@@ -7,22 +7,24 @@
 // A lane adds its elements to one double while their exponents span at most 20 binades
 // (ExponentSpan: every partial sum is then exact, in any order), a vector's elements in a tree:
 // a conversion, an addition and two integer instructions an element, and ordinary data (uniform,
-// subnormal-heavy) never leave it. From the first vector past that range on, each element goes
-// to one of the lane's 16 exponent bins in shared memory (exponent_bins.cuh, as the flat and
-// column sums): a conversion, and an addition with its load and store, whatever the data.
+// subnormal-heavy) never leave it. Where a lane takes whole steps of loads (rows, long segments)
+// the range is tested once a step (add_loads), not once a vector. From the first vector past that
+// range on, each element goes to one of the lane's 16 exponent bins in shared memory
+// (exponent_bins.cuh, as the flat and column sums): a conversion, and an addition with its load
+// and store, whatever the data.
 //
 // A warp folds its lanes' partials (fold_groups) one of two ways. Where the elements of all its
 // lanes span at most 16 binades, the lanes' doubles fold as doubles, exactly. Else each lane's
-// double goes into its own bins as the three floats it splits into, the bins fold bin by bin
-// (shuffles and additions, exact over a warp's elements), and each group's first lane turns its
-// 16 bins into digits: a bin's sum is an integer count of its unit, below 2^53, and its counts
-// carried to 16 bits each are the digits' halves, with no indexing. Beyond a warp (a block's
-// warps, a long segment's chunks) partials combine as a pair of doubles, each addition checked
-// exact by TwoSum, and as digits where one is not. On an H200, power-law segments of wide data
-// take 2.1x the plain sums, uniform data 1.33x. (Two passes did this before: the first held each
-// segment as a pair of doubles and marked those that left it, which the second read again into
-// bins and digits: 8.7x on wide data, where the second pass turned each lane's bins into digits
-// and shuffled the digits.)
+// double goes into its own bins as the three floats it splits into, the bins that hold anything
+// fold four at a time (shuffles and additions, exact over a warp's elements), and each group's
+// first lane turns its 16 bins into digits: a bin's sum is an integer count of its unit, below
+// 2^53, and its counts carried to 16 bits each are the digits' halves, with no indexing. Beyond a
+// warp (a block's warps, a long segment's chunks) partials combine as a pair of doubles, each
+// addition checked exact by TwoSum, and as digits where one is not. On an H200, power-law
+// segments of wide data take 1.9-2.1x the plain sums, uniform data 1.31x. (Two passes did this
+// before: the first held each segment as a pair of doubles and marked those that left it, which
+// the second read again into bins and digits: 8.7x on wide data, where the second pass turned
+// each lane's bins into digits and shuffled the digits.)
 //
 // The digits: every finite float is a multiple of 2^-149, so of 2^-150 (bin 0's unit), and ten
 // 32-bit words, a 320-bit two's complement integer of such units (word k weighing 2^(32k -
@@ -160,6 +162,10 @@ struct ExactSegmentSum {
 
 template <class T>
 struct one_accumulator<ExactSegmentSum<T>> : std::true_type {};  // its bins are the lane's shared words
+//! f32: one test of the span a step (add_loads). Not the 16-bit floats: their 32 elements a step
+//! took the rows kernel to 110 registers and spilled in the others.
+template <>
+struct adds_loads_together<ExactSegmentSum<float>> : std::true_type {};
 
 //! The block's lanes' exponent bins: bin c of lane t at c * kBlock + t, so that a warp's lanes
 //! touch neighbouring words whatever bins they add to (no bank conflicts). 32 KB.
@@ -249,7 +255,7 @@ template <class T>
 struct Accumulator<ExactSegmentSum<T>> {
   double sum;
   ExponentSpan span;
-  unsigned touched;  // bit c: bin c holds this lane's elements
+  unsigned touched;  // bit c: bin c holds this lane's elements (all, once binned: zeroed then)
   bool binned;       // past the range: bins for the rest
   __device__ void init(const ExactSegmentSum<T>&) {
     sum = -0.0, touched = 0, binned = false;
@@ -262,22 +268,75 @@ struct Accumulator<ExactSegmentSum<T>> {
     unsigned u[N];
 #pragma unroll
     for (int j = 0; j < N; ++j) u[j] = __float_as_uint(x[j]);
-    double* bins = exact_segment_lane_bins() + threadIdx.x;
     if (!binned) {
       span.take(u);
       if (span.exact_in_double()) {
         sum += tree_sum(x);
         return;
       }
-      binned = true;  // the span stays past the range: fold_groups sees it
+      start_bins();
+    }
+    add_to_bins(x);
+  }
+  //! Past the range: every bin zeroed (all then hold the lane's elements, as `touched` says).
+  //! The span stays past the range: fold_groups sees it.
+  __device__ void start_bins() {
+    binned = true;
+    touched = (1u << exact::kFieldBins) - 1;
+    double* bins = exact_segment_lane_bins() + threadIdx.x;
 #pragma unroll
-      for (int c = 0; c < exact::kFieldBins; ++c) bins[c * ExactSegmentSum<T>::kBlock] = 0.0;
+    for (int c = 0; c < exact::kFieldBins; ++c) bins[c * ExactSegmentSum<T>::kBlock] = 0.0;
+  }
+  template <int N>
+  __device__ void add_to_bins(const float (&x)[N]) {
+    double* bins = exact_segment_lane_bins() + threadIdx.x;
+#pragma unroll
+    for (int j = 0; j < N; ++j) exact::add_finite_to_bins<ExactSegmentSum<T>::kBlock>(bins, x[j]);  // a special too (see above)
+  }
+  //! A step's loads (group_partial: the first `loaded` of U). While the lane is in range and all
+  //! U came, their span is taken whole and, still in range, their sum goes to the lane's double:
+  //! one test and branch for the step where a load at a time took one each (the test, its branch
+  //! and the lane's other path cost ten instructions a load, as many as the additions). Past the
+  //! range, all of them go to the bins at once. A part of a step goes in load by load, as add()
+  //! takes them.
+  template <int U>
+  __device__ void add_loads(const ExactSegmentSum<T>&, const Vec<T> (&r)[U], int loaded) {
+    constexpr int N = vector_width<T>();
+    float x[U][N];
+#pragma unroll
+    for (int k = 0; k < U; ++k)
+#pragma unroll
+      for (int j = 0; j < N; ++j) x[k][j] = static_cast<float>(r[k].e[j]);
+    if (!binned) {
+      if (loaded < U) {
+#pragma unroll
+        for (int k = 0; k < U; ++k)
+          if (k < loaded) add(x[k]);
+        return;
+      }
+#pragma unroll
+      for (int k = 0; k < U; ++k) {
+        unsigned u[N];
+#pragma unroll
+        for (int j = 0; j < N; ++j) u[j] = __float_as_uint(x[k][j]);
+        span.take(u);
+      }
+      if (span.exact_in_double()) {
+        double part[U];
+#pragma unroll
+        for (int k = 0; k < U; ++k) part[k] = tree_sum(x[k]);
+#pragma unroll
+        for (int width = U / 2; width > 0; width /= 2)
+#pragma unroll
+          for (int k = 0; k < width; ++k) part[k] += part[k + width];
+        sum += part[0];
+        return;
+      }
+      start_bins();
     }
 #pragma unroll
-    for (int j = 0; j < N; ++j) {
-      exact::add_finite_to_bins<ExactSegmentSum<T>::kBlock>(bins, x[j]);  // a special too (see above)
-      touched |= 1u << exact::field_bin(u[j]);
-    }
+    for (int k = 0; k < U; ++k)
+      if (k < loaded) add_to_bins(x[k]);
   }
   __device__ void add(const ExactSegmentSum<T>&, typename ExactSegmentSum<T>::Lifted e) {
     const float one[1] = {e.x};
@@ -316,10 +375,11 @@ __device__ inline void add_vector(Accumulator<ExactSegmentSum<T>>& acc, const Ex
 //! its 16-bit floats, of 8 or 11 bits, far below). So they fold as plain doubles, a shuffle and an addition a step; the sign of a
 //! zero comes out of the doubles themselves (each lane starts at -0, and a sum of doubles is -0
 //! only where every term is). Elsewhere every lane puts its double into its bins (bin_double),
-//! the bins any lane of the warp touched fold one at a time, and the group's first lane turns
-//! each into its integer count of the bin's unit, carried to 16 bits: word k's halves are bins 2k
-//! and 2k + 1, the carry out of bin 15 (signed) is words 8 and 9. The other lanes' digits mean
-//! nothing.
+//! the bins that are nonzero on some lane of the warp fold, four at a time (a lane past the range
+//! zeroed all 16 and holds them all, so a warp reads each four to see), and the group's first
+//! lane turns each into its integer count of the bin's unit, carried to 16 bits: word k's halves
+//! are bins 2k and 2k + 1, the carry out of bin 15 (signed) is words 8 and 9. The other lanes'
+//! digits mean nothing.
 inline constexpr unsigned kWarpSpread = 16;
 template <class T>
 __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits r, int group, int from) {
@@ -342,20 +402,46 @@ __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits
   const unsigned any = warp_or(touched);
   long long carry = 0;
   unsigned low_half = 0;
+  // The bins fold kFoldBins at a time, each shuffle step taking all of them: one loop's test and
+  // branch for several bins (a loop a bin spent half its instructions on them).
+  constexpr int kFoldBins = 4;
+  constexpr unsigned kChunk = (1u << kFoldBins) - 1;
 #pragma unroll
-  for (int c = 0; c < exact::kFieldBins; ++c) {
-    long long count = carry;
-    if ((any >> c) & 1) {  // the same on every lane
-      const double bin = shuffle_fold(plus, (touched >> c) & 1 ? bins[c * ExactSegmentSum<T>::kBlock] : 0.0, group, from);
-      if (c == exact::kFieldBins - 1 && !isfinite(bin))  // the group's infinities (both: NaN) or NaN: the sum's
-        d.flags |= isnan(bin) ? FloatDigits::kNaN : bin > 0 ? FloatDigits::kPosInf : FloatDigits::kNegInf;
-      else  // bin / 2^(16c - 150): an integer below 2^53, exactly
-        count += __double2ll_rz(bin * __longlong_as_double(static_cast<long long>(1023 - exact::field_bin_unit(c)) << 52));
+  for (int first = 0; first < exact::kFieldBins; first += kFoldBins) {
+    double bin[kFoldBins] = {};
+    unsigned held = 0;  // bit j: bin first + j is nonzero on some lane (the same on every lane)
+    if ((any >> first) & kChunk) {  // the same on every lane
+#pragma unroll
+      for (int j = 0; j < kFoldBins; ++j) {
+        if ((touched >> (first + j)) & 1) bin[j] = bins[(first + j) * ExactSegmentSum<T>::kBlock];
+        held |= (bin[j] != 0 ? 1u : 0u) << j;  // NaN too
+      }
+      held = warp_or(held);
     }
-    carry = count >> 16;  // arithmetic: floor division
-    const unsigned half = static_cast<unsigned>(count) & 0xffffu;
-    if (c % 2 == 0) low_half = half;
-    else d.w[c / 2] = low_half | half << 16;
+    if (held) {
+      for (int offset = from; offset > 0; offset >>= 1) {
+#pragma unroll
+        for (int j = 0; j < kFoldBins; ++j) {
+          const double other = __shfl_down_sync(0xffffffffu, bin[j], offset);
+          if (offset < group) bin[j] += other;
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kFoldBins; ++j) {
+      const int c = first + j;
+      long long count = carry;
+      if ((held >> j) & 1) {  // the same on every lane
+        if (c == exact::kFieldBins - 1 && !isfinite(bin[j]))  // the group's infinities (both: NaN) or NaN: the sum's
+          d.flags |= isnan(bin[j]) ? FloatDigits::kNaN : bin[j] > 0 ? FloatDigits::kPosInf : FloatDigits::kNegInf;
+        else  // bin / 2^(16c - 150): an integer below 2^53, exactly
+          count += __double2ll_rz(bin[j] * __longlong_as_double(static_cast<long long>(1023 - exact::field_bin_unit(c)) << 52));
+      }
+      carry = count >> 16;  // arithmetic: floor division
+      const unsigned half = static_cast<unsigned>(count) & 0xffffu;
+      if (c % 2 == 0) low_half = half;
+      else d.w[c / 2] = low_half | half << 16;
+    }
   }
   d.w[exact::kFieldBins / 2] = static_cast<unsigned>(carry);  // below 2^38 in magnitude: two words
   d.w[exact::kFieldBins / 2 + 1] = static_cast<unsigned>(carry >> 32);
@@ -408,7 +494,8 @@ __device__ inline T round_digits(FloatDigits a) {
   top_two |= sticky ? 1u : 0u;
   double odd = __ull2double_rz(top_two);
   if (__double2ull_rz(odd) != top_two) odd = __longlong_as_double(__double_as_longlong(odd) | 1);
-  const double v = ldexp(odd, 32 * (top - 1) + FloatDigits::kLowestExponent);  // exact: at least 2^-150
+  // Times 2^(32 (top - 1) - 150), a normal double (2^-182 to 2^106): exact, by its bits.
+  const double v = odd * __longlong_as_double(static_cast<long long>(1023 + 32 * (top - 1) + FloatDigits::kLowestExponent) << 52);
   return of(negative ? -v : v);
 }
 

@@ -133,6 +133,12 @@ __device__ inline int first_fold_offset(int group, int from) {
   return widest / 2 < from ? widest / 2 : from;
 }
 
+//! Whether F's accumulator takes a step's loads together (Accumulator<F>::add_loads(f, r,
+//! loaded), the first `loaded` of the P::unroll loads r): a test of them all, not one a load.
+//! group_partial gives them so where its caller says a lane takes whole steps (kWholeSteps).
+template <class F>
+struct adds_loads_together : std::false_type {};
+
 //! Folds each group of `group` lanes of the warp (a power of two; 32 or more: the whole warp)
 //! into the group's first lane by `f`, a shuffle down a step from offset `from` (a power of two
 //! below 32) to 1: a lane takes only what comes from its own group, so groups of several widths
@@ -175,8 +181,10 @@ __device__ inline A group_reduce(A a, int group_size, const F& f, A* shared) {
 //! Either end holds fewer elements than a vector: one apiece for a group of a vector's threads or
 //! more; `kNarrow` (a group of fewer, one thread a row of 7 f32) reads them in loops. The loops
 //! are their own instantiation: merely present, they held rows of 256 f32 on an H200 to 83% of
-//! the read probe, where the code without them read 95%.
-template <class P, bool kNarrow, class F>
+//! the read probe, where the code without them read 95%. `kWholeSteps`: the lanes take whole
+//! steps of loads, most of them (rows, long segments; a short segment's lane takes one and part of
+//! another), so that an accumulator that adds_loads_together gets them together.
+template <class P, bool kNarrow, class F, bool kWholeSteps = false>
 __device__ inline typename F::acc_t group_partial(const typename F::In* __restrict__ x, std::uint64_t a, std::uint64_t b,
                                                   int rank, int group_size, const F& f) {
   using In = typename F::In;
@@ -213,9 +221,16 @@ __device__ inline typename F::acc_t group_partial(const typename F::In* __restri
 #pragma unroll
       for (int u = 0; u < P::unroll; ++u)
         if (i + u * step < nvec) r[u] = v[i + u * step];
+      if constexpr (kWholeSteps && adds_loads_together<F>::value) {
+        int loaded = 0;  // the loads' own tests (a division here cost more than the step saved)
 #pragma unroll
-      for (int u = 0; u < P::unroll; ++u)
-        if (i + u * step < nvec) add_vector(acc[u % kAccumulators], f, r[u], body + (i + u * step) * kVec);
+        for (int u = 0; u < P::unroll; ++u) loaded += i + u * step < nvec ? 1 : 0;
+        acc[0].add_loads(f, r, loaded);
+      } else {
+#pragma unroll
+        for (int u = 0; u < P::unroll; ++u)
+          if (i + u * step < nvec) add_vector(acc[u % kAccumulators], f, r[u], body + (i + u * step) * kVec);
+      }
     }
     if constexpr (kNarrow) {
       add_end(lone_tail, b);
@@ -385,7 +400,7 @@ __global__ __launch_bounds__(P::block, P::min_blocks) void long_segments_kernel(
     // entry is not its own (stale, from an earlier call): skipped.
     if (piece.segment < b.count && j < pieces) {
       const std::uint64_t lo = a + j * per, hi = j + 1 == pieces ? e : lo + per;
-      const A r = group_reduce<P::block>(group_partial<P, false>(x, lo, hi, threadIdx.x, P::block, f), P::block, f, shared);
+      const A r = group_reduce<P::block>(group_partial<P, false, F, true>(x, lo, hi, threadIdx.x, P::block, f), P::block, f, shared);
       if (threadIdx.x == 0) {
         if (pieces == 1) write_segment(f, r, piece.segment, a, out, out_index);
         else L.partial[c] = r;
@@ -430,7 +445,7 @@ __global__ __launch_bounds__(P::block) void rows_kernel(const typename F::In* __
     const std::uint64_t s = first + me;
     const bool read = s < b.count;
     const std::uint64_t a = read ? s * b.row_length : 0, e = read ? a + b.row_length : 0;
-    const A r = group_reduce<P::block>(group_partial<P, kNarrow>(x, a, e, rank, group, f), group, f, shared);
+    const A r = group_reduce<P::block>(group_partial<P, kNarrow, F, true>(x, a, e, rank, group, f), group, f, shared);
     if (read && rank == 0) write_segment(f, r, s, a, out, out_index);
   }
 }
