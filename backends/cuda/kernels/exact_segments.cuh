@@ -7,9 +7,9 @@
 // A lane adds its elements to one double while their exponents span at most 20 binades
 // (ExponentSpan: every partial sum is then exact, in any order), a vector's elements in a tree:
 // a conversion, an addition and two integer instructions an element, and ordinary data (uniform,
-// subnormal-heavy) never leave it. Where a lane takes whole steps of loads (rows, long segments)
-// the range is tested once a step (add_loads), not once a vector. From the first vector past that
-// range on, each element goes to one of the lane's 16 exponent bins in shared memory
+// subnormal-heavy) never leave it. Where a lane takes whole steps of loads (f32 rows and long
+// segments) the range is tested once a step (add_loads), not once a vector. From the first vector
+// past that range on, each element goes to one of the lane's 16 exponent bins in shared memory
 // (exponent_bins.cuh, as the flat and column sums): a conversion, and an addition with its load
 // and store, whatever the data.
 //
