@@ -52,8 +52,9 @@ struct FloatDigits {
   //! The digits, a 320-bit two's complement integer (word 9 the top): all zero unless flags has kDigits
   unsigned w[kWords];
   unsigned flags;  //!< Flag bits: what was added besides finite values, and whether there are digits
-  //! A lane's own partial (for fold_groups): the ExponentSpan of its elements, and the bins it
-  //! touched (its bins stay in shared memory). 0, ~0 and 0 in a folded one.
+  //! A lane's own partial (for fold_groups): the ExponentSpan of its elements, and the bins that
+  //! hold them (all 16 once it is past the range; its bins stay in shared memory). 0, ~0 and 0 in
+  //! a folded one.
   unsigned top, bottom, touched;
 };
 
@@ -215,9 +216,12 @@ struct ExponentSpan {
   static constexpr unsigned kSpread = 20;  // 20 + 33 = 53 bits
   unsigned top, bottom;
   __device__ void init() { top = 0, bottom = 0xffffffffu; }
-  //! Takes elements whose bits (as floats) are `u`.
+  //! Takes elements (their bits).
   template <int N>
-  __device__ void take(const unsigned (&u)[N]) {
+  __device__ void take(const float (&x)[N]) {
+    unsigned u[N];
+#pragma unroll
+    for (int j = 0; j < N; ++j) u[j] = __float_as_uint(x[j]);
 #pragma unroll
     for (int j = 0; j < N; ++j) top = max(top, u[j] + u[j]), bottom = min(bottom, u[j] + u[j] - 1);
   }
@@ -229,19 +233,25 @@ struct ExponentSpan {
   __device__ bool exact_in_double() const { return within(top, bottom, kSpread); }
 };
 
-//! The sum of N floats in a tree of doubles: exact where they span ExponentSpan::kSpread
-//! binades at most (any order is, there), with one dependent addition left for the caller.
+//! The sum of N doubles in a tree, halving them until one is left (`part` is spent).
 template <int N>
-__device__ inline double tree_sum(const float (&x)[N]) {
+__device__ inline double tree_sum(double (&part)[N]) {
   static_assert((N & (N - 1)) == 0, "the tree halves N until one part is left");
-  double part[N];
-#pragma unroll
-  for (int j = 0; j < N; ++j) part[j] = x[j];
 #pragma unroll
   for (int width = N / 2; width > 0; width /= 2)
 #pragma unroll
     for (int j = 0; j < width; ++j) part[j] += part[j + width];
   return part[0];
+}
+
+//! The sum of N floats in a tree of doubles: exact where they span ExponentSpan::kSpread
+//! binades at most (any order is, there), with one dependent addition left for the caller.
+template <int N>
+__device__ inline double tree_sum(const float (&x)[N]) {
+  double part[N];
+#pragma unroll
+  for (int j = 0; j < N; ++j) part[j] = x[j];
+  return tree_sum(part);
 }
 
 //! A lane's running exact sum. While its elements' exponents span at most ExponentSpan::kSpread
@@ -265,11 +275,8 @@ struct Accumulator<ExactSegmentSum<T>> {
   //! as any order is there) added to the lane's at once, one dependent addition a vector.
   template <int N>
   __device__ void add(const float (&x)[N]) {
-    unsigned u[N];
-#pragma unroll
-    for (int j = 0; j < N; ++j) u[j] = __float_as_uint(x[j]);
     if (!binned) {
-      span.take(u);
+      span.take(x);
       if (span.exact_in_double()) {
         sum += tree_sum(x);
         return;
@@ -315,21 +322,12 @@ struct Accumulator<ExactSegmentSum<T>> {
         return;
       }
 #pragma unroll
-      for (int k = 0; k < U; ++k) {
-        unsigned u[N];
-#pragma unroll
-        for (int j = 0; j < N; ++j) u[j] = __float_as_uint(x[k][j]);
-        span.take(u);
-      }
+      for (int k = 0; k < U; ++k) span.take(x[k]);
       if (span.exact_in_double()) {
         double part[U];
 #pragma unroll
         for (int k = 0; k < U; ++k) part[k] = tree_sum(x[k]);
-#pragma unroll
-        for (int width = U / 2; width > 0; width /= 2)
-#pragma unroll
-          for (int k = 0; k < width; ++k) part[k] += part[k + width];
-        sum += part[0];
+        sum += tree_sum(part);
         return;
       }
       start_bins();

@@ -222,7 +222,7 @@ __device__ inline typename F::acc_t group_partial(const typename F::In* __restri
       for (int u = 0; u < P::unroll; ++u)
         if (i + u * step < nvec) r[u] = v[i + u * step];
       if constexpr (kWholeSteps && adds_loads_together<F>::value) {
-        int loaded = 0;  // the loads' own tests (a division here cost more than the step saved)
+        int loaded = 0;  // counted by the loads' own tests: no division by the step
 #pragma unroll
         for (int u = 0; u < P::unroll; ++u) loaded += i + u * step < nvec ? 1 : 0;
         acc[0].add_loads(f, r, loaded);
