@@ -4,27 +4,26 @@
 // the plain sums are and reading the offsets the same way. Each segment's sum is rounded once, on
 // the GPU, by the lane that writes it.
 //
-// A lane adds its elements to one double while their exponents span at most 20 binades
-// (ExponentSpan: every partial sum is then exact, in any order), a vector's elements in a tree:
-// a conversion, an addition and two integer instructions an element, and ordinary data (uniform,
-// subnormal-heavy) never leave it. Where a lane takes whole steps of loads (f32 rows and long
-// segments) the range is tested once a step (add_loads), not once a vector. From the first vector
-// past that range on, each element goes to one of the lane's 16 exponent bins in shared memory
-// (exponent_bins.cuh, as the flat and column sums): a conversion, and an addition with its load
-// and store, whatever the data.
+// A lane adds its elements to one double, a vector's elements in a tree, and keeps the span of
+// their exponents (ExponentSpan): a conversion, an addition and two integer instructions an
+// element, no branch. Where they span at most 20 binades, as ordinary data (uniform,
+// subnormal-heavy) do, every partial sum was exact, in any order, and that is all. Else the lane
+// reads its elements again (group_partial's second pass, from the caches), each into one of its
+// 16 exponent bins in shared memory (exponent_bins.cuh, as the flat and column sums): a
+// conversion, and an addition with its load and store, whatever the data.
 //
 // A warp folds its lanes' partials (fold_groups) one of two ways. Where the elements of all its
 // lanes span at most 16 binades, the lanes' doubles fold as doubles, exactly. Else each lane's
-// double goes into its own bins as the three floats it splits into, the bins that hold anything
-// fold four at a time (shuffles and additions, exact over a warp's elements), and each group's
-// first lane turns its 16 bins into digits: a bin's sum is an integer count of its unit, below
-// 2^53, and its counts carried to 16 bits each are the digits' halves, with no indexing. Beyond a
-// warp (a block's warps, a long segment's chunks) partials combine as a pair of doubles, each
-// addition checked exact by TwoSum, and as digits where one is not. On an H200, power-law
-// segments of wide data take 1.9-2.1x the plain sums, uniform data 1.31x. (Two passes did this
-// before: the first held each segment as a pair of doubles and marked those that left it, which
-// the second read again into bins and digits: 8.7x on wide data, where the second pass turned
-// each lane's bins into digits and shuffled the digits.)
+// double goes into its own bins as the three floats it splits into, each group's bins are summed
+// across its lanes in shared memory (each lane summing 16 of them, exact over a warp's
+// elements), and each group's first lane turns its 16 sums into digits: a bin's sum is an integer
+// count of its unit, below 2^53, and its counts carried to 16 bits each are the digits' halves,
+// with no indexing. Beyond a warp (a block's warps, a long segment's chunks) partials combine as
+// a pair of doubles, each addition checked exact by TwoSum, and as digits where one is not.
+// (Two passes over the whole data did this before: the first held each segment as a pair of
+// doubles and marked those that left it, which the second read again into bins and digits: 8.7x
+// the plain sums on wide data on an H200, where the second pass turned each lane's bins into
+// digits and shuffled the digits.)
 //
 // The digits: every finite float is a multiple of 2^-149, so of 2^-150 (bin 0's unit), and ten
 // 32-bit words, a 320-bit two's complement integer of such units (word k weighing 2^(32k -
@@ -52,10 +51,9 @@ struct FloatDigits {
   //! The digits, a 320-bit two's complement integer (word 9 the top): all zero unless flags has kDigits
   unsigned w[kWords];
   unsigned flags;  //!< Flag bits: what was added besides finite values, and whether there are digits
-  //! A lane's own partial (for fold_groups): the ExponentSpan of its elements, and the bins that
-  //! hold them (all 16 once it is past the range; its bins stay in shared memory). 0, ~0 and 0 in
-  //! a folded one.
-  unsigned top, bottom, touched;
+  //! A lane's own partial (for fold_groups): the ExponentSpan of its elements, and whether its 16
+  //! bins (in shared memory) hold them, past the range. 0, ~0 and 0 in a folded one.
+  unsigned top, bottom, binned;
 };
 
 //! a += b, or a -= b where kSubtract, on 320-bit two's complement integers: one carry chain.
@@ -116,7 +114,7 @@ __device__ inline FloatDigits shfl_down(const FloatDigits& v, int offset) {
   }
 #pragma unroll
   for (int i = 0; i < FloatDigits::kWords; ++i) r.w[i] = (nonzero >> i) & 1 ? __shfl_down_sync(0xffffffffu, v.w[i], offset) : 0u;
-  r.top = 0, r.bottom = 0xffffffffu, r.touched = 0;
+  r.top = 0, r.bottom = 0xffffffffu, r.binned = 0;
   return r;
 }
 
@@ -163,10 +161,8 @@ struct ExactSegmentSum {
 
 template <class T>
 struct one_accumulator<ExactSegmentSum<T>> : std::true_type {};  // its bins are the lane's shared words
-//! f32: one test of the span a step (add_loads). Not the 16-bit floats: their 32 elements a step
-//! took the rows kernel to 110 registers and spilled in the others.
-template <>
-struct adds_loads_together<ExactSegmentSum<float>> : std::true_type {};
+template <class T>
+struct reads_again_past_range<ExactSegmentSum<T>> : std::true_type {};  // a double, else bins (Accumulator below)
 
 //! The block's lanes' exponent bins: bin c of lane t at c * kBlock + t, so that a warp's lanes
 //! touch neighbouring words whatever bins they add to (no bank conflicts). 32 KB.
@@ -175,30 +171,22 @@ __device__ inline double* exact_segment_lane_bins() {
   return bins;
 }
 
-//! Adds v to this lane's bin c (`bins` its bin 0), zeroing the bin first where `touched` says it
-//! holds nothing of this lane's yet.
-__device__ inline void add_to_lane_bin(double* bins, unsigned& touched, unsigned c, double v) {
-  const unsigned bit = 1u << c;
-  double& bin = bins[c * ExactSegmentSum<float>::kBlock];
-  bin = ((touched & bit) ? bin : 0.0) + v;
-  touched |= bit;
-}
-
 //! A lane's double d (the exact sum of some of its floats: a multiple of 2^-149 below 2^137) into
 //! its bins, as three parts that each count there as an element: its top 24 bits, a float times
 //! 2^32 (so that a d past the floats' range has one), in the bin two above the float's; the next
 //! 24 bits and the rest, floats. Each cut is exact: rounding toward zero keeps d's top bits, and
 //! what is left is d's bits below them. A part above bin 15 (d at 2^129 or more) goes to bin 15,
 //! a multiple of its unit, whose sum stays below 2^143 by the elements' own magnitudes.
-__device__ inline void bin_double(double* bins, unsigned& touched, double d) {
+__device__ inline void bin_double(double* bins, double d) {
+  constexpr int kStride = ExactSegmentSum<float>::kBlock;
   const float top = __double2float_rz(d * 0x1p-32);
   const double rest = d - static_cast<double>(top) * 0x1p32;
   const float middle = __double2float_rz(rest);
   const float low = static_cast<float>(rest - static_cast<double>(middle));
-  if (top != 0) add_to_lane_bin(bins, touched, min(exact::field_bin(__float_as_uint(top)) + 2, exact::kFieldBins - 1u),
-                                static_cast<double>(top) * 0x1p32);
-  if (middle != 0) add_to_lane_bin(bins, touched, exact::field_bin(__float_as_uint(middle)), middle);
-  if (low != 0) add_to_lane_bin(bins, touched, exact::field_bin(__float_as_uint(low)), low);
+  if (top != 0)
+    bins[min(exact::field_bin(__float_as_uint(top)) + 2, exact::kFieldBins - 1u) * kStride] += static_cast<double>(top) * 0x1p32;
+  if (middle != 0) exact::add_finite_to_bins<kStride>(bins, middle);
+  if (low != 0) exact::add_finite_to_bins<kStride>(bins, low);
 }
 
 //! The exponent fields a lane's elements span, as floats: the largest (255 for an infinity or a
@@ -237,11 +225,13 @@ struct ExponentSpan {
 template <int N>
 __device__ inline double tree_sum(double (&part)[N]) {
   static_assert((N & (N - 1)) == 0, "the tree halves N until one part is left");
+  if constexpr (N > 1) {
 #pragma unroll
-  for (int width = N / 2; width > 0; width /= 2)
-#pragma unroll
-    for (int j = 0; j < width; ++j) part[j] += part[j + width];
-  return part[0];
+    for (int j = 0; j < N / 2; ++j) part[j] += part[j + N / 2];
+    return tree_sum(reinterpret_cast<double(&)[N / 2]>(part));  // a halving a level: unrolled whole
+  } else {
+    return part[0];
+  }
 }
 
 //! The sum of N floats in a tree of doubles: exact where they span ExponentSpan::kSpread
@@ -254,103 +244,74 @@ __device__ inline double tree_sum(const float (&x)[N]) {
   return tree_sum(part);
 }
 
-//! A lane's running exact sum. While its elements' exponents span at most ExponentSpan::kSpread
-//! binades, it adds them to a double and nothing else, exactly: a vector's elements in a tree,
-//! then to the lane's sum. At the first vector past that range it zeroes its 16 bins, and from
-//! then on each element goes to the bin for its field (one shared-memory addition, exact for what
-//! a warp adds): an infinity or a NaN too, to bin 15, which then holds NaN or an infinity, as the
-//! sum is (fold_groups reads it so). The lane's sum starts at -0, so that it is -0 exactly where
-//! every element it added was -0 (or it added none).
+//! A lane's elements past ExponentSpan's range, read again (group_partial's second pass): each
+//! to the one of the lane's 16 exponent bins in shared memory that its field picks, one
+//! shared-memory addition, exact for what a warp adds; an infinity or a NaN too, to bin 15,
+//! which then holds NaN or an infinity, as the sum is (fold_groups reads it so).
+template <class T>
+struct LaneBins {
+  double* own;  //!< the lane's bin 0
+  __device__ void add(const ExactSegmentSum<T>&, typename ExactSegmentSum<T>::Lifted e) {
+    exact::add_finite_to_bins<ExactSegmentSum<T>::kBlock>(own, e.x);  // a special too (see above)
+  }
+};
+
+template <class T>
+__device__ inline void add_vector(LaneBins<T>& bins, const ExactSegmentSum<T>& f, const Vec<T>& r, std::size_t) {
+#pragma unroll
+  for (int j = 0; j < vector_width<T>(); ++j) bins.add(f, {static_cast<float>(r.e[j])});
+}
+
+//! A lane's exact sum, read once where its elements' exponents span at most ExponentSpan::kSpread
+//! binades (as ordinary data do: uniform, subnormal-heavy): added to a double and nothing else,
+//! exactly, a vector's elements in a tree and then to the lane's sum, with no test (group_partial
+//! asks in_range() once a step of loads). Past that range, group_partial reads the lane's
+//! elements again into its bins (LaneBins): the data are in the caches then, and the lanes in
+//! range have no branch an element to pay for the others. (A test of the range a vector, and
+//! the bins from there on, spent more on uniform data than the plain sum's whole loop.) The
+//! lane's sum starts at -0, so that it is -0 exactly where every element it added was -0 (or it
+//! added none).
 template <class T>
 struct Accumulator<ExactSegmentSum<T>> {
   double sum;
   ExponentSpan span;
-  unsigned touched;  // bit c: bin c holds this lane's elements (all, once binned: zeroed then)
-  bool binned;       // past the range: bins for the rest
+  bool binned;  // read again into the bins
   __device__ void init(const ExactSegmentSum<T>&) {
-    sum = -0.0, touched = 0, binned = false;
+    sum = -0.0, binned = false;
     span.init();
   }
-  //! Adds N elements (converted exactly to float): in range, their sum in a tree of doubles (exact,
-  //! as any order is there) added to the lane's at once, one dependent addition a vector.
+  //! Adds N elements (converted exactly to float): their sum in a tree of doubles (exact where
+  //! they are in range, as any order is there) to the lane's, one dependent addition a vector.
   template <int N>
   __device__ void add(const float (&x)[N]) {
-    if (!binned) {
-      span.take(x);
-      if (span.exact_in_double()) {
-        sum += tree_sum(x);
-        return;
-      }
-      start_bins();
-    }
-    add_to_bins(x);
-  }
-  //! Past the range: every bin zeroed (all then hold the lane's elements, as `touched` says).
-  //! The span stays past the range: fold_groups sees it.
-  __device__ void start_bins() {
-    binned = true;
-    touched = (1u << exact::kFieldBins) - 1;
-    double* bins = exact_segment_lane_bins() + threadIdx.x;
-#pragma unroll
-    for (int c = 0; c < exact::kFieldBins; ++c) bins[c * ExactSegmentSum<T>::kBlock] = 0.0;
-  }
-  template <int N>
-  __device__ void add_to_bins(const float (&x)[N]) {
-    double* bins = exact_segment_lane_bins() + threadIdx.x;
-#pragma unroll
-    for (int j = 0; j < N; ++j) exact::add_finite_to_bins<ExactSegmentSum<T>::kBlock>(bins, x[j]);  // a special too (see above)
-  }
-  //! A step's loads (group_partial: the first `loaded` of U). While the lane is in range and all
-  //! U came, their span is taken whole and, still in range, their sum goes to the lane's double:
-  //! one test and branch for the step where a load at a time took one each (the test, its branch
-  //! and the lane's other path cost ten instructions a load, as many as the additions). Past the
-  //! range, all of them go to the bins at once. A part of a step goes in load by load, as add()
-  //! takes them.
-  template <int U>
-  __device__ void add_loads(const ExactSegmentSum<T>&, const Vec<T> (&r)[U], int loaded) {
-    constexpr int N = vector_width<T>();
-    float x[U][N];
-#pragma unroll
-    for (int k = 0; k < U; ++k)
-#pragma unroll
-      for (int j = 0; j < N; ++j) x[k][j] = static_cast<float>(r[k].e[j]);
-    if (!binned) {
-      if (loaded < U) {
-#pragma unroll
-        for (int k = 0; k < U; ++k)
-          if (k < loaded) add(x[k]);
-        return;
-      }
-#pragma unroll
-      for (int k = 0; k < U; ++k) span.take(x[k]);
-      if (span.exact_in_double()) {
-        double part[U];
-#pragma unroll
-        for (int k = 0; k < U; ++k) part[k] = tree_sum(x[k]);
-        sum += tree_sum(part);
-        return;
-      }
-      start_bins();
-    }
-#pragma unroll
-    for (int k = 0; k < U; ++k)
-      if (k < loaded) add_to_bins(x[k]);
+    span.take(x);
+    sum += tree_sum(x);
   }
   __device__ void add(const ExactSegmentSum<T>&, typename ExactSegmentSum<T>::Lifted e) {
     const float one[1] = {e.x};
     add(one);
   }
-  //! The lane's partial: its double, its span and its touched bins, for fold_groups (which reads
-  //! the specials out of bin 15). A lane past the range added an element other than -0 (a nonzero
-  //! one or a special).
+  __device__ bool in_range() const { return span.exact_in_double(); }
+  //! Past the range: the double dropped, every bin zeroed, for all the lane's elements again. The
+  //! span stays past the range: fold_groups sees it.
+  __device__ LaneBins<T> start_second_pass() {
+    binned = true;
+    double* own = exact_segment_lane_bins() + threadIdx.x;
+#pragma unroll
+    for (int c = 0; c < exact::kFieldBins; ++c) own[c * ExactSegmentSum<T>::kBlock] = 0.0;
+    return {own};
+  }
+  //! The lane's partial: its double (none once binned), its span and whether its bins hold its
+  //! elements, for fold_groups (which reads the specials out of bin 15). A lane past the range
+  //! added an element other than -0 (a nonzero one or a special).
   __device__ FloatDigits value(const ExactSegmentSum<T>&) const {
     FloatDigits d;
-    d.fast = sum, d.low = 0.0;
+    d.fast = binned ? 0.0 : sum, d.low = 0.0;
 #pragma unroll
     for (int i = 0; i < FloatDigits::kWords; ++i) d.w[i] = 0;
     const bool negative_zero = !binned && sum == 0 && signbit(sum);
     d.flags = FloatDigits::kAny | (negative_zero ? 0u : FloatDigits::kNotNegativeZero);
-    d.top = span.top, d.bottom = span.bottom, d.touched = touched;
+    d.top = span.top, d.bottom = span.bottom, d.binned = binned ? 1u : 0u;
     return d;
   }
 };
@@ -364,28 +325,57 @@ __device__ inline void add_vector(Accumulator<ExactSegmentSum<T>>& acc, const Ex
   acc.add(x);
 }
 
+//! The sum over a group of G lanes (2 to 16; the group's first lane at `own - rank`, `own` this
+//! lane's bin 0) of their bin rank + G m. Lane j's bin c is at c * kBlock + j; the row is read
+//! from lane rank on, wrapping (j ^ rank), so that the group's lanes each read a bank of their
+//! own. Each of the group's bins is one lane's alone to read: rank + G m is this lane's.
+template <int G>
+__device__ inline double sum_group_bin(const double* own, int rank, int m) {
+  constexpr int kStride = ExactSegmentSum<float>::kBlock;
+  const double* row = own + (rank + m * G) * kStride - rank;
+  double part[G];
+#pragma unroll
+  for (int j = 0; j < G; ++j) part[j] = row[j ^ rank];
+  return tree_sum(part);
+}
+
+//! Sums this lane's 16 / G of its group's bins (sum_group_bin), each into its own bin: no other
+//! lane reads that bin, so no wait between the reads and the stores.
+template <int G>
+__device__ inline void sum_group_bins(double* own, int rank) {
+  constexpr int kStride = ExactSegmentSum<float>::kBlock;
+#pragma unroll
+  for (int m = 0; m < exact::kFieldBins / G; ++m) own[(rank + m * G) * kStride] = sum_group_bin<G>(own, rank, m);
+}
+
 //! The fold of a warp's lanes (shuffle_fold's contract; every lane of the warp calls it with its
 //! own partial from Accumulator::value). Where the elements of all the warp's lanes span
 //! kWarpSpread binades at most, every lane holds its sum in one double (a lane past
 //! ExponentSpan::kSpread spans more), and every sum of those is exact in a double too: a warp's
 //! at most 32 x 130 f32 (a lane's share of two chunks and a lone element at either end),
 //! multiples of 2^(lo - 150) below 2^(hi - 126), sum below 2^(kWarpSpread + 37) such units (and
-//! its 16-bit floats, of 8 or 11 bits, far below). So they fold as plain doubles, a shuffle and an addition a step; the sign of a
-//! zero comes out of the doubles themselves (each lane starts at -0, and a sum of doubles is -0
-//! only where every term is). Elsewhere every lane puts its double into its bins (bin_double),
-//! the bins that are nonzero on some lane of the warp fold, four at a time (a lane past the range
-//! zeroed all 16 and holds them all, so a warp reads each four to see), and the group's first
-//! lane turns each into its integer count of the bin's unit, carried to 16 bits: word k's halves
-//! are bins 2k and 2k + 1, the carry out of bin 15 (signed) is words 8 and 9. The other lanes'
-//! digits mean nothing.
+//! its 16-bit floats, of 8 or 11 bits, far below). So they fold as plain doubles, a shuffle and
+//! an addition a step; the sign of a zero comes out of the doubles themselves (each lane starts
+//! at -0, and a sum of doubles is -0 only where every term is).
+//!
+//! Elsewhere every lane puts its double into its bins (bin_double; a lane in range zeroes them
+//! first), and the group's bins are summed across its lanes in shared memory, each lane taking
+//! 16 of the group's 16 x G (sum_group_bins: bins rank, rank + G ...; a warp's group as two
+//! halves of 16, added by one shuffle), and leaving its sums in its own bins. The group's first
+//! lane reads each bin's sum from the lane that holds it and turns it into its integer count of
+//! the bin's unit, carried to 16 bits: word k's halves are bins 2k and 2k + 1, the carry out of
+//! bin 15 (signed) is words 8 and 9. The other lanes' digits mean nothing. (A fold of each bin by
+//! shuffles, log2 G steps of 16 bins, took a third of the short-segment kernel's instructions on
+//! wide data.)
 inline constexpr unsigned kWarpSpread = 16;
 template <class T>
 __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits r, int group, int from) {
+  constexpr int kStride = ExactSegmentSum<T>::kBlock;
   FloatDigits d;
   d.fast = 0.0, d.low = 0.0;
 #pragma unroll
   for (int i = 0; i < FloatDigits::kWords; ++i) d.w[i] = 0;
-  d.top = 0, d.bottom = 0xffffffffu, d.touched = 0;
+  d.top = 0, d.bottom = 0xffffffffu, d.binned = 0;
   const auto plus = [](double a, double b) { return a + b; };
   if (ExponentSpan::within(warp_max(r.top), warp_min(r.bottom), kWarpSpread)) {  // the same on every lane
     d.fast = shuffle_fold(plus, r.fast, group, from);
@@ -393,54 +383,46 @@ __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits
     d.flags = FloatDigits::kAny | (d.fast == 0 && signbit(d.fast) ? 0u : FloatDigits::kNotNegativeZero);
     return d;
   }
-  double* bins = exact_segment_lane_bins() + threadIdx.x;
-  unsigned touched = r.touched;
-  if (r.fast != 0) bin_double(bins, touched, r.fast);
+  double* own = exact_segment_lane_bins() + threadIdx.x;  // this lane's bin 0
+  if (!r.binned)
+#pragma unroll
+    for (int c = 0; c < exact::kFieldBins; ++c) own[c * kStride] = 0.0;
+  if (r.fast != 0) bin_double(own, r.fast);
   d.flags = shuffle_fold([](unsigned a, unsigned b) { return a | b; }, r.flags, group, from) | FloatDigits::kDigits;
-  const unsigned any = warp_or(touched);
-  long long carry = 0;
-  unsigned low_half = 0;
-  // The bins fold kFoldBins at a time, each shuffle step taking all of them: one loop's test and
-  // branch for several bins (a loop a bin spent half its instructions on them).
-  constexpr int kFoldBins = 4;
-  constexpr unsigned kChunk = (1u << kFoldBins) - 1;
-#pragma unroll
-  for (int first = 0; first < exact::kFieldBins; first += kFoldBins) {
-    double bin[kFoldBins] = {};
-    unsigned held = 0;  // bit j: bin first + j is nonzero on some lane (the same on every lane)
-    if ((any >> first) & kChunk) {  // the same on every lane
-#pragma unroll
-      for (int j = 0; j < kFoldBins; ++j) {
-        if ((touched >> (first + j)) & 1) bin[j] = bins[(first + j) * ExactSegmentSum<T>::kBlock];
-        held |= (bin[j] != 0 ? 1u : 0u) << j;  // NaN too
-      }
-      held = warp_or(held);
-    }
-    if (held) {
-      for (int offset = from; offset > 0; offset >>= 1) {
-#pragma unroll
-        for (int j = 0; j < kFoldBins; ++j) {
-          const double other = __shfl_down_sync(0xffffffffu, bin[j], offset);
-          if (offset < group) bin[j] += other;
-        }
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < kFoldBins; ++j) {
-      const int c = first + j;
-      long long count = carry;
-      if ((held >> j) & 1) {  // the same on every lane
-        if (c == exact::kFieldBins - 1 && !isfinite(bin[j]))  // the group's infinities (both: NaN) or NaN: the sum's
-          d.flags |= isnan(bin[j]) ? FloatDigits::kNaN : bin[j] > 0 ? FloatDigits::kPosInf : FloatDigits::kNegInf;
-        else  // bin / 2^(16c - 150): an integer below 2^53, exactly
-          count += __double2ll_rz(bin[j] * __longlong_as_double(static_cast<long long>(1023 - exact::field_bin_unit(c)) << 52));
-      }
-      carry = count >> 16;  // arithmetic: floor division
-      const unsigned half = static_cast<unsigned>(count) & 0xffffu;
-      if (c % 2 == 0) low_half = half;
-      else d.w[c / 2] = low_half | half << 16;
+  const int lanes = group < 32 ? group : 16;  // whose bins one lane sums: its group's, or its half of a warp's
+  const int rank = static_cast<int>(threadIdx.x) & (lanes - 1);
+  __syncwarp();  // every lane's bins written
+  if (group >= 32) {  // the same on every lane: the warp's halves, added by one shuffle
+    double sum = sum_group_bin<16>(own, rank, 0);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 16);
+    own[rank * kStride] = sum;
+  } else {
+    switch (group) {
+      case 2: sum_group_bins<2>(own, rank); break;
+      case 4: sum_group_bins<4>(own, rank); break;
+      case 8: sum_group_bins<8>(own, rank); break;
+      case 16: sum_group_bins<16>(own, rank); break;
+      default: break;  // a lane alone: its bins are its group's
     }
   }
+  __syncwarp();  // every sum stored
+  const double* first = own - rank;  // the group's first lane's bin 0: bin c's sum is on its lane c % lanes
+  long long carry = 0;
+  unsigned low_half = 0;
+#pragma unroll
+  for (int c = 0; c < exact::kFieldBins; ++c) {
+    const double bin = first[c * kStride + (c & (lanes - 1))];
+    long long count = carry;
+    if (c == exact::kFieldBins - 1 && !isfinite(bin))  // the group's infinities (both: NaN) or NaN: the sum's
+      d.flags |= isnan(bin) ? FloatDigits::kNaN : bin > 0 ? FloatDigits::kPosInf : FloatDigits::kNegInf;
+    else  // bin / 2^(16c - 150): an integer below 2^53, exactly
+      count += __double2ll_rz(bin * __longlong_as_double(static_cast<long long>(1023 - exact::field_bin_unit(c)) << 52));
+    carry = count >> 16;  // arithmetic: floor division
+    const unsigned half = static_cast<unsigned>(count) & 0xffffu;
+    if (c % 2 == 0) low_half = half;
+    else d.w[c / 2] = low_half | half << 16;
+  }
+  __syncwarp();  // every sum read: each lane's bins are its own again (the next round's)
   d.w[exact::kFieldBins / 2] = static_cast<unsigned>(carry);  // below 2^38 in magnitude: two words
   d.w[exact::kFieldBins / 2 + 1] = static_cast<unsigned>(carry >> 32);
   return d;

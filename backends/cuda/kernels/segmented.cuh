@@ -133,11 +133,12 @@ __device__ inline int first_fold_offset(int group, int from) {
   return widest / 2 < from ? widest / 2 : from;
 }
 
-//! Whether F's accumulator takes a step's loads together (Accumulator<F>::add_loads(f, r,
-//! loaded), the first `loaded` of the P::unroll loads r): a test of them all, not one a load.
-//! group_partial gives them so where its caller says a lane takes whole steps (kWholeSteps).
+//! Whether F's accumulator adds a lane's elements the cheap way first and, where that turns out
+//! not to hold them (Accumulator<F>::in_range() false), has them read again into a form that
+//! does (Accumulator<F>::start_second_pass(), which returns what takes them). group_partial
+//! stops the first pass at the first step of loads past it.
 template <class F>
-struct adds_loads_together : std::false_type {};
+struct reads_again_past_range : std::false_type {};
 
 //! Folds each group of `group` lanes of the warp (a power of two; 32 or more: the whole warp)
 //! into the group's first lane by `f`, a shuffle down a step from offset `from` (a power of two
@@ -181,15 +182,15 @@ __device__ inline A group_reduce(A a, int group_size, const F& f, A* shared) {
 //! Either end holds fewer elements than a vector: one apiece for a group of a vector's threads or
 //! more; `kNarrow` (a group of fewer, one thread a row of 7 f32) reads them in loops. The loops
 //! are their own instantiation: merely present, they held rows of 256 f32 on an H200 to 83% of
-//! the read probe, where the code without them read 95%. `kWholeSteps`: the lanes take whole
-//! steps of loads, most of them (rows, long segments; a short segment's lane takes one and part of
-//! another), so that an accumulator that adds_loads_together gets them together.
-template <class P, bool kNarrow, class F, bool kWholeSteps = false>
+//! the read probe, where the code without them read 95%. An accumulator that
+//! reads_again_past_range gets the thread's elements twice where its first pass says so.
+template <class P, bool kNarrow, class F>
 __device__ inline typename F::acc_t group_partial(const typename F::In* __restrict__ x, std::uint64_t a, std::uint64_t b,
                                                   int rank, int group_size, const F& f) {
   using In = typename F::In;
   constexpr int kVec = vector_width<In>();
   constexpr int kAccumulators = one_accumulator<F>::value ? 1 : P::unroll;
+  constexpr bool kTwoPasses = reads_again_past_range<F>::value;
   Accumulator<F> acc[kAccumulators];
 #pragma unroll
   for (int u = 0; u < kAccumulators; ++u) acc[u].init(f);
@@ -199,44 +200,49 @@ __device__ inline typename F::acc_t group_partial(const typename F::In* __restri
     const std::uint64_t body = a + head, nvec = (b - body) / kVec;
     const Vec<In>* v = reinterpret_cast<const Vec<In>*>(x + body);
     const std::uint64_t step = static_cast<std::uint64_t>(group_size);
-    auto add_end = [&](std::uint64_t from, std::uint64_t to) {  // narrow groups: the elements outside the vectors
-      for (std::uint64_t j = from; j < to; j += step) acc[0].add(f, f.lift(x[j], j));
-    };
     // A group of a vector's threads or more: its lane's lone elements at either end (one each at
     // most) are loaded first, so that they are in flight with the vectors (power-law segments 2%
     // faster on an H200; narrow groups, up to three a lane at either end, ran out of registers).
     In ends[2] = {};
     const std::uint64_t lone_head = a + rank, lone_tail = body + nvec * kVec + rank;
-    if constexpr (kNarrow) {
-      add_end(a + rank, a + head);
-    } else {
+    if constexpr (!kNarrow) {
       if (lone_head < body) ends[0] = x[lone_head];
       if (lone_tail < b) ends[1] = x[lone_tail];
     }
-    std::uint64_t i = rank;
-    // Every step issues up to `unroll` loads before it adds any: a warp on a row of 256 f32 has
-    // two vectors a lane, which a loop of one load at a time would fetch one latency apart.
-    for (; i < nvec; i += P::unroll * step) {
-      Vec<In> r[P::unroll];
-#pragma unroll
-      for (int u = 0; u < P::unroll; ++u)
-        if (i + u * step < nvec) r[u] = v[i + u * step];
-      if constexpr (kWholeSteps && adds_loads_together<F>::value) {
-        int loaded = 0;  // counted by the loads' own tests: no division by the step
-#pragma unroll
-        for (int u = 0; u < P::unroll; ++u) loaded += i + u * step < nvec ? 1 : 0;
-        acc[0].add_loads(f, r, loaded);
-      } else {
+    // The thread's elements into sinks[u % N], u the load's place in its step; `stops`: at the
+    // end of the first step of loads that leaves the first pass's range.
+    auto pass = [&](auto& sinks, auto stops) {
+      constexpr int N = std::extent_v<std::remove_reference_t<decltype(sinks)>>;
+      auto add_end = [&](std::uint64_t from, std::uint64_t to) {  // narrow groups: the elements outside the vectors
+        for (std::uint64_t j = from; j < to; j += step) sinks[0].add(f, f.lift(x[j], j));
+      };
+      if constexpr (kNarrow) add_end(a + rank, a + head);
+      // Every step issues up to `unroll` loads before it adds any: a warp on a row of 256 f32 has
+      // two vectors a lane, which a loop of one load at a time would fetch one latency apart.
+      for (std::uint64_t i = rank; i < nvec; i += P::unroll * step) {
+        Vec<In> r[P::unroll];
 #pragma unroll
         for (int u = 0; u < P::unroll; ++u)
-          if (i + u * step < nvec) add_vector(acc[u % kAccumulators], f, r[u], body + (i + u * step) * kVec);
+          if (i + u * step < nvec) r[u] = v[i + u * step];
+#pragma unroll
+        for (int u = 0; u < P::unroll; ++u)
+          if (i + u * step < nvec) add_vector(sinks[u % N], f, r[u], body + (i + u * step) * kVec);
+        if constexpr (decltype(stops)::value)
+          if (!sinks[0].in_range()) return;
       }
-    }
-    if constexpr (kNarrow) {
-      add_end(lone_tail, b);
-    } else {
-      if (lone_head < body) acc[0].add(f, f.lift(ends[0], lone_head));
-      if (lone_tail < b) acc[0].add(f, f.lift(ends[1], lone_tail));
+      if constexpr (kNarrow) {
+        add_end(lone_tail, b);
+      } else {
+        if (lone_head < body) sinks[0].add(f, f.lift(ends[0], lone_head));
+        if (lone_tail < b) sinks[0].add(f, f.lift(ends[1], lone_tail));
+      }
+    };
+    pass(acc, std::bool_constant<kTwoPasses>{});
+    if constexpr (kTwoPasses) {
+      if (!acc[0].in_range()) {
+        decltype(acc[0].start_second_pass()) second[1] = {acc[0].start_second_pass()};
+        pass(second, std::false_type{});
+      }
     }
   }
   typename F::acc_t r = acc[0].value(f);
@@ -400,7 +406,7 @@ __global__ __launch_bounds__(P::block, P::min_blocks) void long_segments_kernel(
     // entry is not its own (stale, from an earlier call): skipped.
     if (piece.segment < b.count && j < pieces) {
       const std::uint64_t lo = a + j * per, hi = j + 1 == pieces ? e : lo + per;
-      const A r = group_reduce<P::block>(group_partial<P, false, F, true>(x, lo, hi, threadIdx.x, P::block, f), P::block, f, shared);
+      const A r = group_reduce<P::block>(group_partial<P, false>(x, lo, hi, threadIdx.x, P::block, f), P::block, f, shared);
       if (threadIdx.x == 0) {
         if (pieces == 1) write_segment(f, r, piece.segment, a, out, out_index);
         else L.partial[c] = r;
@@ -445,7 +451,7 @@ __global__ __launch_bounds__(P::block) void rows_kernel(const typename F::In* __
     const std::uint64_t s = first + me;
     const bool read = s < b.count;
     const std::uint64_t a = read ? s * b.row_length : 0, e = read ? a + b.row_length : 0;
-    const A r = group_reduce<P::block>(group_partial<P, kNarrow, F, true>(x, a, e, rank, group, f), group, f, shared);
+    const A r = group_reduce<P::block>(group_partial<P, kNarrow>(x, a, e, rank, group, f), group, f, shared);
     if (read && rank == 0) write_segment(f, r, s, a, out, out_index);
   }
 }
