@@ -177,6 +177,39 @@ __device__ inline A group_reduce(A a, int group_size, const F& f, A* shared) {
   return a;
 }
 
+//! Adds this thread's elements of x[a, b) (group_partial's share: `head` elements before the
+//! first 16-byte boundary, then `nvec` vectors, then the rest) to sinks[u % N], u a load's place
+//! in its step, all but a wide group's lone elements at either end (group_partial adds those).
+//! kStops: stops at the end of the first step of loads past sinks[0]'s range
+//! (reads_again_past_range: the elements are read again then).
+template <class P, bool kNarrow, bool kStops, class F, class Sink, int N>
+__device__ inline void add_share(Sink (&sinks)[N], const F& f, const typename F::In* __restrict__ x, std::uint64_t a,
+                                 std::uint64_t b, std::uint64_t head, std::uint64_t nvec, int rank, int group_size) {
+  using In = typename F::In;
+  constexpr int kVec = vector_width<In>();
+  const std::uint64_t body = a + head, step = static_cast<std::uint64_t>(group_size);
+  const std::uint64_t lone_tail = body + nvec * kVec + rank;
+  const Vec<In>* v = reinterpret_cast<const Vec<In>*>(x + body);
+  auto add_end = [&](std::uint64_t from, std::uint64_t to) {  // narrow groups: the elements outside the vectors
+    for (std::uint64_t j = from; j < to; j += step) sinks[0].add(f, f.lift(x[j], j));
+  };
+  if constexpr (kNarrow) add_end(a + rank, a + head);
+  // Every step issues up to `unroll` loads before it adds any: a warp on a row of 256 f32 has
+  // two vectors a lane, which a loop of one load at a time would fetch one latency apart.
+  for (std::uint64_t i = rank; i < nvec; i += P::unroll * step) {
+    Vec<In> r[P::unroll];
+#pragma unroll
+    for (int u = 0; u < P::unroll; ++u)
+      if (i + u * step < nvec) r[u] = v[i + u * step];
+#pragma unroll
+    for (int u = 0; u < P::unroll; ++u)
+      if (i + u * step < nvec) add_vector(sinks[u % N], f, r[u], body + (i + u * step) * kVec);
+    if constexpr (kStops)
+      if (!sinks[0].in_range()) return;
+  }
+  if constexpr (kNarrow) add_end(lone_tail, b);
+}
+
 //! This thread's partial of x[a, b) as one of `group_size` threads at `rank` in its group:
 //! elements up to a 16-byte boundary one by one, then vectors, `unroll` in flight, then the rest.
 //! Either end holds fewer elements than a vector: one apiece for a group of a vector's threads or
@@ -198,50 +231,29 @@ __device__ inline typename F::acc_t group_partial(const typename F::In* __restri
     std::uint64_t head = (16 - reinterpret_cast<std::uintptr_t>(x + a) % 16) % 16 / sizeof(In);
     if (head > b - a) head = b - a;
     const std::uint64_t body = a + head, nvec = (b - body) / kVec;
-    const Vec<In>* v = reinterpret_cast<const Vec<In>*>(x + body);
-    const std::uint64_t step = static_cast<std::uint64_t>(group_size);
     // A group of a vector's threads or more: its lane's lone elements at either end (one each at
     // most) are loaded first, so that they are in flight with the vectors (power-law segments 2%
     // faster on an H200; narrow groups, up to three a lane at either end, ran out of registers).
+    // They are added here, not in add_share: there, they changed the plain sums' code.
     In ends[2] = {};
     const std::uint64_t lone_head = a + rank, lone_tail = body + nvec * kVec + rank;
     if constexpr (!kNarrow) {
       if (lone_head < body) ends[0] = x[lone_head];
       if (lone_tail < b) ends[1] = x[lone_tail];
     }
-    // The thread's elements into sinks[u % N], u the load's place in its step; `stops`: at the
-    // end of the first step of loads that leaves the first pass's range.
-    auto pass = [&](auto& sinks, auto stops) {
-      constexpr int N = std::extent_v<std::remove_reference_t<decltype(sinks)>>;
-      auto add_end = [&](std::uint64_t from, std::uint64_t to) {  // narrow groups: the elements outside the vectors
-        for (std::uint64_t j = from; j < to; j += step) sinks[0].add(f, f.lift(x[j], j));
-      };
-      if constexpr (kNarrow) add_end(a + rank, a + head);
-      // Every step issues up to `unroll` loads before it adds any: a warp on a row of 256 f32 has
-      // two vectors a lane, which a loop of one load at a time would fetch one latency apart.
-      for (std::uint64_t i = rank; i < nvec; i += P::unroll * step) {
-        Vec<In> r[P::unroll];
-#pragma unroll
-        for (int u = 0; u < P::unroll; ++u)
-          if (i + u * step < nvec) r[u] = v[i + u * step];
-#pragma unroll
-        for (int u = 0; u < P::unroll; ++u)
-          if (i + u * step < nvec) add_vector(sinks[u % N], f, r[u], body + (i + u * step) * kVec);
-        if constexpr (decltype(stops)::value)
-          if (!sinks[0].in_range()) return;
-      }
-      if constexpr (kNarrow) {
-        add_end(lone_tail, b);
-      } else {
-        if (lone_head < body) sinks[0].add(f, f.lift(ends[0], lone_head));
-        if (lone_tail < b) sinks[0].add(f, f.lift(ends[1], lone_tail));
-      }
-    };
-    pass(acc, std::bool_constant<kTwoPasses>{});
+    add_share<P, kNarrow, kTwoPasses>(acc, f, x, a, b, head, nvec, rank, group_size);
+    if constexpr (!kNarrow) {
+      if (lone_head < body) acc[0].add(f, f.lift(ends[0], lone_head));
+      if (lone_tail < b) acc[0].add(f, f.lift(ends[1], lone_tail));
+    }
     if constexpr (kTwoPasses) {
-      if (!acc[0].in_range()) {
-        decltype(acc[0].start_second_pass()) second[1] = {acc[0].start_second_pass()};
-        pass(second, std::false_type{});
+      if (!acc[0].in_range()) {  // also where add_share stopped: the span only widens
+        decltype(acc[0].start_second_pass()) again[1] = {acc[0].start_second_pass()};
+        add_share<P, kNarrow, false>(again, f, x, a, b, head, nvec, rank, group_size);
+        if constexpr (!kNarrow) {
+          if (lone_head < body) again[0].add(f, f.lift(ends[0], lone_head));
+          if (lone_tail < b) again[0].add(f, f.lift(ends[1], lone_tail));
+        }
       }
     }
   }
