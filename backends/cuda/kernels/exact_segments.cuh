@@ -486,8 +486,10 @@ __device__ inline void write_segment(const ExactSegmentSum<T>&, const FloatDigit
                                      std::uint64_t*) {
   constexpr unsigned kSlow = FloatDigits::kNaN | FloatDigits::kPosInf | FloatDigits::kNegInf | FloatDigits::kDigits;
   if (!(a.flags & kSlow)) {  // the exact sum is the pair's
-    double v = a.fast + a.low;
-    const double lo = two_sum_error(a.fast, a.low, v);
+    // A warp's fold leaves no low part (the short segments' partials, written as they come out of
+    // it): then none of TwoSum's five additions.
+    double v = a.fast, lo = 0.0;
+    if (a.low != 0) v = a.fast + a.low, lo = two_sum_error(a.fast, a.low, v);
     if (v == 0) {  // then lo is 0 too: -0 only where every element was -0 (and there was one)
       v = (a.flags & FloatDigits::kAny) && !(a.flags & FloatDigits::kNotNegativeZero) ? -0.0 : 0.0;
     } else if (lo != 0) {  // rounded to odd: the neighbour of v towards lo where v's last bit is even
