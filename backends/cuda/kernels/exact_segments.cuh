@@ -267,8 +267,9 @@ __device__ inline void add_vector(LaneBins<T>& bins, const ExactSegmentSum<T>& f
 //! exactly, a vector's elements in a tree and then to the lane's sum, with no test (group_partial
 //! asks in_range() once a step of loads). Past that range, group_partial reads the lane's
 //! elements again into its bins (LaneBins): the data are in the caches then, and the lanes in
-//! range have no branch an element to pay for the others. (A test of the range a vector, and
-//! the bins from there on, spent more on uniform data than the plain sum's whole loop.) The
+//! range have no branch an element to pay for the others. (A test of the range a vector and its
+//! branch took the short-segment kernel to 75 million warp instructions on uniform power-law
+//! data, where it takes 66 million without and the plain sum 48, ncu on an H200.) The
 //! lane's sum starts at -0, so that it is -0 exactly where every element it added was -0 (or it
 //! added none).
 template <class T>
