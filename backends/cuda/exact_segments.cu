@@ -1,5 +1,5 @@
 // Exact sums of rows and segments of device data (kernels/exact_segments.cuh) through the
-// segments kernels of segments.cuh: f32, f16 and bf16, in one pass, each segment's sum rounded
+// segments kernels of segments.cuh: f32, f16 and bf16, in one launch, each segment's sum rounded
 // on the GPU.
 
 #include "kernels/exact_segments.cuh"
