@@ -1,6 +1,6 @@
 #pragma once
 // Exact sums of rows and segments (Accuracy::exact, layouts inner and ragged) of f32, f16 and
-// bf16, in one pass of the segments kernels (segmented.cuh), balanced over any mix of lengths as
+// bf16, in one launch of the segments kernels (segmented.cuh), balanced over any mix of lengths as
 // the plain sums are and reading the offsets the same way. Each segment's sum is rounded once, on
 // the GPU, by the lane that writes it.
 //
@@ -51,9 +51,9 @@ struct FloatDigits {
   //! The digits, a 320-bit two's complement integer (word 9 the top): all zero unless flags has kDigits
   unsigned w[kWords];
   unsigned flags;  //!< Flag bits: what was added besides finite values, and whether there are digits
-  //! A lane's own partial (for fold_groups): the ExponentSpan of its elements, and whether its 16
-  //! bins (in shared memory) hold them, past the range. 0, ~0 and 0 in a folded one.
-  unsigned top, bottom, binned;
+  //! A lane's own partial (for fold_groups): the ExponentSpan of its elements, whose bins (in
+  //! shared memory) hold them where that is past ExponentSpan's range. 0 and ~0 in a folded one.
+  unsigned top, bottom;
 };
 
 //! a += b, or a -= b where kSubtract, on 320-bit two's complement integers: one carry chain.
@@ -114,7 +114,7 @@ __device__ inline FloatDigits shfl_down(const FloatDigits& v, int offset) {
   }
 #pragma unroll
   for (int i = 0; i < FloatDigits::kWords; ++i) r.w[i] = (nonzero >> i) & 1 ? __shfl_down_sync(0xffffffffu, v.w[i], offset) : 0u;
-  r.top = 0, r.bottom = 0xffffffffu, r.binned = 0;
+  r.top = 0, r.bottom = 0xffffffffu;
   return r;
 }
 
@@ -140,7 +140,7 @@ struct ExactSegmentSum {
   struct Lifted {
     float x;
   };
-  __host__ __device__ acc_t identity() const { return {0.0, 0.0, {}, 0u, 0u, 0xffffffffu, 0u}; }
+  __host__ __device__ acc_t identity() const { return {0.0, 0.0, {}, 0u, 0u, 0xffffffffu}; }
   __device__ Lifted lift(T x, index_t) const { return {static_cast<float>(x)}; }
   //! Two folded partials (a block's warps, a long segment's chunks): their pairs as the pair of
   //! the fast parts' sum and the low parts' sum plus its error, each addition by TwoSum (s + x = t
@@ -244,6 +244,12 @@ __device__ inline double tree_sum(const float (&x)[N]) {
   return tree_sum(part);
 }
 
+//! Zeroes a lane's 16 bins (`own` its bin 0).
+__device__ inline void clear_lane_bins(double* own) {
+#pragma unroll
+  for (int c = 0; c < exact::kFieldBins; ++c) own[c * ExactSegmentSum<float>::kBlock] = 0.0;
+}
+
 //! A lane's elements past ExponentSpan's range, read again (group_partial's second pass): each
 //! to the one of the lane's 16 exponent bins in shared memory that its field picks, one
 //! shared-memory addition, exact for what a warp adds; an infinity or a NaN too, to bin 15,
@@ -267,18 +273,17 @@ __device__ inline void add_vector(LaneBins<T>& bins, const ExactSegmentSum<T>& f
 //! exactly, a vector's elements in a tree and then to the lane's sum, with no test (group_partial
 //! asks in_range() once a step of loads). Past that range, group_partial reads the lane's
 //! elements again into its bins (LaneBins): the data are in the caches then, and the lanes in
-//! range have no branch an element to pay for the others. (A test of the range a vector and its
-//! branch took the short-segment kernel to 75 million warp instructions on uniform power-law
-//! data, where it takes 66 million without and the plain sum 48, ncu on an H200.) The
+//! range have no branch an element to pay for the others. (With a test of the range a vector and
+//! its branch, the short-segment kernel took 75 million warp instructions on uniform power-law
+//! data; 66 million now, the plain sum's 48, ncu on an H200.) The
 //! lane's sum starts at -0, so that it is -0 exactly where every element it added was -0 (or it
 //! added none).
 template <class T>
 struct Accumulator<ExactSegmentSum<T>> {
   double sum;
-  ExponentSpan span;
-  bool binned;  // read again into the bins
+  ExponentSpan span;  // past its range: the elements were read again into the bins, and `sum` is void
   __device__ void init(const ExactSegmentSum<T>&) {
-    sum = -0.0, binned = false;
+    sum = -0.0;
     span.init();
   }
   //! Adds N elements (converted exactly to float): their sum in a tree of doubles (exact where
@@ -293,26 +298,25 @@ struct Accumulator<ExactSegmentSum<T>> {
     add(one);
   }
   __device__ bool in_range() const { return span.exact_in_double(); }
-  //! Past the range: the double dropped, every bin zeroed, for all the lane's elements again. The
-  //! span stays past the range: fold_groups sees it.
+  //! Past the range: every bin zeroed, for all the lane's elements again. The span stays past the
+  //! range: value() and fold_groups see it.
   __device__ LaneBins<T> start_second_pass() {
-    binned = true;
     double* own = exact_segment_lane_bins() + threadIdx.x;
-#pragma unroll
-    for (int c = 0; c < exact::kFieldBins; ++c) own[c * ExactSegmentSum<T>::kBlock] = 0.0;
+    clear_lane_bins(own);
     return {own};
   }
-  //! The lane's partial: its double (none once binned), its span and whether its bins hold its
-  //! elements, for fold_groups (which reads the specials out of bin 15). A lane past the range
-  //! added an element other than -0 (a nonzero one or a special).
+  //! The lane's partial: its double (none past the range) and its span, for fold_groups (which
+  //! reads the bins past the range, and the specials out of bin 15). A lane past the range added
+  //! an element other than -0 (a nonzero one or a special).
   __device__ FloatDigits value(const ExactSegmentSum<T>&) const {
+    const bool read_once = in_range();
     FloatDigits d;
-    d.fast = binned ? 0.0 : sum, d.low = 0.0;
+    d.fast = read_once ? sum : 0.0, d.low = 0.0;
 #pragma unroll
     for (int i = 0; i < FloatDigits::kWords; ++i) d.w[i] = 0;
-    const bool negative_zero = !binned && sum == 0 && signbit(sum);
+    const bool negative_zero = read_once && sum == 0 && signbit(sum);
     d.flags = FloatDigits::kAny | (negative_zero ? 0u : FloatDigits::kNotNegativeZero);
-    d.top = span.top, d.bottom = span.bottom, d.binned = binned ? 1u : 0u;
+    d.top = span.top, d.bottom = span.bottom;
     return d;
   }
 };
@@ -365,9 +369,9 @@ __device__ inline void sum_group_bins(double* own, int rank) {
 //! halves of 16, added by one shuffle), and leaving its sums in its own bins. The group's first
 //! lane reads each bin's sum from the lane that holds it and turns it into its integer count of
 //! the bin's unit, carried to 16 bits: word k's halves are bins 2k and 2k + 1, the carry out of
-//! bin 15 (signed) is words 8 and 9. The other lanes' digits mean nothing. (A fold of each bin by
-//! shuffles, log2 G steps of 16 bins, took a third of the short-segment kernel's instructions on
-//! wide data.)
+//! bin 15 (signed) is words 8 and 9. The other lanes' digits mean nothing. (Shuffling each of the
+//! 16 bins down log2 G steps took 4.3 million shuffles of the short-segment kernel's 133.6 million
+//! warp instructions on wide power-law data, ncu on an H200; 0.3 million now.)
 inline constexpr unsigned kWarpSpread = 16;
 template <class T>
 __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits r, int group, int from) {
@@ -376,7 +380,7 @@ __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits
   d.fast = 0.0, d.low = 0.0;
 #pragma unroll
   for (int i = 0; i < FloatDigits::kWords; ++i) d.w[i] = 0;
-  d.top = 0, d.bottom = 0xffffffffu, d.binned = 0;
+  d.top = 0, d.bottom = 0xffffffffu;
   const auto plus = [](double a, double b) { return a + b; };
   if (ExponentSpan::within(warp_max(r.top), warp_min(r.bottom), kWarpSpread)) {  // the same on every lane
     d.fast = shuffle_fold(plus, r.fast, group, from);
@@ -385,9 +389,7 @@ __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits
     return d;
   }
   double* own = exact_segment_lane_bins() + threadIdx.x;  // this lane's bin 0
-  if (!r.binned)
-#pragma unroll
-    for (int c = 0; c < exact::kFieldBins; ++c) own[c * kStride] = 0.0;
+  if (ExponentSpan::within(r.top, r.bottom, ExponentSpan::kSpread)) clear_lane_bins(own);  // else they hold its elements
   if (r.fast != 0) bin_double(own, r.fast);
   d.flags = shuffle_fold([](unsigned a, unsigned b) { return a | b; }, r.flags, group, from) | FloatDigits::kDigits;
   const int lanes = group < 32 ? group : 16;  // whose bins one lane sums: its group's, or its half of a warp's
