@@ -74,13 +74,15 @@ constexpr int kSmallestFastWindow = -1022 + 52 - kHeadroom;
 // f32 than prefetch.hpp's 1 KiB: the f32 paths read 4 bytes an element at much the rate the f64
 // ones read 8, so a line asked for 1 KiB ahead had half the time to arrive. On the 2-core Xeon,
 // 2^27 f32 from memory, one thread: random bit patterns (the large accumulator) 1.69x a plain sum
-// at 1 KiB, 1.22x at 8 KiB; wide data (four bins) 1.25x at 1 KiB, 1.06-1.12x at 4-8 KiB; f64 lost
-// at 4 KiB (wide data 1.22x to 1.46x) and keeps 1 KiB.
+// at 1 KiB, 1.22x at 8 KiB; wide data (four bins) 1.25x at 1 KiB, 1.06-1.12x at 4-8 KiB. f64's
+// bins lost at 4 KiB (wide data 1.22x to 1.46x) and keep 1 KiB; its large accumulator, once its
+// additions took four to a step, took 0.93-1.0x the time at 2 KiB (random bits and wide data,
+// 2^27, one thread and two).
 constexpr std::size_t kLine = 64;
 template <class T>
 constexpr std::size_t kFastAhead = std::is_same_v<T, float> ? 4096 : detail::kPrefetchBytes;  // the bins
 template <class T>
-constexpr std::size_t kLargeAhead = std::is_same_v<T, float> ? 8192 : detail::kPrefetchBytes;  // the large accumulator
+constexpr std::size_t kLargeAhead = std::is_same_v<T, float> ? 8192 : 2048;  // the large accumulator
 
 //! Asks for the `bytes` of input that begin kAhead after x.
 template <std::size_t kAhead, class T>
