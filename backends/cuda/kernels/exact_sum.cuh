@@ -821,8 +821,11 @@ __global__ __launch_bounds__(kDigitBlock, kColumnBlocksPerSM<T>) void exact_colu
     };
     // f64: each lane also asks the L2 for one row of the round kPrefetchRounds ahead (its column
     // picks which of the round's rows, so that the block's lanes cover them all). The next round
-    // alone, in registers, kept too few bytes in flight for three blocks an SM (the digits' shared
-    // memory allows no more): DRAM 65% busy under ncu, 1.34x a plain column sum at 2^28.
+    // alone, in registers, kept too few bytes in flight for the three blocks an SM that the
+    // digits' shared memory allows (DRAM 65% busy under ncu): f64 records of width 9 on an H200
+    // took 1.34x a plain column sum at 2^28, 1.21x with the requests (three rounds ahead: the
+    // same). The bins' lanes, with 16 loads in flight and more blocks, lost by them (bf16 random
+    // bits 1.71x to 1.93x).
     constexpr int kPrefetchRounds = sizeof(T) == 8 ? 2 : 0;
     const std::size_t ahead_rows = (kPrefetchRounds * kAhead + column % kAhead) * step;
     // Adds the round in `v` (rows r, r + step, ...), loading the next round into `next` first
