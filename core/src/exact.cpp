@@ -76,7 +76,7 @@ constexpr int kSmallestFastWindow = -1022 + 52 - kHeadroom;
 // 2^27 f32 from memory, one thread: random bit patterns (the large accumulator) 1.69x a plain sum
 // at 1 KiB, 1.22x at 8 KiB; wide data (four bins) 1.25x at 1 KiB, 1.06-1.12x at 4-8 KiB. f64's
 // bins lost at 4 KiB (wide data 1.22x to 1.46x) and keep 1 KiB; its large accumulator, once its
-// additions took four to a step, took 0.93-1.0x the time at 2 KiB (random bits and wide data,
+// additions took four to a step, took 0.92-1.0x the time at 2 KiB (random bits and wide data,
 // 2^27, one thread and two).
 constexpr std::size_t kLine = 64;
 template <class T>
@@ -351,7 +351,7 @@ class LargeAccumulator {
       }
     };
     // Each block is split first, a line of x at a time in vectors (the next line asked for as it
-    // starts, see kPrefetchBytes): every element's chunk and mantissa, written to the block's
+    // starts, see kLargeAhead): every element's chunk and mantissa, written to the block's
     // arrays; then the chunks take them one by one. Split and added element by element, the bit
     // operations took most of the time (1.25 against 0.99 ns an f64 element, from memory).
     constexpr std::size_t kPerLine = kLine / sizeof(T), kBlock = 256;
@@ -379,7 +379,8 @@ class LargeAccumulator {
       }
       // Four at a time, written out: GCC unrolled the f64 loop neither with the full chunk's
       // handling inline nor for a pragma; unrolled, with that handling out of line, f64 runs of
-      // random bits took 0.75-0.8x the time (the 2-core Xeon).
+      // random bits and wide data took 0.69-0.82x the time on one thread of the 2-core Xeon
+      // (0.92-0.95x on both, where the reads bound them more).
       for (std::size_t k = 0; k < kBlock; k += 4) {
         add_to_chunk(chunk_of[k], mantissa_of[k]);
         add_to_chunk(chunk_of[k + 1], mantissa_of[k + 1]);
@@ -430,8 +431,8 @@ class LargeAccumulator {
  private:
   //! chunks[c] + sum, stored to chunks[c] and left in sum; whether its top bit is set. On x86-64
   //! one load-and-add and one store, the branch taken on the addition's own sign flag: GCC formed
-  //! the address apart (a lea) for the load and the store, and f64 runs of random bits took 1.06x
-  //! as long.
+  //! the address apart (a lea) for the load and the store, and f64 runs of random bits and wide
+  //! data took 1.03-1.06x as long.
   static XREDUCE_INLINE bool add_and_store(Chunk* chunks, std::size_t c, Chunk& sum) {
 #if defined(__GNUC__) && defined(__x86_64__)
     bool top;

@@ -35,17 +35,17 @@ static_assert(kChunkElements % kBlock == 0 && kSmallestChunk % kBlock == 0 && st
 // elements, so that handing a chunk out costs the same share of reading it (H100 host, 16 threads,
 // 8- and 16-bit sums: 62-90% of f32's rate with 2^16 elements a chunk, 75-93% with 256 KiB, in noisy runs;
 // bench/results/nvidia-h100/dtype-rates.md).
+//! n/16 rounded down to a power of two, within [kSmallestChunk, most].
+std::size_t chunk_size_within(std::size_t n, std::size_t most) { return std::clamp(std::bit_floor(n / 16), kSmallestChunk, most); }
 template <class T>
 std::size_t chunk_size(std::size_t n) {
-  constexpr std::size_t most = sizeof(T) < 4 ? kChunkElements * (4 / sizeof(T)) : kChunkElements;
-  return std::clamp(std::bit_floor(n / 16), kSmallestChunk, most);
+  return chunk_size_within(n, sizeof(T) < 4 ? kChunkElements * (4 / sizeof(T)) : kChunkElements);
 }
-// Exact sums and moments take chunks of up to 2^18 elements (the same n/16 below): a call to
-// ExactSum::add costs some 10 us beyond its elements where they go to the large accumulator (its
-// 4096 f64 chunks made, then folded into the digits), 12% of a call of 2^16 f64 of random bits on
-// the 2-core Xeon and 4% of one of 2^18; 2^24 elements still make 64 chunks for the threads.
-constexpr std::size_t kExactChunk = std::size_t{1} << 18;
-std::size_t exact_chunk_size(std::size_t n) { return std::clamp(std::bit_floor(n / 16), kSmallestChunk, kExactChunk); }
+// Exact sums and moments take chunks of up to 2^18 elements: a call to ExactSum::add costs some
+// 10 us beyond its elements where they go to the large accumulator (its 4096 f64 chunks made, then
+// folded into the digits), 12% of a call of 2^16 f64 of random bits on the 2-core Xeon and 4% of
+// one of 2^18; 2^24 elements still make 64 chunks for the threads.
+std::size_t exact_chunk_size(std::size_t n) { return chunk_size_within(n, std::size_t{1} << 18); }
 std::size_t chunk_count(std::size_t n, std::size_t chunk) { return (n + chunk - 1) / chunk; }
 std::size_t chunk_length(std::size_t n, std::size_t chunk, std::size_t c) { return std::min(chunk, n - c * chunk); }
 
