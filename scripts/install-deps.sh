@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  g++ make cmake          # compiler and build (CMake >= 3.25: Debian 12, Ubuntu 24.04 or newer)
+  g++ make cmake ninja-build  # compiler and build (CMake >= 3.25: Debian 12, Ubuntu 24.04 or newer; the presets use Ninja)
   libcli11-dev            # the command's argument parsing
   libtomlplusplus-dev     # the config file (TOML)
   nlohmann-json3-dev      # --json output, benchmark results
