@@ -1,14 +1,16 @@
 // Options::result_dtype over every backend: float sums, products and sums of squares in a wider
 // type than their elements' (f16 and bf16 to f32 or f64, f32 to f64), flat and along axes, within
 // the stated bound of the exact value (MPFR); exact sums MPFR's sum rounded once to that type, bit
-// for bit; what takes no other type refused with invalid_argument, a backend that cannot return
-// it with unsupported.
+// for bit; the float statistics as f64 along columns, rows and gathered axes; what takes no other
+// type refused with invalid_argument, a backend that cannot return it with unsupported.
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <vector>
 
 #include "conformance/backends.hpp"
 #include "support/exact_data.hpp"
@@ -131,6 +133,110 @@ TEST_CASE("result_dtype: along axes, rows and columns of f16 as f32") {
         CHECK(std::fabs(value_of<float>(res.values[k]) - want) <= 64 * 0x1p-23 * magnitudes + 0x1p-23 * std::fabs(want));
       }
     }
+  }
+}
+
+namespace {
+
+//! The elements of each result of C-order `shape` reduced over `axes`, as doubles (exact for
+//! every float type), results in C order of the kept axes.
+template <class T>
+std::vector<std::vector<double>> slices_of(const std::vector<T>& x, const std::vector<std::int64_t>& shape, const xr::Axes& axes) {
+  std::vector<std::size_t> kept_extent;
+  for (std::size_t k = 0; k < shape.size(); ++k)
+    if (!axes.contains(k)) kept_extent.push_back(static_cast<std::size_t>(shape[k]));
+  std::size_t results = 1;
+  for (std::size_t e : kept_extent) results *= e;
+  std::vector<std::vector<double>> out(results);
+  std::vector<std::size_t> at(shape.size(), 0);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    std::size_t result = 0;
+    for (std::size_t k = 0; k < shape.size(); ++k)
+      if (!axes.contains(k)) result = result * static_cast<std::size_t>(shape[k]) + at[k];
+    out[result].push_back(static_cast<double>(x[i]));
+    for (std::size_t k = shape.size(); k-- > 0;) {  // the next index in C order
+      if (++at[k] < static_cast<std::size_t>(shape[k])) break;
+      at[k] = 0;
+    }
+  }
+  return out;
+}
+
+//! Statistic `op` of `v` (finite doubles), correction `c`: MPFR's mean, var and std and sums
+//! rounded once to f64; the rest from them.
+double statistic_of(xr::Op op, const std::vector<double>& v, double c) {
+  const std::size_t n = v.size();
+  const xr::test::MpfrMoments<double> m = xr::test::mpfr_moments(v.data(), n, c);
+  std::vector<double> mapped(n);
+  auto sum_of = [&](auto f) {
+    std::transform(v.begin(), v.end(), mapped.begin(), f);
+    return xr::test::mpfr_sum(mapped.data(), n);
+  };
+  switch (op) {
+    case xr::Op::mean: case xr::Op::nanmean: return m.mean;
+    case xr::Op::var: case xr::Op::nanvar: return m.var;
+    case xr::Op::std: case xr::Op::nanstd: return m.std;
+    case xr::Op::nansum: return sum_of([](double a) { return a; });
+    case xr::Op::norm1: return sum_of([](double a) { return std::fabs(a); });
+    case xr::Op::norm2: return std::sqrt(sum_of([](double a) { return a * a; }));  // exact squares: f32 and narrower
+    case xr::Op::norminf: {
+      double top = 0;
+      for (double a : v) top = std::max(top, std::fabs(a));
+      return top;
+    }
+    default: {  // logsumexp
+      const double top = *std::max_element(v.begin(), v.end());
+      long double s = 0;
+      for (double a : v) s += std::exp(static_cast<long double>(a) - top);
+      return static_cast<double>(top + std::log(s));
+    }
+  }
+}
+
+//! The float statistics of T asked as f64 over `axes` of `shape`, on every host backend: each
+//! result within 4 n eps(f32) of the exact value (the 16-bit floats accumulate in f32 at least),
+//! relative to it or to 1; a result of T's own type read as f64 would be far off.
+template <class T>
+void statistics_as_f64(const std::vector<std::int64_t>& shape, const xr::Axes& axes, std::mt19937_64& rng) {
+  std::size_t n = 1;
+  for (std::int64_t e : shape) n *= static_cast<std::size_t>(e);
+  const std::vector<T> x = spread<T>(n, rng);
+  const std::vector<std::vector<double>> slices = slices_of(x, shape, axes);
+  const xr::View view = xr::View::of(shape.data(), nullptr, shape.size());  // C order
+  for (xr::Op op : {xr::Op::mean, xr::Op::var, xr::Op::std, xr::Op::nanmean, xr::Op::nanvar, xr::Op::nanstd, xr::Op::nansum,
+                    xr::Op::norm1, xr::Op::norm2, xr::Op::norminf, xr::Op::logsumexp}) {
+    xr::Request q = xr::Request::over(x.data(), xr::dtype_of<T>(), view, axes, op);
+    q.correction = static_cast<double>(rng() % 2);
+    for (xr::Reducer* r : backends()) {
+      if (memory_for(*r) != xr::Memory::host) continue;
+      INFO("seed " << xr::test::run_seed() << ", backend " << r->name() << ", " << to_string(op) << " of " << to_string(xr::dtype_of<T>())
+                   << " as f64, " << shape.size() << "-D, correction " << q.correction);
+      if (!runs(*r, q, xr::DType::f64, xr::Accuracy::standard)) {
+        CHECK_THROWS_AS(r->reduce(q, {.result_dtype = xr::DType::f64}), xr::Error);
+        continue;
+      }
+      const xr::Result res = r->reduce(q, {.result_dtype = xr::DType::f64});
+      REQUIRE(res.values.size() == slices.size());
+      for (std::size_t k = 0; k < slices.size(); ++k) {
+        const double want = statistic_of(op, slices[k], q.correction), got = value_of<double>(res.values[k]);
+        INFO("result " << k << ": " << got << ", exact " << want);
+        CHECK(std::fabs(got - want) <= 4 * static_cast<double>(slices[k].size()) * 0x1p-23 * std::max(std::fabs(want), 1.0));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("result_dtype: statistics of f16, bf16 and f32 as f64 along columns, rows and gathered axes") {
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x57a7u);
+  // Axis 0 of a matrix: its columns (columns.cpp); axis 1: its rows; axes 0 and 2 of a 3-D
+  // array: each result's elements gathered (host_segments.cpp).
+  const std::vector<std::int64_t> matrix{37, 261}, cube{6, 5, 31};
+  for (const auto& [shape, axes] : {std::pair{matrix, xr::Axes{0}}, std::pair{matrix, xr::Axes{1}}, std::pair{cube, xr::Axes{0, 2}}}) {
+    statistics_as_f64<xr::f16>(shape, axes, rng);
+    statistics_as_f64<xr::bf16>(shape, axes, rng);
+    statistics_as_f64<float>(shape, axes, rng);
   }
 }
 

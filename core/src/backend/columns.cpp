@@ -40,8 +40,10 @@ constexpr std::size_t kPartialBytes = std::size_t{64} << 20;
 constexpr std::uint64_t kFewestTasks = 16;
 
 //! One column's sum: floats in double, f64 compensated (a column may hold millions of values in
-//! sequence), integers in uint64. Out: the result's type (double for wide results).
-template <class T, class Out = typename SumPolicy<T>::Op::result_t>
+//! sequence), integers in uint64.
+//!
+//! Each Column writes a result with write(q, at, partial, wide): `wide`, as f64 (store_result).
+template <class T>
 struct SumColumn {
   using P = SumPolicy<T>;
   using Partial = typename P::acc;
@@ -61,18 +63,18 @@ struct SumColumn {
     if constexpr (std::is_same_v<T, double>) return std::isfinite(s) ? s + c : s;
     else return s;
   }
-  static void write(const Request& q, std::size_t at, Partial v) { static_cast<Out*>(q.out)[at] = ops::finish_as<Out, typename P::Op>(v); }
+  static void write(const Request& q, std::size_t at, Partial v, bool wide) { store_result<T, typename P::Op>(q.out, at, v, wide); }
 };
 
 //! Products and sums of squares: policy P's accumulator, added to in sequence.
-template <class T, class P, class Out = typename P::Op::result_t>
+template <class T, class P>
 struct FoldColumn {
   using Partial = typename P::acc;
   using Fold = PairwiseStack<P>;
   Partial v = P::identity();
   void add(T x, std::uint64_t) { v = P::combine(v, P::template lift<Partial>(x)); }
   Partial partial() const { return v; }
-  static void write(const Request& q, std::size_t at, Partial p) { static_cast<Out*>(q.out)[at] = ops::finish_as<Out, typename P::Op>(p); }
+  static void write(const Request& q, std::size_t at, Partial p, bool wide) { store_result<T, typename P::Op>(q.out, at, p, wide); }
 };
 
 template <bool kMax, class T>
@@ -82,7 +84,7 @@ struct ExtremeColumn {
   RunningExtreme<kMax, T> e;
   void add(T x, std::uint64_t) { e.add(x); }
   Partial partial() const { return e.result(); }
-  static void write(const Request& q, std::size_t at, Partial v) { static_cast<T*>(q.out)[at] = v; }
+  static void write(const Request& q, std::size_t at, Partial v, bool) { static_cast<T*>(q.out)[at] = v; }
 };
 
 //! argmin/argmax along the reduced axes: the index is the row's, in their C order.
@@ -94,24 +96,23 @@ struct ArgColumn {
   Partial best = F::identity();
   void add(T x, std::uint64_t r) { best = F{}(best, Partial{x, r}); }
   Partial partial() const { return best; }
-  static void write(const Request& q, std::size_t at, const Partial& v) {
+  static void write(const Request& q, std::size_t at, const Partial& v, bool) {
     static_cast<T*>(q.out)[at] = v.value;
     q.out_index[at] = v.index;
   }
 };
 
 //! A statistic of the table: its one-element-at-a-time accumulator (Accumulate), chunks folded
-//! pairwise in order, finished with the request's correction. Out: the result's type (double for
-//! wide results).
-template <class T, class F, class Out = typename F::result_t>
+//! pairwise in order, finished with the request's correction.
+template <class T, class F>
 struct StatisticColumn {
   using Partial = typename F::acc_t;
   using Fold = PairwiseStack<TablePolicy<F>>;
   Accumulate<F> a;
   void add(T x, std::uint64_t r) { a.add(x, r); }
   Partial partial() const { return a.result(); }
-  static void write(const Request& q, std::size_t at, const Partial& v) {
-    static_cast<Out*>(q.out)[at] = ops::finish_as<Out, F>(v, ops::FinishArgs{q.correction});
+  static void write(const Request& q, std::size_t at, const Partial& v, bool wide) {
+    store_result<T, F>(q.out, at, v, wide, ops::FinishArgs{q.correction});
     if constexpr (ops::has_index<F>) q.out_index[at] = v.index == ops::no_element ? no_index : v.index;
   }
 };
@@ -127,7 +128,7 @@ struct ExactColumn {
   ExactSum s;
   void add(T x, std::uint64_t) { s.add(static_cast<double>(x)); }
   const Partial& partial() const { return s; }
-  static void write(const Request& q, std::size_t at, const Partial& v) { static_cast<T*>(q.out)[at] = v.round<T>(); }
+  static void write(const Request& q, std::size_t at, const Partial& v, bool) { static_cast<T*>(q.out)[at] = v.round<T>(); }
 };
 
 //! Several ops in one read (Request::ops): the sum, the sum of squares, and the extremes with
@@ -159,7 +160,7 @@ struct SeveralColumn {
   Hi hi;
   void add(T x, std::uint64_t r) { sum.add(x, r), squares.add(x, r), lo.add(x, r), hi.add(x, r); }
   Partial partial() const { return {sum.partial(), squares.partial(), lo.partial(), hi.partial()}; }
-  static void write(const Request& q, std::size_t at, const Partial& p) {
+  static void write(const Request& q, std::size_t at, const Partial& p, bool) {
     const OpsOut& o = *q.ops_out;
     auto values = [&](Op op) { return o.values[static_cast<int>(op)]; };
     if (q.ops.contains(Op::sum)) static_cast<typename ops::Sum<T>::result_t*>(values(Op::sum))[at] = ops::Sum<T>::finish(p.sum);
@@ -200,8 +201,8 @@ struct Plan {
 
 template <class Column>
 inline constexpr bool is_sum_column = false;
-template <class T, class Out>
-inline constexpr bool is_sum_column<SumColumn<T, Out>> = true;
+template <class T>
+inline constexpr bool is_sum_column<SumColumn<T>> = true;
 template <class Column>
 inline constexpr bool is_extreme_column = false;
 template <bool kMax, class T>
@@ -295,10 +296,11 @@ void add_rows(const T* x, const Plan& p, std::uint64_t r0, std::uint64_t r1, std
   }
 }
 
-//! Runs the plan with Column: results written to q.out / ops_out, or kept in `keep` (exact
-//! partials of layout outer) when it is not null.
+//! Runs the plan with Column: results written to q.out / ops_out (`wide`: as f64), or kept in
+//! `keep` (exact partials of layout outer) when it is not null.
 template <class Column, class T>
-void run_columns(const Request& q, const Plan& p, const ChunkRunner* runner, std::vector<typename Column::Partial>* keep) {
+void run_columns(const Request& q, const Plan& p, const ChunkRunner* runner, std::vector<typename Column::Partial>* keep,
+                 bool wide = false) {
   const T* x = static_cast<const T*>(q.data);
   const auto width = static_cast<std::size_t>(p.column.extent);
   // Chunks of rows: as many as kColumnChunkElements a chunk make for sums (double or compensated:
@@ -331,7 +333,7 @@ void run_columns(const Request& q, const Plan& p, const ChunkRunner* runner, std
   };
   auto finish = [&](std::uint64_t b, std::size_t j, const typename Column::Partial& v) {
     if (keep) (*keep)[b * width + j] = v;
-    else Column::write(q, static_cast<std::size_t>(p.out_offset(b) + static_cast<std::int64_t>(j) * p.column_out), v);
+    else Column::write(q, static_cast<std::size_t>(p.out_offset(b) + static_cast<std::int64_t>(j) * p.column_out), v, wide);
   };
   if (chunks == 1) {  // each task adds its columns' every row and writes them
     run_each(runner, p.batches * blocks, [&](std::size_t task) {
@@ -391,23 +393,10 @@ Result columns_of(const Request& q, const ChunkRunner* runner, Accuracy accuracy
     return r;
   }
   if (!is_core_op(q.op)) {
-    ops::visit_statistic<T>(q.op, [&](auto f) {
-      using F = decltype(f);
-      using Wide = wide_statistic_t<T, F>;
-      if (wide) run_columns<StatisticColumn<T, F, Wide>, T>(q, p, runner, nullptr);
-      else run_columns<StatisticColumn<T, F>, T>(q, p, runner, nullptr);
-    });
+    ops::visit_statistic<T>(q.op, [&](auto f) { run_columns<StatisticColumn<T, decltype(f)>, T>(q, p, runner, nullptr, wide); });
     return r;
   }
   if constexpr (is_float_v<T>) {
-    if (wide) {  // the accumulators' values, as f64
-      switch (q.op) {
-        case Op::sum: run_columns<SumColumn<T, double>, T>(q, p, runner, nullptr); return r;
-        case Op::prod: run_columns<FoldColumn<T, ProdPolicy<T>, double>, T>(q, p, runner, nullptr); return r;
-        case Op::sumsq: run_columns<FoldColumn<T, SquaresPolicy<T>, double>, T>(q, p, runner, nullptr); return r;
-        default: break;
-      }
-    }
     if (exact_sum(q.dtype, q.op, accuracy)) {
       // Layout outer hands its partials on (Reducer::reduce rounds them); the others round here.
       if (layout_of(q) != Layout::outer) {
@@ -419,10 +408,10 @@ Result columns_of(const Request& q, const ChunkRunner* runner, Accuracy accuracy
       return r;
     }
   }
-  switch (q.op) {
-    case Op::sum: run_columns<SumColumn<T>, T>(q, p, runner, nullptr); break;
-    case Op::prod: run_columns<FoldColumn<T, ProdPolicy<T>>, T>(q, p, runner, nullptr); break;
-    case Op::sumsq: run_columns<FoldColumn<T, SquaresPolicy<T>>, T>(q, p, runner, nullptr); break;
+  switch (q.op) {  // wide: the sums' and products' accumulators, as f64
+    case Op::sum: run_columns<SumColumn<T>, T>(q, p, runner, nullptr, wide); break;
+    case Op::prod: run_columns<FoldColumn<T, ProdPolicy<T>>, T>(q, p, runner, nullptr, wide); break;
+    case Op::sumsq: run_columns<FoldColumn<T, SquaresPolicy<T>>, T>(q, p, runner, nullptr, wide); break;
     case Op::min: run_columns<ExtremeColumn<false, T>, T>(q, p, runner, nullptr); break;
     case Op::max: run_columns<ExtremeColumn<true, T>, T>(q, p, runner, nullptr); break;
     case Op::argmin: run_columns<ArgColumn<false, T>, T>(q, p, runner, nullptr); break;

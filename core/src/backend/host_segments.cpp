@@ -84,9 +84,10 @@ struct Outputs {
 //! What an op does with segments. Each provides acc (a piece's partial), piece(p, n, first) over
 //! the n elements at p (element `first` of the request onwards), a Fold that combines pieces in
 //! index order, write(out, s, acc, begin) and write_empty(out, s).
-template <class T, class P, class Out = typename P::Op::result_t>
-struct FoldSegments {  // sums, products, sums of squares; Out: the result's type (double for wide results)
+template <class T, class P>
+struct FoldSegments {  // sums, products, sums of squares
   using acc = typename P::acc;
+  bool wide = false;  //!< results as f64, the accumulator's value (Features::wide)
   static acc piece(const T* p, std::uint64_t n, std::uint64_t) {
     if (n <= kShortPiece) return short_piece(p, n);
     return whole_piece(p, n);
@@ -111,8 +112,8 @@ struct FoldSegments {  // sums, products, sums of squares; Out: the result's typ
     return static_cast<acc>(P::combine(P::combine(lane[0], lane[1]), P::combine(lane[2], lane[3])));
   }
   using Fold = PairwiseStack<P>;
-  static void write(const Outputs& o, std::size_t s, acc v, std::uint64_t) { static_cast<Out*>(o.values)[s] = ops::finish_as<Out, typename P::Op>(v); }
-  static void write_empty(const Outputs& o, std::size_t s) { write(o, s, P::identity(), 0); }
+  void write(const Outputs& o, std::size_t s, acc v, std::uint64_t) const { store_result<T, typename P::Op>(o.values, s, v, wide); }
+  void write_empty(const Outputs& o, std::size_t s) const { write(o, s, P::identity(), 0); }
 };
 
 template <class T, bool kMax>
@@ -152,19 +153,19 @@ struct ArgSegments {
 };
 
 //! A statistic of the table (mean, var, the norms, the nan* ops, ...): each piece's partial by
-//! statistic_run, folded pairwise in order, finished with the request's FinishArgs. Out: the
-//! result's type (double for wide results).
-template <class T, class F, class Out = typename F::result_t>
+//! statistic_run, folded pairwise in order, finished with the request's FinishArgs.
+template <class T, class F>
 struct StatisticSegments {
   using Policy = F;
   using acc = typename F::acc_t;
   ops::FinishArgs args;
   acc* kept = nullptr;  //!< where each result's partial goes too, if set (a flat var's Result::moments)
+  bool wide = false;    //!< results as f64, unrounded (Features::wide)
   acc piece(const T* p, std::uint64_t n, std::uint64_t first) const { return statistic_run<F>(p, n, first); }
   using Fold = PairwiseStack<TablePolicy<F>>;
   void write(const Outputs& o, std::size_t s, const acc& v, std::uint64_t begin) const {
     if (kept) kept[s] = v;
-    static_cast<Out*>(o.values)[s] = ops::finish_as<Out, F>(v, args);
+    store_result<T, F>(o.values, s, v, wide, args);
     if constexpr (ops::has_index<F>) o.indices[s] = v.index == ops::no_element ? no_index : v.index - begin;
   }
   void write_empty(const Outputs& o, std::size_t s) const { write(o, s, F::identity(), 0); }
@@ -318,12 +319,12 @@ class SeveralSegments {
     }
   };
   void write(const Outputs&, std::size_t s, const acc& v, std::uint64_t begin) const {
-    if (ops_.contains(Op::sum)) Sum::write(of(Op::sum), s, v.sum, begin);
+    if (ops_.contains(Op::sum)) Sum{}.write(of(Op::sum), s, v.sum, begin);
     if (ops_.contains(Op::min)) Min::write(of(Op::min), s, v.min, begin);
     if (ops_.contains(Op::max)) Max::write(of(Op::max), s, v.max, begin);
     if (ops_.contains(Op::argmin)) ArgMin::write(of(Op::argmin), s, v.argmin, begin);
     if (ops_.contains(Op::argmax)) ArgMax::write(of(Op::argmax), s, v.argmax, begin);
-    if (ops_.contains(Op::sumsq)) Squares::write(of(Op::sumsq), s, v.squares, begin);
+    if (ops_.contains(Op::sumsq)) Squares{}.write(of(Op::sumsq), s, v.squares, begin);
     if constexpr (kStatistics)
       for (std::size_t j = 0; j < named_count_; ++j) {
         const Op op = named_[j].first;  // not a structured binding: lambdas capture those from C++20 (Clang 16) on
@@ -332,12 +333,12 @@ class SeveralSegments {
       }
   }
   void write_empty(const Outputs&, std::size_t s) const {
-    if (ops_.contains(Op::sum)) Sum::write_empty(of(Op::sum), s);
+    if (ops_.contains(Op::sum)) Sum{}.write_empty(of(Op::sum), s);
     if (ops_.contains(Op::min)) Min::write_empty(of(Op::min), s);
     if (ops_.contains(Op::max)) Max::write_empty(of(Op::max), s);
     if (ops_.contains(Op::argmin)) ArgMin::write_empty(of(Op::argmin), s);
     if (ops_.contains(Op::argmax)) ArgMax::write_empty(of(Op::argmax), s);
-    if (ops_.contains(Op::sumsq)) Squares::write_empty(of(Op::sumsq), s);
+    if (ops_.contains(Op::sumsq)) Squares{}.write_empty(of(Op::sumsq), s);
     if constexpr (kStatistics)
       for (std::size_t j = 0; j < named_count_; ++j) {
         const Op op = named_[j].first;
@@ -349,7 +350,7 @@ class SeveralSegments {
   //! Calls `fn` with the StatisticSegments of statistic `op`, finished with the request's correction.
   template <class Fn>
   decltype(auto) with_statistic(Op op, Fn&& fn) const {
-    return ops::visit_statistic<T>(op, [&](auto f) { return fn(StatisticSegments<T, decltype(f)>{args_, nullptr}); });
+    return ops::visit_statistic<T>(op, [&](auto f) { return fn(StatisticSegments<T, decltype(f)>{args_, nullptr, false}); });
   }
   //! The statistic whose partial gives `op`'s result: mean, var and std share the moments (a
   //! var's, with the squares, if var or std is named: its count and sum, which the mean reads,
@@ -524,11 +525,9 @@ void statistic_rows(const Request& q, const Bounds& b, const Outputs& out, const
   const ops::FinishArgs args{q.correction};
   ops::visit_statistic<T>(q.op, [&](auto f) {
     using F = decltype(f);
-    using Wide = wide_statistic_t<T, F>;
     typename F::acc_t* kept = nullptr;
     if constexpr (std::is_same_v<typename F::acc_t, Moments>) kept = moments;
-    if (wide) reduce_tiles<T>(static_cast<const T*>(q.data), b, out, runner, StatisticSegments<T, F, Wide>{args, kept}, g);
-    else reduce_tiles<T>(static_cast<const T*>(q.data), b, out, runner, StatisticSegments<T, F>{args, kept}, g);
+    reduce_tiles<T>(static_cast<const T*>(q.data), b, out, runner, StatisticSegments<T, F>{args, kept, wide}, g);
   });
 }
 
@@ -570,21 +569,12 @@ Result reduce_host_segments(const Request& q, const ChunkRunner* runner, Accurac
     const T* x = static_cast<const T*>(q.data);
     if (!q.ops.empty()) return with_several<T>(q, false, [&](const auto& several) { reduce_tiles<T>(x, b, out, runner, several, g); });
     if (!is_core_op(q.op)) return statistic_rows<T>(q, b, out, runner, wide, g);
-    if constexpr (is_float_v<T>) {
+    if constexpr (is_float_v<T>)
       if (exact_sum(q.dtype, q.op, accuracy)) return reduce_tiles<T, ExactSegments<T>>(x, b, out, runner, {}, g);
-      if (wide) {  // the accumulators' values, as f64
-        switch (q.op) {
-          case Op::sum: return reduce_tiles<T, FoldSegments<T, SumPolicy<T>, double>>(x, b, out, runner, {}, g);
-          case Op::prod: return reduce_tiles<T, FoldSegments<T, ProdPolicy<T>, double>>(x, b, out, runner, {}, g);
-          case Op::sumsq: return reduce_tiles<T, FoldSegments<T, SquaresPolicy<T>, double>>(x, b, out, runner, {}, g);
-          default: break;
-        }
-      }
-    }
-    switch (q.op) {
-      case Op::sum: return reduce_tiles<T, FoldSegments<T, SumPolicy<T>>>(x, b, out, runner, {}, g);
-      case Op::prod: return reduce_tiles<T, FoldSegments<T, ProdPolicy<T>>>(x, b, out, runner, {}, g);
-      case Op::sumsq: return reduce_tiles<T, FoldSegments<T, SquaresPolicy<T>>>(x, b, out, runner, {}, g);
+    switch (q.op) {  // wide: the sums' and products' accumulators, as f64
+      case Op::sum: return reduce_tiles<T, FoldSegments<T, SumPolicy<T>>>(x, b, out, runner, {wide}, g);
+      case Op::prod: return reduce_tiles<T, FoldSegments<T, ProdPolicy<T>>>(x, b, out, runner, {wide}, g);
+      case Op::sumsq: return reduce_tiles<T, FoldSegments<T, SquaresPolicy<T>>>(x, b, out, runner, {wide}, g);
       case Op::min: return reduce_tiles<T, ExtremeSegments<T, false>>(x, b, out, runner, {}, g);
       case Op::max: return reduce_tiles<T, ExtremeSegments<T, true>>(x, b, out, runner, {}, g);
       case Op::argmin: return reduce_tiles<T, ArgSegments<T, false>>(x, b, out, runner, {}, g);

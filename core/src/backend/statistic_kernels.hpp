@@ -27,11 +27,28 @@
 
 namespace xreduce::detail {
 
-//! The type a statistic F of elements T writes as a wide result (Features::wide: another result
-//! type was asked for, which the core rounds to): double for a float result, whatever the
-//! element type (the 16-bit floats' statistics too), else the op's own result type.
+//! The type op F of elements T writes as a wide result (Features::wide: another result type was
+//! asked for, which the core rounds to): double for a float result, whatever the element type
+//! (the 16-bit floats' too), else the op's own result type.
 template <class T, class F>
-using wide_statistic_t = std::conditional_t<is_float_v<T> && is_float_v<typename F::result_t>, double, typename F::result_t>;
+using wide_result_t = std::conditional_t<is_float_v<T> && is_float_v<typename F::result_t>, double, typename F::result_t>;
+
+//! Writes op F's partial `v` as result `at` of `out`: of the op's result type, or, `wide`, of
+//! wide_result_t's. Which one is a branch here, not a second instantiation of the driver that
+//! calls it: a copy of every float type's drivers for wide results was a fifth of the
+//! statistics' code in the CPU kernel tables (columns.cpp, host_segments.cpp).
+template <class T, class F>
+void store_result(void* out, std::size_t at, const typename F::acc_t& v, bool wide, ops::FinishArgs args = {}) {
+  using Result = typename F::result_t;
+  using Wide = wide_result_t<T, F>;
+  if constexpr (!std::is_same_v<Wide, Result>) {
+    if (wide) {
+      static_cast<Wide*>(out)[at] = ops::finish_as<Wide, F>(v, args);
+      return;
+    }
+  }
+  static_cast<Result*>(out)[at] = ops::finish_as<Result, F>(v, args);
+}
 
 template <class F>
 inline constexpr bool is_moments = std::is_same_v<typename F::acc_t, ops::Moments>;
