@@ -414,16 +414,20 @@ XREDUCE_HOST_DEVICE Out finish_as(const typename F::acc_t& a, FinishArgs args) {
   else return static_cast<Out>(F::value(a, args));
 }
 
-//! Calls `fn` with the policy of (T, op) for a statistic (an op after the core ones).
+//! Calls `fn` with the policy of (T, op) for a statistic (an op after the core ones). Of a type
+//! that holds no NaN (integers, bool), nanmean, nanvar and nanstd are mean's, var's and std's
+//! policies: the same partial and result, and one instantiation fewer of every kernel and driver
+//! that visits them.
 template <class T, class Fn>
 decltype(auto) visit_statistic(Op op, Fn&& fn) {
+  constexpr bool kNaN = is_float_v<T>;
   switch (op) {
     case Op::mean: return fn(MomentsOp<T, Op::mean>{});
     case Op::var: return fn(MomentsOp<T, Op::var>{});
     case Op::std: return fn(MomentsOp<T, Op::std>{});
-    case Op::nanmean: return fn(MomentsOp<T, Op::nanmean>{});
-    case Op::nanvar: return fn(MomentsOp<T, Op::nanvar>{});
-    case Op::nanstd: return fn(MomentsOp<T, Op::nanstd>{});
+    case Op::nanmean: return fn(MomentsOp<T, kNaN ? Op::nanmean : Op::mean>{});
+    case Op::nanvar: return fn(MomentsOp<T, kNaN ? Op::nanvar : Op::var>{});
+    case Op::nanstd: return fn(MomentsOp<T, kNaN ? Op::nanstd : Op::std>{});
     case Op::norm1: return fn(AbsOp<T, Op::norm1>{});
     case Op::norminf: return fn(AbsOp<T, Op::norminf>{});
     case Op::norm2: return fn(Norm2Op<T>{});
