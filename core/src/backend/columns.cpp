@@ -39,10 +39,11 @@ constexpr std::size_t kPartialBytes = std::size_t{64} << 20;
 //! Tasks a table is cut into at least, where its columns allow (see run_columns).
 constexpr std::uint64_t kFewestTasks = 16;
 
+// A Column: one column's accumulator, its Partial and the Fold of its chunks' partials, and
+// write(q, at, partial, wide), which puts result `at` in q.out (`wide`: as f64, store_result).
+
 //! One column's sum: floats in double, f64 compensated (a column may hold millions of values in
 //! sequence), integers in uint64.
-//!
-//! Each Column writes a result with write(q, at, partial, wide): `wide`, as f64 (store_result).
 template <class T>
 struct SumColumn {
   using P = SumPolicy<T>;
