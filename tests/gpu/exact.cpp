@@ -652,6 +652,59 @@ TEST_CASE("gpu exact sums of rows and segments: ties that a pair of doubles hold
 
 namespace {
 
+//! Segments (mixed_offsets' lengths) whose exact sums lie at a tie of T or near one: in each, a
+//! value b of T and half b's ulp with b's sign (their sum a tie), and zero to three values of one
+//! sign 2^21 to 2^80 times smaller than b, the rest zeros of either sign; each element in place
+//! at random. A lane's elements then span more than 20 binades, so its segment goes through the
+//! exponent bins, and a short segment's group rounds the bins' double sum where its error bound
+//! allows (fold_groups): the small values push the sum off the tie by more or less than that
+//! bound (2^-48 of the magnitudes), so both that rounding and the digits' must be right.
+template <class T>
+std::vector<T> near_ties_in_the_bins(const std::vector<std::uint64_t>& offsets, std::mt19937_64& rng) {
+  constexpr int kDigits = std::is_same_v<T, float> ? 24 : 8;
+  auto of = [](double v) {  // v, a value of T
+    if constexpr (std::is_same_v<T, float>) return static_cast<float>(v);
+    else return xr::bf16::from_bits(static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(static_cast<float>(v)) >> 16));
+  };
+  std::vector<T> v(offsets.back());
+  for (T& x : v) x = of(rng() % 2 ? 0.0 : -0.0);
+  for (std::size_t s = 0; s + 1 < offsets.size(); ++s) {
+    const std::uint64_t a = offsets[s], length = offsets[s + 1] - a;
+    if (length < 2) continue;
+    const int e = static_cast<int>(rng() % 81) - 40;
+    const double sign = rng() % 2 ? 1.0 : -1.0;
+    const double b = sign * std::ldexp(1.0 + static_cast<double>(rng() % (1u << (kDigits - 1))) / (1u << (kDigits - 1)), e);
+    const std::uint64_t at = rng() % length;
+    v[a + at] = of(b);
+    v[a + (at + 1 + rng() % (length - 1)) % length] = of(sign * std::ldexp(1.0, e - kDigits));  // half b's ulp
+    const double small = (rng() % 2 ? 1.0 : -1.0) * std::ldexp(1.0, e - 21 - static_cast<int>(rng() % 60));
+    for (std::uint64_t k = 0, count = rng() % 4; k < count; ++k) {
+      T& x = v[a + rng() % length];
+      if (std::abs(static_cast<double>(static_cast<float>(x))) < std::abs(b) / 4) x = of(small);  // not over b or the half ulp
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("gpu exact sums of rows and segments: ties and near-ties of T through the exponent bins, short and long") {
+  if (exact_gpu_backends(/*device=*/true).empty()) return;
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x7e1eu);
+  const std::vector<std::uint64_t> offsets = mixed_offsets(std::getenv("XREDUCE_TEST_QUICK") ? 300 : 3000, rng);
+  check_exact_segments(near_ties_in_the_bins<float>(offsets, rng), offsets, 0, "f32 segments, near-ties");
+  check_exact_segments(near_ties_in_the_bins<xr::bf16>(offsets, rng), offsets, 0, "bf16 segments, near-ties");
+  for (std::size_t length : {std::size_t{5}, std::size_t{40}, std::size_t{300}}) {
+    const std::size_t rows = 60000 / length;
+    std::vector<std::uint64_t> row_offsets(rows + 1);
+    for (std::size_t r = 0; r <= rows; ++r) row_offsets[r] = r * length;
+    check_exact_segments(near_ties_in_the_bins<float>(row_offsets, rng), {}, rows,
+                         std::to_string(rows) + " f32 rows of " + std::to_string(length) + ", near-ties");
+  }
+}
+
+namespace {
+
 //! Segments of small integers times 2^e (1 to 15 times it, e from -4 to 4, one a segment): pairs
 //! of a value and its negation in a shuffled order, so that many segments sum to exactly 0 (+0
 //! by the rules, unless every element was -0), others to one element left over; zeros of either

@@ -7,10 +7,10 @@
 // A lane adds its elements to one double, a vector's elements in a tree, and keeps the span of
 // their exponents (ExponentSpan): a conversion, an addition and two integer instructions an
 // element, no branch. Where they span at most 20 binades, as ordinary data (uniform,
-// subnormal-heavy) do, every partial sum was exact, in any order, and that is all. Else the lane
-// reads its elements again (group_partial's second pass, from the caches), each into one of its
-// 16 exponent bins in shared memory (exponent_bins.cuh, as the flat and column sums): a
-// conversion, and an addition with its load and store, whatever the data.
+// subnormal-heavy) do, every partial sum was exact, in any order, and that is all. From the step
+// of loads that would leave that range, the lane carries on in its 16 exponent bins in shared
+// memory (exponent_bins.cuh, as the flat and column sums), each element into one: a conversion,
+// and an addition with its load and store, whatever the data.
 //
 // A warp folds its lanes' partials (fold_groups) one of two ways. Where the elements of all its
 // lanes span at most 16 binades, the lanes' doubles fold as doubles, exactly. Else each lane's
@@ -18,7 +18,9 @@
 // across its lanes in shared memory (each lane summing 16 of them, exact over a warp's
 // elements), and each group's first lane turns its 16 sums into digits: a bin's sum is an integer
 // count of its unit, below 2^53, and its counts carried to 16 bits each are the digits' halves,
-// with no indexing. Beyond a warp (a block's warps, a long segment's chunks) partials combine as
+// with no indexing; or, where the group holds its segment whole (32 lanes or fewer), the 16 sums'
+// own double sum, where an error bound shows that it rounds as the exact sum does (nearly
+// always). Beyond a warp (a block's warps, a long segment's chunks) partials combine as
 // a pair of doubles, each addition checked exact by TwoSum, and as digits where one is not.
 // (Two passes over the whole data did this before: the first held each segment as a pair of
 // doubles and marked those that left it, which the second read again into bins and digits: 8.7x
@@ -162,7 +164,7 @@ struct ExactSegmentSum {
 template <class T>
 struct one_accumulator<ExactSegmentSum<T>> : std::true_type {};  // its bins are the lane's shared words
 template <class T>
-struct reads_again_past_range<ExactSegmentSum<T>> : std::true_type {};  // a double, else bins (Accumulator below)
+struct adds_by_step<ExactSegmentSum<T>> : std::true_type {};  // a double, else bins (Accumulator below)
 
 //! The block's lanes' exponent bins: bin c of lane t at c * kBlock + t, so that a warp's lanes
 //! touch neighbouring words whatever bins they add to (no bank conflicts). 32 KB.
@@ -250,60 +252,65 @@ __device__ inline void clear_lane_bins(double* own) {
   for (int c = 0; c < exact::kFieldBins; ++c) own[c * ExactSegmentSum<float>::kBlock] = 0.0;
 }
 
-//! A lane's elements past ExponentSpan's range, read again (group_partial's second pass): each
-//! to the one of the lane's 16 exponent bins in shared memory that its field picks, one
-//! shared-memory addition, exact for what a warp adds; an infinity or a NaN too, to bin 15,
-//! which then holds NaN or an infinity, as the sum is (fold_groups reads it so).
-template <class T>
-struct LaneBins {
-  double* own;  //!< the lane's bin 0
-  __device__ void add(const ExactSegmentSum<T>&, typename ExactSegmentSum<T>::Lifted e) {
-    exact::add_finite_to_bins<ExactSegmentSum<T>::kBlock>(own, e.x);  // a special too (see above)
-  }
-};
-
-template <class T>
-__device__ inline void add_vector(LaneBins<T>& bins, const ExactSegmentSum<T>& f, const Vec<T>& r, std::size_t) {
-#pragma unroll
-  for (int j = 0; j < vector_width<T>(); ++j) bins.add(f, {static_cast<float>(r.e[j])});
-}
-
-//! A lane's exact sum, read once where its elements' exponents span at most ExponentSpan::kSpread
-//! binades (as ordinary data do: uniform, subnormal-heavy): added to a double and nothing else,
-//! exactly, a vector's elements in a tree and then to the lane's sum, with no test (group_partial
-//! asks in_range() once a step of loads). Past that range, group_partial reads the lane's
-//! elements again into its bins (LaneBins): the data are in the caches then, and the lanes in
-//! range have no branch an element to pay for the others. (With a test of the range a vector and
-//! its branch, the short-segment kernel took 75 million warp instructions on uniform power-law
-//! data; 66 million now, the plain sum's 48, ncu on an H200.) The
-//! lane's sum starts at -0, so that it is -0 exactly where every element it added was -0 (or it
-//! added none).
+//! A lane's exact sum. While its elements' exponents span at most ExponentSpan::kSpread binades
+//! (as ordinary data do: uniform, subnormal-heavy), they are added to a double and nothing else,
+//! exactly, a vector's elements in a tree and then to the lane's sum. The span is taken a step
+//! of loads at a time (add_step) before the step is added: where the step would leave the range,
+//! the lane carries on in its 16 exponent bins in shared memory (exponent_bins.cuh), the sum so
+//! far (exact: the span was in range before the step) in them as three parts (bin_double), then
+//! each element, the step's and every one after it, in the bin its field picks: a conversion and
+//! one shared-memory addition, exact for what a warp adds, whatever the data; an infinity or a
+//! NaN too, to bin 15, which then holds NaN or an infinity, as the sum is (fold_groups reads it
+//! so). Past the range the span is no longer taken: it stays past, and value() and fold_groups
+//! see that. (Read again from the start instead, the elements cost a second load and their
+//! first additions for nothing.) With a test of the range a vector and its branch, the
+//! short-segment kernel took 75 million warp instructions on uniform power-law data, against 66
+//! million with one a step (the plain sum's 48, ncu on an H200). The lane's sum starts at -0, so
+//! that it is -0 exactly where every element it added was -0 (or it added none).
 template <class T>
 struct Accumulator<ExactSegmentSum<T>> {
-  double sum;
-  ExponentSpan span;  // past its range: the elements were read again into the bins, and `sum` is void
+  double sum;         // past the range: void, the bins hold it
+  ExponentSpan span;  // of the elements added to `sum`
   __device__ void init(const ExactSegmentSum<T>&) {
     sum = -0.0;
     span.init();
   }
-  //! Adds N elements (converted exactly to float): their sum in a tree of doubles (exact where
-  //! they are in range, as any order is there) to the lane's, one dependent addition a vector.
-  template <int N>
-  __device__ void add(const float (&x)[N]) {
-    span.take(x);
-    sum += tree_sum(x);
-  }
-  __device__ void add(const ExactSegmentSum<T>&, typename ExactSegmentSum<T>::Lifted e) {
-    const float one[1] = {e.x};
-    add(one);
-  }
   __device__ bool in_range() const { return span.exact_in_double(); }
-  //! Past the range: every bin zeroed, for all the lane's elements again. The span stays past the
-  //! range: value() and fold_groups see it.
-  __device__ LaneBins<T> start_second_pass() {
+  //! The step or element whose span left the range: the lane's bins zeroed and its sum so far
+  //! put in them, for it and every element after it.
+  __device__ double* carry_on() {
     double* own = exact_segment_lane_bins() + threadIdx.x;
     clear_lane_bins(own);
-    return {own};
+    if (sum != 0) bin_double(own, sum);
+    return own;
+  }
+  //! Adds U vectors of N elements (converted exactly to float), the first `loaded` of them:
+  //! each vector's sum in a tree of doubles (exact where they are in range, as any order is
+  //! there) to the lane's, one dependent addition a vector; past the range, to the bins.
+  template <int U, int N>
+  __device__ void add(const float (&x)[U][N], int loaded) {
+    if (in_range()) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (u < loaded) span.take(x[u]);
+      if (in_range()) {
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+          if (u < loaded) sum += tree_sum(x[u]);
+        return;
+      }
+      carry_on();
+    }
+    double* own = exact_segment_lane_bins() + threadIdx.x;
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (u < loaded)
+#pragma unroll
+        for (int j = 0; j < N; ++j) exact::add_finite_to_bins<ExactSegmentSum<T>::kBlock>(own, x[u][j]);  // a special too
+  }
+  __device__ void add(const ExactSegmentSum<T>&, typename ExactSegmentSum<T>::Lifted e) {
+    const float one[1][1] = {{e.x}};
+    add(one, 1);
   }
   //! The lane's partial: its double (none past the range) and its span, for fold_groups (which
   //! reads the bins past the range, and the specials out of bin 15). A lane past the range added
@@ -321,13 +328,17 @@ struct Accumulator<ExactSegmentSum<T>> {
   }
 };
 
-template <class T>
-__device__ inline void add_vector(Accumulator<ExactSegmentSum<T>>& acc, const ExactSegmentSum<T>&, const Vec<T>& r,
-                                  std::size_t) {
-  float x[vector_width<T>()];
+//! A step of loads (adds_by_step), the first `loaded` of its U vectors.
+template <class T, int U>
+__device__ inline void add_step(Accumulator<ExactSegmentSum<T>>& acc, const ExactSegmentSum<T>&, const Vec<T> (&r)[U],
+                                int loaded) {
+  constexpr int kVec = vector_width<T>();
+  float x[U][kVec];
 #pragma unroll
-  for (int j = 0; j < vector_width<T>(); ++j) x[j] = static_cast<float>(r.e[j]);
-  acc.add(x);
+  for (int u = 0; u < U; ++u)
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) x[u][j] = u < loaded ? static_cast<float>(r[u].e[j]) : 0.0f;
+  acc.add(x, loaded);
 }
 
 //! The sum over a group of G lanes (2 to 16; the group's first lane at `own - rank`, `own` this
@@ -351,6 +362,43 @@ __device__ inline void sum_group_bins(double* own, int rank) {
   constexpr int kStride = ExactSegmentSum<float>::kBlock;
 #pragma unroll
   for (int m = 0; m < exact::kFieldBins / G; ++m) own[(rank + m * G) * kStride] = sum_group_bin<G>(own, rank, m);
+}
+
+//! x rounded once to the nearest T, ties to even (+-inf past T's range).
+template <class T>
+__device__ inline T rounded_to(double x) {
+  if constexpr (std::is_same_v<T, float>) return __double2float_rn(x);
+  else return T(x);
+}
+
+template <class T>
+__device__ inline unsigned bits_of(T x) {
+  if constexpr (std::is_same_v<T, float>) return __float_as_uint(x);
+  else return x.bits;
+}
+
+//! Whether the sum of a group's 16 bins (`first` its first lane's bin 0, bin c's sum on lane c %
+//! lanes) rounds to T as its double sum does; that sum into `sum` if so. The 16 additions in
+//! order leave an error below 15u / (1 - 15u) times the bins' magnitudes (u = 2^-53, Higham's
+//! bound for recursive summation), whose own sum, computed likewise, is at most 1 / (1 - 15u)
+//! above it: under 2^-48 times that computed sum (a power of two: the product is exact, far above
+//! the subnormals). The exact sum lies in [sum - bound, sum + bound], so in [lo, hi], those
+//! rounded outward; rounding to nearest is monotonic, so where lo and hi round to the same T
+//! (the same bits: -0 and +0 differ), so does the exact sum, and so does `sum` itself, which
+//! write_segment then rounds. Magnitudes of 0: the sum is exactly 0, rounded as every sum is
+//! (write_segment's zero). Not finite (a NaN or an infinity in bin 15): false.
+template <class T>
+__device__ inline bool rounded_from_bins(const double* first, int lanes, double& sum) {
+  constexpr int kStride = ExactSegmentSum<T>::kBlock;
+  double magnitude = 0.0;
+  sum = 0.0;
+#pragma unroll
+  for (int c = 0; c < exact::kFieldBins; ++c) {
+    const double bin = first[c * kStride + (c & (lanes - 1))];
+    sum += bin, magnitude += fabs(bin);
+  }
+  const double bound = magnitude * 0x1p-48;
+  return isfinite(magnitude) && bits_of(rounded_to<T>(__dsub_rd(sum, bound))) == bits_of(rounded_to<T>(__dadd_ru(sum, bound)));
 }
 
 //! The fold of a warp's lanes (shuffle_fold's contract; every lane of the warp calls it with its
@@ -391,7 +439,7 @@ __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits
   double* own = exact_segment_lane_bins() + threadIdx.x;  // this lane's bin 0
   if (ExponentSpan::within(r.top, r.bottom, ExponentSpan::kSpread)) clear_lane_bins(own);  // else they hold its elements
   if (r.fast != 0) bin_double(own, r.fast);
-  d.flags = shuffle_fold([](unsigned a, unsigned b) { return a | b; }, r.flags, group, from) | FloatDigits::kDigits;
+  d.flags = shuffle_fold([](unsigned a, unsigned b) { return a | b; }, r.flags, group, from);
   const int lanes = group < 32 ? group : 16;  // whose bins one lane sums: its group's, or its half of a warp's
   const int rank = static_cast<int>(threadIdx.x) & (lanes - 1);
   __syncwarp();  // every lane's bins written
@@ -410,24 +458,37 @@ __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits
   }
   __syncwarp();  // every sum stored
   const double* first = own - rank;  // the group's first lane's bin 0: bin c's sum is on its lane c % lanes
-  long long carry = 0;
-  unsigned low_half = 0;
+  // A group of a warp's lanes or fewer holds its segment whole, and the segments kernels write its
+  // fold as it comes out (short_segments_kernel; group_reduce returns such a fold as it is, and a
+  // wider group's warps combine theirs after). Such a fold needs only the sum's rounding, which
+  // the bins' own double sum gives nearly always (rounded_from_bins); the digits only where it
+  // does not (a sum within 2^-48 of its magnitude of a rounding boundary of T, a cancelling one),
+  // or where a NaN or an infinity came. The other lanes' results mean nothing: they take no part.
+  double rounded_sum = 0.0;
+  const bool rounded = group <= 32 && (rank != 0 || rounded_from_bins<T>(first, lanes, rounded_sum));
+  if (rounded) {
+    d.fast = rounded_sum;
+  } else {
+    d.flags |= FloatDigits::kDigits;
+    long long carry = 0;
+    unsigned low_half = 0;
 #pragma unroll
-  for (int c = 0; c < exact::kFieldBins; ++c) {
-    const double bin = first[c * kStride + (c & (lanes - 1))];
-    long long count = carry;
-    if (c == exact::kFieldBins - 1 && !isfinite(bin))  // the group's infinities (both: NaN) or NaN: the sum's
-      d.flags |= isnan(bin) ? FloatDigits::kNaN : bin > 0 ? FloatDigits::kPosInf : FloatDigits::kNegInf;
-    else  // bin / 2^(16c - 150): an integer below 2^53, exactly
-      count += __double2ll_rz(bin * __longlong_as_double(static_cast<long long>(1023 - exact::field_bin_unit(c)) << 52));
-    carry = count >> 16;  // arithmetic: floor division
-    const unsigned half = static_cast<unsigned>(count) & 0xffffu;
-    if (c % 2 == 0) low_half = half;
-    else d.w[c / 2] = low_half | half << 16;
+    for (int c = 0; c < exact::kFieldBins; ++c) {
+      const double bin = first[c * kStride + (c & (lanes - 1))];
+      long long count = carry;
+      if (c == exact::kFieldBins - 1 && !isfinite(bin))  // the group's infinities (both: NaN) or NaN: the sum's
+        d.flags |= isnan(bin) ? FloatDigits::kNaN : bin > 0 ? FloatDigits::kPosInf : FloatDigits::kNegInf;
+      else  // bin / 2^(16c - 150): an integer below 2^53, exactly
+        count += __double2ll_rz(bin * __longlong_as_double(static_cast<long long>(1023 - exact::field_bin_unit(c)) << 52));
+      carry = count >> 16;  // arithmetic: floor division
+      const unsigned half = static_cast<unsigned>(count) & 0xffffu;
+      if (c % 2 == 0) low_half = half;
+      else d.w[c / 2] = low_half | half << 16;
+    }
+    d.w[exact::kFieldBins / 2] = static_cast<unsigned>(carry);  // below 2^38 in magnitude: two words
+    d.w[exact::kFieldBins / 2 + 1] = static_cast<unsigned>(carry >> 32);
   }
   __syncwarp();  // every sum read: each lane's bins are its own again (the next round's)
-  d.w[exact::kFieldBins / 2] = static_cast<unsigned>(carry);  // below 2^38 in magnitude: two words
-  d.w[exact::kFieldBins / 2 + 1] = static_cast<unsigned>(carry >> 32);
   return d;
 }
 
@@ -440,10 +501,7 @@ __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits
 template <class T>
 __device__ inline T round_digits(FloatDigits a) {
   constexpr int kWords = FloatDigits::kWords;
-  auto of = [](double v) {  // v rounded once to T (+-inf past T's range)
-    if constexpr (std::is_same_v<T, float>) return static_cast<float>(v);
-    else return T(v);
-  };
+  const auto of = rounded_to<T>;
   if ((a.flags & FloatDigits::kNaN) || ((a.flags & FloatDigits::kPosInf) && (a.flags & FloatDigits::kNegInf)))
     return of(__longlong_as_double(0x7ff8000000000000ll));
   if (a.flags & FloatDigits::kPosInf) return of(__longlong_as_double(0x7ff0000000000000ll));
