@@ -604,6 +604,18 @@ void check_exact_segments(const std::vector<T>& host, const std::vector<std::uin
   cudaFree(dev_offsets);
 }
 
+//! f32 rows of 5, 40 and 300 elements (60000 elements or fewer each time), the data `make(offsets)`
+//! draws for them, checked as check_exact_segments checks rows.
+template <class Make>
+void check_f32_rows(Make make, const std::string& what) {
+  for (std::size_t length : {std::size_t{5}, std::size_t{40}, std::size_t{300}}) {
+    const std::size_t rows = 60000 / length;
+    std::vector<std::uint64_t> row_offsets(rows + 1);
+    for (std::size_t r = 0; r <= rows; ++r) row_offsets[r] = r * length;
+    check_exact_segments(make(row_offsets), {}, rows, std::to_string(rows) + " f32 rows of " + std::to_string(length) + ", " + what);
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -694,13 +706,7 @@ TEST_CASE("gpu exact sums of rows and segments: ties and near-ties of T through 
   const std::vector<std::uint64_t> offsets = mixed_offsets(std::getenv("XREDUCE_TEST_QUICK") ? 300 : 3000, rng);
   check_exact_segments(near_ties_in_the_bins<float>(offsets, rng), offsets, 0, "f32 segments, near-ties");
   check_exact_segments(near_ties_in_the_bins<xr::bf16>(offsets, rng), offsets, 0, "bf16 segments, near-ties");
-  for (std::size_t length : {std::size_t{5}, std::size_t{40}, std::size_t{300}}) {
-    const std::size_t rows = 60000 / length;
-    std::vector<std::uint64_t> row_offsets(rows + 1);
-    for (std::size_t r = 0; r <= rows; ++r) row_offsets[r] = r * length;
-    check_exact_segments(near_ties_in_the_bins<float>(row_offsets, rng), {}, rows,
-                         std::to_string(rows) + " f32 rows of " + std::to_string(length) + ", near-ties");
-  }
+  check_f32_rows([&](const auto& row_offsets) { return near_ties_in_the_bins<float>(row_offsets, rng); }, "near-ties");
 }
 
 namespace {
@@ -784,13 +790,7 @@ TEST_CASE("gpu exact sums of rows and segments: each segment of one scale, a war
   check_exact_segments(one_scale_a_segment<float>(offsets, rng), offsets, 0, "f32 segments of one scale each");
   check_exact_segments(one_scale_a_segment<xr::f16>(offsets, rng), offsets, 0, "f16 segments of one scale each");
   check_exact_segments(one_scale_a_segment<xr::bf16>(offsets, rng), offsets, 0, "bf16 segments of one scale each");
-  for (std::size_t length : {std::size_t{5}, std::size_t{40}, std::size_t{300}}) {
-    const std::size_t rows = 60000 / length;
-    std::vector<std::uint64_t> row_offsets(rows + 1);
-    for (std::size_t r = 0; r <= rows; ++r) row_offsets[r] = r * length;
-    check_exact_segments(one_scale_a_segment<float>(row_offsets, rng), {}, rows,
-                         std::to_string(rows) + " f32 rows of " + std::to_string(length) + ", one scale each");
-  }
+  check_f32_rows([&](const auto& row_offsets) { return one_scale_a_segment<float>(row_offsets, rng); }, "one scale each");
 }
 
 TEST_CASE("gpu exact sums of rows and segments: f32, f16 and bf16, every shape of data, MPFR's bits for each segment") {
