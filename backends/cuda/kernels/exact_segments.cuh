@@ -7,10 +7,10 @@
 // A lane adds its elements to one double, a vector's elements in a tree, and keeps the span of
 // their exponents (ExponentSpan): a conversion, an addition and two integer instructions an
 // element, no branch. Where they span at most 20 binades, as ordinary data (uniform,
-// subnormal-heavy) do, every partial sum was exact, in any order, and that is all. From the step
-// of loads that would leave that range, the lane carries on in its 16 exponent bins in shared
-// memory (exponent_bins.cuh, as the flat and column sums), each element into one: a conversion,
-// and an addition with its load and store, whatever the data.
+// subnormal-heavy) do, every partial sum was exact, in any order, and that is all. Else the lane
+// reads its elements again (group_partial's second pass, from the caches), each into one of its
+// 16 exponent bins in shared memory (exponent_bins.cuh, as the flat and column sums): a
+// conversion, and an addition with its load and store, whatever the data.
 //
 // A warp folds its lanes' partials (fold_groups) one of two ways. Where the elements of all its
 // lanes span at most 16 binades, the lanes' doubles fold as doubles, exactly. Else each lane's
@@ -164,7 +164,7 @@ struct ExactSegmentSum {
 template <class T>
 struct one_accumulator<ExactSegmentSum<T>> : std::true_type {};  // its bins are the lane's shared words
 template <class T>
-struct adds_by_step<ExactSegmentSum<T>> : std::true_type {};  // a double, else bins (Accumulator below)
+struct reads_again_past_range<ExactSegmentSum<T>> : std::true_type {};  // a double, else bins (Accumulator below)
 
 //! The block's lanes' exponent bins: bin c of lane t at c * kBlock + t, so that a warp's lanes
 //! touch neighbouring words whatever bins they add to (no bank conflicts). 32 KB.
@@ -252,65 +252,60 @@ __device__ inline void clear_lane_bins(double* own) {
   for (int c = 0; c < exact::kFieldBins; ++c) own[c * ExactSegmentSum<float>::kBlock] = 0.0;
 }
 
-//! A lane's exact sum. While its elements' exponents span at most ExponentSpan::kSpread binades
-//! (as ordinary data do: uniform, subnormal-heavy), they are added to a double and nothing else,
-//! exactly, a vector's elements in a tree and then to the lane's sum. The span is taken a step
-//! of loads at a time (add_step) before the step is added: where the step would leave the range,
-//! the lane carries on in its 16 exponent bins in shared memory (exponent_bins.cuh), the sum so
-//! far (exact: the span was in range before the step) in them as three parts (bin_double), then
-//! each element, the step's and every one after it, in the bin its field picks: a conversion and
-//! one shared-memory addition, exact for what a warp adds, whatever the data; an infinity or a
-//! NaN too, to bin 15, which then holds NaN or an infinity, as the sum is (fold_groups reads it
-//! so). Past the range the span is no longer taken: it stays past, and value() and fold_groups
-//! see that. (Read again from the start instead, the elements cost a second load and their
-//! first additions for nothing.) With a test of the range a vector and its branch, the
-//! short-segment kernel took 75 million warp instructions on uniform power-law data, against 66
-//! million with one a step (the plain sum's 48, ncu on an H200). The lane's sum starts at -0, so
-//! that it is -0 exactly where every element it added was -0 (or it added none).
+//! A lane's elements past ExponentSpan's range, read again (group_partial's second pass): each
+//! to the one of the lane's 16 exponent bins in shared memory that its field picks, one
+//! shared-memory addition, exact for what a warp adds; an infinity or a NaN too, to bin 15,
+//! which then holds NaN or an infinity, as the sum is (fold_groups reads it so).
+template <class T>
+struct LaneBins {
+  double* own;  //!< the lane's bin 0
+  __device__ void add(const ExactSegmentSum<T>&, typename ExactSegmentSum<T>::Lifted e) {
+    exact::add_finite_to_bins<ExactSegmentSum<T>::kBlock>(own, e.x);  // a special too (see above)
+  }
+};
+
+template <class T>
+__device__ inline void add_vector(LaneBins<T>& bins, const ExactSegmentSum<T>& f, const Vec<T>& r, std::size_t) {
+#pragma unroll
+  for (int j = 0; j < vector_width<T>(); ++j) bins.add(f, {static_cast<float>(r.e[j])});
+}
+
+//! A lane's exact sum, read once where its elements' exponents span at most ExponentSpan::kSpread
+//! binades (as ordinary data do: uniform, subnormal-heavy): added to a double and nothing else,
+//! exactly, a vector's elements in a tree and then to the lane's sum, with no test (group_partial
+//! asks in_range() once a step of loads). Past that range, group_partial reads the lane's
+//! elements again into its bins (LaneBins): the data are in the caches then, and the lanes in
+//! range have no branch an element to pay for the others. (With a test of the range a vector and
+//! its branch, the short-segment kernel took 75 million warp instructions on uniform power-law
+//! data; 66 million now, the plain sum's 48, ncu on an H200.) The
+//! lane's sum starts at -0, so that it is -0 exactly where every element it added was -0 (or it
+//! added none).
 template <class T>
 struct Accumulator<ExactSegmentSum<T>> {
-  double sum;         // past the range: void, the bins hold it
-  ExponentSpan span;  // of the elements added to `sum`
+  double sum;
+  ExponentSpan span;  // past its range: the elements were read again into the bins, and `sum` is void
   __device__ void init(const ExactSegmentSum<T>&) {
     sum = -0.0;
     span.init();
   }
-  __device__ bool in_range() const { return span.exact_in_double(); }
-  //! The step or element whose span left the range: the lane's bins zeroed and its sum so far
-  //! put in them, for it and every element after it.
-  __device__ double* carry_on() {
-    double* own = exact_segment_lane_bins() + threadIdx.x;
-    clear_lane_bins(own);
-    if (sum != 0) bin_double(own, sum);
-    return own;
-  }
-  //! Adds U vectors of N elements (converted exactly to float), the first `loaded` of them:
-  //! each vector's sum in a tree of doubles (exact where they are in range, as any order is
-  //! there) to the lane's, one dependent addition a vector; past the range, to the bins.
-  template <int U, int N>
-  __device__ void add(const float (&x)[U][N], int loaded) {
-    if (in_range()) {
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-        if (u < loaded) span.take(x[u]);
-      if (in_range()) {
-#pragma unroll
-        for (int u = 0; u < U; ++u)
-          if (u < loaded) sum += tree_sum(x[u]);
-        return;
-      }
-      carry_on();
-    }
-    double* own = exact_segment_lane_bins() + threadIdx.x;
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (u < loaded)
-#pragma unroll
-        for (int j = 0; j < N; ++j) exact::add_finite_to_bins<ExactSegmentSum<T>::kBlock>(own, x[u][j]);  // a special too
+  //! Adds N elements (converted exactly to float): their sum in a tree of doubles (exact where
+  //! they are in range, as any order is there) to the lane's, one dependent addition a vector.
+  template <int N>
+  __device__ void add(const float (&x)[N]) {
+    span.take(x);
+    sum += tree_sum(x);
   }
   __device__ void add(const ExactSegmentSum<T>&, typename ExactSegmentSum<T>::Lifted e) {
-    const float one[1][1] = {{e.x}};
-    add(one, 1);
+    const float one[1] = {e.x};
+    add(one);
+  }
+  __device__ bool in_range() const { return span.exact_in_double(); }
+  //! Past the range: every bin zeroed, for all the lane's elements again. The span stays past the
+  //! range: value() and fold_groups see it.
+  __device__ LaneBins<T> start_second_pass() {
+    double* own = exact_segment_lane_bins() + threadIdx.x;
+    clear_lane_bins(own);
+    return {own};
   }
   //! The lane's partial: its double (none past the range) and its span, for fold_groups (which
   //! reads the bins past the range, and the specials out of bin 15). A lane past the range added
@@ -328,17 +323,13 @@ struct Accumulator<ExactSegmentSum<T>> {
   }
 };
 
-//! A step of loads (adds_by_step), the first `loaded` of its U vectors.
-template <class T, int U>
-__device__ inline void add_step(Accumulator<ExactSegmentSum<T>>& acc, const ExactSegmentSum<T>&, const Vec<T> (&r)[U],
-                                int loaded) {
-  constexpr int kVec = vector_width<T>();
-  float x[U][kVec];
+template <class T>
+__device__ inline void add_vector(Accumulator<ExactSegmentSum<T>>& acc, const ExactSegmentSum<T>&, const Vec<T>& r,
+                                  std::size_t) {
+  float x[vector_width<T>()];
 #pragma unroll
-  for (int u = 0; u < U; ++u)
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) x[u][j] = u < loaded ? static_cast<float>(r[u].e[j]) : 0.0f;
-  acc.add(x, loaded);
+  for (int j = 0; j < vector_width<T>(); ++j) x[j] = static_cast<float>(r.e[j]);
+  acc.add(x);
 }
 
 //! The sum over a group of G lanes (2 to 16; the group's first lane at `own - rank`, `own` this
@@ -462,8 +453,8 @@ __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits
   // fold as it comes out (short_segments_kernel; group_reduce returns such a fold as it is, and a
   // wider group's warps combine theirs after). Such a fold needs only the sum's rounding, which
   // the bins' own double sum gives nearly always (rounded_from_bins); the digits only where it
-  // does not (a sum within 2^-48 of its magnitude of a rounding boundary of T, a cancelling one),
-  // or where a NaN or an infinity came. The other lanes' results mean nothing: they take no part.
+  // does not (a sum within 2^-48 of its terms' magnitudes of a rounding boundary of T, as a sum far
+  // below its terms can be), or where a NaN or an infinity came. The other lanes' results mean nothing: they take no part.
   double rounded_sum = 0.0;
   const bool rounded = group <= 32 && (rank != 0 || rounded_from_bins<T>(first, lanes, rounded_sum));
   if (rounded) {
