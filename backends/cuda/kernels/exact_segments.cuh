@@ -18,9 +18,7 @@
 // across its lanes in shared memory (each lane summing 16 of them, exact over a warp's
 // elements), and each group's first lane turns its 16 sums into digits: a bin's sum is an integer
 // count of its unit, below 2^53, and its counts carried to 16 bits each are the digits' halves,
-// with no indexing; or, where the group holds its segment whole (32 lanes or fewer), the 16 sums'
-// own double sum, where an error bound shows that it rounds as the exact sum does (nearly
-// always). Beyond a warp (a block's warps, a long segment's chunks) partials combine as
+// with no indexing. Beyond a warp (a block's warps, a long segment's chunks) partials combine as
 // a pair of doubles, each addition checked exact by TwoSum, and as digits where one is not.
 // (Two passes over the whole data did this before: the first held each segment as a pair of
 // doubles and marked those that left it, which the second read again into bins and digits: 8.7x
@@ -355,43 +353,6 @@ __device__ inline void sum_group_bins(double* own, int rank) {
   for (int m = 0; m < exact::kFieldBins / G; ++m) own[(rank + m * G) * kStride] = sum_group_bin<G>(own, rank, m);
 }
 
-//! x rounded once to the nearest T, ties to even (+-inf past T's range).
-template <class T>
-__device__ inline T rounded_to(double x) {
-  if constexpr (std::is_same_v<T, float>) return __double2float_rn(x);
-  else return T(x);
-}
-
-template <class T>
-__device__ inline unsigned bits_of(T x) {
-  if constexpr (std::is_same_v<T, float>) return __float_as_uint(x);
-  else return x.bits;
-}
-
-//! Whether the sum of a group's 16 bins (`first` its first lane's bin 0, bin c's sum on lane c %
-//! lanes) rounds to T as its double sum does; that sum into `sum` if so. The 16 additions in
-//! order leave an error below 15u / (1 - 15u) times the bins' magnitudes (u = 2^-53, Higham's
-//! bound for recursive summation), whose own sum, computed likewise, is at most 1 / (1 - 15u)
-//! above it: under 2^-48 times that computed sum (a power of two: the product is exact, far above
-//! the subnormals). The exact sum lies in [sum - bound, sum + bound], so in [lo, hi], those
-//! rounded outward; rounding to nearest is monotonic, so where lo and hi round to the same T
-//! (the same bits: -0 and +0 differ), so does the exact sum, and so does `sum` itself, which
-//! write_segment then rounds. Magnitudes of 0: the sum is exactly 0, rounded as every sum is
-//! (write_segment's zero). Not finite (a NaN or an infinity in bin 15): false.
-template <class T>
-__device__ inline bool rounded_from_bins(const double* first, int lanes, double& sum) {
-  constexpr int kStride = ExactSegmentSum<T>::kBlock;
-  double magnitude = 0.0;
-  sum = 0.0;
-#pragma unroll
-  for (int c = 0; c < exact::kFieldBins; ++c) {
-    const double bin = first[c * kStride + (c & (lanes - 1))];
-    sum += bin, magnitude += fabs(bin);
-  }
-  const double bound = magnitude * 0x1p-48;
-  return isfinite(magnitude) && bits_of(rounded_to<T>(__dsub_rd(sum, bound))) == bits_of(rounded_to<T>(__dadd_ru(sum, bound)));
-}
-
 //! The fold of a warp's lanes (shuffle_fold's contract; every lane of the warp calls it with its
 //! own partial from Accumulator::value). Where the elements of all the warp's lanes span
 //! kWarpSpread binades at most, every lane holds its sum in one double (a lane past
@@ -430,7 +391,7 @@ __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits
   double* own = exact_segment_lane_bins() + threadIdx.x;  // this lane's bin 0
   if (ExponentSpan::within(r.top, r.bottom, ExponentSpan::kSpread)) clear_lane_bins(own);  // else they hold its elements
   if (r.fast != 0) bin_double(own, r.fast);
-  d.flags = shuffle_fold([](unsigned a, unsigned b) { return a | b; }, r.flags, group, from);
+  d.flags = shuffle_fold([](unsigned a, unsigned b) { return a | b; }, r.flags, group, from) | FloatDigits::kDigits;
   const int lanes = group < 32 ? group : 16;  // whose bins one lane sums: its group's, or its half of a warp's
   const int rank = static_cast<int>(threadIdx.x) & (lanes - 1);
   __syncwarp();  // every lane's bins written
@@ -449,37 +410,24 @@ __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits
   }
   __syncwarp();  // every sum stored
   const double* first = own - rank;  // the group's first lane's bin 0: bin c's sum is on its lane c % lanes
-  // A group of a warp's lanes or fewer holds its segment whole, and the segments kernels write its
-  // fold as it comes out (short_segments_kernel; group_reduce returns such a fold as it is, and a
-  // wider group's warps combine theirs after). Such a fold needs only the sum's rounding, which
-  // the bins' own double sum gives nearly always (rounded_from_bins); the digits only where it
-  // does not (a sum within 2^-48 of its terms' magnitudes of a rounding boundary of T, as a sum far
-  // below its terms can be), or where a NaN or an infinity came. The other lanes' results mean nothing: they take no part.
-  double rounded_sum = 0.0;
-  const bool rounded = group <= 32 && (rank != 0 || rounded_from_bins<T>(first, lanes, rounded_sum));
-  if (rounded) {
-    d.fast = rounded_sum;
-  } else {
-    d.flags |= FloatDigits::kDigits;
-    long long carry = 0;
-    unsigned low_half = 0;
+  long long carry = 0;
+  unsigned low_half = 0;
 #pragma unroll
-    for (int c = 0; c < exact::kFieldBins; ++c) {
-      const double bin = first[c * kStride + (c & (lanes - 1))];
-      long long count = carry;
-      if (c == exact::kFieldBins - 1 && !isfinite(bin))  // the group's infinities (both: NaN) or NaN: the sum's
-        d.flags |= isnan(bin) ? FloatDigits::kNaN : bin > 0 ? FloatDigits::kPosInf : FloatDigits::kNegInf;
-      else  // bin / 2^(16c - 150): an integer below 2^53, exactly
-        count += __double2ll_rz(bin * __longlong_as_double(static_cast<long long>(1023 - exact::field_bin_unit(c)) << 52));
-      carry = count >> 16;  // arithmetic: floor division
-      const unsigned half = static_cast<unsigned>(count) & 0xffffu;
-      if (c % 2 == 0) low_half = half;
-      else d.w[c / 2] = low_half | half << 16;
-    }
-    d.w[exact::kFieldBins / 2] = static_cast<unsigned>(carry);  // below 2^38 in magnitude: two words
-    d.w[exact::kFieldBins / 2 + 1] = static_cast<unsigned>(carry >> 32);
+  for (int c = 0; c < exact::kFieldBins; ++c) {
+    const double bin = first[c * kStride + (c & (lanes - 1))];
+    long long count = carry;
+    if (c == exact::kFieldBins - 1 && !isfinite(bin))  // the group's infinities (both: NaN) or NaN: the sum's
+      d.flags |= isnan(bin) ? FloatDigits::kNaN : bin > 0 ? FloatDigits::kPosInf : FloatDigits::kNegInf;
+    else  // bin / 2^(16c - 150): an integer below 2^53, exactly
+      count += __double2ll_rz(bin * __longlong_as_double(static_cast<long long>(1023 - exact::field_bin_unit(c)) << 52));
+    carry = count >> 16;  // arithmetic: floor division
+    const unsigned half = static_cast<unsigned>(count) & 0xffffu;
+    if (c % 2 == 0) low_half = half;
+    else d.w[c / 2] = low_half | half << 16;
   }
   __syncwarp();  // every sum read: each lane's bins are its own again (the next round's)
+  d.w[exact::kFieldBins / 2] = static_cast<unsigned>(carry);  // below 2^38 in magnitude: two words
+  d.w[exact::kFieldBins / 2 + 1] = static_cast<unsigned>(carry >> 32);
   return d;
 }
 
@@ -492,7 +440,10 @@ __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits
 template <class T>
 __device__ inline T round_digits(FloatDigits a) {
   constexpr int kWords = FloatDigits::kWords;
-  const auto of = rounded_to<T>;
+  auto of = [](double v) {  // v rounded once to T (+-inf past T's range)
+    if constexpr (std::is_same_v<T, float>) return static_cast<float>(v);
+    else return T(v);
+  };
   if ((a.flags & FloatDigits::kNaN) || ((a.flags & FloatDigits::kPosInf) && (a.flags & FloatDigits::kNegInf)))
     return of(__longlong_as_double(0x7ff8000000000000ll));
   if (a.flags & FloatDigits::kPosInf) return of(__longlong_as_double(0x7ff0000000000000ll));
