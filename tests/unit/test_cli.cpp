@@ -7,10 +7,12 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -19,6 +21,29 @@
 #include "xreduce/version.hpp"
 
 namespace {
+
+//! The files a test case writes go into a fresh folder of the system's temporary one, the
+//! working folder while the test case runs, removed at its end (passed or failed): none are left
+//! where the tests were started.
+class InScratchFolder {
+ public:
+  InScratchFolder() : back_(std::filesystem::current_path()) {
+    std::string name = (std::filesystem::temp_directory_path() / "xreduce-cli-test-XXXXXX").string();
+    REQUIRE(mkdtemp(name.data()) != nullptr);
+    folder_ = name;
+    std::filesystem::current_path(folder_);
+  }
+  ~InScratchFolder() {
+    std::error_code ignored;
+    std::filesystem::current_path(back_, ignored);
+    std::filesystem::remove_all(folder_, ignored);
+  }
+  InScratchFolder(const InScratchFolder&) = delete;
+  InScratchFolder& operator=(const InScratchFolder&) = delete;
+
+ private:
+  std::filesystem::path back_, folder_;
+};
 
 struct Run {
   int code;
@@ -50,6 +75,7 @@ void write_npy(const std::string& path, const std::string& header) {
 }  // namespace
 
 TEST_CASE("cli: bad input is one line and exit 2: no signal, no hang") {
+  const InScratchFolder scratch;
   // Each was a crash (SIGSEGV: a wrapped n * itemsize, a regex out of stack), a hang (a FIFO) or
   // a silently wrong answer (octal, hex, a missing --n, a conflicting --dtype).
   write_npy("cli-long-descr.npy", "{'descr': '<" + std::string(60000, 'f') + "', 'fortran_order': False, 'shape': (0,), }");
@@ -108,6 +134,7 @@ TEST_CASE("cli: --version prints the project's version") {
 }
 
 TEST_CASE("cli: usage and input errors exit 2") {
+  const InScratchFolder scratch;
   CHECK(xreduce("run --op nope --dtype f32 --n 10").code == 2);
   CHECK(xreduce("run --dtype f32 --n 10").code == 2);                      // --op missing
   CHECK(xreduce("run --op sum --n 10").code == 2);                         // no dtype
@@ -282,6 +309,7 @@ TEST_CASE("cli: the tour and list run") {
 }
 
 TEST_CASE("cli: --set gives the running backend a setting of its own") {
+  const InScratchFolder scratch;
   const std::string plugin = "XREDUCE_PLUGIN_PATH=" XREDUCE_TEST_EXAMPLE_PLUGIN;
   Run plain = xreduce("run --backend example.neumaier --op sum --dtype f64 --n 1000 --set compensation=none --json", plugin);
   CHECK(plain.code == 0);
@@ -307,6 +335,7 @@ TEST_CASE("cli: --set gives the running backend a setting of its own") {
 }
 
 TEST_CASE("cli: calibrate measures and writes the config file it is given") {
+  const InScratchFolder scratch;
   Run dry = xreduce("calibrate --dry-run --max-count 65536");
   CHECK(dry.code == 0);
   CHECK(dry.out.find("parallel_min_count") != std::string::npos);
@@ -321,6 +350,7 @@ TEST_CASE("cli: calibrate measures and writes the config file it is given") {
 }
 
 TEST_CASE("cli: --rows and --offsets reduce each segment; validate checks every one") {
+  const InScratchFolder scratch;
   // Offsets as a .npy of int64 (what numpy gives), with an empty segment and a tail left out.
   const std::vector<std::int64_t> offsets{0, 40, 40, 250, 900};
   {
