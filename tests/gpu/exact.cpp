@@ -668,9 +668,10 @@ namespace {
 //! value b of T and half b's ulp with b's sign (their sum a tie), and zero to three values of one
 //! sign 2^21 to 2^80 times smaller than b, the rest zeros of either sign; each element in place
 //! at random. A lane's elements then span more than 20 binades, so its segment goes through the
-//! exponent bins, and a short segment's group rounds the bins' double sum where its error bound
-//! allows (fold_groups): the small values push the sum off the tie by more or less than that
-//! bound (2^-48 of the magnitudes), so both that rounding and the digits' must be right.
+//! exponent bins and the digits, whose rounding must take a tie to even and a near-tie by the
+//! small values, however far below b they lie. (A rounding of the bins' double sum, tried and
+//! not kept, had to tell those apart within its error bound of 2^-48 of the magnitudes, which the
+//! small values straddle: bench/results/nvidia-h200/logs/exact-segments-bins-rounding-experiment.md.)
 template <class T>
 std::vector<T> near_ties_in_the_bins(const std::vector<std::uint64_t>& offsets, std::mt19937_64& rng) {
   constexpr int kDigits = std::is_same_v<T, float> ? 24 : 8;
