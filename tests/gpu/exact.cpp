@@ -620,6 +620,28 @@ void check_f32_rows(Make make, const std::string& what) {
 
 namespace {
 
+//! v as a value of T, f32 or bf16 (v is one: exact).
+template <class T>
+T value_of_t(double v) {
+  if constexpr (std::is_same_v<T, float>) return static_cast<float>(v);
+  else return xr::bf16::from_bits(static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(static_cast<float>(v)) >> 16));
+}
+
+//! A tie of T (f32 or bf16) at a random scale: b, of random sign and significand, about 2^e (e
+//! from -40 to 40), and half b's ulp with b's sign, whose sum lies halfway between two values of T.
+struct Tie {
+  int e;
+  double b, half_ulp;
+};
+template <class T>
+Tie random_tie(std::mt19937_64& rng) {
+  constexpr int kDigits = std::is_same_v<T, float> ? 24 : 8;
+  const int e = static_cast<int>(rng() % 81) - 40;
+  const double sign = rng() % 2 ? 1.0 : -1.0;
+  const double b = sign * std::ldexp(1.0 + static_cast<double>(rng() % (1u << (kDigits - 1))) / (1u << (kDigits - 1)), e);
+  return {e, b, sign * std::ldexp(1.0, e - kDigits)};
+}
+
 //! Rows of three 64 KB chunks, each nonzero element alone in its chunk: a value b of T in the
 //! first, half b's ulp (of T) in the second, so that the two make a tie of T, and in the third
 //! zero, one or a few tiny values of one sign, whose sum lies below half the double's ulp at b.
@@ -628,22 +650,16 @@ namespace {
 //! even. Zeros of either sign elsewhere. The rows, and the same rows as segments.
 template <class T>
 void check_ties_in_a_window(std::size_t rows, std::mt19937_64& rng) {
-  constexpr int kDigits = std::is_same_v<T, float> ? 24 : 8;
   const std::size_t length = 3 * 65536 / sizeof(T), third = length / 3;
-  auto of = [](double v) {  // v, a value of T
-    if constexpr (std::is_same_v<T, float>) return static_cast<float>(v);
-    else return xr::bf16::from_bits(static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(static_cast<float>(v)) >> 16));
-  };
+  const auto of = value_of_t<T>;
   std::vector<T> host(rows * length);
   for (T& x : host) x = of(rng() % 2 ? 0.0 : -0.0);
   for (std::size_t r = 0; r < rows; ++r) {
     T* row = host.data() + r * length;
-    const int e = static_cast<int>(rng() % 81) - 40;
-    const double sign = rng() % 2 ? 1.0 : -1.0;
-    const double b = sign * std::ldexp(1.0 + static_cast<double>(rng() % (1u << (kDigits - 1))) / (1u << (kDigits - 1)), e);
-    row[rng() % third] = of(b);
-    row[third + rng() % third] = of(sign * std::ldexp(1.0, e - kDigits));  // half b's ulp
-    const double tiny = (rng() % 2 ? 1.0 : -1.0) * std::ldexp(1.0, e - 60 - static_cast<int>(rng() % 8));
+    const Tie tie = random_tie<T>(rng);
+    row[rng() % third] = of(tie.b);
+    row[third + rng() % third] = of(tie.half_ulp);
+    const double tiny = (rng() % 2 ? 1.0 : -1.0) * std::ldexp(1.0, tie.e - 60 - static_cast<int>(rng() % 8));
     for (std::uint64_t k = 0, count = rng() % 4; k < count; ++k) row[2 * third + rng() % third] = of(tiny);
   }
   std::vector<std::uint64_t> offsets(rows + 1);
@@ -674,26 +690,20 @@ namespace {
 //! small values straddle: bench/results/nvidia-h200/logs/exact-segments-bins-rounding-experiment.md.)
 template <class T>
 std::vector<T> near_ties_in_the_bins(const std::vector<std::uint64_t>& offsets, std::mt19937_64& rng) {
-  constexpr int kDigits = std::is_same_v<T, float> ? 24 : 8;
-  auto of = [](double v) {  // v, a value of T
-    if constexpr (std::is_same_v<T, float>) return static_cast<float>(v);
-    else return xr::bf16::from_bits(static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(static_cast<float>(v)) >> 16));
-  };
+  const auto of = value_of_t<T>;
   std::vector<T> v(offsets.back());
   for (T& x : v) x = of(rng() % 2 ? 0.0 : -0.0);
   for (std::size_t s = 0; s + 1 < offsets.size(); ++s) {
     const std::uint64_t a = offsets[s], length = offsets[s + 1] - a;
     if (length < 2) continue;
-    const int e = static_cast<int>(rng() % 81) - 40;
-    const double sign = rng() % 2 ? 1.0 : -1.0;
-    const double b = sign * std::ldexp(1.0 + static_cast<double>(rng() % (1u << (kDigits - 1))) / (1u << (kDigits - 1)), e);
+    const Tie tie = random_tie<T>(rng);
     const std::uint64_t at = rng() % length;
-    v[a + at] = of(b);
-    v[a + (at + 1 + rng() % (length - 1)) % length] = of(sign * std::ldexp(1.0, e - kDigits));  // half b's ulp
-    const double small = (rng() % 2 ? 1.0 : -1.0) * std::ldexp(1.0, e - 21 - static_cast<int>(rng() % 60));
+    v[a + at] = of(tie.b);
+    v[a + (at + 1 + rng() % (length - 1)) % length] = of(tie.half_ulp);
+    const double small = (rng() % 2 ? 1.0 : -1.0) * std::ldexp(1.0, tie.e - 21 - static_cast<int>(rng() % 60));
     for (std::uint64_t k = 0, count = rng() % 4; k < count; ++k) {
       T& x = v[a + rng() % length];
-      if (std::abs(static_cast<double>(static_cast<float>(x))) < std::abs(b) / 4) x = of(small);  // not over b or the half ulp
+      if (std::abs(static_cast<double>(static_cast<float>(x))) < std::abs(tie.b) / 4) x = of(small);  // not over b or the half ulp
     }
   }
   return v;
