@@ -85,8 +85,7 @@ TEST_CASE("cli: bad input is one line and exit 2: no signal, no hang") {
   write_npy("cli-structured.npy", "{'descr': [('a', '<f4'), ('b', '<i4')], 'fortran_order': False, 'shape': (0,), }");
   write_npy("cli-huge-shape.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (9999999999999999999,), }");
   write_npy("cli-f32.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (0,), }");
-  std::remove("cli-fifo");
-  REQUIRE(mkfifo("cli-fifo", 0600) == 0);
+  REQUIRE(mkfifo("cli-fifo", 0600) == 0);  // the scratch folder is fresh: nothing there by that name
   const std::vector<std::pair<std::string, std::string>> cases{
       {"run --op sum --dtype f32 --n -1", "--n -1"},
       {"run --op sum --dtype f32 --n=-1", "--n -1"},
@@ -113,7 +112,6 @@ TEST_CASE("cli: bad input is one line and exit 2: no signal, no hang") {
     CHECK(r.out.rfind("xreduce: error: ", 0) == 0);  // one style, the parser's errors too
     CHECK(std::count(r.out.begin(), r.out.end(), '\n') <= 2);  // the message (and where to find help)
   }
-  std::remove("cli-fifo");
 }
 
 TEST_CASE("cli: a plugin that claims what does not exist is refused, and the rest works") {
@@ -339,7 +337,6 @@ TEST_CASE("cli: calibrate measures and writes the config file it is given") {
   Run dry = xreduce("calibrate --dry-run --max-count 65536");
   CHECK(dry.code == 0);
   CHECK(dry.out.find("parallel_min_count") != std::string::npos);
-  std::remove("cli-calibrated.toml");
   Run wrote = xreduce("calibrate --max-count 65536 --config cli-calibrated.toml");
   CHECK(wrote.code == 0);
   std::ifstream written("cli-calibrated.toml");
