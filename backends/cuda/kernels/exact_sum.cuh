@@ -620,17 +620,11 @@ __device__ inline void exact_block_sum_binned(const T* __restrict__ x, std::size
   deposit_block_bins<kBlock>(lane_bins, words);
 }
 
-//! What exact_columns_kernel holds an element of T as between its load and its addition: a 16-bit
-//! float's bits (zero-extended, as its load gives them), else T.
+//! What exact_columns_kernel holds an element of T as between its load and its addition: the
+//! float a 16-bit float widens to (widened as it arrives, so that a lane keeps one register an
+//! element in flight rather than the element and its float), else T.
 template <class T>
-using ColumnLoaded = std::conditional_t<sizeof(T) == 2, unsigned, T>;
-
-//! An element as exact_columns_kernel holds it (ColumnLoaded).
-template <class T>
-__device__ __forceinline__ ColumnLoaded<T> column_loaded(const T& x) {
-  if constexpr (sizeof(T) == 2) return x.bits;
-  else return x;
-}
+using ColumnLoaded = std::conditional_t<sizeof(T) == 2, float, T>;
 
 //! A round's part in exact_columns_kernel's count of elements other than -0: any where its
 //! largest magnitude `top` is not zero, else each element's sign word (`high(u)`: a float's bits,
@@ -687,14 +681,15 @@ struct DigitColumnLane {
   }
 };
 
-//! A lane of exact_columns_kernel that sums its f32 column by exponent bins: the binned form's
-//! kFieldBins doubles, each exact for 2^14 elements (the launch gives a lane at most that many),
-//! turned into integers of their units at the end, in place. A round whose nonzero elements all
-//! lie in one bin (the top five bits of their magnitudes agree, as most data's do: uniform [0, 1)
-//! lies in bin 7 but for values below 2^-15) is added in a register first, each element a
-//! conversion and an addition, and goes into its bin at once: at most a round's 16 elements of
-//! below 2^39 units each, exact. Any other round (elements of several bins, or an infinity or NaN)
-//! adds each element to its own bin, as the flat form does.
+//! A lane of exact_columns_kernel that sums its column by exponent bins (f32, and bf16 and f16 as
+//! the floats they convert to exactly): the binned form's kFieldBins doubles, each exact for 2^14
+//! elements (the launch gives a lane at most that many), turned into integers of their units at
+//! the end, in place. A round whose nonzero elements all lie in one bin (the top five bits of
+//! their magnitudes agree, as most data's do: uniform [0, 1) lies in bin 7 but for values below
+//! 2^-15) is added in a register first, each element a conversion and an addition (bf16: a pair
+//! of them added in f32 first, exact within a bin's 16 exponents), and goes into its bin at once:
+//! at most a round's 16 elements of below 2^39 units each, exact. Any other round (elements of
+//! several bins, or an infinity or NaN) adds each element to its own bin, as the flat form does.
 struct BinColumnLane {
   static constexpr int kSlots = kFieldBins;
   static constexpr std::size_t kSharedBytes = sizeof(double) * kSlots * kDigitBlock;
@@ -709,14 +704,15 @@ struct BinColumnLane {
   //! and smallest nonzero magnitudes decide once for the round: one bin, an infinity or NaN, and
   //! whether any element is other than -0. Each element's own tests, with the copy of one load
   //! buffer into the other, cost f32 records of width 9 of random bits 22 instructions an
-  //! element, 17.5 without (ncu, H200): 1.17x a plain column sum at 2^28 instead of 1.20x.
+  //! element, 17.5 without (ncu, H200): 1.17x a plain column sum at 2^28 instead of 1.20x, bf16
+  //! 1.81x instead of 2.42x.
   template <class T, int kN>
   __device__ void add_round(const ColumnLoaded<T> (&v)[kN], unsigned& not_negative_zero, long long* words) {
     float f[kN];
     unsigned top = 0, low = 0xffffffffu;  // the largest magnitude, and the smallest nonzero one minus 1
 #pragma unroll
     for (int u = 0; u < kN; ++u) {
-      f[u] = v[u];
+      f[u] = static_cast<float>(v[u]);
       const unsigned magnitude = __float_as_uint(f[u]) & 0x7fffffffu;
       top = max(top, magnitude);
       low = min(low, magnitude - 1);  // a zero wraps to the largest: it adds nothing to any bin
@@ -727,8 +723,13 @@ struct BinColumnLane {
     const unsigned bin = top >> 27;
     if (((low + 1) >> 27) == bin && bin < kFieldBins - 1) {
       double sum = 0;
+      if constexpr (std::is_same_v<T, bf16> && kN % 2 == 0) {
 #pragma unroll
-      for (int u = 0; u < kN; ++u) sum += static_cast<double>(f[u]);
+        for (int u = 0; u < kN; u += 2) sum += static_cast<double>(__fadd_rn(f[u], f[u + 1]));
+      } else {
+#pragma unroll
+        for (int u = 0; u < kN; ++u) sum += static_cast<double>(f[u]);
+      }
       bins[bin * kDigitBlock] += sum;
     } else if (top < 0x7f800000u) {  // finite: each element to its bin
 #pragma unroll
@@ -753,72 +754,9 @@ struct BinColumnLane {
   __device__ static void deposit(long long* words, int slot, long long sum) { deposit_scaled(words, sum, field_bin_unit(slot)); }
 };
 
-//! A lane of exact_columns_kernel that sums a 16-bit float column (f16, bf16) in integer bins,
-//! from the elements' bits. A bin holds kBinFields exponent fields: a finite element's significand
-//! (its implicit bit added where the field is not 0) shifted left by the field's low bits is its
-//! value in units of its bin's unit, below 2^(kMantissaBits + kBinFields): 2^15 for bf16 (bins of
-//! eight fields), 2^14 for f16 (bins of four). A subnormal (field 0) counts its significand twice,
-//! unshifted: the same unit as field 1's. So a bin is an int32 that a lane's kMostElements
-//! magnitudes cannot overflow, and each sign has its own set of bins, the sign's bit and the
-//! field's high bits picking one: an element is some ten integer instructions and a 32-bit
-//! shared-memory load and store. The doubles' bins (BinColumnLane), which bf16 records took
-//! before, cost each element a conversion and a 64-bit load and store, twice the shared memory's
-//! traffic: bf16 records of width 9 of random bits took 1.71x a plain column sum at 2^28 on an
-//! H200. A round holding an infinity or NaN (its largest magnitude tells) goes one by one.
+//! The column lane of T: bins for the 32- and 16-bit floats, digits for f64.
 template <class T>
-struct IntegerBinColumnLane {
-  static constexpr int kMantissaBits = std::is_same_v<T, bf16> ? 7 : 10;
-  static constexpr int kExponentBits = 15 - kMantissaBits, kBias = (1 << (kExponentBits - 1)) - 1;
-  static constexpr int kShiftBits = std::is_same_v<T, bf16> ? 3 : 2, kBinFields = 1 << kShiftBits;
-  static constexpr int kBinsPerSign = (1 << kExponentBits) / kBinFields, kSlots = 2 * kBinsPerSign;
-  static constexpr unsigned kMagnitude = 0x7fffu, kImplicit = 1u << kMantissaBits;
-  static constexpr unsigned kSpecial = ((1u << kExponentBits) - 1) << kMantissaBits;  // the smallest infinity or NaN
-  static constexpr std::size_t kSharedBytes = sizeof(int) * kSlots * kDigitBlock;
-  static_assert(BinColumnLane::kMostElements << (kMantissaBits + kBinFields) <= (std::size_t{1} << 31));
-  int* bins;  // bin s (the sign's bit, then the field's high bits) at bins[s * kDigitBlock]
-  __device__ explicit IntegerBinColumnLane(void* shared) : bins(static_cast<int*>(shared) + threadIdx.x) {}
-  __device__ void clear() {
-#pragma unroll
-    for (int s = 0; s < kSlots; ++s) bins[s * kDigitBlock] = 0;
-  }
-  //! The unit of bin b of a sign: 2^(kBinFields b - kBias - kMantissaBits).
-  __device__ static int unit(int b) { return kBinFields * b - kBias - kMantissaBits; }
-  //! Adds a finite element (its bits) to its bin: a zero adds nothing.
-  __device__ void add_finite(unsigned h) {
-    const unsigned significand = (h & (kImplicit - 1)) + min(h & kMagnitude, kImplicit);
-    bins[(h >> (kMantissaBits + kShiftBits)) * kDigitBlock] += static_cast<int>(significand << (h >> kMantissaBits & (kBinFields - 1)));
-  }
-  //! Adds a round of elements (`words`: their column's, for infinities and NaNs).
-  template <class, int kN>
-  __device__ void add_round(const unsigned (&h)[kN], unsigned& not_negative_zero, long long* words) {
-    unsigned top = 0;  // the largest magnitude
-#pragma unroll
-    for (int u = 0; u < kN; ++u) top = max(top, h[u] & kMagnitude);
-    note_round_zeros<kN>(top, [&](int u) { return h[u] << 16; }, not_negative_zero);
-    if (top < kSpecial) {
-#pragma unroll
-      for (int u = 0; u < kN; ++u) add_finite(h[u]);
-      return;
-    }
-#pragma unroll
-    for (int u = 0; u < kN; ++u) {
-      if ((h[u] & kMagnitude) < kSpecial) add_finite(h[u]);
-      else count_special(words, (h[u] & kMagnitude) != kSpecial, h[u] >> 15);
-    }
-  }
-  __device__ void carry() {}  // nothing to carry: a lane adds at most kMostElements
-  __device__ void finish() {}  // the bins are integers already
-  __device__ static long long slot(const void* shared, int slot, int t) { return static_cast<const int*>(shared)[slot * kDigitBlock + t]; }
-  __device__ static void deposit(long long* words, int slot, long long sum) {
-    deposit_scaled(words, slot < kBinsPerSign ? sum : -sum, unit(slot % kBinsPerSign));
-  }
-};
-
-//! The column lane of T: exponent bins of doubles for f32, integer bins for the 16-bit floats,
-//! digits for f64.
-template <class T>
-using ColumnLane = std::conditional_t<std::is_same_v<T, double>, DigitColumnLane,
-                                      std::conditional_t<sizeof(T) == 2, IntegerBinColumnLane<T>, BinColumnLane>>;
+using ColumnLane = std::conditional_t<std::is_same_v<T, double>, DigitColumnLane, BinColumnLane>;
 
 //! The blocks to an SM that exact_columns_kernel<T>'s registers are set for (0: the compiler's
 //! choice). f64's lanes get three blocks' registers, their shared memory's limit anyway: 158 a
@@ -879,7 +817,7 @@ __global__ __launch_bounds__(kDigitBlock, kColumnBlocksPerSM<T>) void exact_colu
     Loaded a[kAhead], b[kAhead];
     auto load = [&](Loaded (&into)[kAhead], const T* from) {
 #pragma unroll
-      for (int u = 0; u < kAhead; ++u) into[u] = column_loaded(from[u * stride32]);
+      for (int u = 0; u < kAhead; ++u) into[u] = static_cast<Loaded>(from[u * stride32]);
     };
     // f64: each lane also asks the L2 for one row of the round kPrefetchRounds ahead (its column
     // picks which of the round's rows, so that the block's lanes cover them all). The next round
@@ -909,7 +847,7 @@ __global__ __launch_bounds__(kDigitBlock, kColumnBlocksPerSM<T>) void exact_colu
       }
     }
     for (; r < end; r += step, at += stride) {
-      const Loaded one[1] = {column_loaded(*at)};
+      const Loaded one[1] = {static_cast<Loaded>(*at)};
       lane.template add_round<T>(one, not_negative_zero, words);
     }
     if (not_negative_zero != 0) atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
