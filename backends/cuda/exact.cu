@@ -108,7 +108,7 @@ long long* enqueue_exact_columns(const void* data, std::size_t rows, std::size_t
   return visit_exact_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     constexpr auto kernel = exact::exact_columns_kernel<T>;
-    constexpr std::size_t dynamic = exact::column_shared_bytes<T>();
+    constexpr std::size_t dynamic = exact::ColumnLane<T>::kSharedBytes;
     const int per_sm = blocks_per_sm<kernel, kBlock, dynamic>();
     // Enough blocks to fill the GPU once over, fewer where the rows run out first, more where a
     // lane would add more than BinColumnLane::kMostElements (the bins' bound).

@@ -223,8 +223,8 @@ TEST_CASE("gpu exact column sums of device records: f32, f64, f16 and bf16, narr
     void* dev = nullptr;
     REQUIRE(cudaMalloc(&dev, width * rows * sizeof(double) + sizeof(double)) == cudaSuccess);
     auto run = [&](const auto& host) {
-      // At the allocation's start, and one element on: records that start off a 16-byte boundary
-      // take the kernels' unstaged form.
+      // At the allocation's start, and one element on (records off a 16-byte boundary, as a
+      // slice of a larger array is).
       for (const std::size_t offset : {std::size_t{0}, sizeof(host[0])}) {
         void* at = static_cast<unsigned char*>(dev) + offset;
         REQUIRE(cudaMemcpy(at, host.data(), host.size() * sizeof(host[0]), cudaMemcpyHostToDevice) == cudaSuccess);

@@ -51,8 +51,6 @@
 // Columns of records (exact_columns_kernel, below) take the same bins and digits, a lane a
 // column, one element a load.
 
-#include <cuda_pipeline.h>
-
 #include "exponent_bins.cuh"
 #include "vector_loads.cuh"
 #include "xreduce/exact.hpp"
@@ -764,42 +762,10 @@ using ColumnLane = std::conditional_t<std::is_same_v<T, double>, DigitColumnLane
 //! choice). f64's lanes get three blocks' registers, their shared memory's limit anyway: 158 a
 //! lane and no stack (142 before the two load buffers), where the compiler's own choice was 72
 //! and 104 bytes of stack (f64 records of width 9 on an H200: 1.16x a plain column sum at 2^24
-//! and 1.36x at 2^28, from 1.25x and 1.40x). The 16-bit types' lanes get seven blocks' (72
-//! registers): the compiler's own choice with the stages was 80 (six blocks), and eight blocks'
-//! spilled.
+//! and 1.36x at 2^28, from 1.25x and 1.40x). Asking eight blocks' for the bins' lanes spilled the
+//! 16-bit types' registers.
 template <class T>
-constexpr int kColumnBlocksPerSM = std::is_same_v<T, double> ? 3 : sizeof(T) == 2 ? 7 : 0;
-
-//! 16-bit records of at most kDigitBlock columns stage their rows in shared memory: a block copies
-//! kColumnStages ranges of rows at a time with asynchronous 16-byte copies (cp.async), a range of
-//! groups * 16 rows (at most 4 KiB) a stage, and its lanes read their columns there. One 2-byte
-//! load a lane at a time kept too few bytes in flight: with 16 loads ahead a lane (the registers'
-//! limit) bf16 records of random bits on an H200 kept DRAM 42% busy, the warps waiting on the
-//! loads (ncu: 42% of stall samples on their first use) at 1.83x a plain column sum.
-constexpr int kColumnStages = 3;
-constexpr std::size_t kColumnStageBytes = 4096;
-
-//! The dynamic shared memory of exact_columns_kernel<T>: the lanes' slots, and the stages of
-//! 16-bit records.
-template <class T>
-constexpr std::size_t column_shared_bytes() {
-  return ColumnLane<T>::kSharedBytes + (sizeof(T) == 2 ? kColumnStages * kColumnStageBytes : 0);
-}
-
-//! The end of exact_columns_kernel (every thread calls it): each (column, slot) of the block's,
-//! its groups lanes added, then into the column's words (`totals`: the block's copy).
-template <class Lane>
-__device__ inline void finish_columns(Lane& lane, const void* shared, long long* totals, int width, int per_tile, int groups) {
-  lane.finish();  // idle lanes' slots are zero
-  __syncthreads();
-  for (int p = threadIdx.x; p < per_tile * Lane::kSlots; p += kDigitBlock) {
-    const int local = p % per_tile, slot = p / per_tile, col = blockIdx.y * per_tile + local;
-    if (col >= width) continue;
-    long long sum = 0;
-    for (int g = 0; g < groups; ++g) sum += Lane::slot(shared, slot, g * per_tile + local);
-    if (sum != 0) Lane::deposit(totals + static_cast<std::size_t>(col) * ExactSum::kWords, slot, sum);
-  }
-}
+constexpr int kColumnBlocksPerSM = std::is_same_v<T, double> ? 3 : 0;
 
 //! Exact column sums of records: `rows` rows of `width` values, each column's partial added to
 //! `totals` with 64-bit atomics: `copies` sets of width ExactSum word sets, zero on entry, block b
@@ -822,7 +788,7 @@ __global__ __launch_bounds__(kDigitBlock, kColumnBlocksPerSM<T>) void exact_colu
   // the digits (16, with 112 registers, took f64 records of width 9 from 1.37x a plain column sum
   // to 1.50x at 2^28 on an H200).
   constexpr int kBlock = kDigitBlock, kAhead = sizeof(T) == 8 ? 8 : 16;
-  extern __shared__ long long shared_slots[];     // column_shared_bytes<T>()
+  extern __shared__ long long shared_slots[];     // Lane::kSharedBytes
   const int per_tile = min(width, kBlock), groups = kBlock / per_tile;
   const int group = threadIdx.x / per_tile, column = blockIdx.y * per_tile + threadIdx.x % per_tile;
   const bool active = group < groups && column < width;
@@ -831,53 +797,6 @@ __global__ __launch_bounds__(kDigitBlock, kColumnBlocksPerSM<T>) void exact_colu
   totals += static_cast<std::size_t>(blockIdx.x % copies) * width * ExactSum::kWords;  // this block's copy
   long long* words = totals + static_cast<std::size_t>(active ? column : 0) * ExactSum::kWords;
   unsigned not_negative_zero = 0;
-  if constexpr (sizeof(T) == 2) {
-    // Staged (see kColumnStages) where a row is the block's whole (a stage holds whole rows) and
-    // the rows lie on 16-byte boundaries every 8 rows (the copies' alignment).
-    if (per_tile == width && reinterpret_cast<std::uintptr_t>(x) % 16 == 0) {
-      auto* staging = reinterpret_cast<unsigned char*>(shared_slots) + Lane::kSharedBytes;
-      const std::size_t per_block = (rows + gridDim.x - 1) / gridDim.x, first = min(rows, blockIdx.x * per_block);
-      const std::size_t end = min(rows, first + per_block);
-      // Stages from the first row at a multiple of 8; the rows before it and after the last whole
-      // stage go one by one, dealt to the groups in turn, so that no lane adds more elements
-      // than the unstaged form's ceil(per_block / groups).
-      const int stage_rows = groups * kAhead, chunks = stage_rows * width * static_cast<int>(sizeof(T)) / 16;
-      const std::size_t staged_first = min(end, (first + 7) / 8 * 8);
-      const std::size_t stages = (end - staged_first) / stage_rows, staged_end = staged_first + stages * stage_rows;
-      auto issue = [&](std::size_t s) {  // the copy of stage s (none past the last: an empty group)
-        if (s < stages) {
-          const auto* from = reinterpret_cast<const unsigned char*>(x + (staged_first + s * stage_rows) * width);
-          unsigned char* to = staging + (s % kColumnStages) * kColumnStageBytes;
-          for (int k = threadIdx.x; k < chunks; k += kBlock) __pipeline_memcpy_async(to + 16 * k, from + 16 * k, 16);
-        }
-        __pipeline_commit();
-      };
-      for (int s = 0; s + 1 < kColumnStages; ++s) issue(s);
-      for (std::size_t s = 0; s < stages; ++s) {
-        issue(s + kColumnStages - 1);  // into the stage that every lane finished reading last time round
-        __pipeline_wait_prior(kColumnStages - 1);
-        __syncthreads();  // stage s, copied by every thread, is there for all
-        if (active) {
-          const T* stage = reinterpret_cast<const T*>(staging + (s % kColumnStages) * kColumnStageBytes) + group * width + column;
-          ColumnLoaded<T> v[kAhead];
-#pragma unroll
-          for (int u = 0; u < kAhead; ++u) v[u] = static_cast<ColumnLoaded<T>>(stage[u * groups * width]);
-          lane.template add_round<T>(v, not_negative_zero, words);
-        }
-        __syncthreads();  // stage s read by every lane before the next issue refills its memory
-      }
-      const std::size_t head = staged_first - first, left = head + (end - staged_end);
-      if (active)
-        for (std::size_t k = group; k < left; k += groups) {
-          const std::size_t r = k < head ? first + k : staged_end + (k - head);
-          const ColumnLoaded<T> one[1] = {static_cast<ColumnLoaded<T>>(x[r * width + column])};
-          lane.template add_round<T>(one, not_negative_zero, words);
-        }
-      if (active && not_negative_zero != 0) atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
-      finish_columns<Lane>(lane, shared_slots, totals, width, per_tile, groups);
-      return;
-    }
-  }
   if (active) {
     // The block's rows are one contiguous range, its groups taking every groups-th: the block
     // streams through it, the next kAhead rounds' rows beside this one's. Rows dealt to the blocks
@@ -933,7 +852,16 @@ __global__ __launch_bounds__(kDigitBlock, kColumnBlocksPerSM<T>) void exact_colu
     }
     if (not_negative_zero != 0) atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
   }
-  finish_columns<Lane>(lane, shared_slots, totals, width, per_tile, groups);
+  lane.finish();  // idle lanes' slots are zero
+  __syncthreads();
+  // Each (column, slot) of the block's: its groups lanes added, then into the column's words.
+  for (int p = threadIdx.x; p < per_tile * Lane::kSlots; p += kBlock) {
+    const int local = p % per_tile, slot = p / per_tile, col = blockIdx.y * per_tile + local;
+    if (col >= width) continue;
+    long long sum = 0;
+    for (int g = 0; g < groups; ++g) sum += Lane::slot(shared_slots, slot, g * per_tile + local);
+    if (sum != 0) Lane::deposit(totals + static_cast<std::size_t>(col) * ExactSum::kWords, slot, sum);
+  }
 }
 
 //! Adds copies 1 .. copies - 1 of exact_columns_kernel's `words` words each into copy 0 (integer
