@@ -169,7 +169,7 @@ void sweep(const SuiteArgs& args, int max_log2, Progress& progress, double progr
 template <class T>
 void distributions(const SuiteArgs& args, int max_log2, Progress& progress, double progress_base, double progress_share,
                    nlohmann::json& rows, std::string& md) {
-  constexpr DType kType = std::is_same_v<T, bf16> ? DType::bf16 : sizeof(T) == 4 ? DType::f32 : DType::f64;
+  constexpr DType kType = dtype_of<T>();
   const std::string type_name(to_string(kType));
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");

@@ -226,6 +226,7 @@ TEST_CASE("gpu exact column sums of device records: f32, f64, f16 and bf16, narr
       // At the allocation's start, and one element on (records off a 16-byte boundary, as a
       // slice of a larger array is).
       for (const std::size_t offset : {std::size_t{0}, sizeof(host[0])}) {
+        INFO("records at byte offset " << offset << " of the allocation");
         void* at = static_cast<unsigned char*>(dev) + offset;
         REQUIRE(cudaMemcpy(at, host.data(), host.size() * sizeof(host[0]), cudaMemcpyHostToDevice) == cudaSuccess);
         check_columns(host, at, rows, width);
@@ -625,15 +626,9 @@ void check_f32_rows(Make make, const std::string& what) {
 
 namespace {
 
-//! v as a value of T, f32 or bf16 (v is one: exact).
-template <class T>
-T value_of_t(double v) {
-  if constexpr (std::is_same_v<T, float>) return static_cast<float>(v);
-  else return xr::bf16::from_bits(static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(static_cast<float>(v)) >> 16));
-}
-
 //! A tie of T (f32 or bf16) at a random scale: b, of random sign and significand, about 2^e (e
-//! from -40 to 40), and half b's ulp with b's sign, whose sum lies halfway between two values of T.
+//! from -40 to 40), and half b's ulp with b's sign, whose sum lies halfway between two values of T
+//! (each a value of T itself: T(b) and T(half_ulp) are exact).
 struct Tie {
   int e;
   double b, half_ulp;
@@ -656,16 +651,15 @@ Tie random_tie(std::mt19937_64& rng) {
 template <class T>
 void check_ties_in_a_window(std::size_t rows, std::mt19937_64& rng) {
   const std::size_t length = 3 * 65536 / sizeof(T), third = length / 3;
-  const auto of = value_of_t<T>;
   std::vector<T> host(rows * length);
-  for (T& x : host) x = of(rng() % 2 ? 0.0 : -0.0);
+  for (T& x : host) x = T(rng() % 2 ? 0.0 : -0.0);
   for (std::size_t r = 0; r < rows; ++r) {
     T* row = host.data() + r * length;
     const Tie tie = random_tie<T>(rng);
-    row[rng() % third] = of(tie.b);
-    row[third + rng() % third] = of(tie.half_ulp);
+    row[rng() % third] = T(tie.b);
+    row[third + rng() % third] = T(tie.half_ulp);
     const double tiny = (rng() % 2 ? 1.0 : -1.0) * std::ldexp(1.0, tie.e - 60 - static_cast<int>(rng() % 8));
-    for (std::uint64_t k = 0, count = rng() % 4; k < count; ++k) row[2 * third + rng() % third] = of(tiny);
+    for (std::uint64_t k = 0, count = rng() % 4; k < count; ++k) row[2 * third + rng() % third] = T(tiny);
   }
   std::vector<std::uint64_t> offsets(rows + 1);
   for (std::size_t r = 0; r <= rows; ++r) offsets[r] = r * length;
@@ -695,20 +689,19 @@ namespace {
 //! small values straddle: bench/results/nvidia-h200/logs/exact-segments-bins-rounding-experiment.md.)
 template <class T>
 std::vector<T> near_ties_in_the_bins(const std::vector<std::uint64_t>& offsets, std::mt19937_64& rng) {
-  const auto of = value_of_t<T>;
   std::vector<T> v(offsets.back());
-  for (T& x : v) x = of(rng() % 2 ? 0.0 : -0.0);
+  for (T& x : v) x = T(rng() % 2 ? 0.0 : -0.0);
   for (std::size_t s = 0; s + 1 < offsets.size(); ++s) {
     const std::uint64_t a = offsets[s], length = offsets[s + 1] - a;
     if (length < 2) continue;
     const Tie tie = random_tie<T>(rng);
     const std::uint64_t at = rng() % length;
-    v[a + at] = of(tie.b);
-    v[a + (at + 1 + rng() % (length - 1)) % length] = of(tie.half_ulp);
+    v[a + at] = T(tie.b);
+    v[a + (at + 1 + rng() % (length - 1)) % length] = T(tie.half_ulp);
     const double small = (rng() % 2 ? 1.0 : -1.0) * std::ldexp(1.0, tie.e - 21 - static_cast<int>(rng() % 60));
     for (std::uint64_t k = 0, count = rng() % 4; k < count; ++k) {
       T& x = v[a + rng() % length];
-      if (std::abs(static_cast<double>(static_cast<float>(x))) < std::abs(tie.b) / 4) x = of(small);  // not over b or the half ulp
+      if (std::abs(static_cast<double>(static_cast<float>(x))) < std::abs(tie.b) / 4) x = T(small);  // not over b or the half ulp
     }
   }
   return v;
