@@ -780,7 +780,7 @@ constexpr int kColumnBlocksPerSM = std::is_same_v<T, double> ? 3 : 0;
 //! BinColumnLane::kMostElements a lane. 16-bit records of random bits take 1.7-1.9x a plain
 //! column sum on an H200 (18 instructions an element, DRAM 42% busy): integer bins from the
 //! elements' bits (half the shared memory's traffic, 21 instructions) were slower, and rows staged
-//! in shared memory with cp.async 2-9% faster at 2^28 but slower at 2^24
+//! in shared memory with cp.async 2-9% faster at 2^28 but likely slower at 2^24
 //! (bench/results/nvidia-h200/logs/exact-records-*-experiment.md).
 template <class T>
 __global__ __launch_bounds__(kDigitBlock, kColumnBlocksPerSM<T>) void exact_columns_kernel(const T* __restrict__ x,
