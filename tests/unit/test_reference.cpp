@@ -1,9 +1,14 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <random>
+#include <string>
 #include <vector>
 
+#include "support/test_data.hpp"
 #include "xreduce/xreduce.hpp"
 
 namespace xr = xreduce;
@@ -55,4 +60,66 @@ TEST_CASE("agreement: floating sums within 64 eps sum|x|, not beyond") {
   CHECK(xr::agrees(q, ref, xr::Result{xr::Scalar(3.0f + 8 * std::numeric_limits<float>::epsilon()), {}, ""}));
   CHECK_FALSE(xr::agrees(q, ref, xr::Result{xr::Scalar(3.0f + 512 * std::numeric_limits<float>::epsilon()), {}, ""}));
   CHECK_FALSE(xr::agrees(q, ref, xr::Result{xr::Scalar(3.0), {}, ""}));  // wrong type
+}
+
+namespace {
+
+//! The statistics' reference over data with NaN and infinities placed among random finite values:
+//! what IEEE arithmetic over every element gives, whatever route the reference takes to it.
+template <class T>
+void check_specials_follow_ieee(std::mt19937_64& rng) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  struct Specials {
+    const char* name;
+    std::vector<double> values;
+  };
+  const Specials cases[] = {{"+inf", {inf}},     {"-inf", {-inf}},       {"+inf and -inf", {inf, -inf}},
+                            {"NaN", {nan}},      {"NaN and +inf", {nan, inf}}, {"+inf and 0", {inf, 0.0}}};
+  for (const Specials& c : cases) {
+    const std::size_t n = 1 + rng() % 5000;
+    std::vector<T> x(n + c.values.size());
+    int negatives = 0;  // the product's sign: of the elements' signs
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] = static_cast<T>(std::ldexp(static_cast<double>(1 + rng() % 1000), -static_cast<int>(rng() % 12)) * (rng() % 2 ? 1 : -1));
+      negatives += x[i] < T(0);
+    }
+    for (std::size_t k = 0; k < c.values.size(); ++k) {  // each special at a random place
+      const std::size_t at = rng() % (n + k + 1);
+      x.insert(x.begin() + static_cast<std::ptrdiff_t>(at), static_cast<T>(c.values[k]));
+      x.pop_back();
+      negatives += c.values[k] < 0;
+    }
+    const bool has_nan = c.values.front() != c.values.front(), has_pos = std::count(c.values.begin(), c.values.end(), inf) > 0,
+               has_neg = std::count(c.values.begin(), c.values.end(), -inf) > 0, has_zero = std::count(c.values.begin(), c.values.end(), 0.0) > 0;
+    const double mean = has_nan || (has_pos && has_neg) ? nan : has_pos ? inf : -inf;
+    const double norm = has_nan ? nan : inf;
+    const double prod = has_nan || has_zero ? nan : negatives % 2 ? -inf : inf;
+    // logsumexp with -inf alone: exp(-inf) adds 0, so the finite elements' own value.
+    std::vector<T> finite;
+    std::copy_if(x.begin(), x.end(), std::back_inserter(finite), [](T v) { return std::isfinite(static_cast<double>(v)); });
+    const double lse = has_nan ? nan : has_pos ? inf
+                                               : xr::exact_reference(xr::Request{finite.data(), finite.size(), xr::dtype_of<T>(), xr::Op::logsumexp})
+                                                     .value.to_double();
+    const std::pair<xr::Op, double> expected[] = {{xr::Op::mean, mean},   {xr::Op::var, nan},      {xr::Op::std, nan},
+                                                  {xr::Op::norm1, norm},  {xr::Op::norm2, norm},   {xr::Op::norminf, norm},
+                                                  {xr::Op::logsumexp, lse}, {xr::Op::prod, prod}};
+    for (const auto& [op, want] : expected) {
+      const double got = xr::exact_reference(xr::Request{x.data(), x.size(), xr::dtype_of<T>(), op}).value.to_double();
+      INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), " << to_string(op) << " of " << to_string(xr::dtype_of<T>())
+                   << ", n = " << x.size() << ", specials " << std::string(c.name) << ": got " << got << ", want " << want);
+      CHECK((std::isnan(want) ? std::isnan(got) : got == want));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("reference: statistics and products of NaN and infinite data follow IEEE arithmetic") {
+  std::mt19937_64 rng(xr::test::run_seed());
+  for (int round = 0; round < 20; ++round) {
+    check_specials_follow_ieee<float>(rng);
+    check_specials_follow_ieee<double>(rng);
+    check_specials_follow_ieee<xr::f16>(rng);
+    check_specials_follow_ieee<xr::bf16>(rng);
+  }
 }
