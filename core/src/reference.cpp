@@ -122,7 +122,8 @@ Reference statistic_reference(const T* x, std::size_t n, Op op, double correctio
   const bool inf = pos_inf || neg_inf;
   constexpr L kNaN = std::numeric_limits<L>::quiet_NaN(), kInf = std::numeric_limits<L>::infinity();
   if (inf) largest = kInf;
-  //! The long double sum of f(x) over every element, from that over the finite ones: f(±inf) is `at_inf`.
+  //! The long double sum of f(x) over every element, from that over the finite ones, where f(+inf)
+  //! is at_pos_inf and f(-inf) at_neg_inf.
   auto with_specials = [&](L over_finite, L at_pos_inf, L at_neg_inf) {
     if (nan || (pos_inf && neg_inf && at_pos_inf != at_neg_inf)) return kNaN;
     return pos_inf ? at_pos_inf : neg_inf ? at_neg_inf : over_finite;
