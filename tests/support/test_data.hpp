@@ -79,7 +79,7 @@ template <class T>
 Elements<T> make_data(Pattern p, Op op, std::size_t n, std::mt19937_64& rng) {
   Elements<T> v(n);
   // Uniform on [-1, 1) in steps of 2^-52, from one draw's top 53 bits: std::uniform_real_distribution
-  // takes long double arithmetic a draw, and the conformance suite draws billions.
+  // takes long double arithmetic a draw, and the conformance suite draws hundreds of millions.
   auto unit = [](std::mt19937_64& g) { return std::ldexp(static_cast<double>(static_cast<std::int64_t>(g()) >> 11), -52); };
   op = without_nan(op);  // nanprod's data are prod's
   for (auto& x : v) {
