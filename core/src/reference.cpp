@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <numeric>
 #include <limits>
 #include <vector>
 
@@ -122,11 +121,18 @@ Reference statistic_reference(const T* x, std::size_t n, Op op, double correctio
   const bool inf = pos_inf || neg_inf;
   constexpr L kNaN = std::numeric_limits<L>::quiet_NaN(), kInf = std::numeric_limits<L>::infinity();
   if (inf) largest = kInf;
-  //! The long double sum of f(x) over every element, from that over the finite ones, where f(+inf)
+  //! The long double sum of f(v) over the finite elements v, in order.
+  auto over_finite = [&](auto f) {
+    L s = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (const double d = static_cast<double>(x[i]); std::isfinite(d)) s += f(static_cast<L>(d));
+    return s;
+  };
+  //! The long double sum of f(v) over every element, from that over the finite ones, where f(+inf)
   //! is at_pos_inf and f(-inf) at_neg_inf.
-  auto with_specials = [&](L over_finite, L at_pos_inf, L at_neg_inf) {
+  auto with_specials = [&](L finite, L at_pos_inf, L at_neg_inf) {
     if (nan || (pos_inf && neg_inf && at_pos_inf != at_neg_inf)) return kNaN;
-    return pos_inf ? at_pos_inf : neg_inf ? at_neg_inf : over_finite;
+    return pos_inf ? at_pos_inf : neg_inf ? at_neg_inf : finite;
   };
   const L sum = with_specials(finite_sum, kInf, -kInf);
   const L mean = sum / static_cast<L>(n);
@@ -137,13 +143,9 @@ Reference statistic_reference(const T* x, std::size_t n, Op op, double correctio
       break;
     case Op::var:
     case Op::std: {
-      L m2 = 0;
-      for (std::size_t i = 0; i < n && !nan && !inf; ++i) {  // NaN or infinite data: a NaN variance
-        const L d = static_cast<L>(static_cast<double>(x[i])) - mean;
-        m2 += d * d;
-      }
       const L dof = static_cast<L>(n) - static_cast<L>(correction);
-      const L var = nan || inf || !(dof > 0) ? std::numeric_limits<L>::quiet_NaN() : m2 / dof;
+      // NaN or infinite data: a NaN variance (and no second pass)
+      const L var = nan || inf || !(dof > 0) ? kNaN : over_finite([&](L v) { return (v - mean) * (v - mean); }) / dof;
       // Shifted sums and Chan's update in double: a few thousand roundings of eps64 relative to
       // the variance, and to the size of the data times the spread (the means' own rounding).
       const double v = static_cast<double>(var), spread = std::sqrt(v), big = static_cast<double>(largest);
@@ -158,25 +160,17 @@ Reference statistic_reference(const T* x, std::size_t n, Op op, double correctio
       break;
     }
     case Op::norm1:
-      result(with_specials(std::accumulate(x, x + n, L(0),
-                                           [](L a, T e) {
-                                             const double d = std::fabs(static_cast<double>(e));
-                                             return std::isfinite(d) ? a + static_cast<L>(d) : a;
-                                           }),
-                           kInf, kInf));
+      result(with_specials(over_finite([](L v) { return std::fabs(v); }), kInf, kInf));
       r.slack = 2 * (64 * eps64 + eps) * static_cast<double>(r.value.to_double());
       break;
     case Op::norm2: {
-      L squares = 0;
-      for (std::size_t i = 0; i < n; ++i)
-        if (const double d = static_cast<double>(x[i]); std::isfinite(d)) squares += static_cast<L>(d) * static_cast<L>(d);
-      squares = with_specials(squares, kInf, kInf);
+      const L squares = with_specials(over_finite([](L v) { return v * v; }), kInf, kInf);
       result(std::sqrt(squares));
       r.slack = 2 * (64 * eps64 + eps) * static_cast<double>(std::sqrt(squares));
       break;
     }
     case Op::norminf:
-      result(nan ? std::numeric_limits<L>::quiet_NaN() : largest);
+      result(nan ? kNaN : largest);
       break;
     case Op::logsumexp: {
       // The maximum in double (exact), NaN skipped as std::max skips it; -inf adds exp(-inf) = 0.
@@ -184,12 +178,8 @@ Reference statistic_reference(const T* x, std::size_t n, Op op, double correctio
       for (std::size_t i = 0; i < n; ++i) m = std::max(m, static_cast<double>(x[i]));
       L v = m;
       if (nan) v = kNaN;
-      else if (std::isfinite(m)) {
-        L s = 0;
-        for (std::size_t i = 0; i < n; ++i)
-          if (const double d = static_cast<double>(x[i]); std::isfinite(d)) s += std::exp(static_cast<L>(d) - static_cast<L>(m));
-        v = m + std::log(s);
-      }
+      else if (std::isfinite(m))
+        v = m + std::log(over_finite([&](L e) { return std::exp(e - static_cast<L>(m)); }));
       result(v);
       // Elements of f32 and narrower may take their exponentials in float and add them in float
       // groups of four (cuda.shuffle: within 4 eps(f32) of the sum, relative): 8 eps(f32) more,
