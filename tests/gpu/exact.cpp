@@ -99,6 +99,21 @@ std::vector<T> bin_filling_period(std::size_t n, std::mt19937_64& rng) {
   return period;
 }
 
+//! f16 of the top binade, [2^15, 65504], in pairs x and -x at random places, and one value below
+//! 1: the lanes of a column add thousands of the largest f16 (near 2^40 units of 2^-24 each), and
+//! the period sums to the small value, so that a column's sum stays finite.
+std::vector<xr::f16> top_binade_pairs_f16(std::size_t n, std::mt19937_64& rng) {
+  std::vector<xr::f16> period(n);
+  std::uniform_real_distribution<double> significand(1.0, 1.99);
+  for (std::size_t i = 0; i + 1 < n; i += 2) {
+    const double x = std::ldexp(significand(rng), 15);
+    period[i] = xr::f16(x), period[i + 1] = xr::f16(-x);
+  }
+  if (n % 2) period[n - 1] = xr::f16(std::ldexp(significand(rng), -static_cast<int>(rng() % 20) - 1));
+  std::shuffle(period.begin(), period.end(), rng);
+  return period;
+}
+
 }  // namespace
 
 TEST_CASE("gpu exact sums: device and pinned data, f32, f64, f16 and bf16, every shape and block size, MPFR's bits") {
@@ -249,6 +264,7 @@ TEST_CASE("gpu exact column sums: lanes that each add more elements than a digit
   // lane here adds some 4000 (42 lanes a column in each of 396 blocks on 132 SMs). f32: random finite
   // values, some 2000 a lane into its bins; and f32 and bf16 values in the top binade of one bin,
   // one sign, each round of a lane added in a register first and the bin filled as far as it goes.
+  // f16: its largest values, cancelling in pairs, through each lane's double and its carries.
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x3c01u);
   constexpr std::size_t kPeriod = 4099, kRepeats = std::size_t{1} << 14, kWidth = 3, kRows = kPeriod * kRepeats;
   auto check = [&](const auto& period) {
@@ -276,6 +292,7 @@ TEST_CASE("gpu exact column sums: lanes that each add more elements than a digit
   check(xr::test::make_exact_data<float>(ExactShape::wide, kPeriod, rng));
   check(bin_filling_period<float>(kPeriod, rng));
   check(bin_filling_period<xr::bf16>(kPeriod, rng));
+  check(top_binade_pairs_f16(kPeriod, rng));
 }
 
 TEST_CASE("gpu: result_dtype of device data: sums run exactly and round once to the type asked") {

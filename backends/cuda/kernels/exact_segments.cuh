@@ -221,19 +221,6 @@ struct ExponentSpan {
   __device__ bool exact_in_double() const { return within(top, bottom, kSpread); }
 };
 
-//! The sum of N doubles in a tree, halving them until one is left (`part` is spent).
-template <int N>
-__device__ inline double tree_sum(double (&part)[N]) {
-  static_assert((N & (N - 1)) == 0, "the tree halves N until one part is left");
-  if constexpr (N > 1) {
-#pragma unroll
-    for (int j = 0; j < N / 2; ++j) part[j] += part[j + N / 2];
-    return tree_sum(reinterpret_cast<double(&)[N / 2]>(part));  // a halving a level: unrolled whole
-  } else {
-    return part[0];
-  }
-}
-
 //! The sum of N floats in a tree of doubles: exact where they span ExponentSpan::kSpread
 //! binades at most (any order is, there), with one dependent addition left for the caller.
 template <int N>
