@@ -1,7 +1,8 @@
 // The device half of the `segments` suite: per-segment f32 sums of 2^28 device-resident
 // elements cut four ways (2^20 rows of 256, 2^14 rows of 2^14, power-law lengths, lengths
 // 1..32), by cuda.shuffle's length-binned kernels (plain and exact sums, the exact ones also
-// checked bit for bit against the CPU's) and by the cub backend, against
+// checked bit for bit against the CPU's; the power-law lengths' exact sums also over the exact
+// suite's distributions, of f32, f16 and bf16) and by the cub backend, against
 // cub::DeviceSegmentedReduce::Sum called directly on an offsets array (the anchor) and the read
 // probe over the same bytes, in the same run. Time per call: CUDA-graph replays of 8
 // back-to-back calls (the input is 1 GiB, far past the L2), median.
@@ -137,23 +138,20 @@ int run_segments_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& m
         worst = std::max(worst, std::fabs(double(mine[s]) - anchor[s]) / std::max(64 * 0x1p-23 * abs_sum[s], 1e-30));
       return worst;
     };
-    // The segments of `data` (x's values, on the host) whose exact sums in `mine` differ from the
+    // The segments of `data` (x's values, on the host) whose exact sums in `got` differ from the
     // CPU's (ExactSum, rounded once).
-    auto differing_from_cpu = [&](const std::vector<float>& data) {
+    auto differing_from_cpu = [&](const auto& data, const auto& got) {
+      using T = typename std::decay_t<decltype(data)>::value_type;
       std::size_t differ = 0;
       for (std::size_t s = 0; s < count; ++s) {
         const std::size_t a = shape.rows ? s * (n / shape.rows) : shape.offsets[s];
         const std::size_t e = shape.rows ? a + n / shape.rows : shape.offsets[s + 1];
         ExactSum exact;
         exact.add(data.data() + a, e - a);
-        const float want = exact.round<float>();
-        differ += std::memcmp(&want, &mine[s], sizeof want) != 0;
+        const T want = exact.round<T>();
+        differ += std::memcmp(&want, &got[s], sizeof want) != 0;
       }
       return differ;
-    };
-    auto copy_of_x = [&](std::vector<float>& data) {
-      data.resize(n);
-      check(cudaMemcpy(data.data(), x, bytes, cudaMemcpyDeviceToHost), "data back");
     };
     for (const char* backend : {"cuda.shuffle", "cub"}) {
       const auto t = time([&] { ws.enqueue_segments(backend, x, n, DType::f32, Op::sum, segments, out); });
@@ -164,35 +162,48 @@ int run_segments_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& m
     {
       const auto t = time([&] { ws.enqueue_exact_segments(x, n, DType::f32, segments, out); });
       row("cuda.shuffle exact" + layout, t, agreement());
-      if (host.empty()) copy_of_x(host);  // every shape reads the same uniform data
-      const std::size_t differ = differing_from_cpu(host);
+      if (host.empty()) {  // every shape reads the same uniform data
+        host.resize(n);
+        check(cudaMemcpy(host.data(), x, bytes, cudaMemcpyDeviceToHost), "data back");
+      }
+      const std::size_t differ = differing_from_cpu(host, mine);
       rows.back()["segments_differing_from_cpu_exact"] = differ;
       exact_bits += "- " + shape.name + ": " + std::to_string(differ) + " of " + std::to_string(count) + "\n";
       // The power-law segments over the exact suite's distributions (an exact sum's cost may
-      // depend on the data, a plain one's does not): exact over plain cuda.shuffle, the bits
-      // checked as above; then the uniform data back for the shapes after.
+      // depend on the data, a plain one's does not), of f32, f16 and bf16 (the same offsets over
+      // the first n elements): exact over plain cuda.shuffle, the bits checked as above; then the
+      // uniform data back for the shapes after.
       if (!shape.rows && shape.name.rfind("power-law", 0) == 0) {
         spreads_md = "\n## Exact power-law segment sums by distribution\n\n" + shape.name + ", " + std::to_string(count) +
                      " segments of 2^" + std::to_string(static_cast<int>(std::log2(n))) +
-                     " f32: cuda.shuffle's exact sums over its plain ones, the same data, the same run.\n\n"
-                     "| distribution | plain us | exact us | exact / plain | segments whose bits differ from the CPU's |\n"
-                     "|---|---:|---:|---:|---:|\n";
-        std::vector<float> spread_host;
-        for (Spread spread : kSpreads) {
-          fill_spread<<<prop.multiProcessorCount * 8, 256>>>(x, n, spread, 29);
-          check(cudaDeviceSynchronize(), "fill");
-          const auto plain_t = time([&] { ws.enqueue_segments("cuda.shuffle", x, n, DType::f32, Op::sum, segments, out); });
-          const auto exact_t = time([&] { ws.enqueue_exact_segments(x, n, DType::f32, segments, out); });
-          check(cudaMemcpy(mine.data(), out, count * sizeof(float), cudaMemcpyDeviceToHost), "results back");
-          copy_of_x(spread_host);
-          const std::size_t wrong = differing_from_cpu(spread_host);
-          const double p = median(plain_t), e = median(exact_t);
-          spreads_md += std::string("| ") + spread_name(spread, false) + " | " + fmt("%.1f", p * 1e6) + " | " +
-                        fmt("%.1f", e * 1e6) + " | " + fmt("%.2f", e / p) + " | " + std::to_string(wrong) + " |\n";
-          rows.push_back({{"segments", shape.name}, {"distribution", spread_name(spread, false)}, {"n", n},
-                          {"plain_median_s", p}, {"exact_median_s", e}, {"exact_over_plain", e / p},
-                          {"segments_differing_from_cpu_exact", wrong}, {"plain_times_s", plain_t}, {"exact_times_s", exact_t}});
-        }
+                     " elements: cuda.shuffle's exact sums over its plain ones, the same data, the same run.\n\n"
+                     "| type | distribution | plain us | exact us | exact / plain | segments whose bits differ from the CPU's |\n"
+                     "|---|---|---:|---:|---:|---:|\n";
+        auto spreads_of = [&](auto tag) {
+          using T = decltype(tag);
+          constexpr DType kType = dtype_of<T>();
+          T* data = reinterpret_cast<T*>(x);  // n elements of T fit x's n floats
+          T* results = reinterpret_cast<T*>(out);
+          std::vector<T> spread_host(n), got(count);
+          for (Spread spread : kSpreads) {
+            fill_spread<<<prop.multiProcessorCount * 8, 256>>>(data, n, spread, 29);
+            check(cudaDeviceSynchronize(), "fill");
+            const auto plain_t = time([&] { ws.enqueue_segments("cuda.shuffle", data, n, kType, Op::sum, segments, out); });
+            const auto exact_t = time([&] { ws.enqueue_exact_segments(data, n, kType, segments, out); });
+            check(cudaMemcpy(got.data(), results, count * sizeof(T), cudaMemcpyDeviceToHost), "results back");
+            check(cudaMemcpy(spread_host.data(), data, n * sizeof(T), cudaMemcpyDeviceToHost), "data back");
+            const std::size_t wrong = differing_from_cpu(spread_host, got);
+            const double p = median(plain_t), e = median(exact_t);
+            spreads_md += "| " + std::string(to_string(kType)) + " | " + spread_name(spread, false) + " | " + fmt("%.1f", p * 1e6) +
+                          " | " + fmt("%.1f", e * 1e6) + " | " + fmt("%.2f", e / p) + " | " + std::to_string(wrong) + " |\n";
+            rows.push_back({{"segments", shape.name}, {"dtype", std::string(to_string(kType))}, {"distribution", spread_name(spread, false)},
+                            {"n", n}, {"plain_median_s", p}, {"exact_median_s", e}, {"exact_over_plain", e / p},
+                            {"segments_differing_from_cpu_exact", wrong}, {"plain_times_s", plain_t}, {"exact_times_s", exact_t}});
+          }
+        };
+        spreads_of(float{});
+        spreads_of(f16{});
+        spreads_of(bf16{});
         fill_uniform<<<prop.multiProcessorCount * 8, 256>>>(x, n, 3);
         check(cudaDeviceSynchronize(), "fill");
       }

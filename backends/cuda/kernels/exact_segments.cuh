@@ -7,7 +7,9 @@
 // A lane adds its elements to one double, a vector's elements in a tree, and keeps the span of
 // their exponents (ExponentSpan): a conversion, an addition and two integer instructions an
 // element, no branch. Where they span at most 20 binades, as ordinary data (uniform,
-// subnormal-heavy) do, every partial sum was exact, in any order, and that is all. Else the lane
+// subnormal-heavy) do, every partial sum was exact, in any order, and that is all; f16's always
+// are (a finite f16 is a multiple of 2^-24 below 2^16; with an infinity or a NaN among them the
+// double is NaN or an infinity, as the segment's sum is whatever else it holds). Else the lane
 // reads its elements again (group_partial's second pass, from the caches), each into one of its
 // 16 exponent bins in shared memory (exponent_bins.cuh, as the flat and column sums): a
 // conversion, and an addition with its load and store, whatever the data.
@@ -18,8 +20,10 @@
 // across its lanes in shared memory (each lane summing 16 of them, exact over a warp's
 // elements), and each group's first lane turns its 16 sums into digits: a bin's sum is an integer
 // count of its unit, below 2^53, and its counts carried to 16 bits each are the digits' halves,
-// with no indexing. Beyond a warp (a block's warps, a long segment's chunks) partials combine as
-// a pair of doubles, each addition checked exact by TwoSum, and as digits where one is not.
+// with no indexing. (An f16 warp past those 16 binades folds its lanes' doubles as the pairs below
+// instead: no bins.) Beyond a warp (a block's warps, a long segment's
+// chunks) partials combine as a pair of doubles, each addition checked exact by TwoSum, and as
+// digits where one is not.
 // (Two passes over the whole data did this before: the first held each segment as a pair of
 // doubles and marked those that left it, which the second read again into bins and digits: 8.7x
 // the plain sums on wide data on an H200, where the second pass turned each lane's bins into
@@ -46,13 +50,14 @@ namespace xreduce::cuda {
 //! lives in __shared__ arrays.
 struct FloatDigits {
   static constexpr int kWords = 10, kLowestExponent = -150;
-  enum Flag : unsigned { kNaN = 1, kPosInf = 2, kNegInf = 4, kAny = 8, kNotNegativeZero = 16, kDigits = 32 };
+  enum Flag : unsigned { kNaN = 1, kPosInf = 2, kNegInf = 4, kAny = 8, kNotNegativeZero = 16, kDigits = 32, kBinned = 64 };
   double fast, low;  //!< a part of the sum, held exactly as the pair fast + low (low 0 in a lane's or a warp's)
   //! The digits, a 320-bit two's complement integer (word 9 the top): all zero unless flags has kDigits
   unsigned w[kWords];
-  unsigned flags;  //!< Flag bits: what was added besides finite values, and whether there are digits
-  //! A lane's own partial (for fold_groups): the ExponentSpan of its elements, whose bins (in
-  //! shared memory) hold them where that is past ExponentSpan's range. 0 and ~0 in a folded one.
+  //! Flag bits: what was added besides finite values, whether there are digits, and in a lane's
+  //! own partial (for fold_groups) whether its bins (in shared memory) hold its elements (kBinned)
+  unsigned flags;
+  //! A lane's own partial (for fold_groups): the ExponentSpan of its elements. 0 and ~0 in a folded one.
   unsigned top, bottom;
 };
 
@@ -126,7 +131,7 @@ __device__ inline FloatDigits shfl_down(const FloatDigits& v, int offset) {
 //! of them add exactly in a bin (exponent_bins.cuh).
 constexpr int kMostLaneElements = 2 * SegmentPolicy::chunk_bytes / 2 / SegmentPolicy::block + 2;
 static_assert(2 * SegmentPolicy::group_loads * 8 + 6 <= kMostLaneElements, "a short segment's lane (8 bf16 a load)");
-static_assert(kMostLaneElements <= 512, "ExponentSpan's double");
+static_assert(kMostLaneElements <= 512, "ExponentSpan's double");  // and f16's below 2^49 units (ExponentSpan::read_once)
 static_assert(32 * (kMostLaneElements + 3) <= (1 << 14), "a warp's bins");
 
 //! The segments kernels' policy for exact sums of T (f32, f16, bf16): the partial is FloatDigits,
@@ -161,8 +166,8 @@ struct ExactSegmentSum {
 
 template <class T>
 struct one_accumulator<ExactSegmentSum<T>> : std::true_type {};  // its bins are the lane's shared words
-template <class T>
-struct reads_again_past_range<ExactSegmentSum<T>> : std::true_type {};  // a double, else bins (Accumulator below)
+template <class T>  // a double, else bins (Accumulator below); f16's double always holds its elements
+struct reads_again_past_range<ExactSegmentSum<T>> : std::bool_constant<!std::is_same_v<T, f16>> {};
 
 //! The block's lanes' exponent bins: bin c of lane t at c * kBlock + t, so that a warp's lanes
 //! touch neighbouring words whatever bins they add to (no bank conflicts). 32 KB.
@@ -218,7 +223,16 @@ struct ExponentSpan {
   __device__ static bool within(unsigned top, unsigned bottom, unsigned spread) {
     return top - (bottom + 1) < (spread << 24) && top < 0xff000000u;
   }
-  __device__ bool exact_in_double() const { return within(top, bottom, kSpread); }
+  //! Whether a lane's double holds all that its segment needs of the elements it spans, read
+  //! once: their exact sum where they lie within kSpread binades, none an infinity or a NaN; for
+  //! f16 always (every finite f16 is a multiple of 2^-24 below 2^16, and a lane's
+  //! kMostLaneElements at most sum below 2^49 such units; with an infinity or a NaN among them the
+  //! double is NaN or an infinity, as the segment's sum is whatever its finite elements are).
+  template <class T>
+  __device__ static bool read_once(unsigned top, unsigned bottom) {
+    if constexpr (std::is_same_v<T, f16>) return true;
+    else return within(top, bottom, kSpread);
+  }
 };
 
 //! The sum of N floats in a tree of doubles: exact where they span ExponentSpan::kSpread
@@ -256,7 +270,8 @@ __device__ inline void add_vector(LaneBins<T>& bins, const ExactSegmentSum<T>& f
 }
 
 //! A lane's exact sum, read once where its elements' exponents span at most ExponentSpan::kSpread
-//! binades (as ordinary data do: uniform, subnormal-heavy): added to a double and nothing else,
+//! binades (as ordinary data do: uniform, subnormal-heavy; f16 any elements,
+//! ExponentSpan::read_once): added to a double and nothing else,
 //! exactly, a vector's elements in a tree and then to the lane's sum, with no test (group_partial
 //! asks in_range() once a step of loads). Past that range, group_partial reads the lane's
 //! elements again into its bins (LaneBins): the data are in the caches then, and the lanes in
@@ -284,7 +299,7 @@ struct Accumulator<ExactSegmentSum<T>> {
     const float one[1] = {e.x};
     add(one);
   }
-  __device__ bool in_range() const { return span.exact_in_double(); }
+  __device__ bool in_range() const { return ExponentSpan::read_once<T>(span.top, span.bottom); }
   //! Past the range: every bin zeroed, for all the lane's elements again. The span stays past the
   //! range: value() and fold_groups see it.
   __device__ LaneBins<T> start_second_pass() {
@@ -292,18 +307,20 @@ struct Accumulator<ExactSegmentSum<T>> {
     clear_lane_bins(own);
     return {own};
   }
-  //! The lane's partial: its double (none past the range) and its span, for fold_groups (which
-  //! reads the bins past the range, and the specials out of bin 15). A lane past the range added
-  //! an element other than -0 (a nonzero one or a special).
+  //! The lane's partial, for fold_groups: its double (f16's NaN or infinity as a flag), or
+  //! kBinned past the range (fold_groups reads the bins then, and the specials out of bin 15); and
+  //! its span. A lane past the range, or with a special, added an element other than -0.
   __device__ FloatDigits value(const ExactSegmentSum<T>&) const {
-    const bool read_once = in_range();
     FloatDigits d;
-    d.fast = read_once ? sum : 0.0, d.low = 0.0;
+    d.fast = 0.0, d.low = 0.0;
 #pragma unroll
     for (int i = 0; i < FloatDigits::kWords; ++i) d.w[i] = 0;
-    const bool negative_zero = read_once && sum == 0 && signbit(sum);
-    d.flags = FloatDigits::kAny | (negative_zero ? 0u : FloatDigits::kNotNegativeZero);
     d.top = span.top, d.bottom = span.bottom;
+    d.flags = FloatDigits::kAny | FloatDigits::kNotNegativeZero;
+    if (!in_range()) d.flags |= FloatDigits::kBinned;
+    else if (isnan(sum)) d.flags |= FloatDigits::kNaN;  // f16 only: the others' range holds no special
+    else if (isinf(sum)) d.flags |= sum > 0 ? FloatDigits::kPosInf : FloatDigits::kNegInf;
+    else d.fast = sum, d.flags = sum == 0 && signbit(sum) ? FloatDigits::kAny : d.flags;  // -0: every element was
     return d;
   }
 };
@@ -350,18 +367,20 @@ __device__ inline void sum_group_bins(double* own, int rank) {
 //! an addition a step; the sign of a zero comes out of the doubles themselves (each lane starts
 //! at -0, and a sum of doubles is -0 only where every term is).
 //!
-//! Elsewhere every lane puts its double into its bins (bin_double; a lane in range zeroes them
-//! first), and the group's bins are summed across its lanes in shared memory, each lane taking
+//! Elsewhere every lane puts its double into its bins (bin_double; a lane whose bins do not hold
+//! its elements, kBinned, zeroes them first; an infinity or a NaN comes as its lane's flag), and the group's bins are summed across its lanes in shared memory, each lane taking
 //! 16 of the group's 16 x G (sum_group_bins: bins rank, rank + G ...; a warp's group as two
 //! halves of 16, added by one shuffle), and leaving its sums in its own bins. The group's first
 //! lane reads each bin's sum from the lane that holds it and turns it into its integer count of
 //! the bin's unit, carried to 16 bits: word k's halves are bins 2k and 2k + 1, the carry out of
 //! bin 15 (signed) is words 8 and 9. The other lanes' digits mean nothing. (Shuffling each of the
 //! 16 bins down log2 G steps took 4.3 million shuffles of the short-segment kernel's 133.6 million
-//! warp instructions on wide power-law data, ncu on an H200; 0.3 million now.)
+//! warp instructions on wide power-law data, ncu on an H200; 0.3 million now.) An f16 warp skips
+//! them: every lane read its elements once (ExponentSpan::read_once), and its double (or its
+//! infinity's or NaN's flag) folds with the others' as pairs, by the policy's TwoSum.
 inline constexpr unsigned kWarpSpread = 16;
 template <class T>
-__device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits r, int group, int from) {
+__device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>& f, FloatDigits r, int group, int from) {
   constexpr int kStride = ExactSegmentSum<T>::kBlock;
   FloatDigits d;
   d.fast = 0.0, d.low = 0.0;
@@ -375,10 +394,16 @@ __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>&, FloatDigits
     d.flags = FloatDigits::kAny | (d.fast == 0 && signbit(d.fast) ? 0u : FloatDigits::kNotNegativeZero);
     return d;
   }
+  if constexpr (std::is_same_v<T, f16>) {  // every lane read once: their doubles fold as pairs (no bins)
+    d = shuffle_fold(f, r, group, from);
+    d.top = 0, d.bottom = 0xffffffffu;
+    return d;
+  }
   double* own = exact_segment_lane_bins() + threadIdx.x;  // this lane's bin 0
-  if (ExponentSpan::within(r.top, r.bottom, ExponentSpan::kSpread)) clear_lane_bins(own);  // else they hold its elements
+  if (!(r.flags & FloatDigits::kBinned)) clear_lane_bins(own);  // else they hold its elements
   if (r.fast != 0) bin_double(own, r.fast);
-  d.flags = shuffle_fold([](unsigned a, unsigned b) { return a | b; }, r.flags, group, from) | FloatDigits::kDigits;
+  const unsigned flags = shuffle_fold([](unsigned a, unsigned b) { return a | b; }, r.flags, group, from);
+  d.flags = (flags & ~FloatDigits::kBinned) | FloatDigits::kDigits;
   const int lanes = group < 32 ? group : 16;  // whose bins one lane sums: its group's, or its half of a warp's
   const int rank = static_cast<int>(threadIdx.x) & (lanes - 1);
   __syncwarp();  // every lane's bins written
