@@ -198,7 +198,8 @@ def segments(data, axes):
         axes[0].set_ylabel("% of the same backend's flat sum (host data)")
     elif spreads:  # --device-only: the exact power-law sums by distribution instead
         axes[0].bar(range(len(spreads)), [r["exact_over_plain"] for r in spreads])
-        axes[0].set_xticks(range(len(spreads)), [r["distribution"] for r in spreads], fontsize=7, rotation=30, ha="right")
+        labels = [f'{r["dtype"]} {r["distribution"]}' if "dtype" in r else r["distribution"] for r in spreads]  # f32 alone before
+        axes[0].set_xticks(range(len(spreads)), labels, fontsize=7, rotation=30, ha="right")
         axes[0].axhline(1.3, color="black", linestyle=":", label="1.3x")
         axes[0].set_ylabel("exact / plain cuda.shuffle time, power-law segments (device data)")
     else:
