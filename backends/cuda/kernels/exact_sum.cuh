@@ -829,7 +829,7 @@ constexpr int kColumnBlocksPerSM = std::is_same_v<T, double> ? 3 : std::is_same_
 //! rows (blockIdx.x picks which), in groups of lanes that take every groups-th row, so that a warp
 //! reads neighbouring elements of a row or of consecutive rows. At the end each column's lanes'
 //! slots are added together and into its words. At most 2^30 elements a launch, and at most
-//! BinColumnLane::kMostElements a lane. 16-bit records of random bits take 1.7-1.9x a plain
+//! BinColumnLane::kMostElements a lane. bf16 records of random bits take 1.7-1.9x a plain
 //! column sum on an H200 (18 instructions an element, DRAM 42% busy): integer bins from the
 //! elements' bits (half the shared memory's traffic, 21 instructions) were slower, and rows staged
 //! in shared memory with cp.async 2-9% faster at 2^28 but likely slower at 2^24
