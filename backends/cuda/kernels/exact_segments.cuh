@@ -21,9 +21,8 @@
 // elements), and each group's first lane turns its 16 sums into digits: a bin's sum is an integer
 // count of its unit, below 2^53, and its counts carried to 16 bits each are the digits' halves,
 // with no indexing. (An f16 warp past those 16 binades folds its lanes' doubles as the pairs below
-// instead: no bins.) Beyond a warp (a block's warps, a long segment's
-// chunks) partials combine as a pair of doubles, each addition checked exact by TwoSum, and as
-// digits where one is not.
+// instead: no bins.) Beyond a warp (a block's warps, a long segment's chunks) partials combine as
+// a pair of doubles, each addition checked exact by TwoSum, and as digits where one is not.
 // (Two passes over the whole data did this before: the first held each segment as a pair of
 // doubles and marked those that left it, which the second read again into bins and digits: 8.7x
 // the plain sums on wide data on an H200, where the second pass turned each lane's bins into
@@ -368,12 +367,12 @@ __device__ inline void sum_group_bins(double* own, int rank) {
 //! at -0, and a sum of doubles is -0 only where every term is).
 //!
 //! Elsewhere every lane puts its double into its bins (bin_double; a lane whose bins do not hold
-//! its elements, kBinned, zeroes them first; an infinity or a NaN comes as its lane's flag), and the group's bins are summed across its lanes in shared memory, each lane taking
-//! 16 of the group's 16 x G (sum_group_bins: bins rank, rank + G ...; a warp's group as two
-//! halves of 16, added by one shuffle), and leaving its sums in its own bins. The group's first
-//! lane reads each bin's sum from the lane that holds it and turns it into its integer count of
-//! the bin's unit, carried to 16 bits: word k's halves are bins 2k and 2k + 1, the carry out of
-//! bin 15 (signed) is words 8 and 9. The other lanes' digits mean nothing. (Shuffling each of the
+//! its elements, not kBinned, zeroes them first), and the group's bins are summed across its
+//! lanes in shared memory, each lane taking 16 of the group's 16 x G (sum_group_bins: bins rank,
+//! rank + G ...; a warp's group as two halves of 16, added by one shuffle), and leaving its sums
+//! in its own bins. The group's first lane reads each bin's sum from the lane that holds it and
+//! turns it into its integer count of the bin's unit, carried to 16 bits: word k's halves are bins
+//! 2k and 2k + 1, the carry out of bin 15 (signed) is words 8 and 9. The other lanes' digits mean nothing. (Shuffling each of the
 //! 16 bins down log2 G steps took 4.3 million shuffles of the short-segment kernel's 133.6 million
 //! warp instructions on wide power-law data, ncu on an H200; 0.3 million now.) An f16 warp skips
 //! them: every lane read its elements once (ExponentSpan::read_once), and its double (or its

@@ -766,8 +766,9 @@ struct BinColumnLane {
 //! them exactly, in any order. Each element becomes a double from its bits (f16_scaled: integer
 //! instructions, no conversion), and a round's go in four chains to the lane's one double, which
 //! moves into an integer of 2^-24 units at every carry (2^10 elements and a round at most) and at
-//! the end: the same instructions for any data, where the bins cost 16-bit records of random bits
-//! 1.9x a plain column sum at 2^28 on an H200. A round holding an infinity or NaN goes one by one.
+//! the end: the same instructions for any data. On an H200, f16 records of width 9 at 2^28 took
+//! 1.35x a plain column sum on uniform and random-bit data alike, where the bins took 1.42x and
+//! 1.93x. A round holding an infinity or NaN goes one by one.
 struct F16ColumnLane {
   static constexpr int kSlots = 1;
   static constexpr std::size_t kSharedBytes = sizeof(long long) * kDigitBlock;
