@@ -49,14 +49,13 @@ namespace xreduce::cuda {
 //! lives in __shared__ arrays.
 struct FloatDigits {
   static constexpr int kWords = 10, kLowestExponent = -150;
-  enum Flag : unsigned { kNaN = 1, kPosInf = 2, kNegInf = 4, kAny = 8, kNotNegativeZero = 16, kDigits = 32, kBinned = 64 };
+  enum Flag : unsigned { kNaN = 1, kPosInf = 2, kNegInf = 4, kAny = 8, kNotNegativeZero = 16, kDigits = 32 };
   double fast, low;  //!< a part of the sum, held exactly as the pair fast + low (low 0 in a lane's or a warp's)
   //! The digits, a 320-bit two's complement integer (word 9 the top): all zero unless flags has kDigits
   unsigned w[kWords];
-  //! Flag bits: what was added besides finite values, whether there are digits, and in a lane's
-  //! own partial (for fold_groups) whether its bins (in shared memory) hold its elements (kBinned)
-  unsigned flags;
-  //! A lane's own partial (for fold_groups): the ExponentSpan of its elements. 0 and ~0 in a folded one.
+  unsigned flags;  //!< Flag bits: what was added besides finite values, and whether there are digits
+  //! A lane's own partial (for fold_groups): the ExponentSpan of its elements, whose bins (in
+  //! shared memory) hold them where that is past ExponentSpan's range. 0 and ~0 in a folded one.
   unsigned top, bottom;
 };
 
@@ -130,7 +129,12 @@ __device__ inline FloatDigits shfl_down(const FloatDigits& v, int offset) {
 //! of them add exactly in a bin (exponent_bins.cuh).
 constexpr int kMostLaneElements = 2 * SegmentPolicy::chunk_bytes / 2 / SegmentPolicy::block + 2;
 static_assert(2 * SegmentPolicy::group_loads * 8 + 6 <= kMostLaneElements, "a short segment's lane (8 bf16 a load)");
-static_assert(kMostLaneElements <= 512, "ExponentSpan's double");  // and f16's below 2^49 units (ExponentSpan::read_once)
+static_assert(kMostLaneElements <= 512, "ExponentSpan's double");
+//! Whether a lane's double holds its elements of T whatever their exponents, so that it never
+//! reads them again (ExponentSpan::read_once): f16's, every finite one a multiple of 2^-24 below
+//! 2^16, a lane's kMostLaneElements summing below 2^49 such units.
+template <class T>
+inline constexpr bool kAlwaysReadOnce = std::is_same_v<T, f16>;
 static_assert(32 * (kMostLaneElements + 3) <= (1 << 14), "a warp's bins");
 
 //! The segments kernels' policy for exact sums of T (f32, f16, bf16): the partial is FloatDigits,
@@ -166,7 +170,7 @@ struct ExactSegmentSum {
 template <class T>
 struct one_accumulator<ExactSegmentSum<T>> : std::true_type {};  // its bins are the lane's shared words
 template <class T>  // a double, else bins (Accumulator below); f16's double always holds its elements
-struct reads_again_past_range<ExactSegmentSum<T>> : std::bool_constant<!std::is_same_v<T, f16>> {};
+struct reads_again_past_range<ExactSegmentSum<T>> : std::bool_constant<!kAlwaysReadOnce<T>> {};
 
 //! The block's lanes' exponent bins: bin c of lane t at c * kBlock + t, so that a warp's lanes
 //! touch neighbouring words whatever bins they add to (no bank conflicts). 32 KB.
@@ -223,14 +227,12 @@ struct ExponentSpan {
     return top - (bottom + 1) < (spread << 24) && top < 0xff000000u;
   }
   //! Whether a lane's double holds all that its segment needs of the elements it spans, read
-  //! once: their exact sum where they lie within kSpread binades, none an infinity or a NaN; for
-  //! f16 always (every finite f16 is a multiple of 2^-24 below 2^16, and a lane's
-  //! kMostLaneElements at most sum below 2^49 such units; with an infinity or a NaN among them the
-  //! double is NaN or an infinity, as the segment's sum is whatever its finite elements are).
+  //! once: their exact sum where they lie within kSpread binades, none an infinity or a NaN;
+  //! always where kAlwaysReadOnce (with an infinity or a NaN among them the double is NaN or an
+  //! infinity, as the segment's sum is whatever its finite elements are).
   template <class T>
   __device__ static bool read_once(unsigned top, unsigned bottom) {
-    if constexpr (std::is_same_v<T, f16>) return true;
-    else return within(top, bottom, kSpread);
+    return kAlwaysReadOnce<T> || within(top, bottom, kSpread);
   }
 };
 
@@ -306,9 +308,9 @@ struct Accumulator<ExactSegmentSum<T>> {
     clear_lane_bins(own);
     return {own};
   }
-  //! The lane's partial, for fold_groups: its double (f16's NaN or infinity as a flag), or
-  //! kBinned past the range (fold_groups reads the bins then, and the specials out of bin 15); and
-  //! its span. A lane past the range, or with a special, added an element other than -0.
+  //! The lane's partial: its double (none past the range; f16's NaN or infinity as its flag) and
+  //! its span, for fold_groups (which reads the bins past the range, and the specials out of bin
+  //! 15). A lane past the range, or with a special, added an element other than -0.
   __device__ FloatDigits value(const ExactSegmentSum<T>&) const {
     FloatDigits d;
     d.fast = 0.0, d.low = 0.0;
@@ -316,10 +318,15 @@ struct Accumulator<ExactSegmentSum<T>> {
     for (int i = 0; i < FloatDigits::kWords; ++i) d.w[i] = 0;
     d.top = span.top, d.bottom = span.bottom;
     d.flags = FloatDigits::kAny | FloatDigits::kNotNegativeZero;
-    if (!in_range()) d.flags |= FloatDigits::kBinned;
-    else if (isnan(sum)) d.flags |= FloatDigits::kNaN;  // f16 only: the others' range holds no special
-    else if (isinf(sum)) d.flags |= sum > 0 ? FloatDigits::kPosInf : FloatDigits::kNegInf;
-    else d.fast = sum, d.flags = sum == 0 && signbit(sum) ? FloatDigits::kAny : d.flags;  // -0: every element was
+    if (!in_range()) return d;
+    if constexpr (kAlwaysReadOnce<T>) {  // the others' range holds no special
+      if (!isfinite(sum)) {
+        d.flags |= isnan(sum) ? FloatDigits::kNaN : sum > 0 ? FloatDigits::kPosInf : FloatDigits::kNegInf;
+        return d;
+      }
+    }
+    d.fast = sum;
+    if (sum == 0 && signbit(sum)) d.flags = FloatDigits::kAny;  // -0: every element was -0 (or none)
     return d;
   }
 };
@@ -366,8 +373,8 @@ __device__ inline void sum_group_bins(double* own, int rank) {
 //! an addition a step; the sign of a zero comes out of the doubles themselves (each lane starts
 //! at -0, and a sum of doubles is -0 only where every term is).
 //!
-//! Elsewhere every lane puts its double into its bins (bin_double; a lane whose bins do not hold
-//! its elements, not kBinned, zeroes them first), and the group's bins are summed across its
+//! Elsewhere every lane puts its double into its bins (bin_double; a lane in range zeroes them
+//! first), and the group's bins are summed across its
 //! lanes in shared memory, each lane taking 16 of the group's 16 x G (sum_group_bins: bins rank,
 //! rank + G ...; a warp's group as two halves of 16, added by one shuffle), and leaving its sums
 //! in its own bins. The group's first lane reads each bin's sum from the lane that holds it and
@@ -393,16 +400,15 @@ __device__ inline FloatDigits fold_groups(const ExactSegmentSum<T>& f, FloatDigi
     d.flags = FloatDigits::kAny | (d.fast == 0 && signbit(d.fast) ? 0u : FloatDigits::kNotNegativeZero);
     return d;
   }
-  if constexpr (std::is_same_v<T, f16>) {  // every lane read once: their doubles fold as pairs (no bins)
+  if constexpr (kAlwaysReadOnce<T>) {  // every lane read once: their doubles fold as pairs (no bins)
     d = shuffle_fold(f, r, group, from);
     d.top = 0, d.bottom = 0xffffffffu;
     return d;
   }
   double* own = exact_segment_lane_bins() + threadIdx.x;  // this lane's bin 0
-  if (!(r.flags & FloatDigits::kBinned)) clear_lane_bins(own);  // else they hold its elements
+  if (ExponentSpan::read_once<T>(r.top, r.bottom)) clear_lane_bins(own);  // else they hold its elements
   if (r.fast != 0) bin_double(own, r.fast);
-  const unsigned flags = shuffle_fold([](unsigned a, unsigned b) { return a | b; }, r.flags, group, from);
-  d.flags = (flags & ~FloatDigits::kBinned) | FloatDigits::kDigits;
+  d.flags = shuffle_fold([](unsigned a, unsigned b) { return a | b; }, r.flags, group, from) | FloatDigits::kDigits;
   const int lanes = group < 32 ? group : 16;  // whose bins one lane sums: its group's, or its half of a warp's
   const int rank = static_cast<int>(threadIdx.x) & (lanes - 1);
   __syncwarp();  // every lane's bins written

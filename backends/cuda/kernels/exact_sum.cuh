@@ -287,6 +287,12 @@ __device__ inline double f16_scaled(unsigned half_bits) {
 }
 //! 2^1032: a scaled f16 times this is its count of 2^-24.
 __device__ inline long long f16_units(double scaled) { return __double2ll_rn(scaled * pow2(1000) * pow2(32)); }
+//! Whether an f16 (its bits) is an infinity or a NaN; if so, counted in `words` (count_special).
+__device__ inline bool counted_f16_special(unsigned half_bits, long long* words) {
+  if ((half_bits & 0x7c00u) != 0x7c00u) return false;
+  count_special(words, (half_bits & 0x3ffu) != 0, (half_bits & 0x8000u) != 0);
+  return true;
+}
 
 //! The f16 form of exact_block_sum (see the file's comment). Each of a lane's kUnroll
 //! accumulators takes 8 elements a round: a flush every 2^10 rounds keeps it below 2^13 elements.
@@ -306,11 +312,7 @@ __device__ inline void exact_block_sum_f16(const f16* __restrict__ x, std::size_
     for (int u = 0; u < kUnroll; ++u) fixed += f16_units(acc[u]), acc[u] = 0;
   };
   auto one_by_one = [&](unsigned h) {  // any element: the lone ones, and vectors with a special
-    if ((h & 0x7c00u) == 0x7c00u) {
-      count_special(words, (h & 0x3ffu) != 0, (h & 0x8000u) != 0);
-    } else {
-      fixed += f16_units(f16_scaled(h));
-    }
+    if (!counted_f16_special(h, words)) fixed += f16_units(f16_scaled(h));
     seen = seen || h != 0x8000u;
   };
   auto add_vector = [&](int u, const Vec<f16>& r) {
@@ -785,10 +787,8 @@ struct F16ColumnLane {
     note_round_zeros<kN>(top, [&](int u) { return v[u] << 16; }, not_negative_zero);
     if (top >= 0x7c00u) {
 #pragma unroll
-      for (int u = 0; u < kN; ++u) {
-        if ((v[u] & 0x7c00u) == 0x7c00u) count_special(words, (v[u] & 0x3ffu) != 0, (v[u] & 0x8000u) != 0);
-        else scaled += f16_scaled(v[u]);
-      }
+      for (int u = 0; u < kN; ++u)
+        if (!counted_f16_special(v[u], words)) scaled += f16_scaled(v[u]);
       return;
     }
     // Four chains, not a tree of the whole round, whose kN doubles are live at once.
