@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <numeric>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kernels/exact_moments.cuh"
@@ -97,6 +100,21 @@ const void* enqueue_exact(Technique t, const void* data, std::size_t n, DType dt
 
 std::size_t exact_launch_elements() { return exact::kMaxLaunch; }
 
+//! exact_f16_records_kernel<kVec>'s grid over `elements` f16 of records of `width`: one wave of
+//! blocks as records_kernel's (fewer for small inputs, more where a period, lcm(kVec, width), is
+//! longer than a wave, or where a slot would add more than kF16MostPerSlot elements), and its
+//! stride, a multiple of the period.
+template <int kVec>
+std::pair<std::size_t, std::size_t> f16_records_grid(std::size_t elements, std::size_t width, const Workspace& ws) {
+  constexpr std::size_t kSlots = std::size_t{exact::kF16RecordsBlock} * kVec;
+  const std::size_t period = std::lcm(std::size_t{kVec}, width);
+  const int per_sm = blocks_per_sm<exact::exact_f16_records_kernel<kVec>, exact::kF16RecordsBlock, 0>();
+  std::size_t blocks = std::min(static_cast<std::size_t>(per_sm) * ws.sm_count, ceil_div(elements, kSlots * exact::kUnroll));
+  // blocks * kSlots - period < stride: at least elements / kF16MostPerSlot
+  blocks = std::max({blocks, ceil_div(period, kSlots), ceil_div(ceil_div(elements, exact::kF16MostPerSlot) + period, kSlots)});
+  return {blocks, blocks * kSlots / period * period};
+}
+
 long long* enqueue_exact_columns(const void* data, std::size_t rows, std::size_t width, DType dtype, Workspace& ws) {
   constexpr int kBlock = exact::kDigitBlock;
   const std::size_t per_tile = std::min<std::size_t>(width, kBlock), tiles = ceil_div(width, per_tile);
@@ -105,31 +123,21 @@ long long* enqueue_exact_columns(const void* data, std::size_t rows, std::size_t
   if (rows * width > exact::kMaxLaunch)
     throw Error(ErrorCode::internal, "enqueue_exact_columns: more than 2^30 elements in one launch");
   const std::size_t words = width * ExactSum::kWords;
-  return visit_exact_dtype(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    constexpr auto kernel = exact::exact_columns_kernel<T>;
-    constexpr std::size_t dynamic = exact::ColumnLane<T>::kSharedBytes;
-    const int per_sm = blocks_per_sm<kernel, kBlock, dynamic>();
-    // Enough blocks to fill the GPU once over, fewer where the rows run out first, more where a
-    // lane would add more than BinColumnLane::kMostElements (the bins' bound).
-    const std::size_t groups = kBlock / per_tile;
-    const std::size_t wanted = ceil_div(static_cast<std::size_t>(per_sm) * ws.sm_count, tiles);
-    const std::size_t blocks = std::max({std::size_t{1}, std::min(wanted, ceil_div(rows, groups * 8)),
-                                         ceil_div(rows, groups * exact::BinColumnLane::kMostElements)});
-    // Copies of the column sums for the blocks to add to (exact_columns_kernel): one for each
-    // kBlocksPerCopy blocks, at most kMostCopies and kMostCopyWords words in all (the copies are
-    // zeroed and folded on every call). On an H200, f32 records of width 9 at 2^24 took 2.59x a
-    // plain column sum on random bit patterns with every block adding to one copy, 1.42x with
-    // copies (and 16 loads in flight instead of 8).
+  // Copies of the column sums for `blocks` blocks to add to (exact_columns_kernel): one for each
+  // kBlocksPerCopy blocks, at most kMostCopies and kMostCopyWords words in all (the copies are
+  // zeroed and folded on every call). On an H200, f32 records of width 9 at 2^24 took 2.59x a
+  // plain column sum on random bit patterns with every block adding to one copy, 1.42x with
+  // copies (and 16 loads in flight instead of 8).
+  auto zeroed_copies = [&](std::size_t blocks) {
     constexpr std::size_t kBlocksPerCopy = 32, kMostCopies = 32, kMostCopyWords = std::size_t{1} << 18;
     const std::size_t copies = std::clamp<std::size_t>(std::min(ceil_div(blocks, kBlocksPerCopy), kMostCopyWords / words),
                                                        1, kMostCopies);
     auto* totals = static_cast<long long*>(ws.scratch.reserve(copies * words * sizeof(long long), "exact column partials"));
     XREDUCE_CUDA(cudaMemsetAsync(totals, 0, copies * words * sizeof(long long), ws.stream));
-    if (rows == 0) return totals;
-    kernel<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(tiles)), kBlock, dynamic, ws.stream>>>(
-        static_cast<const T*>(data), rows, static_cast<int>(width), totals, static_cast<int>(copies));
-    XREDUCE_CUDA(cudaGetLastError());
+    return std::pair{totals, copies};
+  };
+  auto fold_copies = [&](long long* totals, std::size_t copies) {
+    XREDUCE_CUDA(cudaGetLastError());  // the column kernel's launch
     if (copies > 1) {
       constexpr int kFoldBlock = 256;
       const auto fold_blocks = static_cast<unsigned>(std::min<std::size_t>(ceil_div(words, kFoldBlock), 4 * ws.sm_count));
@@ -137,6 +145,42 @@ long long* enqueue_exact_columns(const void* data, std::size_t rows, std::size_t
       XREDUCE_CUDA(cudaGetLastError());
     }
     return totals;
+  };
+  if (dtype == DType::f16) {
+    const auto* x = static_cast<const f16*>(data);
+    const std::size_t elements = rows * width;
+    auto run = [&](auto vec) {
+      constexpr int kVec = decltype(vec)::value;
+      const auto [blocks, stride] = f16_records_grid<kVec>(elements, width, ws);
+      const auto [totals, copies] = zeroed_copies(blocks);
+      if (rows == 0) return totals;
+      exact::exact_f16_records_kernel<kVec><<<static_cast<unsigned>(blocks), exact::kF16RecordsBlock, 0, ws.stream>>>(
+          x, elements, static_cast<int>(width), stride, totals, static_cast<int>(copies));
+      return fold_copies(totals, copies);
+    };
+    if (reinterpret_cast<std::uintptr_t>(x) % 16 == 0) return run(std::integral_constant<int, vector_width<f16>()>{});
+    return run(std::integral_constant<int, 1>{});  // element-aligned records: one element a load
+  }
+  return visit_exact_dtype(dtype, [&](auto tag) -> long long* {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, f16>) {
+      throw Error(ErrorCode::internal, "enqueue_exact_columns: f16 has a kernel of its own");
+    } else {
+      constexpr auto kernel = exact::exact_columns_kernel<T>;
+      constexpr std::size_t dynamic = exact::ColumnLane<T>::kSharedBytes;
+      const int per_sm = blocks_per_sm<kernel, kBlock, dynamic>();
+      // Enough blocks to fill the GPU once over, fewer where the rows run out first, more where a
+      // lane would add more than BinColumnLane::kMostElements (the bins' bound).
+      const std::size_t groups = kBlock / per_tile;
+      const std::size_t wanted = ceil_div(static_cast<std::size_t>(per_sm) * ws.sm_count, tiles);
+      const std::size_t blocks = std::max({std::size_t{1}, std::min(wanted, ceil_div(rows, groups * 8)),
+                                           ceil_div(rows, groups * exact::BinColumnLane::kMostElements)});
+      const auto [totals, copies] = zeroed_copies(blocks);  // a column's blocks: those of its tile
+      if (rows == 0) return totals;
+      kernel<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(tiles)), kBlock, dynamic, ws.stream>>>(
+          static_cast<const T*>(data), rows, static_cast<int>(width), totals, static_cast<int>(copies));
+      return fold_copies(totals, copies);
+    }
   });
 }
 

@@ -48,8 +48,9 @@
 // (shuffle) copies it out and zeroes it for the next call. Launches take at most 2^30 elements,
 // so that no digit can overflow.
 //
-// Columns of records (exact_columns_kernel, below) take the same bins, digits and f16 doubles, a
-// lane a column, one element a load.
+// Columns of records (exact_columns_kernel, below) take the same bins and digits, a lane a column,
+// one element a load. f16 records need neither, so they are read as the plain records kernel reads
+// them, 16 bytes a load, each thread's slots adding to doubles (exact_f16_records_kernel).
 
 #include "exponent_bins.cuh"
 #include "vector_loads.cuh"
@@ -622,18 +623,11 @@ __device__ inline void exact_block_sum_binned(const T* __restrict__ x, std::size
   deposit_block_bins<kBlock>(lane_bins, words);
 }
 
-//! What exact_columns_kernel holds an element of T as between its load and its addition: an
-//! f16's bits (F16ColumnLane makes its double from them), the float a bf16 widens to (widened as
-//! it arrives, so that a lane keeps one register an element in flight rather than the element and
-//! its float), else T.
+//! What exact_columns_kernel holds an element of T as between its load and its addition: the
+//! float a bf16 widens to (widened as it arrives, so that a lane keeps one register an element in
+//! flight rather than the element and its float), else T.
 template <class T>
-using ColumnLoaded = std::conditional_t<std::is_same_v<T, f16>, unsigned, std::conditional_t<sizeof(T) == 2, float, T>>;
-//! An element of T as ColumnLoaded<T>.
-template <class T>
-__device__ inline ColumnLoaded<T> column_loaded(const T& x) {
-  if constexpr (std::is_same_v<T, f16>) return x.bits;
-  else return static_cast<ColumnLoaded<T>>(x);
-}
+using ColumnLoaded = std::conditional_t<sizeof(T) == 2, float, T>;
 
 //! A round's part in exact_columns_kernel's count of elements other than -0: any where its
 //! largest magnitude `top` is not zero, else each element's sign word (`high(u)`: a float's bits,
@@ -763,62 +757,19 @@ struct BinColumnLane {
   __device__ static void deposit(long long* words, int slot, long long sum) { deposit_scaled(words, sum, field_bin_unit(slot)); }
 };
 
-//! A lane of exact_columns_kernel that sums an f16 column (the flat f16 form's way, no bins): every
-//! finite f16 is a multiple of 2^-24 below 2^16, 40 bits of that unit, so a double adds 2^13 of
-//! them exactly, in any order. Each element becomes a double from its bits (f16_scaled: integer
-//! instructions, no conversion), and a round's go in four chains to the lane's one double, which
-//! moves into an integer of 2^-24 units at every carry (2^10 elements and a round at most) and at
-//! the end: the same instructions for any data. On an H200, f16 records of width 9 at 2^28 took
-//! 1.35x a plain column sum on uniform and random-bit data alike, where the bins took 1.42x and
-//! 1.93x. A round holding an infinity or NaN goes one by one.
-struct F16ColumnLane {
-  static constexpr int kSlots = 1;
-  static constexpr std::size_t kSharedBytes = sizeof(long long) * kDigitBlock;
-  long long* own;        // the lane's slot: its units, once finished
-  double scaled = 0;     // the sum since the last carry, times 2^-1008 (f16_scaled)
-  long long units = 0;   // 2^-24 units: below 2^54 for the BinColumnLane::kMostElements a lane takes
-  __device__ explicit F16ColumnLane(void* shared) : own(static_cast<long long*>(shared) + threadIdx.x) {}
-  __device__ void clear() { scaled = 0, units = 0; }
-  template <class T, int kN>
-  __device__ void add_round(const unsigned (&v)[kN], unsigned& not_negative_zero, long long* words) {
-    unsigned top = 0;  // the largest magnitude's bits: an exponent of all ones is a special
-#pragma unroll
-    for (int u = 0; u < kN; ++u) top = max(top, v[u] & 0x7fffu);
-    note_round_zeros<kN>(top, [&](int u) { return v[u] << 16; }, not_negative_zero);
-    if (top >= 0x7c00u) {
-#pragma unroll
-      for (int u = 0; u < kN; ++u)
-        if (!counted_f16_special(v[u], words)) scaled += f16_scaled(v[u]);
-      return;
-    }
-    // Four chains, not a tree of the whole round, whose kN doubles are live at once.
-    constexpr int kChains = kN < 4 ? kN : 4;
-    double part[kChains] = {};
-#pragma unroll
-    for (int u = 0; u < kN; ++u) part[u % kChains] += f16_scaled(v[u]);
-    scaled += tree_sum(part);
-  }
-  __device__ void carry() { units += f16_units(scaled), scaled = 0; }
-  __device__ void finish() { carry(), *own = units; }
-  __device__ static long long slot(const void* shared, int, int t) { return static_cast<const long long*>(shared)[t]; }
-  //! A column's lanes' units: below 2^61 for the 2^21 elements a block gives a column at most.
-  __device__ static void deposit(long long* words, int, long long sum) { deposit_scaled(words, sum, -24); }
-};
-
-//! The column lane of T: bins for f32 and bf16, one double for f16, digits for f64.
+//! The column lane of T: bins for f32 and bf16, digits for f64 (f16 records have a kernel of their
+//! own: exact_f16_records_kernel, below).
 template <class T>
-using ColumnLane = std::conditional_t<std::is_same_v<T, double>, DigitColumnLane,
-                                      std::conditional_t<std::is_same_v<T, f16>, F16ColumnLane, BinColumnLane>>;
+using ColumnLane = std::conditional_t<std::is_same_v<T, double>, DigitColumnLane, BinColumnLane>;
 
 //! The blocks to an SM that exact_columns_kernel<T>'s registers are set for (0: the compiler's
 //! choice). f64's lanes get three blocks' registers, their shared memory's limit anyway: 158 a
 //! lane and no stack (142 before the two load buffers), where the compiler's own choice was 72
 //! and 104 bytes of stack (f64 records of width 9 on an H200: 1.16x a plain column sum at 2^24
-//! and 1.36x at 2^28, from 1.25x and 1.40x). Asking eight blocks' for the bins' lanes spilled the
-//! 16-bit types' registers. f16's lanes get seven blocks' (72 registers, three words spilled and
-//! read back once a round), where the compiler's choice, 91, left room for five.
+//! and 1.36x at 2^28, from 1.25x and 1.40x). Asking eight blocks' for the bins' lanes spilled
+//! bf16's registers.
 template <class T>
-constexpr int kColumnBlocksPerSM = std::is_same_v<T, double> ? 3 : std::is_same_v<T, f16> ? 7 : 0;
+constexpr int kColumnBlocksPerSM = std::is_same_v<T, double> ? 3 : 0;
 
 //! Exact column sums of records: `rows` rows of `width` values, each column's partial added to
 //! `totals` with 64-bit atomics: `copies` sets of width ExactSum word sets, zero on entry, block b
@@ -874,7 +825,7 @@ __global__ __launch_bounds__(kDigitBlock, kColumnBlocksPerSM<T>) void exact_colu
     Loaded a[kAhead], b[kAhead];
     auto load = [&](Loaded (&into)[kAhead], const T* from) {
 #pragma unroll
-      for (int u = 0; u < kAhead; ++u) into[u] = column_loaded(from[u * stride32]);
+      for (int u = 0; u < kAhead; ++u) into[u] = static_cast<Loaded>(from[u * stride32]);
     };
     // f64: each lane also asks the L2 for one row of the round kPrefetchRounds ahead (its column
     // picks which of the round's rows, so that the block's lanes cover them all). The next round
@@ -904,7 +855,7 @@ __global__ __launch_bounds__(kDigitBlock, kColumnBlocksPerSM<T>) void exact_colu
       }
     }
     for (; r < end; r += step, at += stride) {
-      const Loaded one[1] = {column_loaded(*at)};
+      const Loaded one[1] = {static_cast<Loaded>(*at)};
       lane.template add_round<T>(one, not_negative_zero, words);
     }
     if (not_negative_zero != 0) atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
@@ -918,6 +869,111 @@ __global__ __launch_bounds__(kDigitBlock, kColumnBlocksPerSM<T>) void exact_colu
     long long sum = 0;
     for (int g = 0; g < groups; ++g) sum += Lane::slot(shared_slots, slot, g * per_tile + local);
     if (sum != 0) Lane::deposit(totals + static_cast<std::size_t>(col) * ExactSum::kWords, slot, sum);
+  }
+}
+
+//! exact_f16_records_kernel's block, and the most elements it lets a slot add (below).
+constexpr int kF16RecordsBlock = 256;
+constexpr std::size_t kF16MostPerSlot = std::size_t{1} << 11;
+
+//! Exact column sums of f16 records, read as records_kernel (records.cuh) reads plain ones: thread
+//! g reads the kVec-element vectors at kVec * g + i * stride of the flat array, the stride a
+//! multiple of the width and of kVec, so that element j of each of its vectors is always of
+//! column (kVec * g + j) mod width, and a warp reads 512 consecutive bytes a load. Each of a
+//! thread's kVec slots adds its elements to one double as the flat f16 form does (f16_scaled: a
+//! double adds 2^13 finite f16 exactly, in any order); the host makes the stride at least a
+//! kF16MostPerSlot-th of the elements, so that a slot takes at most that many, and a column's
+//! slots in a block, each at most 2^51 units of 2^-24, add below 2^62 as integers. At the end each
+//! slot's double becomes its count of 2^-24 (f16_units), and a warp adds a column's slots and
+//! deposits them in its words (`totals`: `copies` sets of width ExactSum word sets, block b adding
+//! to set b % copies, as exact_columns_kernel's). A vector holding an infinity or NaN goes one by
+//! one. kVec = 1 for records off a 16-byte boundary, one element a load. An exact_columns_kernel
+//! lane a column, one element a load, took 1.35x a plain column sum of f16 records of width 9 at
+//! 2^28 on an H200.
+template <int kVec>
+__global__ __launch_bounds__(kF16RecordsBlock) void exact_f16_records_kernel(const f16* __restrict__ x, std::size_t elements,
+                                                                            int width, std::size_t stride,
+                                                                            long long* totals, int copies) {
+  static_assert(kVec == 1 || kVec == vector_width<f16>(), "whole 16-byte vectors, or one element a load");
+  constexpr int kBlock = kF16RecordsBlock, kSlots = kBlock * kVec, kHalfWords = (kVec + 1) / 2;
+  __shared__ long long slot_units[kSlots];
+  __shared__ unsigned slot_seen[kBlock];  // bit j: the thread's slot j added an element other than -0
+  totals += static_cast<std::size_t>(blockIdx.x % copies) * width * ExactSum::kWords;  // this block's copy
+  const std::size_t first = kVec * (blockIdx.x * static_cast<std::size_t>(kBlock) + threadIdx.x);
+  double scaled[kVec] = {};           // each slot's sum times 2^-1008 (f16_scaled)
+  unsigned not_negative_zero[kHalfWords] = {};  // slot j's elements' bits ^ -0 ORed, in half j % 2 of word j / 2
+  if (first < stride) {  // threads past the stride have no slots (the grid is rounded up)
+    const int first_column = static_cast<int>(first % width);
+    auto add_one = [&](int j, unsigned h) {  // any element of slot j: the tail's, and a vector's with a special
+      not_negative_zero[j / 2] |= (h ^ 0x8000u) << (16 * (j % 2));
+      if (!counted_f16_special(h, totals + static_cast<std::size_t>((first_column + j) % width) * ExactSum::kWords))
+        scaled[j] += f16_scaled(h);
+    };
+    using Loaded = std::conditional_t<kVec == 1, f16, Vec<f16>>;  // one load
+    auto add_loaded = [&](const Loaded& r) {
+      if constexpr (kVec == 1) {
+        add_one(0, r.bits);
+      } else {
+        unsigned w[kHalfWords];
+        memcpy(w, &r, sizeof w);
+        // The largest magnitude of each half-word column: an exponent of all ones is a special.
+        const unsigned top = __vmaxu2(__vmaxu2(w[0] & 0x7fff7fffu, w[1] & 0x7fff7fffu), __vmaxu2(w[2] & 0x7fff7fffu, w[3] & 0x7fff7fffu));
+        if (__vcmpgeu2(top, 0x7c007c00u) != 0) {
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) add_one(j, (w[j / 2] >> (16 * (j % 2))) & 0xffffu);
+          return;
+        }
+#pragma unroll
+        for (int k = 0; k < kHalfWords; ++k) {
+          not_negative_zero[k] |= w[k] ^ 0x80008000u;
+          scaled[2 * k] += f16_scaled(w[k] & 0xffffu);
+          scaled[2 * k + 1] += f16_scaled(w[k] >> 16);
+        }
+      }
+    };
+    auto load = [&](std::size_t at) { return *reinterpret_cast<const Loaded*>(x + at); };
+    std::size_t pos = first;
+    for (; pos + (kUnroll - 1) * stride + kVec <= elements; pos += kUnroll * stride) {
+      Loaded r[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) r[u] = load(pos + u * stride);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) add_loaded(r[u]);
+    }
+    for (; pos < elements; pos += stride) {
+      if (pos + kVec <= elements) {
+        add_loaded(load(pos));
+      } else {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j)  // unrolled: a slot picked at run time would put them all in local memory
+          if (pos + j < elements) add_one(j, x[pos + j].bits);
+      }
+    }
+  }
+  unsigned seen = 0;
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    slot_units[kVec * threadIdx.x + j] = f16_units(scaled[j]);  // zero for slots past the stride
+    seen |= ((not_negative_zero[j / 2] >> (16 * (j % 2))) & 0xffffu) != 0 ? 1u << j : 0u;
+  }
+  slot_seen[threadIdx.x] = seen;
+  __syncthreads();
+  // A warp a column: slots s = r, r + width, ... of the block are of column (block's first + r) mod width.
+  const std::size_t block_first = blockIdx.x * static_cast<std::size_t>(kSlots);
+  const int lane = threadIdx.x & 31, residues = min(width, kSlots);
+  for (int r = threadIdx.x / 32; r < residues; r += kBlock / 32) {
+    long long sum = 0;
+    bool any = false;
+    for (long long s = r + static_cast<long long>(lane) * width; s < kSlots; s += 32ll * width) {
+      sum += slot_units[s];
+      any = any || ((slot_seen[s / kVec] >> (s % kVec)) & 1u) != 0;
+    }
+    sum = warp_sum(sum);
+    if (__any_sync(0xffffffffu, any) && lane == 0) {  // no element of the column here, nothing to add
+      long long* words = totals + (block_first + r) % width * ExactSum::kWords;
+      if (sum != 0) deposit_scaled(words, sum, -24);
+      atomicAdd(reinterpret_cast<unsigned long long*>(words + ExactSum::kNotNegativeZero), 1ull);
+    }
   }
 }
 
