@@ -770,6 +770,29 @@ std::vector<T> cancelling_within_a_binade(const std::vector<std::uint64_t>& offs
 
 }  // namespace
 
+TEST_CASE("gpu exact f16 rows: a warp's threads' counts of 2^-24 adding past 2^53, odd, cancelled by the next warp's") {
+  if (exact_gpu_backends(/*device=*/true).empty()) return;
+  // One row of 65535 f16 (two chunks less one element): a block's 256 threads, thread t reading
+  // vectors t, t + 256, ... and the seven lone elements after the last vector going to threads 0
+  // to 6 (segmented.cuh's rows_kernel and group_partial). So the first warp holds 8199 elements:
+  // 65504 each (2^40 - 2^29 units of 2^-24) but for one 2^-24, an odd count just past 2^53,
+  // which its nearest double does not hold (fold_groups hands the rest on as a low part). The
+  // second warp's 8192 and six of the third's are -65504: the row's sum is 2^-24. And negated.
+  constexpr std::size_t kLength = 65535, kVec = 8, kThreads = 256;
+  for (const double sign : {1.0, -1.0}) {
+    std::vector<xr::f16> row(kLength, xr::f16(0.0));
+    int third = 0;
+    for (std::size_t i = 0; i < kLength; ++i) {
+      const std::size_t thread = i < kLength / kVec * kVec ? i / kVec % kThreads : i - kLength / kVec * kVec;
+      if (thread < 32) row[i] = xr::f16(sign * 65504.0);
+      else if (thread < 64) row[i] = xr::f16(-sign * 65504.0);
+      else if (thread < 96 && third < 6) row[i] = xr::f16(-sign * 65504.0), ++third;
+    }
+    row[3] = xr::f16(sign * 0x1p-24);  // the first warp's odd unit
+    check_exact_segments(row, {}, 1, sign > 0 ? "a row of 65535 f16 summing to 2^-24" : "a row of 65535 f16 summing to -2^-24");
+  }
+}
+
 TEST_CASE("gpu exact sums of rows and segments: sums that cancel to zero within a few binades, and their zeros' sign") {
   if (exact_gpu_backends(/*device=*/true).empty()) return;
   std::mt19937_64 rng(xr::test::run_seed() ^ 0xca9cu);
