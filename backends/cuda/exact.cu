@@ -6,12 +6,12 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
-#include <numeric>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "kernels/exact_moments.cuh"
+#include "kernels/records.cuh"
 #include "techniques.hpp"
 
 namespace xreduce::cuda {
@@ -100,21 +100,6 @@ const void* enqueue_exact(Technique t, const void* data, std::size_t n, DType dt
 
 std::size_t exact_launch_elements() { return exact::kMaxLaunch; }
 
-//! exact_f16_records_kernel<kVec>'s grid over `elements` f16 of records of `width`: one wave of
-//! blocks as records_kernel's (fewer for small inputs, more where a period, lcm(kVec, width), is
-//! longer than a wave, or where a slot would add more than kF16MostPerSlot elements), and its
-//! stride, a multiple of the period.
-template <int kVec>
-std::pair<std::size_t, std::size_t> f16_records_grid(std::size_t elements, std::size_t width, const Workspace& ws) {
-  constexpr std::size_t kSlots = std::size_t{exact::kF16RecordsBlock} * kVec;
-  const std::size_t period = std::lcm(std::size_t{kVec}, width);
-  const int per_sm = blocks_per_sm<exact::exact_f16_records_kernel<kVec>, exact::kF16RecordsBlock, 0>();
-  std::size_t blocks = std::min(static_cast<std::size_t>(per_sm) * ws.sm_count, ceil_div(elements, kSlots * exact::kUnroll));
-  // blocks * kSlots - period < stride: at least elements / kF16MostPerSlot
-  blocks = std::max({blocks, ceil_div(period, kSlots), ceil_div(ceil_div(elements, exact::kF16MostPerSlot) + period, kSlots)});
-  return {blocks, blocks * kSlots / period * period};
-}
-
 long long* enqueue_exact_columns(const void* data, std::size_t rows, std::size_t width, DType dtype, Workspace& ws) {
   constexpr int kBlock = exact::kDigitBlock;
   const std::size_t per_tile = std::min<std::size_t>(width, kBlock), tiles = ceil_div(width, per_tile);
@@ -146,25 +131,25 @@ long long* enqueue_exact_columns(const void* data, std::size_t rows, std::size_t
     }
     return totals;
   };
-  if (dtype == DType::f16) {
-    const auto* x = static_cast<const f16*>(data);
-    const std::size_t elements = rows * width;
-    auto run = [&](auto vec) {
-      constexpr int kVec = decltype(vec)::value;
-      const auto [blocks, stride] = f16_records_grid<kVec>(elements, width, ws);
-      const auto [totals, copies] = zeroed_copies(blocks);
-      if (rows == 0) return totals;
-      exact::exact_f16_records_kernel<kVec><<<static_cast<unsigned>(blocks), exact::kF16RecordsBlock, 0, ws.stream>>>(
-          x, elements, static_cast<int>(width), stride, totals, static_cast<int>(copies));
-      return fold_copies(totals, copies);
-    };
-    if (reinterpret_cast<std::uintptr_t>(x) % 16 == 0) return run(std::integral_constant<int, vector_width<f16>()>{});
-    return run(std::integral_constant<int, 1>{});  // element-aligned records: one element a load
-  }
   return visit_exact_dtype(dtype, [&](auto tag) -> long long* {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, f16>) {
-      throw Error(ErrorCode::internal, "enqueue_exact_columns: f16 has a kernel of its own");
+    if constexpr (std::is_same_v<T, f16>) {  // records_kernel's grid; element-aligned records one element a load
+      const auto* x = static_cast<const f16*>(data);
+      const std::size_t elements = rows * width;
+      auto run = [&](auto vec) {
+        constexpr int kVec = decltype(vec)::value;
+        constexpr auto kernel = exact::exact_f16_records_kernel<kVec>;
+        const std::size_t wave = static_cast<std::size_t>(blocks_per_sm<kernel, exact::kF16RecordsBlock, 0>()) * ws.sm_count;
+        const auto [blocks, stride] = records_grid(elements, width, kVec, std::size_t{exact::kF16RecordsBlock} * kVec, exact::kUnroll,
+                                                   wave, ceil_div(elements, exact::kF16MostPerSlot));
+        const auto [totals, copies] = zeroed_copies(blocks);
+        if (rows == 0) return totals;
+        kernel<<<static_cast<unsigned>(blocks), exact::kF16RecordsBlock, 0, ws.stream>>>(x, elements, static_cast<int>(width),
+                                                                                      stride, totals, static_cast<int>(copies));
+        return fold_copies(totals, copies);
+      };
+      if (reinterpret_cast<std::uintptr_t>(x) % 16 == 0) return run(std::integral_constant<int, vector_width<f16>()>{});
+      return run(std::integral_constant<int, 1>{});
     } else {
       constexpr auto kernel = exact::exact_columns_kernel<T>;
       constexpr std::size_t dynamic = exact::ColumnLane<T>::kSharedBytes;

@@ -10,7 +10,8 @@
 // column by column through shared memory into k partials (or, when a block's slots cover less
 // than one record, writes them as they are), and a second launch reduces each column's partials.
 
-#include <utility>
+#include <algorithm>
+#include <numeric>
 
 #include "vector_loads.cuh"
 
@@ -89,6 +90,22 @@ __global__ __launch_bounds__(kBlock) void columns_kernel(const typename F::acc_t
   }
 }
 
+//! The grid of a records kernel (records_kernel, or exact_f16_records_kernel) over `elements` of
+//! records of k values, each block holding `slots` slots (threads times kVec) and loading `unroll`
+//! rounds ahead, `wave` blocks filling the GPU once: one wave of blocks, fewer for small inputs,
+//! more where a period, lcm(kVec, k), is longer than a wave or where the stride must be at least
+//! `min_stride`; and the stride, a multiple of the period, so that each slot keeps its column.
+struct RecordsGrid {
+  std::size_t blocks, stride;
+};
+inline RecordsGrid records_grid(std::size_t elements, std::size_t k, std::size_t vec, std::size_t slots,
+                                std::size_t unroll, std::size_t wave, std::size_t min_stride = 0) {
+  const std::size_t period = std::lcm(vec, k);
+  std::size_t blocks = std::min(wave, ceil_div(elements, slots * unroll));
+  blocks = std::max(blocks, ceil_div(min_stride + period, slots));  // blocks * slots - period < stride
+  return {blocks, blocks * slots / period * period};
+}
+
 struct Records {
   //! Enqueues the reduction of `count` records of k values at device pointer x; the k column
   //! accumulators land in `out` (device).
@@ -99,17 +116,11 @@ struct Records {
   }
 
  private:
-  static std::size_t gcd(std::size_t a, std::size_t b) {
-    while (b != 0) a = std::exchange(b, a % b);
-    return a;
-  }
-
   template <int kVec, class F>
   static void launch(const typename F::In* x, std::size_t count, std::size_t k, F f, typename F::acc_t* out, Workspace& ws) {
     using P = RecordsPolicy;
     using A = typename F::acc_t;
     const std::size_t elements = count * k;
-    const std::size_t period = kVec / gcd(kVec, k) * k;  // lcm(kVec, k): the stride's unit
     static const int per_sm = [] {
       int b = 0;
       XREDUCE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, records_kernel<P, kVec, F>, P::block,
@@ -117,10 +128,7 @@ struct Records {
       return b > 0 ? b : 1;
     }();
     constexpr std::size_t kSlots = std::size_t(P::block) * kVec;
-    // One wave of blocks, fewer for small inputs, more when a period is longer than a wave.
-    std::size_t blocks = std::min<std::size_t>(std::size_t(per_sm) * ws.sm_count, ceil_div(elements, kSlots * P::unroll));
-    blocks = std::max(blocks, ceil_div(period, kSlots));
-    const std::size_t stride = blocks * kSlots / period * period;
+    const auto [blocks, stride] = records_grid(elements, k, kVec, kSlots, P::unroll, std::size_t(per_sm) * ws.sm_count);
     const bool fold_in_block = k <= kSlots;
     const std::size_t partial_count = fold_in_block ? blocks * k : stride;
     A* partials = static_cast<A*>(ws.scratch.reserve(partial_count * sizeof(A), "partials of records"));
