@@ -370,7 +370,7 @@ __device__ inline void sum_group_bins(double* own, int rank) {
 //! ExponentSpan::kSpread spans more), and every sum of those is exact in a double too: a warp's
 //! at most 32 x 130 f32 (a lane's share of two chunks and a lone element at either end),
 //! multiples of 2^(lo - 150) below 2^(hi - 126), sum below 2^(kWarpSpread + 37) such units (and
-//! its 16-bit floats, of 8 or 11 bits, far below). So they fold as plain doubles, a shuffle and
+//! bf16, of 8 bits, far below; an f16 warp folds otherwise, below). So they fold as plain doubles, a shuffle and
 //! an addition a step; the sign of a zero comes out of the doubles themselves (each lane starts
 //! at -0, and a sum of doubles is -0 only where every term is).
 //!

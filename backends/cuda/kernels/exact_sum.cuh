@@ -295,6 +295,13 @@ __device__ inline bool counted_f16_special(unsigned half_bits, long long* words)
   return true;
 }
 
+//! The largest magnitude of each half-word column of a 16-byte vector of f16 (its four words);
+//! f16_holds_special says whether either is an infinity or a NaN (an exponent of all ones).
+__device__ inline unsigned f16_vector_top(const unsigned (&w)[4]) {
+  return __vmaxu2(__vmaxu2(w[0] & 0x7fff7fffu, w[1] & 0x7fff7fffu), __vmaxu2(w[2] & 0x7fff7fffu, w[3] & 0x7fff7fffu));
+}
+__device__ inline bool f16_holds_special(unsigned top) { return __vcmpgeu2(top, 0x7c007c00u) != 0; }
+
 //! The f16 form of exact_block_sum (see the file's comment). Each of a lane's kUnroll
 //! accumulators takes 8 elements a round: a flush every 2^10 rounds keeps it below 2^13 elements.
 template <int kBlock>
@@ -319,9 +326,8 @@ __device__ inline void exact_block_sum_f16(const f16* __restrict__ x, std::size_
   auto add_vector = [&](int u, const Vec<f16>& r) {
     unsigned w[4];
     memcpy(w, &r, sizeof w);
-    // The largest magnitude of each half-word column: an exponent of all ones is a special.
-    const unsigned top = __vmaxu2(__vmaxu2(w[0] & 0x7fff7fffu, w[1] & 0x7fff7fffu), __vmaxu2(w[2] & 0x7fff7fffu, w[3] & 0x7fff7fffu));
-    if (__vcmpgeu2(top, 0x7c007c00u) != 0) {
+    const unsigned top = f16_vector_top(w);
+    if (f16_holds_special(top)) {
 #pragma unroll
       for (int k = 0; k < 4; ++k) one_by_one(w[k] & 0xffffu), one_by_one(w[k] >> 16);
       return;
@@ -916,9 +922,7 @@ __global__ __launch_bounds__(kF16RecordsBlock) void exact_f16_records_kernel(con
       } else {
         unsigned w[kHalfWords];
         memcpy(w, &r, sizeof w);
-        // The largest magnitude of each half-word column: an exponent of all ones is a special.
-        const unsigned top = __vmaxu2(__vmaxu2(w[0] & 0x7fff7fffu, w[1] & 0x7fff7fffu), __vmaxu2(w[2] & 0x7fff7fffu, w[3] & 0x7fff7fffu));
-        if (__vcmpgeu2(top, 0x7c007c00u) != 0) {
+        if (f16_holds_special(f16_vector_top(w))) {
 #pragma unroll
           for (int j = 0; j < kVec; ++j) add_one(j, (w[j / 2] >> (16 * (j % 2))) & 0xffffu);
           return;
