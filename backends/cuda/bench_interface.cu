@@ -57,6 +57,8 @@ void Kernels::enqueue_view(const Request& canonical, void* out, int max_tile_x, 
   cuda::enqueue_view(canonical, out, nullptr, *impl_->lease, tuning);
 }
 
+void Kernels::enqueue_exact_view(const Request& canonical, void* out) { cuda::enqueue_exact_view(canonical, out, *impl_->lease); }
+
 void Kernels::enqueue_stats(const void* data, std::size_t count, DType dtype, OpSet ops) {
   cuda::enqueue_stats(data, count, dtype, ops, *impl_->lease);
 }

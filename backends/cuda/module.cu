@@ -128,7 +128,7 @@ class CudaReducer final : public Reducer {
                                               "data in GPU memory is reduced where it lives (cuda.shuffle, cuda.single_pass, cub)");
     const Streaming stream_settings = o.settings.empty() ? streaming_ : streaming(o.settings, streaming_);
     if (f.layout == Layout::inner || f.layout == Layout::ragged) return reduce_segmented(q, where, exact, stream_settings);
-    if (f.layout == Layout::middle || f.layout == Layout::strided) return reduce_view(q, where);
+    if (f.layout == Layout::middle || f.layout == Layout::strided) return reduce_view(q, where, exact);
     if (f.layout != Layout::all && f.layout != Layout::outer)
       throw Error(ErrorCode::internal, "'" + std::string(info_.name) + "' has no kernels for " + to_string(f));
     // Records (layout outer): `count` rows of `width` values, a result per column, into q.out.
@@ -246,7 +246,7 @@ class CudaReducer final : public Reducer {
   //! the capabilities take of device data only, outer of whole vectors, and argmin/argmax and the
   //! statistics of outer): read in place by kernels/views.cuh, the results written to q.out (the
   //! indices to q.out_index), each in host or device memory.
-  Result reduce_view(const Request& q, const Location& where) const {
+  Result reduce_view(const Request& q, const Location& where, bool exact = false) const {
     if (where.memory != Memory::device)
       throw Error(ErrorCode::internal, "'" + std::string(info_.name) + "' reads views of device data only");
     if (reinterpret_cast<std::uintptr_t>(q.data) % size_of(q.dtype) != 0)
@@ -262,7 +262,8 @@ class CudaReducer final : public Reducer {
     auto* out_index = index_bytes == 0 ? nullptr
                       : index_on_device ? q.out_index
                                         : static_cast<std::uint64_t*>(ws->staging.reserve(index_bytes, "indices of a view"));
-    enqueue_view(q, out, out_index, *ws);
+    if (exact) enqueue_exact_view(q, out, *ws);  // each result rounded once on the GPU
+    else enqueue_view(q, out, out_index, *ws);
     if (!out_on_device) XREDUCE_CUDA(cudaMemcpyAsync(q.out, out, bytes, cudaMemcpyDeviceToHost, ws->stream));
     if (index_bytes > 0 && !index_on_device)
       XREDUCE_CUDA(cudaMemcpyAsync(q.out_index, out_index, index_bytes, cudaMemcpyDeviceToHost, ws->stream));

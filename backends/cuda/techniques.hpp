@@ -40,8 +40,9 @@ inline constexpr bool is_32_64_v = std::is_arithmetic_v<T> && sizeof(T) >= 4;
 
 //! The floating types whose sums have an exact form on the GPU (kernels/exact_sum.cuh).
 inline constexpr std::array<DType, 4> kExactDTypes{DType::f32, DType::f64, DType::f16, DType::bf16};
-//! Those whose exact sums of rows and segments run on the GPU (kernels/exact_segments.cuh): their
-//! sums fit ten 32-bit digits; f64's (67 digits) are the CPU's.
+//! Those whose exact sums of rows and segments, and of the other N-D views of device data, run on
+//! the GPU (kernels/exact_segments.cuh, exact_views.cuh): their sums fit ten 32-bit digits; f64's
+//! (67 digits) are the CPU's.
 inline constexpr std::array<DType, 3> kExactSegmentDTypes{DType::f32, DType::f16, DType::bf16};
 
 //! Calls f with a value of the C++ type of `t`, one of kExactDTypes (the capabilities refuse the others).
@@ -114,7 +115,8 @@ inline constexpr Capabilities kSinglePass =
 //! Rows and segments with its binned kernels (their exact sums, of the 32- and 16-bit floats, with
 //! kernels/exact_segments.cuh), records with kernels/records.cuh (their exact sums, of device
 //! data, with exact_columns_kernel), the other views of device data with
-//! kernels/views.cuh, several ops with StatsOp, the statistics with the op table's policies
+//! kernels/views.cuh (their exact sums, of the 32- and 16-bit floats, with
+//! kernels/exact_views.cuh), several ops with StatsOp, the statistics with the op table's policies
 //! (statistics.cuh). cuda.single_pass, which shares the exact column kernel, does not declare it:
 //! Capabilities::takes(Layout::outer), which Python's backends() and the tests read as "does
 //! records", would then say yes for its exact sums alone.
@@ -125,6 +127,7 @@ inline constexpr Capabilities kShuffle = Capabilities(Engine::gpu)
                                              .add(exact_sums({Memory::host, Memory::device}))
                                              .add(exact_sums({Memory::device}, {Layout::outer}))
                                              .add(exact_sums({Memory::host, Memory::device}, {Layout::inner, Layout::ragged}, kExactSegmentDTypes))
+                                             .add(exact_sums({Memory::device}, {Layout::middle, Layout::strided}, kExactSegmentDTypes))
                                              .add(gpu_statistics({Memory::host, Memory::device}))
                                              .add(exact_statistics({Memory::host, Memory::device}))
                                              .add(gpu_statistics_over_axes({Memory::device}, {Layout::outer, Layout::middle, Layout::strided}))
@@ -421,6 +424,9 @@ void enqueue_segment_statistic(const void* data, const SegmentBounds& bounds, DT
 //! (kernels/exact_segments.cuh), rounded once into device `out`, of the element type.
 void enqueue_exact_segments(const void* data, const SegmentBounds& bounds, DType dtype, void* out, Workspace& ws,
                             unsigned long long** bad);
+//! The exact sum of each result of canonical view `c` (layouts middle and strided) of device data
+//! of f32, f16 or bf16 (kernels/exact_views.cuh), rounded once into device `out`, of the element type.
+void enqueue_exact_view(const Request& c, void* out, Workspace& ws, const ViewTuning& tuning = {});
 //! Applies M to each of the six 32- and 64-bit element types (explicit instantiations).
 #define XREDUCE_FOR_EACH_32_64_TYPE(M) \
   M(float) M(double) M(std::int32_t) M(std::int64_t) M(std::uint32_t) M(std::uint64_t)

@@ -157,6 +157,9 @@ int run_views_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md) 
     const auto t = time([&] { ws.enqueue_view(c, out); });
     fetch();
     row("views", t, got);
+    const auto exact_t = time([&] { ws.enqueue_exact_view(c, out); });  // each result rounded once
+    fetch();
+    row("views, exact", exact_t, got);
     statistic_rows("views", [&](Op op) {
       Request stat = c;
       stat.op = op;

@@ -51,6 +51,15 @@ TEST_CASE("every backend: N-D views, f16, bf16, i8, u16, bool") {
   host_views<bool>(quick() ? 30 : 100, 6, kSmall, 1 << 12, 0x71e3);
 }
 
+// Exact sums: every result's bits MPFR's, on every backend that declares them (the others refuse).
+TEST_CASE("every backend: exact sums of N-D views, f32, f64, f16, bf16") {
+  xr::test::exact_views_for<float, xr::test::HostPlacement>(backends(), quick() ? 14 : 70, 6, kSmall, 1 << 12, 0x71e3);
+  xr::test::exact_views_for<float, xr::test::HostPlacement>(backends(), quick() ? 2 : 7, 3, kLong, 1 << 18, 0x10e6);
+  xr::test::exact_views_for<double, xr::test::HostPlacement>(backends(), quick() ? 14 : 70, 6, kSmall, 1 << 12, 0x71e3);
+  xr::test::exact_views_for<xr::f16, xr::test::HostPlacement>(backends(), quick() ? 7 : 35, 6, kSmall, 1 << 12, 0x71e3);
+  xr::test::exact_views_for<xr::bf16, xr::test::HostPlacement>(backends(), quick() ? 7 : 35, 6, kSmall, 1 << 12, 0x71e3);
+}
+
 // Float sums whose reduced axes end in a long contiguous run and take other axes too (the CPU
 // sums these as rows, then columns): runs of 256 or more, in any dimension of the view, with
 // gaps and reversed outer axes; 3 or 4 dimensions, one kept or none, at most 2^20 elements.

@@ -97,6 +97,34 @@ TEST_CASE("gpu: N-D views of device data, random shapes, f32, f64, i32, u8, f16,
   device_views<bool>(few ? 20 : 80, 6, kSmall, 1 << 12, 0x71e3);
 }
 
+TEST_CASE("gpu: exact sums of N-D views of device data, f32, f16, bf16 (f64 refused), MPFR's bits for each result") {
+  if (!have_gpu()) return;
+  const bool few = xr::test::few();
+  using xr::test::exact_views_for;
+  exact_views_for<float, DevicePlacement>(gpu_backends(), few ? 14 : 70, 6, kSmall, 1 << 12, 0x71e3);
+  exact_views_for<float, DevicePlacement>(gpu_backends(), few ? 7 : 14, 3, kLong, 1 << 20, 0x10e6);
+  exact_views_for<xr::f16, DevicePlacement>(gpu_backends(), few ? 7 : 35, 6, kSmall, 1 << 12, 0x71e3);
+  exact_views_for<xr::bf16, DevicePlacement>(gpu_backends(), few ? 7 : 35, 6, kSmall, 1 << 12, 0x71e3);
+  exact_views_for<xr::bf16, DevicePlacement>(gpu_backends(), few ? 2 : 7, 3, kLong, 1 << 20, 0x10e6);
+  exact_views_for<double, DevicePlacement>(gpu_backends(), 7, 4, kSmall, 1 << 12, 0x71e3);
+  // The views kernels' shapes (vector loads, scalar loads, splits), on every adversarial shape of data.
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0xe7a5ull);
+  const std::vector<xr::test::ViewCase> shapes{
+      c_order({4, 700, 512}, xr::Axes{1}),      c_order({3, 1001, 37}, xr::Axes{1}),    c_order({1000, 2, 64}, xr::Axes{1}),
+      c_order({256, 5, 1024}, xr::Axes{0, 2}),  c_order({64, 7, 33}, xr::Axes{0, 2}),   c_order({3, 4000, 5}, xr::Axes{0, 2}),
+      c_order({700, 300}, xr::Axes{1}, true),   c_order({6, 50, 40, 9}, xr::Axes{1, 3}), c_order({2, 30000, 8}, xr::Axes{1}),
+  };
+  std::size_t k = 0;
+  for (const xr::test::ViewCase& v : shapes)
+    for (std::size_t j = 0; j < (few ? 2 : std::size(xr::test::all_exact_shapes)); ++j, ++k) {
+      const xr::test::ExactShape data = xr::test::all_exact_shapes[k % std::size(xr::test::all_exact_shapes)];
+      DevicePlacement place;
+      xr::test::check_exact_view_case<float>(v, data, rng, place, gpu_backends());
+      DevicePlacement place16;
+      xr::test::check_exact_view_case<xr::bf16>(v, data, rng, place16, gpu_backends());
+    }
+}
+
 TEST_CASE("gpu: N-D views of device data, the views kernels' vector loads and splits") {
   if (!have_gpu()) return;
   view_kernel_shapes<float>();

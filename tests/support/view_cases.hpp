@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "support/exact_data.hpp"
+#include "support/mpfr_reference.hpp"
 #include "support/placement.hpp"
 #include "support/test_data.hpp"
 #include "xreduce/backend/features.hpp"
@@ -216,6 +218,97 @@ void views_for(const std::vector<xr::Reducer*>& reducers, std::size_t cases, std
     const xr::Op op = xr::all_ops[rng() % xr::all_ops.size()];
     Place place;
     check_view_case<T>(v, op, patterns[rng() % patterns.size()], rng, place, reducers);
+  }
+}
+
+//! The exact sum of view `v` (Accuracy::exact) of adversarial float data (`shape`), placed by
+//! `place`, from each of `reducers` that reads its memory: every result's bits MPFR's sum of that
+//! result's elements (gathered by walking the view here), in C order over the kept axes. A
+//! backend that does not declare exact sums of the view's layout must refuse with `unsupported`.
+template <class T>
+void check_exact_view_case(const ViewCase& v, ExactShape shape, std::mt19937_64& rng, Placement& place,
+                           const std::vector<xr::Reducer*>& reducers) {
+  std::vector<T> buffer;
+  if constexpr (xr::is_float16_v<T>) buffer = make_exact_data16<T>(shape, v.span, rng);
+  else buffer = make_exact_data<T>(shape, v.span, rng);
+  const xr::View view = xr::View::of(v.shape.data(), v.strides.data(), v.shape.size());
+  xr::Request q = xr::Request::over(buffer.data() + v.first, xr::dtype_of<T>(), view, v.axes, xr::Op::sum);
+  q.keepdims = v.keepdims;
+  q.data = static_cast<const T*>(place.put(buffer.data(), v.span * sizeof(T))) + v.first;
+  q.memory = place.memory;
+  INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), exact sum of " << to_string(xr::dtype_of<T>())
+               << ", " << v.text << ", data " << std::string(name(shape)));
+  // Each result's elements: the kept axes' indices (C order, the last fastest), then every
+  // reduced index.
+  const std::size_t rank = v.shape.size();
+  std::vector<std::size_t> kept, reduced;
+  for (std::size_t d = 0; d < rank; ++d) (v.axes.empty() || v.axes.contains(d) ? reduced : kept).push_back(d);
+  auto count_of = [&](const std::vector<std::size_t>& dims) {
+    std::size_t n = 1;
+    for (std::size_t d : dims) n *= static_cast<std::size_t>(v.shape[d]);
+    return n;
+  };
+  auto offset_of = [&](const std::vector<std::size_t>& dims, std::size_t i) {  // i in C order over dims
+    std::int64_t at = 0;
+    for (std::size_t k = dims.size(); k-- > 0;) {
+      const auto extent = static_cast<std::size_t>(v.shape[dims[k]]);
+      at += static_cast<std::int64_t>(i % extent) * v.strides[dims[k]];
+      i /= extent;
+    }
+    return at;
+  };
+  const std::size_t results = count_of(kept), per_result = count_of(reduced);
+  std::vector<T> expected(results), elements(per_result);
+  for (std::size_t s = 0; s < results; ++s) {
+    for (std::size_t e = 0; e < per_result; ++e) elements[e] = buffer[v.first + offset_of(kept, s) + offset_of(reduced, e)];
+    expected[s] = mpfr_sum(elements.data(), per_result);
+  }
+  const xr::Options exact{.accuracy = xr::Accuracy::exact};
+  for (xr::Reducer* r : reducers) {
+    if (!r->capabilities().reads(place.memory)) continue;
+    INFO("backend " << r->name() << ", data in " << to_string(place.memory) << " memory");
+    if (r->capabilities().support(xr::features_of(xr::canonical(q), xr::Accuracy::exact)) == xr::Support::none) {
+      try {
+        r->reduce(q, exact);
+        FAIL("an exact sum from a backend that does not declare them");
+      } catch (const xr::Error& e) {
+        CHECK(e.code() == xr::ErrorCode::unsupported);
+      }
+      continue;
+    }
+    const xr::Result got = r->reduce(q, exact);
+    CHECK(got.shape == expected_shape(v));
+    if (results == 0) {  // a kept extent of 0
+      CHECK(got.values.empty());
+      continue;
+    }
+    if (got.values.empty()) {  // one result, as a value
+      REQUIRE(results == 1);
+      INFO("got " << got.value.to_string() << ", MPFR " << static_cast<double>(expected[0]));
+      CHECK(same_bits(got.value.get<T>(), expected[0]));
+      continue;
+    }
+    REQUIRE(got.values.size() == results);
+    std::size_t wrong = 0, first_wrong = 0;
+    for (std::size_t s = 0; s < results; ++s)
+      if (!same_bits(got.values[s].get<T>(), expected[s]) && wrong++ == 0) first_wrong = s;
+    INFO(wrong << " of " << results << " results differ from MPFR's; the first, result " << first_wrong << ": got "
+                << (wrong ? got.values[first_wrong].to_string() : std::string()) << ", MPFR "
+                << static_cast<double>(expected[first_wrong]));
+    CHECK(wrong == 0);
+  }
+}
+
+//! `cases` random views as views_for draws them, each summed exactly (check_exact_view_case) on
+//! data of every adversarial shape in turn.
+template <class T, class Place>
+void exact_views_for(const std::vector<xr::Reducer*>& reducers, std::size_t cases, std::size_t max_rank,
+                     const std::vector<std::int64_t>& extents, std::int64_t most, std::uint64_t salt) {
+  std::mt19937_64 rng(xr::test::run_seed() ^ salt ^ 0xe7ac7ull ^ static_cast<std::uint64_t>(xr::dtype_of<T>()));
+  for (std::size_t c = 0; c < cases; ++c) {
+    const ViewCase v = draw_view(rng, 1 + rng() % max_rank, extents, most);
+    Place place;
+    check_exact_view_case<T>(v, all_exact_shapes[c % std::size(all_exact_shapes)], rng, place, reducers);
   }
 }
 

@@ -52,6 +52,8 @@ class Kernels {
   //! without an index). The kernels' run-time tuning (0: the module's): the most threads across
   //! a row, and the blocks the splits aim at, in waves of the GPU.
   void enqueue_view(const Request& canonical, void* out, int max_tile_x = 0, int waves = 0);
+  //! The exact sum of each result of a canonical view of f32, f16 or bf16 (kernels/exact_views.cuh).
+  void enqueue_exact_view(const Request& canonical, void* out);
   //! Several ops in one pass (Request::ops) of device data by cuda.shuffle's kernel: the six
   //! core ones (StatsOp), or with mean, var and std where `ops` name one of them (floats);
   //! collect_stats waits and writes the asked ones to `out`'s first slots (host memory), var

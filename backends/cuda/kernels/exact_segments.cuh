@@ -510,28 +510,31 @@ __device__ inline T round_digits(FloatDigits a) {
   return of(negative ? -v : v);
 }
 
-//! Segment s's exact sum, rounded, into out[s]. Where it is the pair's, v + lo renormalized, v
-//! rounded to odd by lo (as round_digits) and then to T.
+//! A partial's exact sum, rounded once to T (a segment's, a view's result). Where it is the
+//! pair's, v + lo renormalized, v rounded to odd by lo (as round_digits) and then to T.
+template <class T>
+__device__ inline T rounded_once(const FloatDigits& a) {
+  constexpr unsigned kSlow = FloatDigits::kNaN | FloatDigits::kPosInf | FloatDigits::kNegInf | FloatDigits::kDigits;
+  if (a.flags & kSlow) return round_digits<T>(a);
+  // A warp's fold leaves no low part (the short segments' partials, written as they come out of
+  // it): then none of TwoSum's five additions.
+  double v = a.fast, lo = 0.0;
+  if (a.low != 0) v = a.fast + a.low, lo = two_sum_error(a.fast, a.low, v);
+  if (v == 0) {  // then lo is 0 too: -0 only where every element was -0 (and there was one)
+    v = (a.flags & FloatDigits::kAny) && !(a.flags & FloatDigits::kNotNegativeZero) ? -0.0 : 0.0;
+  } else if (lo != 0) {  // rounded to odd: the neighbour of v towards lo where v's last bit is even
+    const long long bits = __double_as_longlong(v);
+    if (!(bits & 1)) v = __longlong_as_double(bits + ((lo < 0) == (v < 0) ? 1 : -1));
+  }
+  if constexpr (std::is_same_v<T, float>) return static_cast<float>(v);
+  else return T(v);
+}
+
+//! Segment s's exact sum, rounded once, into out[s].
 template <class T, class Out>
 __device__ inline void write_segment(const ExactSegmentSum<T>&, const FloatDigits& a, std::uint64_t s, std::uint64_t, Out* out,
                                      std::uint64_t*) {
-  constexpr unsigned kSlow = FloatDigits::kNaN | FloatDigits::kPosInf | FloatDigits::kNegInf | FloatDigits::kDigits;
-  if (!(a.flags & kSlow)) {  // the exact sum is the pair's
-    // A warp's fold leaves no low part (the short segments' partials, written as they come out of
-    // it): then none of TwoSum's five additions.
-    double v = a.fast, lo = 0.0;
-    if (a.low != 0) v = a.fast + a.low, lo = two_sum_error(a.fast, a.low, v);
-    if (v == 0) {  // then lo is 0 too: -0 only where every element was -0 (and there was one)
-      v = (a.flags & FloatDigits::kAny) && !(a.flags & FloatDigits::kNotNegativeZero) ? -0.0 : 0.0;
-    } else if (lo != 0) {  // rounded to odd: the neighbour of v towards lo where v's last bit is even
-      const long long bits = __double_as_longlong(v);
-      if (!(bits & 1)) v = __longlong_as_double(bits + ((lo < 0) == (v < 0) ? 1 : -1));
-    }
-    if constexpr (std::is_same_v<T, float>) out[s] = static_cast<float>(v);
-    else out[s] = T(v);
-  } else {
-    out[s] = round_digits<T>(a);
-  }
+  out[s] = rounded_once<T>(a);
 }
 
 }  // namespace xreduce::cuda

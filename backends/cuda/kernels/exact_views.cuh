@@ -1,0 +1,104 @@
+#pragma once
+// Exact sums (Accuracy::exact) of N-D views of device data that the columns and strided kernels
+// of views.cuh read (layouts middle and strided), of f32, f16 and bf16: the partial is the
+// segments' FloatDigits (exact_segments.cuh), a pair of doubles and a 320-bit integer, each
+// result rounded once on the GPU as a segment's is.
+//
+// A thread's accumulator (below) adds its elements to one double while they span at most
+// ExponentSpan::kSpread binades, 512 at most (every partial sum is exact there, in any order),
+// as the segments' lanes do: a vector's elements in a tree, the span's test, one addition. A
+// vector that would take the double past that closes it: the double goes into the pair, by
+// TwoSum, and the double starts again from the vector. A vector that spans more by itself adds
+// its elements to the pair one at a time, each addition's error (TwoSum) to the low double, and
+// that addition's own error, where there is one, to the integer. Unlike the segments' lanes, a
+// thread of the views kernels reads its elements once and may add any number of them (a column
+// of many rows), so nothing is read again into bins: ordinary data cost a double addition an
+// element, and data of a wide range (elements far apart in exponent) some twenty instructions an
+// element more. The views kernels fold the threads' partials with the policy's TwoSum fold, as
+// the segments kernels fold a block's warps.
+
+#include "exact_segments.cuh"
+#include "views.cuh"
+
+namespace xreduce::cuda {
+
+//! The views kernels' policy for exact sums of T (f32, f16, bf16): the segments' exact policy,
+//! with a result (F::finish, for FinishedResults) and its own accumulator.
+template <class T>
+struct ExactViewSum : ExactSegmentSum<T> {
+  using result_t = T;
+  static_assert(sizeof(FloatDigits) * ViewsPolicy::block <= 48 * 1024, "a block's partials in shared memory");
+  __device__ static T finish(const FloatDigits& a) { return rounded_once<T>(a); }
+};
+
+//! Adds v (exact, a multiple of 2^-149 below 2^160, or an infinity or a NaN) to the partial a:
+//! into the pair by TwoSum, its error into the low double, and that addition's error, if any,
+//! into the digits. A special only sets its flag.
+__device__ inline void add_to_pair(FloatDigits& a, double v) {
+  if (!isfinite(v)) {
+    a.flags |= isnan(v) ? FloatDigits::kNaN : v > 0 ? FloatDigits::kPosInf : FloatDigits::kNegInf;
+    return;
+  }
+  const double t = a.fast + v, e = two_sum_error(a.fast, v, t);
+  a.fast = t;
+  if (e == 0) return;
+  const double l = a.low + e, el = two_sum_error(a.low, e, l);
+  a.low = l;
+  if (el != 0) add_span(a, el);
+}
+
+//! A thread's exact sum (see above): `open`, the double of its last elements while they lie in
+//! ExponentSpan's range, and `closed`, the pair and digits of all the others. open starts at -0,
+//! so that it is -0 exactly where every element it took was -0.
+template <class T>
+struct Accumulator<ExactViewSum<T>> {
+  double open;
+  ExponentSpan span;
+  int count;  // the elements in `open`
+  FloatDigits closed;
+  __device__ void init(const ExactViewSum<T>& f) {
+    open = -0.0, span.init(), count = 0;
+    closed = f.identity();
+  }
+  //! Moves `open` into `closed` and starts it again.
+  __device__ void close() {
+    if (count == 0) return;
+    closed.flags |= FloatDigits::kAny | (open == 0 && signbit(open) ? 0u : FloatDigits::kNotNegativeZero);
+    if (open != 0) add_to_pair(closed, open);
+    open = -0.0, span.init(), count = 0;
+  }
+  template <int N>
+  __device__ void add(const float (&x)[N]) {
+    ExponentSpan wider = span;
+    wider.take(x);
+    if (count + N > kMostOpen || !ExponentSpan::within(wider.top, wider.bottom, ExponentSpan::kSpread)) {
+      close();
+      wider = span;  // init()-ed by close()
+      wider.take(x);
+      if (!ExponentSpan::within(wider.top, wider.bottom, ExponentSpan::kSpread)) {  // too wide alone: one at a time
+        closed.flags |= FloatDigits::kAny | FloatDigits::kNotNegativeZero;  // past the range: not every one a zero
+#pragma unroll
+        for (int j = 0; j < N; ++j)
+          if (x[j] != 0) add_to_pair(closed, x[j]);
+        return;
+      }
+    }
+    span = wider;
+    open += tree_sum(x);
+    count += N;
+  }
+  __device__ void add(const ExactViewSum<T>&, typename ExactViewSum<T>::Lifted e) {
+    const float one[1] = {e.x};
+    add(one);
+  }
+  __device__ FloatDigits value(const ExactViewSum<T>&) {
+    close();
+    return closed;
+  }
+
+ private:
+  //! ExponentSpan's double holds 512 elements at most (exact_segments.cuh).
+  static constexpr int kMostOpen = 512;
+};
+
+}  // namespace xreduce::cuda
