@@ -13,8 +13,8 @@
 // that addition's own error, where there is one, to the integer. Unlike the segments' lanes, a
 // thread of the views kernels reads its elements once and may add any number of them (a column
 // of many rows), so nothing is read again into bins: ordinary data cost a double addition an
-// element, and data of a wide range (elements far apart in exponent) some twenty instructions an
-// element more. The views kernels fold the threads' partials with the policy's TwoSum fold, as
+// element, and data of a wide range (elements far apart in exponent) two TwoSums and a test an
+// element more (not timed on such data). The views kernels fold the threads' partials with the policy's TwoSum fold, as
 // the segments kernels fold a block's warps.
 
 #include "exact_segments.cuh"
