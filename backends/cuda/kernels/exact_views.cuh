@@ -6,7 +6,8 @@
 //
 // A thread's accumulator (below) adds its elements to one double while they span at most
 // ExponentSpan::kSpread binades, 512 at most (every partial sum is exact there, in any order),
-// as the segments' lanes do: a vector's elements in a tree, the span's test, one addition. A
+// as the segments' lanes do: several elements at once (a load's, or in the columns kernel a
+// column's of the rows in flight: adds_together) in a tree, the span's test, one addition. A
 // vector that would take the double past that closes it: the double goes into the pair, by
 // TwoSum, and the double starts again from the vector. A vector that spans more by itself adds
 // its elements to the pair one at a time, each addition's error (TwoSum) to the low double, and
@@ -14,7 +15,9 @@
 // thread of the views kernels reads its elements once and may add any number of them (a column
 // of many rows), so nothing is read again into bins: ordinary data cost a double addition an
 // element, and data of a wide range (elements far apart in exponent) two TwoSums and a test an
-// element more (not timed on such data). The views kernels fold the threads' partials with the policy's TwoSum fold, as
+// element more: on an H200, 2^28 f32, 1.19-1.58x the plain views kernels on uniform data, 9-11x
+// on wide and random-bit data (bench/results/nvidia-h200/views-exact-device.md). Exponent bins
+// in shared memory, as the segments' second pass keeps, would bound the latter. The views kernels fold the threads' partials with the policy's TwoSum fold, as
 // the segments kernels fold a block's warps.
 
 #include "exact_segments.cuh"
@@ -50,6 +53,9 @@ __device__ inline void add_to_pair(FloatDigits& a, double v) {
 //! A thread's exact sum (see above): `open`, the double of its last elements while they lie in
 //! ExponentSpan's range, and `closed`, the pair and digits of all the others. open starts at -0,
 //! so that it is -0 exactly where every element it took was -0.
+template <class T>
+struct adds_together<ExactViewSum<T>> : std::true_type {};  // a load's elements (or rows) tested at once
+
 template <class T>
 struct Accumulator<ExactViewSum<T>> {
   double open;
@@ -90,6 +96,14 @@ struct Accumulator<ExactViewSum<T>> {
   __device__ void add(const ExactViewSum<T>&, typename ExactViewSum<T>::Lifted e) {
     const float one[1] = {e.x};
     add(one);
+  }
+  //! N elements of one result (a load's, or a column's of the rows in flight), tested together.
+  template <int N>
+  __device__ void add_together(const ExactViewSum<T>&, const T (&e)[N]) {
+    float x[N];
+#pragma unroll
+    for (int j = 0; j < N; ++j) x[j] = static_cast<float>(e[j]);
+    add(x);
   }
   __device__ FloatDigits value(const ExactViewSum<T>&) {
     close();

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <type_traits>
 
 #include "../techniques.hpp"
 #include "vector_loads.cuh"
@@ -93,6 +94,12 @@ struct PartialResults {
   __device__ void operator()(const A& a, std::uint64_t o) const { partials[o] = a; }
 };
 
+//! Whether F's accumulator takes several elements of one result at once (add_together): the
+//! exact sums' (exact_views.cuh), whose test of the elements' range is per call. The others take
+//! them one at a time, each with its index.
+template <class F>
+struct adds_together : std::false_type {};
+
 template <class P, int kVec, class F, class Write>
 __global__ __launch_bounds__(P::block) void view_columns_kernel(const typename F::In* __restrict__ x, ColumnsShape s, F f,
                                                                 typename F::acc_t* __restrict__ partials, Write write) {
@@ -115,10 +122,20 @@ __global__ __launch_bounds__(P::block) void view_columns_kernel(const typename F
         Pack<In, kVec> l[P::unroll];
 #pragma unroll
         for (int u = 0; u < P::unroll; ++u) l[u] = *reinterpret_cast<const Pack<In, kVec>*>(column + (r + u * step) * s.width);
+        if constexpr (adds_together<F>::value) {  // column j's elements of the unroll rows together
 #pragma unroll
-        for (int u = 0; u < P::unroll; ++u)
+          for (int j = 0; j < kVec; ++j) {
+            In e[P::unroll];
 #pragma unroll
-          for (int j = 0; j < kVec; ++j) acc[j].add(f, f.lift(l[u].e[j], r + u * step));  // the index: the row
+            for (int u = 0; u < P::unroll; ++u) e[u] = l[u].e[j];
+            acc[j].add_together(f, e);
+          }
+        } else {
+#pragma unroll
+          for (int u = 0; u < P::unroll; ++u)
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) acc[j].add(f, f.lift(l[u].e[j], r + u * step));  // the index: the row
+        }
       }
       for (; r < end; r += step) {
         const Pack<In, kVec> l = *reinterpret_cast<const Pack<In, kVec>*>(column + r * s.width);
@@ -215,8 +232,12 @@ __global__ __launch_bounds__(P::block) void view_strided_kernel(const typename F
   auto add = [&](Accumulator<F>& acc, const In* run, std::uint64_t first, std::uint64_t v) {
     if constexpr (kVec > 1) {
       const Pack<In, kVec> l = *reinterpret_cast<const Pack<In, kVec>*>(run + v * kVec);
+      if constexpr (adds_together<F>::value) {
+        acc.add_together(f, l.e);
+      } else {
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) acc.add(f, f.lift(l.e[j], first + (v * kVec + j) * along));
+        for (int j = 0; j < kVec; ++j) acc.add(f, f.lift(l.e[j], first + (v * kVec + j) * along));
+      }
     } else {
       acc.add(f, f.lift(run[static_cast<std::int64_t>(v) * s.run_step], first + v * along));
     }
@@ -283,7 +304,9 @@ __global__ __launch_bounds__(kBlock) void fold_splits_kernel(const typename F::a
 
 //! Elements of a columns kernel's load: a 16-byte vector's, or fewer where the block's slots in
 //! shared memory (one accumulator an element) would pass the 48 KiB a block has without asking:
-//! argmin/argmax of bytes (16-byte index pairs) take 8-byte loads.
+//! argmin/argmax of bytes (16-byte index pairs) take 8-byte loads (and the exact sums' 72-byte
+//! partials, exact_views.cuh, 8-byte loads of f32: 16-byte ones, in 72 KiB of slots a block, took
+//! 1.25-1.6x the time on an H200).
 template <class F>
 constexpr int column_vector() {
   constexpr std::size_t limit = 48 * 1024 / (std::size_t(ViewsPolicy::block) * sizeof(typename F::acc_t));
