@@ -7,7 +7,8 @@
 // same shapes come from bench/python/bench_views_torch.py in the same device session. Time per
 // call: CUDA-graph replays of 8 back-to-back calls, median. Each result is checked against a
 // double sum on the host. The mean and the variance of each shape are timed too, by the same
-// kernels (rows: the segments kernels; the rest: the views kernels).
+// kernels (rows: the segments kernels; the rest: the views kernels), and the views kernels' exact
+// sums (kernels/exact_views.cuh) of the same data and of wide and random-bit data.
 
 #include <cuda_runtime.h>
 
@@ -71,6 +72,14 @@ int run_views_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md) 
   check(cudaMalloc(&out, static_cast<std::size_t>(n / 256 + side) * sizeof(float)), "cudaMalloc results");
   check(cudaMalloc(&sink, sizeof(unsigned)), "cudaMalloc sink");
   fill_uniform<<<prop.multiProcessorCount * 8, 256>>>(x, static_cast<std::size_t>(n), 5);
+  // The exact sums also over the exact suite's wide and random-bit data (spreads.hpp), whose
+  // results the tests check against MPFR (tests/gpu/views.cpp); here only timed.
+  const Spread wide_spreads[] = {Spread::wide, Spread::random_bits};
+  float* wide[2] = {};
+  for (int k = 0; k < 2; ++k) {
+    check(cudaMalloc(&wide[k], bytes), "cudaMalloc wide data");
+    fill_spread<<<prop.multiProcessorCount * 8, 256>>>(wide[k], static_cast<std::size_t>(n), wide_spreads[k], 17);
+  }
   check(cudaDeviceSynchronize(), "fill");
   std::vector<float> host(static_cast<std::size_t>(n));
   check(cudaMemcpy(host.data(), x, bytes, cudaMemcpyDeviceToHost), "data to the host");
@@ -160,6 +169,11 @@ int run_views_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md) 
     const auto exact_t = time([&] { ws.enqueue_exact_view(c, out); });  // each result rounded once
     fetch();
     row("views, exact", exact_t, got);
+    for (int k = 0; k < 2; ++k) {
+      Request on_wide = c;
+      on_wide.data = wide[k];
+      row("views, exact, " + std::string(spread_name(wide_spreads[k], false)), time([&] { ws.enqueue_exact_view(on_wide, out); }), {});
+    }
     statistic_rows("views", [&](Op op) {
       Request stat = c;
       stat.op = op;
@@ -179,6 +193,7 @@ int run_views_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md) 
   md += "\n### The views kernels' tuning, swept (ViewTuning: the most threads across a row, the blocks aimed at in waves)\n\n"
         "| array, axes | max_tile_x | waves | median us | % of probe |\n|---|---:|---:|---:|---:|\n" + sweep_md;
   cudaFree(x);
+  for (float* w : wide) cudaFree(w);
   cudaFree(out);
   cudaFree(sink);
   return 0;
