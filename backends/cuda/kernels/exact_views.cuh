@@ -17,8 +17,9 @@
 // element, and data of a wide range (elements far apart in exponent) two TwoSums and a test an
 // element more: on an H200, 2^28 f32, 1.19-1.58x the plain views kernels on uniform data, 9-11x
 // on wide and random-bit data (bench/results/nvidia-h200/views-exact-device.md). Exponent bins
-// in shared memory, as the segments' second pass keeps, would bound the latter. The views kernels fold the threads' partials with the policy's TwoSum fold, as
-// the segments kernels fold a block's warps.
+// in shared memory, as the segments' second pass keeps, would bound the latter. The views
+// kernels fold the threads' partials with the policy's TwoSum fold, as the segments kernels fold
+// a block's warps.
 
 #include "exact_segments.cuh"
 #include "views.cuh"
@@ -50,12 +51,12 @@ __device__ inline void add_to_pair(FloatDigits& a, double v) {
   if (el != 0) add_span(a, el);
 }
 
-//! A thread's exact sum (see above): `open`, the double of its last elements while they lie in
-//! ExponentSpan's range, and `closed`, the pair and digits of all the others. open starts at -0,
-//! so that it is -0 exactly where every element it took was -0.
 template <class T>
 struct adds_together<ExactViewSum<T>> : std::true_type {};  // a load's elements (or rows) tested at once
 
+//! A thread's exact sum (see above): `open`, the double of its last elements while they lie in
+//! ExponentSpan's range, and `closed`, the pair and digits of all the others. open starts at -0,
+//! so that it is -0 exactly where every element it took was -0.
 template <class T>
 struct Accumulator<ExactViewSum<T>> {
   double open;
