@@ -228,16 +228,11 @@ void views_for(const std::vector<xr::Reducer*>& reducers, std::size_t cases, std
 template <class T>
 void check_exact_view_case(const ViewCase& v, ExactShape shape, std::mt19937_64& rng, Placement& place,
                            const std::vector<xr::Reducer*>& reducers) {
-  std::vector<T> buffer;
-  if constexpr (xr::is_float16_v<T>) buffer = make_exact_data16<T>(shape, v.span, rng);
-  else buffer = make_exact_data<T>(shape, v.span, rng);
-  const xr::View view = xr::View::of(v.shape.data(), v.strides.data(), v.shape.size());
-  xr::Request q = xr::Request::over(buffer.data() + v.first, xr::dtype_of<T>(), view, v.axes, xr::Op::sum);
-  q.keepdims = v.keepdims;
-  q.data = static_cast<const T*>(place.put(buffer.data(), v.span * sizeof(T))) + v.first;
-  q.memory = place.memory;
-  INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), exact sum of " << to_string(xr::dtype_of<T>())
-               << ", " << v.text << ", data " << std::string(name(shape)));
+  auto draw = [&](std::size_t n) {
+    if constexpr (xr::is_float16_v<T>) return make_exact_data16<T>(shape, n, rng);
+    else return make_exact_data<T>(shape, n, rng);
+  };
+  std::vector<T> buffer = draw(v.span);  // the gaps' elements; each result's are drawn below
   // Each result's elements: the kept axes' indices (C order, the last fastest), then every
   // reduced index.
   const std::size_t rank = v.shape.size();
@@ -257,12 +252,22 @@ void check_exact_view_case(const ViewCase& v, ExactShape shape, std::mt19937_64&
     }
     return at;
   };
+  // Each result's elements drawn as one adversarial set of their own (a tie, a cancellation, an
+  // overflow of that result's sum, not only of the whole buffer's), put where the view reads them.
   const std::size_t results = count_of(kept), per_result = count_of(reduced);
-  std::vector<T> expected(results), elements(per_result);
+  std::vector<T> expected(results);
   for (std::size_t s = 0; s < results; ++s) {
-    for (std::size_t e = 0; e < per_result; ++e) elements[e] = buffer[v.first + offset_of(kept, s) + offset_of(reduced, e)];
+    const std::vector<T> elements = draw(per_result);
+    for (std::size_t e = 0; e < per_result; ++e) buffer[v.first + offset_of(kept, s) + offset_of(reduced, e)] = elements[e];
     expected[s] = mpfr_sum(elements.data(), per_result);
   }
+  const xr::View view = xr::View::of(v.shape.data(), v.strides.data(), v.shape.size());
+  xr::Request q = xr::Request::over(buffer.data() + v.first, xr::dtype_of<T>(), view, v.axes, xr::Op::sum);
+  q.keepdims = v.keepdims;
+  q.data = static_cast<const T*>(place.put(buffer.data(), v.span * sizeof(T))) + v.first;
+  q.memory = place.memory;
+  INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), exact sum of " << to_string(xr::dtype_of<T>())
+               << ", " << v.text << ", data " << std::string(name(shape)));
   const xr::Options exact{.accuracy = xr::Accuracy::exact};
   for (xr::Reducer* r : reducers) {
     if (!r->capabilities().reads(place.memory)) continue;
