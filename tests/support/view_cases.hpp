@@ -105,6 +105,17 @@ inline bool empty_slices(const ViewCase& v) {
   return reduced == 0 && kept > 0;
 }
 
+//! Checks that `call` (a reduce) throws an xreduce::Error of `code`; `otherwise` fails the test.
+template <class Call>
+void check_refused(Call&& call, xr::ErrorCode code, const char* otherwise) {
+  try {
+    call();
+    FAIL(otherwise);
+  } catch (const xr::Error& e) {
+    CHECK(e.code() == code);
+  }
+}
+
 //! Reduces view `v` of fresh data by `op` with each of `reducers` that reads `place`'s memory and
 //! does (dtype, op): the results returned, then written to `out` (placed by strides: Fortran
 //! order of the kept axes in host memory; packed C order in device memory, where `out_strides`,
@@ -134,14 +145,7 @@ void check_view_case(const ViewCase& v, xr::Op op, xr::test::Pattern pattern, st
   for (xr::Reducer* r : reducers) {
     if (!r->capabilities().reads(place.memory) || r->capabilities().support(q.dtype, op) != xr::Support::exact) continue;
     INFO("backend " << r->name() << ", data in " << to_string(place.memory) << " memory");
-    auto refused = [&](xr::ErrorCode code, const char* otherwise) {
-      try {
-        r->reduce(q);
-        FAIL(otherwise);
-      } catch (const xr::Error& e) {
-        CHECK(e.code() == code);
-      }
-    };
+    auto refused = [&](xr::ErrorCode code, const char* otherwise) { check_refused([&] { r->reduce(q); }, code, otherwise); };
     if (r->capabilities().support(xr::features_of(xr::canonical(q), xr::Accuracy::standard)) == xr::Support::none) {
       refused(xr::ErrorCode::unsupported, "no error for a layout it does not declare");
       continue;
@@ -273,12 +277,7 @@ void check_exact_view_case(const ViewCase& v, ExactShape shape, std::mt19937_64&
     if (!r->capabilities().reads(place.memory)) continue;
     INFO("backend " << r->name() << ", data in " << to_string(place.memory) << " memory");
     if (r->capabilities().support(xr::features_of(xr::canonical(q), xr::Accuracy::exact)) == xr::Support::none) {
-      try {
-        r->reduce(q, exact);
-        FAIL("an exact sum from a backend that does not declare them");
-      } catch (const xr::Error& e) {
-        CHECK(e.code() == xr::ErrorCode::unsupported);
-      }
+      check_refused([&] { r->reduce(q, exact); }, xr::ErrorCode::unsupported, "an exact sum from a backend that does not declare them");
       continue;
     }
     const xr::Result got = r->reduce(q, exact);

@@ -130,7 +130,9 @@ __device__ inline FloatDigits shfl_down(const FloatDigits& v, int offset) {
 //! of them add exactly in a bin (exponent_bins.cuh).
 constexpr int kMostLaneElements = 2 * SegmentPolicy::chunk_bytes / 2 / SegmentPolicy::block + 2;
 static_assert(2 * SegmentPolicy::group_loads * 8 + 6 <= kMostLaneElements, "a short segment's lane (8 bf16 a load)");
-static_assert(kMostLaneElements <= 512, "ExponentSpan's double");
+//! The most elements ExponentSpan's double holds exactly (below).
+inline constexpr int kSpanMostElements = 512;
+static_assert(kMostLaneElements <= kSpanMostElements, "ExponentSpan's double");
 //! Whether a lane's double holds its elements of T whatever their exponents, so that it never
 //! reads them again (ExponentSpan::read_once): f16's, every finite one a multiple of 2^-24 below
 //! 2^16, a lane's kMostLaneElements summing below 2^49 such units.

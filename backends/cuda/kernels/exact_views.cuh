@@ -78,9 +78,9 @@ struct Accumulator<ExactViewSum<T>> {
   __device__ void add(const float (&x)[N]) {
     ExponentSpan wider = span;
     wider.take(x);
-    if (count + N > kMostOpen || !ExponentSpan::within(wider.top, wider.bottom, ExponentSpan::kSpread)) {
+    if (count + N > kSpanMostElements || !ExponentSpan::within(wider.top, wider.bottom, ExponentSpan::kSpread)) {
       close();
-      wider = span;  // init()-ed by close()
+      wider.init();  // these elements alone
       wider.take(x);
       if (!ExponentSpan::within(wider.top, wider.bottom, ExponentSpan::kSpread)) {  // too wide alone: one at a time
         closed.flags |= FloatDigits::kAny | FloatDigits::kNotNegativeZero;  // past the range: not every one a zero
@@ -110,10 +110,6 @@ struct Accumulator<ExactViewSum<T>> {
     close();
     return closed;
   }
-
- private:
-  //! ExponentSpan's double holds 512 elements at most (exact_segments.cuh).
-  static constexpr int kMostOpen = 512;
 };
 
 }  // namespace xreduce::cuda
