@@ -412,6 +412,20 @@ class Gather {
   const void* x_;
 };
 
+//! Whether rows of the lengths users have most get a loop of their own, the length a constant
+//! (reduce_tiles): a core op's piece then unrolls to straight code. A statistic's piece ran no
+//! faster so (rows of 4 and 16 of f32, one thread, the 2-core build machine: mean, var, nanmax
+//! and norm2 within noise), and those copies of every statistic's loop, and of several ops'
+//! and the exact sums', for every element type, were 0.37 of this file's compile time.
+template <class Seg>
+inline constexpr bool unrolls_short_rows = false;
+template <class T, class P>
+inline constexpr bool unrolls_short_rows<FoldSegments<T, P>> = true;
+template <class T, bool kMax>
+inline constexpr bool unrolls_short_rows<ExtremeSegments<T, kMax>> = true;
+template <class T, bool kMax>
+inline constexpr bool unrolls_short_rows<ArgSegments<T, kMax>> = true;
+
 template <class T, class Seg>
 void reduce_tiles(const T* x, const Bounds& b, const Outputs& out, const ChunkRunner* runner, const Seg& seg = {},
                   const Gather* gather = nullptr) {
@@ -470,7 +484,8 @@ void reduce_tiles(const T* x, const Bounds& b, const Outputs& out, const ChunkRu
       }
     };
     if (!b.offsets && b.row_length > 0 && b.row_length <= kShortPiece) {
-      switch (b.row_length) {
+      if constexpr (!unrolls_short_rows<Seg>) short_rows(b.row_length);
+      else switch (b.row_length) {
         case 1: short_rows(std::integral_constant<std::uint64_t, 1>{}); break;
         case 2: short_rows(std::integral_constant<std::uint64_t, 2>{}); break;
         case 4: short_rows(std::integral_constant<std::uint64_t, 4>{}); break;
