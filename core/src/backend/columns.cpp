@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cpu_kernels.hpp"
+#include "exact_in_double.hpp"
 #include "statistic_kernels.hpp"
 #include "view_walk.hpp"
 #include "xreduce/backend/chunk_driver.hpp"
@@ -36,6 +37,10 @@ constexpr std::uint64_t kColumnChunkElements = std::uint64_t{1} << 20;
 //! Partials of every chunk kept for the fold take at most this much memory: a wide shape gets
 //! fewer chunks rather than gigabytes of partials.
 constexpr std::size_t kPartialBytes = std::size_t{64} << 20;
+//! The same for exact sums' partials (ExactSum, 576 bytes a column): allocating, clearing and
+//! folding 64 MB of them took most of a (4096, 4096) f32 matrix's exact column sums' time on one
+//! thread, where its 64 blocks of columns alone make tasks enough.
+constexpr std::size_t kExactPartialBytes = std::size_t{4} << 20;
 //! Tasks a table is cut into at least, where its columns allow (see run_columns).
 constexpr std::uint64_t kFewestTasks = 16;
 
@@ -127,8 +132,18 @@ struct ExactColumn {
     const ExactSum& result() const { return sum; }
   };
   ExactSum s;
+  std::int64_t summed_apart = 0;  //!< elements that came in through add_exact_sum, less one each
   void add(T x, std::uint64_t) { s.add(static_cast<double>(x)); }
-  const Partial& partial() const { return s; }
+  //! Adds the exact sum of `elements` of them, held in a double (add_contiguous_rows).
+  void add_exact_sum(double sum, std::uint64_t elements) {
+    s.add(sum);
+    summed_apart += static_cast<std::int64_t>(elements) - 1;
+  }
+  Partial partial() const {  // its count every element's, as adding them one by one gives it
+    Partial p = s;
+    p.words[ExactSum::kCount] += summed_apart;
+    return p;
+  }
   static void write(const Request& q, std::size_t at, const Partial& v, bool) { static_cast<T*>(q.out)[at] = v.round<T>(); }
 };
 
@@ -208,13 +223,18 @@ template <class Column>
 inline constexpr bool is_extreme_column = false;
 template <bool kMax, class T>
 inline constexpr bool is_extreme_column<ExtremeColumn<kMax, T>> = true;
+template <class Column>
+inline constexpr bool is_exact_column = false;
+template <class T>
+inline constexpr bool is_exact_column<ExactColumn<T>> = true;
 
 //! Rows of contiguous columns that the compiler vectorises across the columns: the running
 //! values in plain arrays (one per column) instead of the columns' objects, each row added to
 //! them element by element. Sums of f32 add kFloatRows rows in float lanes, four rows a pass
 //! summed pairwise, then into double (16 elements in float, as the flat leaves do:
 //! cpu_kernels.hpp, within the stated bound, and with the same price, a float partial that
-//! overflows); f64 sums keep Neumaier's compensation, branch-free; extremes compare and select, a NaN absorbing as RunningExtreme's. Element by
+//! overflows); f64 sums keep Neumaier's compensation, branch-free; extremes compare and select, a NaN absorbing as RunningExtreme's;
+//! exact sums of f32 add into doubles while that is exact (exact_in_double.hpp). Element by
 //! element through the objects, the column sums of a (4096, 4096) f32 matrix ran at 4% of its row
 //! sums' rate on the H200 host's 16 threads (bench/results/nvidia-h200/views.md at 9bd358e).
 template <class Column, class T>
@@ -255,6 +275,44 @@ void add_contiguous_rows(const T* x, const Plan& p, std::uint64_t r0, std::uint6
       }
     }
     for (std::size_t j = 0; j < n; ++j) cols[j].s = sum[j], cols[j].c = carry[j];
+  } else if constexpr (is_exact_column<Column>) {  // exact sums of f32
+    // Blocks of kExactRows rows go into one double a column while the binades seen since the
+    // doubles last went into the columns' superaccumulators fit (F32Binades): a pass over the
+    // block for its binades, then one adding it, both vectorised across the columns. A block
+    // that would break that sends the doubles on first; one too wide on its own (or with an
+    // infinity or a NaN) is added element by element.
+    constexpr std::uint64_t kExactRows = 16;
+    std::vector<double> sum(n, -0.0);  // -0: a column of -0s sums to -0, as the exact sum's rounding gives
+    F32Binades open;
+    std::uint64_t open_rows = 0;
+    auto send = [&] {
+      for (std::size_t j = 0; j < n; ++j) cols[j].add_exact_sum(sum[j], open_rows), sum[j] = -0.0;
+      open = {}, open_rows = 0;
+    };
+    const float* rows[kExactRows];
+    for (std::uint64_t r = r0; r < r1;) {
+      const std::uint64_t m = std::min<std::uint64_t>(kExactRows, r1 - r);
+      F32Binades block;
+      for (std::uint64_t k = 0; k < m; ++k, row.next()) {
+        rows[k] = x + row.offset() + j0;
+        block.add(binades_of(rows[k], n));
+      }
+      r += m;
+      F32Binades with = open;
+      with.add(block);
+      if (!with.fit(open_rows + m)) {
+        if (open_rows > 0) send();
+        if (!block.fit(m)) {
+          for (std::uint64_t k = 0; k < m; ++k)
+            for (std::size_t j = 0; j < n; ++j) cols[j].add(rows[k][j], 0);
+          continue;
+        }
+        with = block;
+      }
+      add_rows_in_double(sum.data(), rows, m, n);
+      open = with, open_rows += m;
+    }
+    if (open_rows > 0) send();
   } else {  // extremes of floats and integers, sums of integers
     using V = std::conditional_t<is_sum_column<Column>, typename Column::Partial, T>;
     std::vector<V> v(n);
@@ -285,7 +343,8 @@ void add_contiguous_rows(const T* x, const Plan& p, std::uint64_t r0, std::uint6
 //! Whether Column has a loop of its own for unit-stride columns (add_contiguous_rows).
 template <class Column, class T>
 inline constexpr bool adds_contiguous_rows =
-    (is_sum_column<Column> || is_extreme_column<Column>) && std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
+    ((is_sum_column<Column> || is_extreme_column<Column>) && std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) ||
+    (is_exact_column<Column> && std::is_same_v<T, float>);
 
 //! Adds rows [r0, r1) of one batch (its elements at x) to columns [j0, j0 + n) of `cols`. The
 //! other columns take one loop whatever the stride: with a stride of 1 as a constant, the
@@ -311,14 +370,15 @@ void run_columns(const Request& q, const Plan& p, const ChunkRunner* runner, std
                  bool wide = false) {
   const T* x = static_cast<const T*>(q.data);
   const auto width = static_cast<std::size_t>(p.column.extent);
-  // Chunks of rows: as many as kColumnChunkElements a chunk make for sums (double or compensated:
-  // their error does not grow with a chunk's length) and extremes, kChunkElements for the rest
-  // (products, sums of squares and the statistics add a chunk's rows in sequence, so its length
-  // bounds their error); at most kChunks in all (a few per batch when there are many), and no
-  // more than kPartialBytes of partials hold.
-  constexpr bool kLongChunks = is_sum_column<Column> || is_extreme_column<Column>;
+  // Chunks of rows: as many as kColumnChunkElements a chunk make for sums (double, compensated or
+  // exact: their error does not grow with a chunk's length) and extremes, kChunkElements for the
+  // rest (products, sums of squares and the statistics add a chunk's rows in sequence, so its
+  // length bounds their error); at most kChunks in all (a few per batch when there are many), and
+  // no more than kPartialBytes of partials hold (kExactPartialBytes of exact ones).
+  constexpr bool kLongChunks = is_sum_column<Column> || is_extreme_column<Column> || is_exact_column<Column>;
+  constexpr std::size_t kMostPartialBytes = is_exact_column<Column> ? kExactPartialBytes : kPartialBytes;
   const std::uint64_t per_chunk_min = std::max<std::uint64_t>(1, (kLongChunks ? kColumnChunkElements : kChunkElements) / width);
-  const std::uint64_t memory_cap = std::max<std::uint64_t>(1, kPartialBytes / (p.batches * width * sizeof(typename Column::Partial)));
+  const std::uint64_t memory_cap = std::max<std::uint64_t>(1, kMostPartialBytes / (p.batches * width * sizeof(typename Column::Partial)));
   const std::uint64_t most = std::min<std::uint64_t>(memory_cap, std::max<std::uint64_t>(1, kChunks / p.batches));
   const std::uint64_t chunks = std::max<std::uint64_t>(1, std::min(most, (p.rows + per_chunk_min - 1) / per_chunk_min));
   const std::uint64_t per_chunk = (p.rows + chunks - 1) / chunks;

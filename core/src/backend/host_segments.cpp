@@ -23,6 +23,7 @@
 #include "xreduce/backend/chunk_driver.hpp"
 #include "xreduce/backend/features.hpp"
 #include "cpu_kernels.hpp"
+#include "exact_in_double.hpp"
 #include "statistic_kernels.hpp"
 #include "xreduce/error.hpp"
 #include "xreduce/exact.hpp"
@@ -173,19 +174,40 @@ struct StatisticSegments {
 
 template <class T>
 struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, rounded once
-  using acc = ExactSum;
+  //! A piece's exact sum: a double where that holds it exactly (f32 pieces whose elements' binades
+  //! allow it: sum_in_double), else the superaccumulator.
+  struct acc {
+    double value = -0.0;  //!< the sum, while `sum` is empty
+    std::optional<ExactSum> sum;
+  };
+  //! Pieces up to this long try the double first. Longer ones rarely fit it (a run of U(0, 1)
+  //! spans about log2 n binades below 1, and the count adds log2 n bits), and they pay the
+  //! superaccumulator's setup back: rows of 1024 f32 took 5.8 ms through the double and 7.2
+  //! through the superaccumulator for 2^24 elements on one thread, rows of 4 110 and 924.
+  static constexpr std::uint64_t kMostInDouble = 4096;
   static acc piece(const T* p, std::uint64_t n, std::uint64_t) {
-    ExactSum e;
-    e.add(p, n);
-    return e;
+    acc a;
+    if constexpr (std::is_same_v<T, float>)
+      if (n <= kMostInDouble && sum_in_double(p, n, a.value)) return a;
+    a.sum.emplace();
+    a.sum->add(p, n);
+    return a;
   }
   struct Fold {
     ExactSum sum;
-    void push(const ExactSum& e) { sum += e; }
-    const ExactSum& result() const { return sum; }
+    void push(const acc& a) {
+      if (a.sum) sum += *a.sum;
+      else sum.add(a.value);
+    }
+    acc result() const { return {0.0, sum}; }
   };
-  static void write(const Outputs& o, std::size_t s, const acc& v, std::uint64_t) { static_cast<T*>(o.values)[s] = v.round<T>(); }
-  static void write_empty(const Outputs& o, std::size_t s) { write(o, s, ExactSum{}, 0); }
+  static void write(const Outputs& o, std::size_t s, const acc& v, std::uint64_t) {
+    T r;
+    if constexpr (std::is_same_v<T, float>) r = v.sum ? v.sum->template round<T>() : static_cast<float>(v.value);  // once, from the exact double
+    else r = v.sum->template round<T>();
+    static_cast<T*>(o.values)[s] = r;
+  }
+  static void write_empty(const Outputs& o, std::size_t s) { static_cast<T*>(o.values)[s] = ExactSum{}.round<T>(); }
 };
 
 //! One statistic's partial among several ops: its op and the bytes of its acc_t. Each statistic
