@@ -22,16 +22,17 @@ enum class ExactShape {
   subnormal,     //!< multiples of the smallest subnormal, and values near the smallest normal
   cancellation,  //!< wide values and their negations, plus one tiny value: the sum is the tiny one
   halfway,       //!< a value and pieces adding to half its ulp: ties to even, or just past them
+  hidden_tie,    //!< a tie broken by 2^-53 of the big value's binade: a double holding the sum loses it
   overflow,      //!< the largest finite value and canceling pairs: the sum overflows only at the end, or not
   specials,      //!< NaN, +inf or -inf among ordinary values
   zeros,         //!< only zeros: all -0 (the sum is -0) or mixed (+0)
 };
 inline constexpr ExactShape all_exact_shapes[] = {ExactShape::uniform,  ExactShape::wide,     ExactShape::subnormal,
-                                                  ExactShape::cancellation, ExactShape::halfway, ExactShape::overflow,
-                                                  ExactShape::specials, ExactShape::zeros};
+                                                  ExactShape::cancellation, ExactShape::halfway, ExactShape::hidden_tie,
+                                                  ExactShape::overflow, ExactShape::specials, ExactShape::zeros};
 
 inline const char* name(ExactShape s) {
-  constexpr const char* names[] = {"uniform", "wide", "subnormal", "cancellation", "halfway", "overflow", "specials", "zeros"};
+  constexpr const char* names[] = {"uniform", "wide", "subnormal", "cancellation", "halfway", "hidden tie", "overflow", "specials", "zeros"};
   return names[static_cast<int>(s)];
 }
 
@@ -90,6 +91,23 @@ std::vector<T> make_exact_data(ExactShape shape, std::size_t n, std::mt19937_64&
         ++i;
       }
       if (i < n && rng() % 2) v[i++] = sign() * L::denorm_min();
+      break;
+    }
+    case ExactShape::hidden_tie: {
+      // big + half its ulp (a tie) + p - q, where p and q lie 2^30 below big and differ by p's
+      // ulp: the tie is broken by 2^-53 of big's binade for f32 (2^-82 for f64), which a double
+      // holding the sum of f32 rounds away. The other elements are zeros.
+      if (n < 4) {
+        for (T& x : v) x = static_cast<T>(unit(rng));
+        break;
+      }
+      const int e = static_cast<int>(rng() % 40) - 20;
+      const T big = std::ldexp(static_cast<T>(1 + std::fabs(unit(rng))), e), q = std::ldexp(T(1), e - 30);
+      const T s = sign();
+      v[0] = s * big;
+      v[1] = s * (std::nextafter(big, L::infinity()) - big) / 2;
+      v[2] = sign() * std::nextafter(q, L::infinity());
+      v[3] = v[2] > 0 ? -q : q;
       break;
     }
     case ExactShape::overflow: {
@@ -181,6 +199,14 @@ std::vector<T> make_exact_data16(ExactShape shape, std::size_t n, std::mt19937_6
       if (i < n && rng() % 2) v[i++] = T(sign() * tiny);
       break;
     }
+    case ExactShape::hidden_tie:  // 16 bits have no double to hide a tie from: the halfway shape's tie, kept short
+      for (T& x : v) x = T(0.0);
+      if (n >= 2) {
+        const T big = T(std::ldexp(1 + std::fabs(unit(rng)), static_cast<int>(rng() % 12) - 6));
+        v[0] = big;
+        v[1] = T((static_cast<double>(T::from_bits(static_cast<std::uint16_t>(big.bits + 1))) - static_cast<double>(big)) / 2);
+      }
+      break;
     case ExactShape::overflow: {
       for (std::size_t i = 0; i + 1 < n; i += 2) {
         v[i] = T(unit(rng) * max);
