@@ -2,8 +2,8 @@
 // Exact sums of f32 that a double holds: the CPU's short rows and columns add them there and
 // touch the superaccumulator (ExactSum, 576 bytes) only when the elements' binades would not
 // fit, as the GPU's exact kernels keep a double while an ExponentSpan allows it. Clearing,
-// filling and rounding an ExactSum for every row of 4 took 21 times the plain sum's time, and
-// adding each element of a column to its own ExactSum 29 times.
+// filling and rounding an ExactSum for every row of 4 took 24 times the plain sum's time, and
+// adding each element of a column to its own ExactSum 20-31 times.
 
 #include <algorithm>
 #include <bit>
@@ -16,13 +16,6 @@ namespace xreduce::detail {
 //! (their step is the smallest normal one's). An infinity or a NaN makes hi 255.
 struct F32Binades {
   std::uint32_t lo = 255, hi = 0;  //!< lo > hi: no nonzero element yet
-  void add(float x) {
-    const std::uint32_t bits = std::bit_cast<std::uint32_t>(x), field = bits >> 23 & 0xff;
-    const bool nonzero = (bits & 0x7fffffff) != 0;
-    const std::uint32_t binade = field | (field == 0);
-    lo = std::min(lo, nonzero ? binade : 255u);
-    hi = std::max(hi, nonzero ? binade : 0u);
-  }
   void add(const F32Binades& other) { lo = std::min(lo, other.lo), hi = std::max(hi, other.hi); }
   //! Whether `count` elements of these binades sum exactly in a double, in any order: each is a
   //! multiple of its step 2^(field - 150), so of 2^(lo - 150), and their sum, and any partial
@@ -34,9 +27,10 @@ struct F32Binades {
   }
 };
 
-//! The binades of x[0..n) in one pass of integer minima and maxima (F32Binades::add element by
-//! element took 60% of a column sum's time); inlined into a default and an AVX2 build, since the
-//! baseline x86-64 has no vector minimum of 32-bit integers and the loop stayed scalar.
+//! The binades of x[0..n) (as F32Binades counts them) in one pass of integer minima and maxima
+//! (element by element, through the struct, it took 60% of a column sum's time); inlined into a
+//! default and an AVX2 build, since the baseline x86-64 has no vector minimum of 32-bit integers
+//! and the loop stayed scalar.
 [[gnu::always_inline]] inline F32Binades binades_loop(const float* x, std::size_t n) {
   std::uint32_t lo = 255, hi = 0;
   for (std::size_t i = 0; i < n; ++i) {
