@@ -43,10 +43,9 @@ struct F32Binades {
   return {lo, hi};
 }
 __attribute__((target("avx2"))) inline F32Binades binades_avx2(const float* x, std::size_t n) { return binades_loop(x, n); }
-inline F32Binades binades_default(const float* x, std::size_t n) { return binades_loop(x, n); }
 inline F32Binades binades_of(const float* x, std::size_t n) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2 ? binades_avx2(x, n) : binades_default(x, n);
+  return avx2 ? binades_avx2(x, n) : binades_loop(x, n);
 }
 
 //! to[j] += rows[k][j] for k < m, j < n, in double: the columns' adding pass, built as binades_of is.
@@ -59,11 +58,10 @@ inline F32Binades binades_of(const float* x, std::size_t n) {
 __attribute__((target("avx2"))) inline void add_rows_avx2(double* to, const float* const* rows, std::size_t m, std::size_t n) {
   add_rows_loop(to, rows, m, n);
 }
-inline void add_rows_default(double* to, const float* const* rows, std::size_t m, std::size_t n) { add_rows_loop(to, rows, m, n); }
 inline void add_rows_in_double(double* to, const float* const* rows, std::size_t m, std::size_t n) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
   if (avx2) add_rows_avx2(to, rows, m, n);
-  else add_rows_default(to, rows, m, n);
+  else add_rows_loop(to, rows, m, n);
 }
 
 //! The sum of x[0..n) (n >= 1) into `sum` and true where a double holds it exactly (F32Binades),
