@@ -57,6 +57,9 @@ TEST_CASE("every backend: exact sums of N-D views, f32, f64, f16, bf16") {
   xr::test::exact_views_for<float, xr::test::HostPlacement>(backends(), quick() ? 2 : 7, 3, kLong, 1 << 18, 0x10e6);
   xr::test::exact_views_for<double, xr::test::HostPlacement>(backends(), quick() ? 14 : 70, 6, kSmall, 1 << 12, 0x71e3);
   xr::test::exact_short_rows_and_columns<float, xr::test::HostPlacement>(backends());
+  xr::test::exact_short_rows_and_columns<double, xr::test::HostPlacement>(backends());
+  xr::test::exact_short_rows_and_columns<xr::f16, xr::test::HostPlacement>(backends());
+  xr::test::exact_short_rows_and_columns<xr::bf16, xr::test::HostPlacement>(backends());
   xr::test::exact_views_for<xr::f16, xr::test::HostPlacement>(backends(), quick() ? 7 : 35, 6, kSmall, 1 << 12, 0x71e3);
   xr::test::exact_views_for<xr::bf16, xr::test::HostPlacement>(backends(), quick() ? 7 : 35, 6, kSmall, 1 << 12, 0x71e3);
 }

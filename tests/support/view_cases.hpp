@@ -316,13 +316,14 @@ void exact_views_for(const std::vector<xr::Reducer*>& reducers, std::size_t case
   }
 }
 
-//! Short rows and columns (3 to 256 elements, where the CPU's exact sums of f32 go through a double
-//! while the elements' binades allow it), as C-order matrices reduced along axis 1 and along
-//! axis 0, on data of every adversarial shape: the hidden tie, which a double rounds away, among them.
+//! Short rows and columns (3 to 1000 elements, where the CPU's exact sums go through a double, or
+//! two for f64, while the elements' binades allow it), as C-order matrices reduced along axis 1
+//! and along axis 0, on data of every adversarial shape: the hidden tie, which a double rounds
+//! away, among them.
 template <class T, class Place>
 void exact_short_rows_and_columns(const std::vector<xr::Reducer*>& reducers) {
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x5407ull ^ static_cast<std::uint64_t>(xr::dtype_of<T>()));
-  for (std::int64_t length : {3, 4, 5, 8, 16, 33, 256})
+  for (std::int64_t length : {3, 4, 5, 8, 16, 33, 256, 257, 1000})
     for (std::size_t axis : {1, 0}) {
       ViewCase v;
       const std::int64_t others = 1 + static_cast<std::int64_t>(rng() % 64);

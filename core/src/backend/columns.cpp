@@ -139,6 +139,12 @@ struct ExactColumn {
     s.add(sum);
     summed_apart += static_cast<std::int64_t>(elements) - 1;
   }
+  //! The same for f64, the sum held as q + r (add_contiguous_rows): a q of zero is left out, so
+  //! that r alone says whether every element was -0 (x - q keeps a -0, sigma + x - sigma does not).
+  void add_exact_sum(double q, double r, std::uint64_t elements) {
+    if (q != 0) s.add(q), --summed_apart;
+    add_exact_sum(r, elements);
+  }
   Partial partial() const {  // its count every element's, as adding them one by one gives it
     Partial p = s;
     p.words[ExactSum::kCount] += summed_apart;
@@ -234,7 +240,7 @@ inline constexpr bool is_exact_column<ExactColumn<T>> = true;
 //! summed pairwise, then into double (16 elements in float, as the flat leaves do:
 //! cpu_kernels.hpp, within the stated bound, and with the same price, a float partial that
 //! overflows); f64 sums keep Neumaier's compensation, branch-free; extremes compare and select, a NaN absorbing as RunningExtreme's;
-//! exact sums of f32 add into doubles while that is exact (exact_in_double.hpp). Element by
+//! exact sums of f32, f16 and bf16 add into doubles while that is exact (exact_in_double.hpp). Element by
 //! element through the objects, the column sums of a (4096, 4096) f32 matrix ran at 4% of its row
 //! sums' rate on the H200 host's 16 threads (bench/results/nvidia-h200/views.md at 9bd358e).
 template <class Column, class T>
@@ -275,44 +281,103 @@ void add_contiguous_rows(const T* x, const Plan& p, std::uint64_t r0, std::uint6
       }
     }
     for (std::size_t j = 0; j < n; ++j) cols[j].s = sum[j], cols[j].c = carry[j];
-  } else if constexpr (is_exact_column<Column>) {  // exact sums of f32
+  } else if constexpr (is_exact_column<Column> && sums_in_double<T>) {  // exact sums of f32, f16 and bf16
     // Blocks of kExactRows rows go into one double a column while the binades seen since the
     // doubles last went into the columns' superaccumulators fit (F32Binades): a pass over the
-    // block for its binades, then one adding it, both vectorised across the columns. A block
-    // that would break that sends the doubles on first; one too wide on its own (or with an
-    // infinity or a NaN) is added element by element.
+    // block for its binades, then one adding it, both vectorised across the columns (the 16-bit
+    // types widened to f32 first). A block that would break that sends the doubles on first; one
+    // too wide on its own (or with an infinity or a NaN) is added element by element.
     constexpr std::uint64_t kExactRows = 16;
+    constexpr bool kWidened = !std::is_same_v<T, float>;
     std::vector<double> sum(n, -0.0);  // -0: a column of -0s sums to -0, as the exact sum's rounding gives
+    std::vector<float> wide(kWidened ? kExactRows * n : 0);
     F32Binades open;
     std::uint64_t open_rows = 0;
     auto send = [&] {
       for (std::size_t j = 0; j < n; ++j) cols[j].add_exact_sum(sum[j], open_rows), sum[j] = -0.0;
       open = {}, open_rows = 0;
     };
-    const float* rows[kExactRows];
+    const T* rows[kExactRows];
+    const float* widened[kExactRows];
     for (std::uint64_t r = r0; r < r1;) {
       const std::uint64_t m = std::min<std::uint64_t>(kExactRows, r1 - r);
-      F32Binades block;
       for (std::uint64_t k = 0; k < m; ++k, row.next()) {
         rows[k] = x + row.offset() + j0;
-        block.add(binades_of(rows[k], n));
+        if constexpr (kWidened) {
+          widen(rows[k], n, wide.data() + k * n);
+          widened[k] = wide.data() + k * n;
+        } else {
+          widened[k] = rows[k];
+        }
       }
+      const F32Binades block = binades_of_rows<T>(widened, m, n);
       r += m;
       F32Binades with = open;
       with.add(block);
-      if (!with.fit(open_rows + m)) {
+      if (!with.template fit<T>(open_rows + m)) {
         if (open_rows > 0) send();
-        if (!block.fit(m)) {
+        if (!block.template fit<T>(m)) {
           for (std::uint64_t k = 0; k < m; ++k)
             for (std::size_t j = 0; j < n; ++j) cols[j].add(rows[k][j], 0);
           continue;
         }
         with = block;
       }
-      add_rows_in_double(sum.data(), rows, m, n);
+      add_rows_in_double(sum.data(), widened, m, n);
       open = with, open_rows += m;
     }
     if (open_rows > 0) send();
+  } else if constexpr (is_exact_column<Column>) {  // exact sums of f64
+    // As for f32 above, but into two doubles a column (exact_in_double.hpp's sum_in_two_doubles):
+    // while the blocks since the doubles last went into the columns' superaccumulators stay at or
+    // below the first one's top binade, span at most 52 - 2c binades and number at most 2^c
+    // rows (c = kOpenBits), each element x splits around sigma = 1.5 * 2^(top + 2 + c) into
+    // q = fl(sigma + x) - sigma and r = x - q, and both columns' sums are exact.
+    constexpr std::uint64_t kExactRows = 16;
+    constexpr int kOpenBits = 10;
+    std::vector<double> q_sum(n, 0.0), r_sum(n, -0.0);  // r starts at -0: a column of -0s keeps it
+    bool open = false;
+    std::uint32_t top = 0, bottom = 0;
+    double sigma = 0;
+    std::uint64_t open_rows = 0;
+    auto send = [&] {
+      for (std::size_t j = 0; j < n; ++j) cols[j].add_exact_sum(q_sum[j], r_sum[j], open_rows), q_sum[j] = 0.0, r_sum[j] = -0.0;
+      open = false, open_rows = 0;
+    };
+    auto fits = [](std::uint32_t hi, std::uint32_t lo) { return static_cast<int>(hi - lo) + 2 * kOpenBits <= 52 && static_cast<int>(hi) - 1023 + 2 + kOpenBits <= 1023; };
+    const double* rows[kExactRows];
+    for (std::uint64_t r = r0; r < r1;) {
+      const std::uint64_t m = std::min<std::uint64_t>(kExactRows, r1 - r);
+      std::uint32_t lo = 2047, hi = 0;
+      for (std::uint64_t k = 0; k < m; ++k, row.next()) {
+        rows[k] = x + row.offset() + j0;
+        std::uint32_t row_lo, row_hi;
+        f64_fields(rows[k], n, row_lo, row_hi);
+        lo = std::min(lo, row_lo), hi = std::max(hi, row_hi);
+      }
+      r += m;
+      const bool usual = hi < 2047 && lo <= hi;  // no infinity or NaN, and not zeros only
+      if (open && !(usual && hi <= top && fits(top, std::min(bottom, lo)) && open_rows + m <= (std::uint64_t{1} << kOpenBits))) send();
+      if (!open && usual && fits(hi, lo)) {
+        open = true, top = hi, bottom = lo;
+        sigma = std::ldexp(1.5, static_cast<int>(top) - 1023 + 2 + kOpenBits);
+      }
+      if (!open) {  // an infinity, a NaN, zeros only or too wide a block: element by element
+        for (std::uint64_t k = 0; k < m; ++k)
+          for (std::size_t j = 0; j < n; ++j) cols[j].add(rows[k][j], 0);
+        continue;
+      }
+      for (std::uint64_t k = 0; k < m; ++k) {
+        const double* const from = rows[k];
+        for (std::size_t j = 0; j < n; ++j) {
+          const double q = (sigma + from[j]) - sigma;
+          q_sum[j] += q;
+          r_sum[j] += from[j] - q;
+        }
+      }
+      bottom = std::min(bottom, lo), open_rows += m;
+    }
+    if (open) send();
   } else {  // extremes of floats and integers, sums of integers
     using V = std::conditional_t<is_sum_column<Column>, typename Column::Partial, T>;
     std::vector<V> v(n);
@@ -344,7 +409,7 @@ void add_contiguous_rows(const T* x, const Plan& p, std::uint64_t r0, std::uint6
 template <class Column, class T>
 inline constexpr bool adds_contiguous_rows =
     ((is_sum_column<Column> || is_extreme_column<Column>) && std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) ||
-    (is_exact_column<Column> && std::is_same_v<T, float>);
+    (is_exact_column<Column> && (sums_in_double<T> || std::is_same_v<T, double>));
 
 //! Adds rows [r0, r1) of one batch (its elements at x) to columns [j0, j0 + n) of `cols`. The
 //! other columns take one loop whatever the stride: with a stride of 1 as a constant, the
@@ -387,12 +452,18 @@ void run_columns(const Request& q, const Plan& p, const ChunkRunner* runner, std
   // that a short table of many columns is not one thread's: the partials of a two-step sum
   // (chunk_driver.cpp), 64 rows of 256 doubles for a (64, 256, 1024) f32 view over axes (0, 2),
   // took 40 us of its 2.2 ms in one thread on the 2-core build machine.
-  const std::size_t widest = std::min(width, sizeof(Column) > 256 ? std::size_t{64} : std::size_t{4096});
+  // Exact sums that add in doubles first (exact_in_double.hpp) touch their superaccumulators
+  // seldom: blocks of up to 4096 columns, and of at least 1024 where the columns allow, not 64
+  // (or 16, for more tasks). With 64, each of a (4096, 4096) f16 matrix's rows was read 128 bytes
+  // at a time, a page apart, and its exact column sums took 2.9 times the plain ones on one
+  // thread; with these blocks (and binades_of_rows) 1.0-1.3 times. Such a matrix makes 4 tasks.
+  constexpr bool kExactInDouble = is_exact_column<Column> && (sums_in_double<T> || std::is_same_v<T, double>);
+  const std::size_t widest = std::min(width, kExactInDouble ? std::size_t{4096} : sizeof(Column) > 256 ? std::size_t{64} : std::size_t{4096});
   const std::uint64_t row_tasks = p.batches * chunks;  // tasks before the columns are cut
   std::size_t block = widest;
   if (row_tasks < kFewestTasks) {
     const std::size_t wanted = static_cast<std::size_t>((kFewestTasks + row_tasks - 1) / row_tasks);  // blocks
-    block = std::clamp<std::size_t>(((width + wanted - 1) / wanted + 15) / 16 * 16, std::min<std::size_t>(width, 16), widest);
+    block = std::clamp<std::size_t>(((width + wanted - 1) / wanted + 15) / 16 * 16, std::min<std::size_t>(width, kExactInDouble ? 1024 : 16), widest);
   }
   const std::size_t blocks = (width + block - 1) / block;
   auto add = [&](std::uint64_t b, std::uint64_t r0, std::uint64_t r1, std::size_t j0, std::size_t n, Column* cols) {

@@ -1,51 +1,125 @@
 #pragma once
-// Exact sums of f32 that a double holds: the CPU's short rows and columns add them there and
-// touch the superaccumulator (ExactSum, 576 bytes) only when the elements' binades would not
-// fit, as the GPU's exact kernels keep a double while an ExponentSpan allows it. Clearing,
+// Exact sums of f32, f16 and bf16 that a double holds: the CPU's short rows and columns add them
+// there and touch the superaccumulator (ExactSum, 576 bytes) only when the elements' binades would
+// not fit, as the GPU's exact kernels keep a double while an ExponentSpan allows it. Clearing,
 // filling and rounding an ExactSum for every row of 4 took 24 times the plain sum's time, and
-// adding each element of a column to its own ExactSum 20-31 times.
+// adding each element of a column to its own ExactSum 20-31 times. The 16-bit types are widened to
+// f32 first (exactly): the same passes then serve them, with their own, looser bounds. f64 sums go
+// into two doubles instead, split around a power of two (sum_in_two_doubles).
 
 #include <algorithm>
 #include <bit>
 #include <cstddef>
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "narrow_sums.hpp"
+#include "xreduce/float16.hpp"
 
 namespace xreduce::detail {
 
-//! The binades of the nonzero f32 elements seen: their biased exponent fields, subnormals as 1
-//! (their step is the smallest normal one's). An infinity or a NaN makes hi 255.
+//! What the bound of F32Binades::fit needs of an element type T whose values, widened to f32, it
+//! counts: T's significand bits, and the lowest binade it counts, below which T's values are all
+//! multiples of that binade's step (f16's subnormals, f32 binades of 2^-24 to 2^-15 once widened,
+//! are multiples of 2^-24, the step of its smallest normal binade, f32's field 113).
+template <class T>
+struct InDouble {
+  static constexpr int kPrecision = 24;
+  static constexpr std::uint32_t kLowestBinade = 1;
+};
+template <>
+struct InDouble<bf16> {
+  static constexpr int kPrecision = 8;
+  static constexpr std::uint32_t kLowestBinade = 1;
+};
+template <>
+struct InDouble<f16> {
+  static constexpr int kPrecision = 11;
+  static constexpr std::uint32_t kLowestBinade = 113;
+};
+//! The element types whose exact sums a double may hold.
+template <class T>
+inline constexpr bool sums_in_double = std::is_same_v<T, float> || is_float16_v<T>;
+
+//! The binades of the nonzero elements seen, widened to f32: their biased exponent fields, those
+//! below T's lowest binade counted as it (f32's subnormals as 1: their step is the smallest normal
+//! one's). An infinity or a NaN makes hi 255.
 struct F32Binades {
   std::uint32_t lo = 255, hi = 0;  //!< lo > hi: no nonzero element yet
   void add(const F32Binades& other) { lo = std::min(lo, other.lo), hi = std::max(hi, other.hi); }
-  //! Whether `count` elements of these binades sum exactly in a double, in any order: each is a
-  //! multiple of its step 2^(field - 150), so of 2^(lo - 150), and their sum, and any partial
-  //! sum, is below count * 2^(hi - 126) <= 2^(hi - 126 + ceil(log2 count)); a double's 53 bits
-  //! hold all of them if hi - lo + ceil(log2 count) <= 29. Never with an infinity or a NaN.
+  //! Whether `count` elements of T of these binades sum exactly in a double, in any order: each is
+  //! a multiple of its step 2^(binade - 126 - p), p its type's significand bits (24 for f32), so
+  //! of 2^(lo - 126 - p), and their sum, and any partial sum, is below count * 2^(hi - 126) <=
+  //! 2^(hi - 126 + ceil(log2 count)); a double's 53 bits hold all of them if hi - lo +
+  //! ceil(log2 count) <= 53 - p: 29 for f32, 42 for f16 (which spans 29 binades: 8192 of any
+  //! finite ones fit), 45 for bf16. Never with an infinity or a NaN.
+  template <class T = float>
   bool fit(std::uint64_t count) const {
     if (hi == 255) return false;
-    return lo > hi || hi - lo + static_cast<std::uint32_t>(std::bit_width(count - 1)) <= 29;
+    return lo > hi || hi - lo + static_cast<std::uint32_t>(std::bit_width(count - 1)) <= 53 - InDouble<T>::kPrecision;
   }
 };
 
-//! The binades of x[0..n) (as F32Binades counts them) in one pass of integer minima and maxima
-//! (element by element, through the struct, it took 60% of a column sum's time); inlined into a
-//! default and an AVX2 build, since the baseline x86-64 has no vector minimum of 32-bit integers
-//! and the loop stayed scalar.
+//! Takes one element's binade (as F32Binades counts it, none below `lowest`) into lo and hi: as
+//! masks, not selects, which kept the loops below scalar.
+[[gnu::always_inline]] inline void take_binade(float x, std::uint32_t lowest, std::uint32_t& lo, std::uint32_t& hi) {
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(x), field = bits >> 23 & 0xff;
+  const std::uint32_t binade = std::max(field, lowest);
+  const std::uint32_t zero = static_cast<std::uint32_t>((bits << 1) == 0);
+  lo = std::min(lo, binade | (0u - zero));
+  hi = std::max(hi, binade & (zero - 1u));
+}
+
+//! The binades of x[0..n) in one pass of integer minima and maxima (element by element, through
+//! the struct, it took 60% of a column sum's time); inlined into a default and an AVX2 build,
+//! since the baseline x86-64 has no vector minimum of 32-bit integers and the loop stayed scalar.
+template <std::uint32_t kLowest>
 [[gnu::always_inline]] inline F32Binades binades_loop(const float* x, std::size_t n) {
   std::uint32_t lo = 255, hi = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint32_t bits = std::bit_cast<std::uint32_t>(x[i]), field = bits >> 23 & 0xff;
-    const std::uint32_t binade = field | static_cast<std::uint32_t>(field == 0);
-    const std::uint32_t zero = static_cast<std::uint32_t>((bits << 1) == 0);  // as masks, not selects: those kept it scalar
-    lo = std::min(lo, binade | (0u - zero));
-    hi = std::max(hi, binade & (zero - 1u));
-  }
+  for (std::size_t i = 0; i < n; ++i) take_binade(x[i], kLowest, lo, hi);
   return {lo, hi};
 }
-__attribute__((target("avx2"))) inline F32Binades binades_avx2(const float* x, std::size_t n) { return binades_loop(x, n); }
+template <std::uint32_t kLowest>
+__attribute__((target("avx2"))) inline F32Binades binades_avx2(const float* x, std::size_t n) {
+  return binades_loop<kLowest>(x, n);
+}
+template <class T = float>
 inline F32Binades binades_of(const float* x, std::size_t n) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2 ? binades_avx2(x, n) : binades_loop(x, n);
+  constexpr std::uint32_t kLowest = InDouble<T>::kLowestBinade;
+  return avx2 ? binades_avx2<kLowest>(x, n) : binades_loop<kLowest>(x, n);
+}
+
+//! The binades of rows[k][0..n) for k < m, four rows a pass (built as binades_of is): a row at a
+//! time, the reads of a column block's rows came one stream at a time, and the exact column sums
+//! of a (4096, 4096) f32 matrix took 13.6 ms on one thread; four rows a pass, as the plain column
+//! sums read them, 8.6 ms (the plain sums 3.8-4.2).
+template <std::uint32_t kLowest>
+[[gnu::always_inline]] inline F32Binades binades_of_rows_loop(const float* const* rows, std::size_t m, std::size_t n) {
+  std::uint32_t lo = 255, hi = 0;
+  std::size_t k = 0;
+  for (; k + 4 <= m; k += 4) {
+    const float *a = rows[k], *b = rows[k + 1], *c = rows[k + 2], *d = rows[k + 3];
+    for (std::size_t j = 0; j < n; ++j) {
+      take_binade(a[j], kLowest, lo, hi), take_binade(b[j], kLowest, lo, hi);
+      take_binade(c[j], kLowest, lo, hi), take_binade(d[j], kLowest, lo, hi);
+    }
+  }
+  for (; k < m; ++k)
+    for (std::size_t j = 0; j < n; ++j) take_binade(rows[k][j], kLowest, lo, hi);
+  return {lo, hi};
+}
+template <std::uint32_t kLowest>
+__attribute__((target("avx2"))) inline F32Binades binades_of_rows_avx2(const float* const* rows, std::size_t m, std::size_t n) {
+  return binades_of_rows_loop<kLowest>(rows, m, n);
+}
+template <class T = float>
+inline F32Binades binades_of_rows(const float* const* rows, std::size_t m, std::size_t n) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  constexpr std::uint32_t kLowest = InDouble<T>::kLowestBinade;
+  return avx2 ? binades_of_rows_avx2<kLowest>(rows, m, n) : binades_of_rows_loop<kLowest>(rows, m, n);
 }
 
 //! to[j] += rows[k][j] for k < m, j < n, in double: the columns' adding pass, built as binades_of is.
@@ -64,19 +138,106 @@ inline void add_rows_in_double(double* to, const float* const* rows, std::size_t
   else add_rows_loop(to, rows, m, n);
 }
 
-//! The sum of x[0..n) (n >= 1) into `sum` and true where a double holds it exactly (F32Binades),
-//! in four lanes, since order does not matter then; false, before adding, where it needs the
-//! superaccumulator.
-//! The lanes start at -0, so that a sum of -0s is -0 as the exact sum's rounding gives it.
-inline bool sum_in_double(const float* x, std::size_t n, double& sum) {
-  if (!binades_of(x, n).fit(n)) return false;
-  double lane[4] = {-0.0, -0.0, -0.0, -0.0};
+//! Rows of a 16-bit type are widened this many elements at most (a row's sum in double: 16 KiB
+//! of floats on the stack).
+inline constexpr std::size_t kMostWidened = 4096;
+
+//! The sum of x[0..n) in double, in kLanes lanes that start at -0 (so that a sum of -0s is -0, as
+//! the exact sum's rounding gives it).
+template <std::size_t kLanes>
+[[gnu::always_inline]] inline double sum_in_lanes(const float* x, std::size_t n) {
+  double lane[kLanes];
+  for (double& l : lane) l = -0.0;
   std::size_t i = 0;
-  for (; i + 4 <= n; i += 4)
-    for (std::size_t j = 0; j < 4; ++j) lane[j] += x[i + j];
-  for (; i < n; ++i) lane[0] += x[i];
-  sum = (lane[0] + lane[1]) + (lane[2] + lane[3]);
+  for (; i + kLanes <= n; i += kLanes)
+    for (std::size_t j = 0; j < kLanes; ++j) lane[j] += x[i + j];
+  for (std::size_t j = 0; i < n; ++i, ++j) lane[j] += x[i];
+  for (std::size_t w = kLanes / 2; w > 0; w /= 2)
+    for (std::size_t j = 0; j < w; ++j) lane[j] += lane[j + w];
+  return lane[0];
+}
+
+//! The sum of x[0..n) (n >= 1; n <= kMostWidened for the 16-bit types) into `sum` and true where
+//! a double holds it exactly (F32Binades), in lanes, since order does not matter then; false,
+//! before adding, where it needs the superaccumulator. Inlined into its caller: called, it took
+//! 1.13 times as long for rows of 4. Eight lanes from 64 elements on (rows of 1024 f32 in 0.84
+//! of four lanes' time), four below (eight took rows of 4 1.1 times as long).
+template <class T>
+[[gnu::always_inline]] inline bool sum_in_double(const T* x, std::size_t n, double& sum) {
+  const float* at;
+  [[maybe_unused]] float wide[std::is_same_v<T, float> ? 1 : kMostWidened];
+  if constexpr (std::is_same_v<T, float>) {
+    at = x;
+  } else {
+    widen(x, n, wide);
+    at = wide;
+  }
+  if (!binades_of<T>(at, n).template fit<T>(n)) return false;
+  sum = n >= 64 ? sum_in_lanes<8>(at, n) : sum_in_lanes<4>(at, n);
   return true;
+}
+
+//! The biased exponent fields of f64 x[0..n)'s nonzero elements, subnormals as 1 (lo > hi: none);
+//! an infinity or a NaN makes hi 2047. On the bits, as binades_loop: the same loop on the doubles'
+//! magnitudes, a minimum and a maximum, stayed scalar.
+[[gnu::always_inline]] inline void f64_fields(const double* x, std::size_t n, std::uint32_t& lo, std::uint32_t& hi) {
+  lo = 2047, hi = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t bits = std::bit_cast<std::uint64_t>(x[i]);
+    const std::uint32_t field = static_cast<std::uint32_t>(bits >> 52) & 0x7ff, binade = std::max(field, 1u);
+    const std::uint32_t zero = static_cast<std::uint32_t>((bits << 1) == 0);
+    lo = std::min(lo, binade | (0u - zero));
+    hi = std::max(hi, binade & (zero - 1u));
+  }
+}
+
+//! The exact sum of f64 x[0..n) (n >= 1) as hi + lo, two doubles that hold it exactly, and true
+//! where they do; false where it needs the superaccumulator. With E the largest element's binade,
+//! E_lo the smallest nonzero one's (subnormals as the smallest normal's: their step is its) and c =
+//! ceil(log2 n): sigma = 1.5 * 2^K, K = E + 2 + c, splits each x into q = fl(sigma + x) - sigma, x
+//! rounded to a multiple of ulp(sigma) = 2^(K - 52), and r = x - q, both exact (Rump, Ogita and
+//! Oishi's extraction, as ExactSum's bins do). The q are at most 2^(E + 1) = 2^(K - 1 - c), so any
+//! sum of n of them is at most 2^(K - 1): 51 bits of the step. The r are at most 2^(K - 53) and
+//! multiples of 2^(E_lo - 52), so any sum of n of them has at most E - E_lo + 2c + 1 bits: exact
+//! where E - E_lo + 2c <= 52 (rows of 64 spanning 40 binades). hi + lo, rounded once, is then the
+//! exact sum's rounding. Built as binades_of is.
+[[gnu::always_inline]] inline bool two_doubles_loop(const double* x, std::size_t n, double& hi, double& lo) {
+  constexpr std::size_t kLanes = 4;
+  std::uint32_t lowest, highest;
+  f64_fields(x, n, lowest, highest);
+  if (highest == 2047) return false;  // an infinity or a NaN
+  if (lowest > highest) {  // zeros: -0 if every one is
+    bool negative = true;
+    for (std::size_t i = 0; i < n; ++i) negative &= std::signbit(x[i]);
+    hi = negative ? -0.0 : 0.0, lo = -0.0;
+    return true;
+  }
+  const int c = static_cast<int>(std::bit_width(n - 1)), k = static_cast<int>(highest) - 1023 + 2 + c;
+  if (static_cast<int>(highest - lowest) + 2 * c > 52 || k > 1023) return false;
+  const double sigma = std::ldexp(1.5, k);
+  double q_lane[kLanes] = {}, r_lane[kLanes] = {};
+  std::size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (std::size_t j = 0; j < kLanes; ++j) {
+      const double q = (sigma + x[i + j]) - sigma;
+      q_lane[j] += q;
+      r_lane[j] += x[i + j] - q;
+    }
+  for (std::size_t j = 0; i < n; ++i, ++j) {
+    const double q = (sigma + x[i]) - sigma;
+    q_lane[j] += q;
+    r_lane[j] += x[i] - q;
+  }
+  hi = (q_lane[0] + q_lane[1]) + (q_lane[2] + q_lane[3]);
+  lo = (r_lane[0] + r_lane[1]) + (r_lane[2] + r_lane[3]);
+  return true;
+}
+__attribute__((target("avx2"))) inline bool two_doubles_avx2(const double* x, std::size_t n, double& hi, double& lo) {
+  return two_doubles_loop(x, n, hi, lo);
+}
+inline bool sum_in_two_doubles(const double* x, std::size_t n, double& hi, double& lo) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2 ? two_doubles_avx2(x, n, hi, lo) : two_doubles_loop(x, n, hi, lo);
 }
 
 }  // namespace xreduce::detail

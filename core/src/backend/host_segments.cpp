@@ -174,21 +174,27 @@ struct StatisticSegments {
 
 template <class T>
 struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, rounded once
-  //! A piece's exact sum: a double where that holds it exactly (f32 pieces whose elements' binades
-  //! allow it: sum_in_double), else the superaccumulator.
+  //! A piece's exact sum: a double where that holds it exactly (f32, f16 and bf16 pieces whose
+  //! elements' binades allow it: sum_in_double), or two (f64: sum_in_two_doubles), else the
+  //! superaccumulator.
   struct acc {
-    double value = -0.0;  //!< the sum, while `sum` is empty
+    double value = -0.0, rest = -0.0;  //!< the sum, value + rest, while `sum` is empty
     std::optional<ExactSum> sum;
   };
-  //! Pieces up to this long try the double first. Longer ones rarely fit it (a run of U(0, 1)
+  //! Pieces up to this long try the doubles first. Longer ones rarely fit them (a run of U(0, 1)
   //! spans about log2 n binades below 1, and the count adds log2 n bits), and they pay the
   //! superaccumulator's setup back: rows of 1024 f32 took 5.8 ms through the double and 7.2
-  //! through the superaccumulator for 2^24 elements on one thread, rows of 4 110 and 924.
-  static constexpr std::uint64_t kMostInDouble = 4096;
+  //! through the superaccumulator for 2^24 elements on one thread, rows of 4 110 and 924. f64's
+  //! two doubles cost more an element (two passes, five additions): rows of 256 took the same
+  //! time either way, rows of 1024 1.3 times as long through them.
+  static constexpr std::uint64_t kMostInDouble = kMostWidened, kMostInTwoDoubles = 256;
   static acc piece(const T* p, std::uint64_t n, std::uint64_t) {
     acc a;
-    if constexpr (std::is_same_v<T, float>)
+    if constexpr (sums_in_double<T>) {
       if (n <= kMostInDouble && sum_in_double(p, n, a.value)) return a;
+    } else if constexpr (std::is_same_v<T, double>) {
+      if (n <= kMostInTwoDoubles && sum_in_two_doubles(p, n, a.value, a.rest)) return a;
+    }
     a.sum.emplace();
     a.sum->add(p, n);
     return a;
@@ -196,15 +202,18 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
   struct Fold {
     ExactSum sum;
     void push(const acc& a) {
-      if (a.sum) sum += *a.sum;
-      else sum.add(a.value);
+      if (a.sum) return void(sum += *a.sum);
+      sum.add(a.value);
+      if (a.rest != 0) sum.add(a.rest);  // (a -0 would count as an element not -0)
     }
-    acc result() const { return {0.0, sum}; }
+    acc result() const { return {0.0, -0.0, sum}; }
   };
   static void write(const Outputs& o, std::size_t s, const acc& v, std::uint64_t) {
     T* const values = static_cast<T*>(o.values);
-    if constexpr (std::is_same_v<T, float>)
-      if (!v.sum) return void(values[s] = static_cast<float>(v.value));  // rounded once, from the exact double
+    if constexpr (sums_in_double<T>)
+      if (!v.sum) return void(values[s] = T(v.value));  // rounded once, from the exact double
+    if constexpr (std::is_same_v<T, double>)
+      if (!v.sum) return void(values[s] = v.value + v.rest);  // the exact sum, rounded once
     values[s] = v.sum->template round<T>();
   }
   static void write_empty(const Outputs& o, std::size_t s) { static_cast<T*>(o.values)[s] = ExactSum{}.round<T>(); }

@@ -132,6 +132,12 @@ __attribute__((target("avx,f16c"))) float f16_sum_f16c(const f16* x, std::size_t
   return pairwise(lane, kFloat16Lanes);
 }
 
+__attribute__((target("avx,f16c"))) void widen_f16c(const f16* x, std::size_t n, float* out) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
+  for (; i < n; ++i) out[i] = static_cast<float>(x[i]);
+}
+
 // bf16 with AVX2: each bf16 the upper half of its float, interleaved below zeros (within each
 // 128-bit half: the lanes hold other elements than SSE2's, summed as well), 32 a step into four
 // accumulators, for the reason above.
@@ -198,6 +204,18 @@ float leaf_sum(const f16* x, std::size_t n) {
   float lane[kFloat16Lanes] = {};
   for (std::size_t i = 0; i < n; ++i) lane[i % kFloat16Lanes] += static_cast<float>(x[i]);
   return pairwise(lane, kFloat16Lanes);
+}
+
+void widen(const f16* x, std::size_t n, float* out) {
+#if XREDUCE_X86
+  static const bool f16c = has_f16c();
+  if (f16c) return widen_f16c(x, n, out);
+#endif
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(x[i]);
+}
+
+void widen(const bf16* x, std::size_t n, float* out) {  // the bits shifted up: the compiler vectorises it
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(x[i]);
 }
 
 float leaf_sum(const bf16* x, std::size_t n) {

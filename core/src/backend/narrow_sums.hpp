@@ -32,6 +32,10 @@ std::uint64_t leaf_sum(const std::uint16_t* x, std::size_t n);
 std::int64_t leaf_sum(const std::int16_t* x, std::size_t n);
 float leaf_sum(const f16* x, std::size_t n);
 float leaf_sum(const bf16* x, std::size_t n);
+//! x[0..n) widened to float, exactly (f16 by F16C where the processor has it): for the exact sums
+//! that add them in double (exact_in_double.hpp).
+void widen(const f16* x, std::size_t n, float* out);
+void widen(const bf16* x, std::size_t n, float* out);
 //! Bools are bytes 0 or 1: their count is the bytes' sum.
 inline std::uint64_t leaf_sum(const bool* x, std::size_t n) { return leaf_sum(reinterpret_cast<const std::uint8_t*>(x), n); }
 
