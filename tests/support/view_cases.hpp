@@ -229,13 +229,15 @@ void views_for(const std::vector<xr::Reducer*>& reducers, std::size_t cases, std
 //! `place`, from each of `reducers` that reads its memory: every result's bits MPFR's sum of that
 //! result's elements (gathered by walking the view here), in C order over the kept axes. A
 //! backend that does not declare exact sums of the view's layout must refuse with `unsupported`.
+//! With `mixed`, each result's elements take a shape drawn from it instead (the gaps keep `shape`).
 template <class T>
 void check_exact_view_case(const ViewCase& v, ExactShape shape, std::mt19937_64& rng, Placement& place,
-                           const std::vector<xr::Reducer*>& reducers) {
-  auto draw = [&](std::size_t n) {
-    if constexpr (xr::is_float16_v<T>) return make_exact_data16<T>(shape, n, rng);
-    else return make_exact_data<T>(shape, n, rng);
+                           const std::vector<xr::Reducer*>& reducers, const std::vector<ExactShape>& mixed = {}) {
+  auto draw_as = [&](ExactShape as, std::size_t n) {
+    if constexpr (xr::is_float16_v<T>) return make_exact_data16<T>(as, n, rng);
+    else return make_exact_data<T>(as, n, rng);
   };
+  auto draw = [&](std::size_t n) { return draw_as(mixed.empty() ? shape : mixed[rng() % mixed.size()], n); };
   std::vector<T> buffer = draw(v.span);  // the gaps' elements; each result's are drawn below
   // Each result's elements: the kept axes' indices (C order, the last fastest), then every
   // reduced index.
@@ -336,6 +338,10 @@ void exact_short_rows_and_columns(const std::vector<xr::Reducer*>& reducers) {
         Place place;
         check_exact_view_case<T>(v, shape, rng, place, reducers);
       }
+      // Zero rows or columns beside uniform ones: the doubles of one block hold both, and a
+      // column of -0s must still sum to -0.
+      Place place;
+      check_exact_view_case<T>(v, ExactShape::uniform, rng, place, reducers, {ExactShape::uniform, ExactShape::zeros});
     }
 }
 
