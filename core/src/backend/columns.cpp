@@ -344,7 +344,6 @@ void add_contiguous_rows(const T* x, const Plan& p, std::uint64_t r0, std::uint6
       for (std::size_t j = 0; j < n; ++j) cols[j].add_exact_sum(q_sum[j], r_sum[j], open_rows), q_sum[j] = 0.0, r_sum[j] = -0.0;
       open = false, open_rows = 0;
     };
-    auto fits = [](std::uint32_t hi, std::uint32_t lo) { return static_cast<int>(hi - lo) + 2 * kOpenBits <= 52 && static_cast<int>(hi) - 1023 + 2 + kOpenBits <= 1023; };
     const double* rows[kExactRows];
     for (std::uint64_t r = r0; r < r1;) {
       const std::uint64_t m = std::min<std::uint64_t>(kExactRows, r1 - r);
@@ -357,11 +356,10 @@ void add_contiguous_rows(const T* x, const Plan& p, std::uint64_t r0, std::uint6
       }
       r += m;
       const bool usual = hi < 2047 && lo <= hi;  // no infinity or NaN, and not zeros only
-      if (open && !(usual && hi <= top && fits(top, std::min(bottom, lo)) && open_rows + m <= (std::uint64_t{1} << kOpenBits))) send();
-      if (!open && usual && fits(hi, lo)) {
-        open = true, top = hi, bottom = lo;
-        sigma = std::ldexp(1.5, static_cast<int>(top) - 1023 + 2 + kOpenBits);
-      }
+      if (open && !(usual && hi <= top && two_doubles_fit(top, std::min(bottom, lo), kOpenBits) &&
+                    open_rows + m <= (std::uint64_t{1} << kOpenBits)))
+        send();
+      if (!open && usual && two_doubles_fit(hi, lo, kOpenBits)) open = true, top = hi, bottom = lo, sigma = two_doubles_sigma(top, kOpenBits);
       if (!open) {  // an infinity, a NaN, zeros only or too wide a block: element by element
         for (std::uint64_t k = 0; k < m; ++k)
           for (std::size_t j = 0; j < n; ++j) cols[j].add(rows[k][j], 0);
@@ -409,7 +407,7 @@ void add_contiguous_rows(const T* x, const Plan& p, std::uint64_t r0, std::uint6
 template <class Column, class T>
 inline constexpr bool adds_contiguous_rows =
     ((is_sum_column<Column> || is_extreme_column<Column>) && std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) ||
-    (is_exact_column<Column> && (sums_in_double<T> || std::is_same_v<T, double>));
+    is_exact_column<Column>;  // (exact sums are of the float types only)
 
 //! Adds rows [r0, r1) of one batch (its elements at x) to columns [j0, j0 + n) of `cols`. The
 //! other columns take one loop whatever the stride: with a stride of 1 as a constant, the
@@ -447,23 +445,22 @@ void run_columns(const Request& q, const Plan& p, const ChunkRunner* runner, std
   const std::uint64_t most = std::min<std::uint64_t>(memory_cap, std::max<std::uint64_t>(1, kChunks / p.batches));
   const std::uint64_t chunks = std::max<std::uint64_t>(1, std::min(most, (p.rows + per_chunk_min - 1) / per_chunk_min));
   const std::uint64_t per_chunk = (p.rows + chunks - 1) / chunks;
-  // Blocks of columns whose accumulators stay in cache (exact ones are 576 bytes each); narrower,
+  // Blocks of columns whose accumulators stay in cache (64 where one is over 256 bytes); narrower,
   // down to 16 columns, where the batches and chunks would make fewer than kFewestTasks tasks, so
   // that a short table of many columns is not one thread's: the partials of a two-step sum
   // (chunk_driver.cpp), 64 rows of 256 doubles for a (64, 256, 1024) f32 view over axes (0, 2),
   // took 40 us of its 2.2 ms in one thread on the 2-core build machine.
-  // Exact sums that add in doubles first (exact_in_double.hpp) touch their superaccumulators
+  // Exact sums add in doubles first (exact_in_double.hpp) and touch their superaccumulators
   // seldom: blocks of up to 4096 columns, and of at least 1024 where the columns allow, not 64
   // (or 16, for more tasks). With 64, each of a (4096, 4096) f16 matrix's rows was read 128 bytes
   // at a time, a page apart, and its exact column sums took 2.9 times the plain ones on one
   // thread; with these blocks (and binades_of_rows) 1.0-1.3 times. Such a matrix makes 4 tasks.
-  constexpr bool kExactInDouble = is_exact_column<Column> && (sums_in_double<T> || std::is_same_v<T, double>);
-  const std::size_t widest = std::min(width, kExactInDouble ? std::size_t{4096} : sizeof(Column) > 256 ? std::size_t{64} : std::size_t{4096});
+  const std::size_t widest = std::min(width, sizeof(Column) > 256 && !is_exact_column<Column> ? std::size_t{64} : std::size_t{4096});
   const std::uint64_t row_tasks = p.batches * chunks;  // tasks before the columns are cut
   std::size_t block = widest;
   if (row_tasks < kFewestTasks) {
     const std::size_t wanted = static_cast<std::size_t>((kFewestTasks + row_tasks - 1) / row_tasks);  // blocks
-    block = std::clamp<std::size_t>(((width + wanted - 1) / wanted + 15) / 16 * 16, std::min<std::size_t>(width, kExactInDouble ? 1024 : 16), widest);
+    block = std::clamp<std::size_t>(((width + wanted - 1) / wanted + 15) / 16 * 16, std::min<std::size_t>(width, is_exact_column<Column> ? 1024 : 16), widest);
   }
   const std::size_t blocks = (width + block - 1) / block;
   auto add = [&](std::uint64_t b, std::uint64_t r0, std::uint64_t r1, std::size_t j0, std::size_t n, Column* cols) {

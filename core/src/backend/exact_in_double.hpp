@@ -191,6 +191,14 @@ template <class T>
   }
 }
 
+//! Whether f64 elements of biased exponent fields lo..hi, 2^c of them at most, split around
+//! two_doubles_sigma(hi, c) into two exact double sums (see two_doubles_loop).
+inline bool two_doubles_fit(std::uint32_t hi, std::uint32_t lo, int c) {
+  return static_cast<int>(hi - lo) + 2 * c <= 52 && static_cast<int>(hi) - 1023 + 2 + c <= 1023;
+}
+//! sigma = 1.5 * 2^K, K = E + 2 + c, E the top field's binade: the split's pivot.
+inline double two_doubles_sigma(std::uint32_t hi, int c) { return std::ldexp(1.5, static_cast<int>(hi) - 1023 + 2 + c); }
+
 //! The exact sum of f64 x[0..n) (n >= 1) as hi + lo, two doubles that hold it exactly, and true
 //! where they do; false where it needs the superaccumulator. With E the largest element's binade,
 //! E_lo the smallest nonzero one's (subnormals as the smallest normal's: their step is its) and c =
@@ -212,9 +220,9 @@ template <class T>
     hi = negative ? -0.0 : 0.0, lo = -0.0;
     return true;
   }
-  const int c = static_cast<int>(std::bit_width(n - 1)), k = static_cast<int>(highest) - 1023 + 2 + c;
-  if (static_cast<int>(highest - lowest) + 2 * c > 52 || k > 1023) return false;
-  const double sigma = std::ldexp(1.5, k);
+  const int c = static_cast<int>(std::bit_width(n - 1));
+  if (!two_doubles_fit(highest, lowest, c)) return false;
+  const double sigma = two_doubles_sigma(highest, c);
   double q_lane[kLanes] = {}, r_lane[kLanes] = {};
   std::size_t i = 0;
   for (; i + kLanes <= n; i += kLanes)

@@ -178,7 +178,7 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
   //! elements' binades allow it: sum_in_double), or two (f64: sum_in_two_doubles), else the
   //! superaccumulator.
   struct acc {
-    double value = -0.0, rest = -0.0;  //!< the sum, value + rest, while `sum` is empty
+    double value = -0.0, rest = -0.0;  //!< the sum, value + rest (rest only for f64), while `sum` is empty
     std::optional<ExactSum> sum;
   };
   //! Pieces up to this long try the doubles first. Longer ones rarely fit them (a run of U(0, 1)
@@ -203,18 +203,15 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
     ExactSum sum;
     void push(const acc& a) {
       if (a.sum) return void(sum += *a.sum);
-      sum.add(a.value);
-      if (a.rest != 0) sum.add(a.rest);  // (a -0 would count as an element not -0)
+      sum.add(a.value), sum.add(a.rest);
     }
     acc result() const { return {0.0, -0.0, sum}; }
   };
   static void write(const Outputs& o, std::size_t s, const acc& v, std::uint64_t) {
     T* const values = static_cast<T*>(o.values);
-    if constexpr (sums_in_double<T>)
-      if (!v.sum) return void(values[s] = T(v.value));  // rounded once, from the exact double
-    if constexpr (std::is_same_v<T, double>)
-      if (!v.sum) return void(values[s] = v.value + v.rest);  // the exact sum, rounded once
-    values[s] = v.sum->template round<T>();
+    // Rounded once, from the exact sum: value + rest is exact for the types that have only a value
+    // (rest -0 leaves it, and its zero's sign, as it is), rounded for f64.
+    values[s] = v.sum ? v.sum->template round<T>() : T(v.value + v.rest);
   }
   static void write_empty(const Outputs& o, std::size_t s) { static_cast<T*>(o.values)[s] = ExactSum{}.round<T>(); }
 };
