@@ -4,6 +4,7 @@
 #include <bit>
 #include <functional>
 #include <string>
+#include <thread>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -63,7 +64,7 @@ Scalar fold(const T* x, std::size_t n, const ChunkRunner* runner, bool wide) {
   const std::size_t chunk = chunk_size<T>(n);
   if (runner == nullptr || n <= chunk) return narrow<T>(reduce_pairwise<P>(x, n), wide);
   std::vector<typename P::acc> partial(chunk_count(n, chunk));
-  (*runner)(partial.size(), [&](std::size_t c) { partial[c] = reduce_pairwise<P>(x + c * chunk, chunk_length(n, chunk, c)); });
+  runner->run(partial.size(), [&](std::size_t c) { partial[c] = reduce_pairwise<P>(x + c * chunk, chunk_length(n, chunk, c)); });
   return narrow<T>(combine_pairwise<P>(partial), wide);
 }
 
@@ -72,7 +73,7 @@ Scalar fold_extreme(const T* x, std::size_t n, const ChunkRunner* runner) {
   const std::size_t chunk = chunk_size<T>(n);
   if (runner == nullptr || n <= chunk) return Scalar(extreme<kMax>(x, n));
   PerTask<T> partial(chunk_count(n, chunk));
-  (*runner)(partial.size(), [&](std::size_t c) { partial[c] = extreme<kMax>(x + c * chunk, chunk_length(n, chunk, c)); });
+  runner->run(partial.size(), [&](std::size_t c) { partial[c] = extreme<kMax>(x + c * chunk, chunk_length(n, chunk, c)); });
   T e = partial[0];
   for (std::size_t c = 1; c < partial.size(); ++c) e = ops::Extreme<T, kMax>{}(e, partial[c]);
   return Scalar(e);
@@ -86,7 +87,7 @@ Result fold_arg(const T* x, std::size_t n, const ChunkRunner* runner) {
     a = arg_extreme<kMax>(x, n, 0);
   } else {
     std::vector<ops::ArgPair<T>> partial(chunk_count(n, chunk));
-    (*runner)(partial.size(),
+    runner->run(partial.size(),
               [&](std::size_t c) { partial[c] = arg_extreme<kMax>(x + c * chunk, chunk_length(n, chunk, c), c * chunk); });
     a = partial[0];
     for (std::size_t c = 1; c < partial.size(); ++c) a = ops::Arg<T, kMax>{}(a, partial[c]);
@@ -105,7 +106,7 @@ Result exact_sum_of(const T* x, std::size_t n, const ChunkRunner* runner) {
     return r;
   }
   std::vector<ExactSum> partial(chunk_count(n, chunk));
-  (*runner)(partial.size(), [&](std::size_t c) { partial[c].add(x + c * chunk, chunk_length(n, chunk, c)); });
+  runner->run(partial.size(), [&](std::size_t c) { partial[c].add(x + c * chunk, chunk_length(n, chunk, c)); });
   for (const ExactSum& p : partial) r.exact[0] += p;
   return r;
 }
@@ -146,7 +147,7 @@ Result exact_moments_of(const T* x, std::size_t n, const ChunkRunner* runner, bo
     add(total, x, n);
   } else {
     std::vector<Sums> partial(chunk_count(n, chunk));
-    (*runner)(partial.size(), [&](std::size_t c) { add(partial[c], x + c * chunk, chunk_length(n, chunk, c)); });
+    runner->run(partial.size(), [&](std::size_t c) { add(partial[c], x + c * chunk, chunk_length(n, chunk, c)); });
     for (const Sums& p : partial) total.sum += p.sum, total.squares += p.squares;
   }
   Result r;
@@ -264,11 +265,15 @@ Result reduce_host_chunks(const Request& request, Reducer* scheduler, const Opti
   const bool wide = wide_results(options);
   if (!scheduler) return reduce_on_host(request, nullptr, accuracy, wide);
   const int threads = options.threads;
-  const ChunkRunner runner = [scheduler, threads](std::size_t chunks, const std::function<void(std::size_t)>& body) {
-    auto call = [](void* f, std::size_t c) { (*static_cast<const std::function<void(std::size_t)>*>(f))(c); };
-    if (!scheduler->run_chunks(chunks, call, const_cast<std::function<void(std::size_t)>*>(&body), threads))
-      throw Error(ErrorCode::internal, "backend '" + std::string(scheduler->name()) + "' runs no chunks of host code");
-  };
+  // The threads it runs on at most: those asked for, else the machine's (the schedulers' own
+  // default, unless OMP_NUM_THREADS or an arena says fewer).
+  const unsigned most = threads > 0 ? static_cast<unsigned>(threads) : std::max(1u, std::thread::hardware_concurrency());
+  const ChunkRunner runner{[scheduler, threads](std::size_t chunks, const std::function<void(std::size_t)>& body) {
+                             auto call = [](void* f, std::size_t c) { (*static_cast<const std::function<void(std::size_t)>*>(f))(c); };
+                             if (!scheduler->run_chunks(chunks, call, const_cast<std::function<void(std::size_t)>*>(&body), threads))
+                               throw Error(ErrorCode::internal, "backend '" + std::string(scheduler->name()) + "' runs no chunks of host code");
+                           },
+                           most};
   return reduce_on_host(request, &runner, accuracy, wide);
 }
 

@@ -39,7 +39,7 @@ constexpr std::uint64_t kColumnChunkElements = std::uint64_t{1} << 20;
 constexpr std::size_t kPartialBytes = std::size_t{64} << 20;
 //! The same for exact sums' partials (ExactSum, 576 bytes a column): allocating, clearing and
 //! folding 64 MB of them took most of a (4096, 4096) f32 matrix's exact column sums' time on one
-//! thread, where its 64 blocks of columns alone make tasks enough.
+//! thread, where its blocks of columns alone make a task for each thread (run_columns).
 constexpr std::size_t kExactPartialBytes = std::size_t{4} << 20;
 //! Tasks a table is cut into at least, where its columns allow (see run_columns).
 constexpr std::uint64_t kFewestTasks = 16;
@@ -454,13 +454,21 @@ void run_columns(const Request& q, const Plan& p, const ChunkRunner* runner, std
   // seldom: blocks of up to 4096 columns, and of at least 1024 where the columns allow, not 64
   // (or 16, for more tasks). With 64, each of a (4096, 4096) f16 matrix's rows was read 128 bytes
   // at a time, a page apart, and its exact column sums took 2.9 times the plain ones on one
-  // thread; with these blocks (and binades_of_rows) 1.0-1.3 times. Such a matrix makes 4 tasks.
+  // thread; with these blocks (and binades_of_rows) 1.0-1.3 times. Such a matrix makes 4 tasks,
+  // which left 12 of the H200 host's 16 threads idle (6.9x the plain sums of f32 there): where
+  // blocks of 1024 make fewer tasks than threads, they narrow to as many tasks as threads, down
+  // to 256 columns (one thread took 1.25-1.37x as long with 256 as with 1024, f32 and f64).
   const std::size_t widest = std::min(width, sizeof(Column) > 256 && !is_exact_column<Column> ? std::size_t{64} : std::size_t{4096});
   const std::uint64_t row_tasks = p.batches * chunks;  // tasks before the columns are cut
+  std::size_t narrowest = 16;
+  if constexpr (is_exact_column<Column>) {
+    const std::uint64_t per_thread = (threads_of(runner) + row_tasks - 1) / row_tasks;  // blocks for a task a thread
+    narrowest = std::clamp<std::size_t>(((width + per_thread - 1) / per_thread + 15) / 16 * 16, 256, 1024);
+  }
   std::size_t block = widest;
   if (row_tasks < kFewestTasks) {
     const std::size_t wanted = static_cast<std::size_t>((kFewestTasks + row_tasks - 1) / row_tasks);  // blocks
-    block = std::clamp<std::size_t>(((width + wanted - 1) / wanted + 15) / 16 * 16, std::min<std::size_t>(width, is_exact_column<Column> ? 1024 : 16), widest);
+    block = std::clamp<std::size_t>(((width + wanted - 1) / wanted + 15) / 16 * 16, std::min(width, narrowest), widest);
   }
   const std::size_t blocks = (width + block - 1) / block;
   auto add = [&](std::uint64_t b, std::uint64_t r0, std::uint64_t r1, std::size_t j0, std::size_t n, Column* cols) {
