@@ -180,8 +180,8 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
   struct acc {
     double value = -0.0, rest = -0.0;  //!< the sum, value + rest (rest only for f64), while `sum` is empty
     //! On the heap, and only where the doubles do not hold the sum: an ExactSum in place (576
-    //! bytes), though empty, was cleared for every row, and that was a third of the time of
-    //! rows of 4 (2^22 of f32, one thread: 81 ms in all, where a plain sum takes 3).
+    //! bytes), though empty, was cleared for every row, and that was most of the time of rows of
+    //! 4 (2^22 of f32, one thread: 81 ms with it, 23 without; a plain sum takes 3).
     std::unique_ptr<ExactSum> sum;
   };
   //! Pieces up to this long try the doubles first. Longer ones rarely fit them (a run of U(0, 1)
