@@ -184,8 +184,7 @@ int run(xr::Context& ctx, const RunArgs& args, const DataArgs& d) {
   std::vector<std::uint64_t> indices;
   const std::vector<std::int64_t> shape = xr::result_shape(q);
   if (!shape.empty() && q.ops.empty()) {
-    std::size_t results = 1;
-    for (std::int64_t e : shape) results *= static_cast<std::size_t>(e);
+    const std::size_t results = xr::result_count(q);
     values.assign(std::max<std::size_t>(1, results * xr::size_of(xr::result_dtype(q.dtype, q.op, o.result_dtype))), 0);
     timed.out = values.data();
     if (xr::returns_index(q.op)) indices.assign(std::max<std::size_t>(1, results), 0), timed.out_index = indices.data();

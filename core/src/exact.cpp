@@ -3,8 +3,8 @@
 // The digits are Neal's small superaccumulator (xsum): 64-bit words holding 32-bit digits, so a
 // value goes in with three plain integer additions and carries wait until normalize().
 //
-// Adding one value at a time that way costs a few nanoseconds; data go in runs of 2048 elements
-// instead:
+// Adding one value at a time that way costs a few nanoseconds, which calls of fewer than 1024
+// elements do (add_many); more go in runs of 2048 elements instead:
 //   1. a window E, so that every |x| < 2^E: the previous run's, checked by finding the run's
 //      largest magnitude in the same pass as step 2 (most data change little from run to run);
 //      if it was too low, the run's own, from a pass of its own first.
@@ -618,15 +618,16 @@ template <class T>
 void add_runs_baseline(ExactSum& s, const T* x, std::size_t n) { add_runs<2>(s, x, n); }
 
 //! Fewer elements than this go in one at a time (add_value: a few integer additions each, about
-//! 4 ns). The runs cost about 2 us a call whatever n is (a window, the bins, the large
-//! accumulator's 4 KB of chunks cleared) and 2-3 ns an element: rows of 4 random-bit f32 took 560
-//! ns a row through them, rows of 256 2.8 us (1.1 us one at a time), rows of 1024 alike either way.
+//! 3 ns). The runs cost about 2.5 us a call whatever n is (a window, the bins, the large
+//! accumulator's 4 KB of chunks cleared) and under 1 ns an element: rows of random-bit f32 took
+//! 560 ns a row of 4 through them, 2.6 us a row of 256 (0.95 us one at a time), and rows of 1024
+//! alike either way.
 constexpr std::size_t kFewestForRuns = 1024;
 
 template <class T>
 void add_many(ExactSum& s, const T* x, std::size_t n, int width) {
   if (n < kFewestForRuns) {
-    for (std::size_t i = 0; i < n; ++i) detail::add_value(s, static_cast<double>(static_cast<std::conditional_t<std::is_same_v<T, bf16>, float, T>>(x[i])));
+    for (std::size_t i = 0; i < n; ++i) detail::add_value(s, static_cast<double>(x[i]));
     s.words[ExactSum::kCount] += static_cast<std::int64_t>(n);
     s.normalize();
     return;
