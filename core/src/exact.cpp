@@ -42,6 +42,11 @@
 
 #include "prefetch.hpp"
 
+// GCC warns (-Wpsabi) where a function returning a vector is called from code compiled without
+// the vector's instruction set: the ABI of such a return changed in GCC 4.6. add_on_fma's calls
+// are always inlined, so no call, and no ABI, remains.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace xreduce {
 
 namespace {
@@ -132,6 +137,8 @@ XREDUCE_INLINE void widen(const float* p, typename Lanes<W>::D& out) {
 //! AMD's cores add on two pipes and multiply-add on two others, so the bins' additions, half on
 //! each, run side by side: f32 runs of four bins took 0.73x the time on the 2-core EPYC. Intel's
 //! cores do both on the same ports, where this should change nothing (not measured there yet).
+//! It returns its vector by value (written through a reference, the sum kept the bins in memory:
+//! see cut_into_bins); it is always inlined, so the ABI that -Wpsabi warns of never applies.
 template <int W>
 XREDUCE_INLINE typename Lanes<W>::D add_on_fma(typename Lanes<W>::D a, typename Lanes<W>::D b) {
 #if XREDUCE_FAST_VARIANTS && !defined(__clang__)
