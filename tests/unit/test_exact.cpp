@@ -107,6 +107,59 @@ TEST_CASE("ExactSum: the documented layout") {
   CHECK(xr::test::same_bits(xr::ExactSum{}.round<double>(), 0.0));  // nothing added: +0
 }
 
+namespace {
+
+//! The value of a partial's digits, sum of words[i] * 2^(32 i + kLowestExponent), exactly.
+void digits_value(const xr::ExactSum& s, mpfr_t out) {
+  mpfr_set_zero(out, 1);
+  mpfr_t term;
+  mpfr_init2(term, 64);
+  for (int i = 0; i < xr::ExactSum::kDigits; ++i) {
+    mpfr_set_si_2exp(term, s.words[i], 32 * i + xr::ExactSum::kLowestExponent, MPFR_RNDN);  // exact: 64 bits
+    mpfr_add(out, out, term, MPFR_RNDN);  // exact: out has the precision of every digit and carry
+  }
+  mpfr_clear(term);
+}
+
+}  // namespace
+
+TEST_CASE("ExactSum: normalize keeps the value and brings the digits into range; round rounds it once") {
+  // Words as partials hold them between normalizations: a few digits in use, anywhere, of either
+  // sign and up to 2^62 (so a sum of several, or a borrow through every digit above, turns up).
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x6e0f);
+  mpfr_t before, after;
+  mpfr_init2(before, 2400);
+  mpfr_init2(after, 2400);
+  for (int trial = 0; trial < 3000; ++trial) {
+    xr::ExactSum s;
+    const int used = 1 + static_cast<int>(rng() % 6), spread = 1 + static_cast<int>(rng() % 8);
+    const int first = static_cast<int>(rng() % (xr::ExactSum::kDigits - spread));
+    for (int k = 0; k < used; ++k) {
+      const int i = first + static_cast<int>(rng() % spread);
+      const int bits = 1 + static_cast<int>(rng() % 62);
+      const auto magnitude = static_cast<std::int64_t>(rng() >> (64 - bits));
+      s.words[i] = (rng() & 1) ? -magnitude : magnitude;
+    }
+    s.words[xr::ExactSum::kCount] = used;
+    s.words[xr::ExactSum::kNotNegativeZero] = 1;
+    digits_value(s, before);
+    const double expected = xr::test::round_mpfr_to<double>(before);
+    const float expected_f32 = xr::test::round_mpfr_to<float>(before);
+    INFO("seed " << xr::test::run_seed() << ", trial " << trial);
+    CHECK(xr::test::same_bits(s.round<double>(), expected));  // round works on a copy, unnormalized here
+    CHECK(xr::test::same_bits(s.round<float>(), expected_f32));
+    s.normalize();
+    digits_value(s, after);
+    CHECK(mpfr_equal_p(before, after));
+    bool in_range = true;
+    for (int i = 0; i + 1 < xr::ExactSum::kDigits; ++i) in_range &= s.words[i] >= 0 && s.words[i] < (std::int64_t{1} << 32);
+    CHECK(in_range);
+    CHECK(xr::test::same_bits(s.round<double>(), expected));
+  }
+  mpfr_clear(before);
+  mpfr_clear(after);
+}
+
 TEST_CASE("ExactSum: exact against MPFR, and the same whatever the cut and order of the partials") {
   std::mt19937_64 rng(xr::test::run_seed() ^ 0xac5u);
   for (ExactShape shape : xr::test::all_exact_shapes)

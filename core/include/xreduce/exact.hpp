@@ -160,12 +160,35 @@ inline ExactSum& ExactSum::operator+=(const ExactSum& other) {
   return *this;
 }
 
-inline void ExactSum::normalize() {
-  for (int i = 0; i + 1 < kDigits; ++i) {
-    const std::int64_t carry = words[i] >> kDigitBits;  // arithmetic: floor division by 2^32
-    words[i] &= 0xffffffff;
-    words[i + 1] += carry;
+namespace detail {
+//! Propagates the carries of `count` 32-bit digits held in 64-bit words: d[0..count-2] into
+//! [0, 2^32), the sign into d[count - 1]; the value is unchanged. The carries are one chain, digit
+//! by digit, so it runs only from the lowest nonzero digit (the ones below are normalized
+//! already) and stops past the highest where no carry is left; a borrow past it makes every digit
+//! above 2^32 - 1 and the sign digit -1, written at once. A sum of a few values spans a few of
+//! ExactSum's 67 digits.
+inline void normalize_digits(std::int64_t* d, int count) {
+  int low = 0, high = count - 1;
+  while (low < count - 1 && d[low] == 0) ++low;
+  while (high > low && d[high] == 0) --high;
+  for (int i = low; i + 1 < count; ++i) {
+    const std::int64_t carry = d[i] >> 32;  // arithmetic: floor division by 2^32
+    d[i] &= 0xffffffff;
+    if (i >= high && carry <= 0) {  // the digits above are zero: they stay so, or all borrow
+      if (carry < 0 && i + 2 < count) {
+        d[i + 1] = carry & 0xffffffff;
+        for (int j = i + 2; j + 1 < count; ++j) d[j] = 0xffffffff;
+        d[count - 1] = -1;
+      } else {
+        d[i + 1] += carry;  // the sign digit
+      }
+      return;
+    }
+    d[i + 1] += carry;
   }
 }
+}  // namespace detail
+
+inline void ExactSum::normalize() { detail::normalize_digits(words, kDigits); }
 
 }  // namespace xreduce
