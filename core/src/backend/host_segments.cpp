@@ -176,22 +176,17 @@ struct StatisticSegments {
 template <class T>
 struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, rounded once
   //! A piece's exact sum: a double where that holds it exactly (f32, f16 and bf16 pieces whose
-  //! elements' binades allow it: sum_in_double), or two (f64: sum_in_two_doubles), else, for
-  //! fewer than 1024 finite f32, ten digits (F32Digits), else the superaccumulator.
+  //! elements' binades allow it: sum_in_double), or two (f64: sum_in_two_doubles), else the
+  //! superaccumulator. (Short rows of f32 take ten digits rather than the superaccumulator:
+  //! whole_rows. Pieces did too, in an acc of their own, but every row then paid for the larger
+  //! acc: uniform f32 rows of 64 took 1.24x the time.)
   struct acc {
-    double value = -0.0, rest = -0.0;  //!< the sum, value + rest (rest only for f64), while the others are empty
-    //! Ten digits where a double does not hold an f32 piece's sum: an ExactSum's clearing, carries
-    //! and rounding took about 160 ns a row of 4 random-bit f32, these 50. (An empty optional
-    //! clears nothing.)
-    std::optional<F32Digits> digits;
+    double value = -0.0, rest = -0.0;  //!< the sum, value + rest (rest only for f64), while `sum` is empty
     //! On the heap, and only where the doubles do not hold the sum: an ExactSum in place (576
     //! bytes), though empty, was cleared for every row, and that was most of the time of rows of
     //! 4 (2^22 of f32, one thread: 81 ms with it, 23 without; a plain sum takes 3).
     std::unique_ptr<ExactSum> sum;
   };
-  //! F32Digits take f32 pieces shorter than this: an element costs about 2 ns there, against
-  //! under 1 through ExactSum's runs, which take pieces from this long (exact.cpp).
-  static constexpr std::uint64_t kFewestForRuns = 1024;
   //! Pieces up to this long try the doubles first. Longer ones rarely fit them (a run of U(0, 1)
   //! spans about log2 n binades below 1, and the count adds log2 n bits), and they pay the
   //! superaccumulator's setup back: rows of 1024 f32 took 5.8 ms through the double and 7.2
@@ -203,12 +198,6 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
     acc a;
     if constexpr (sums_in_double<T>) {
       if (n <= kMostInDouble && sum_in_double(p, n, a.value)) return a;
-      if constexpr (std::is_same_v<T, float>)
-        if (n < kFewestForRuns && all_finite(p, n)) {
-          a.digits.emplace();
-          for (std::uint64_t i = 0; i < n; ++i) a.digits->add(p[i]);
-          return a;
-        }
     } else if constexpr (std::is_same_v<T, double>) {
       if (n <= kMostInTwoDoubles && sum_in_two_doubles(p, n, a.value, a.rest)) return a;
     }
@@ -220,22 +209,10 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
     ExactSum sum;
     void push(const acc& a) {
       if (a.sum) return void(sum += *a.sum);
-      if (a.digits) {
-        // F32Digits' digits are ExactSum's 29..38; normalized first, each adds less than 2^32.
-        F32Digits d = *a.digits;
-        normalize_digits(d.d, F32Digits::kCount);
-        for (int k = 0; k < F32Digits::kCount; ++k) sum.words[kFirstF32Digit + k] += d.d[k];
-        sum.words[ExactSum::kCount] += 1;
-        if (!d.only_negative_zeros) sum.words[ExactSum::kNotNegativeZero] += 1;
-        return sum.normalize();
-      }
       sum.add(a.value), sum.add(a.rest);
     }
-    acc result() const { return {0.0, -0.0, std::nullopt, std::make_unique<ExactSum>(sum)}; }
+    acc result() const { return {0.0, -0.0, std::make_unique<ExactSum>(sum)}; }
   };
-  //! ExactSum's digit that F32Digits' digit 0 is.
-  static constexpr int kFirstF32Digit = (F32Digits::kLowestExponent - ExactSum::kLowestExponent) / ExactSum::kDigitBits;
-  static_assert(kFirstF32Digit * ExactSum::kDigitBits + ExactSum::kLowestExponent == F32Digits::kLowestExponent);
   //! Whether x[0..n) holds neither an infinity nor a NaN.
   static bool all_finite(const float* x, std::uint64_t n) {
     bool finite = true;
@@ -246,10 +223,7 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
     T* const values = static_cast<T*>(o.values);
     // Rounded once, from the exact sum: value + rest is exact for the types that have only a value
     // (rest -0 leaves it, and its zero's sign, as it is), rounded for f64.
-    if (v.sum) values[s] = v.sum->template round<T>();
-    else if constexpr (std::is_same_v<T, float>)
-      values[s] = v.digits ? F32Digits(*v.digits).round<float>() : T(v.value + v.rest);
-    else values[s] = T(v.value + v.rest);
+    values[s] = v.sum ? v.sum->template round<T>() : T(v.value + v.rest);
   }
   static void write_empty(const Outputs& o, std::size_t s) { static_cast<T*>(o.values)[s] = ExactSum{}.round<T>(); }
 
@@ -279,8 +253,9 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
         for (std::size_t r = 0; r < rows; ++r, p += L) values[r] = static_cast<float>(sum_in_lanes<4>(p, L));
         return true;
       }
-      // Row by row, as piece would, but written here: an acc made and moved for each short row
-      // took rows of 4 random-bit f32 1.7x the time.
+      // Row by row: in a double where a row's binades allow; else, where its elements are finite,
+      // in ten digits (F32Digits: an ExactSum's clearing, carries and rounding took about 160 ns a
+      // row of 4 random-bit f32, these 50); else (an infinity or a NaN) as piece does.
       for (std::size_t r = 0; r < rows; ++r, p += L) {
         double sum;
         if (sum_in_double(p, L, sum)) {
