@@ -30,8 +30,9 @@ struct F32Digits {
     only_negative_zeros &= bits == 0x80000000u;
     const std::uint32_t field = bits >> 23 & 0xff;
     const std::uint32_t mantissa = (bits & 0x7fffff) | static_cast<std::uint32_t>(field != 0) << 23;
-    // The element is mantissa * 2^(max(field, 1) - 150): its lowest bit sits this far above 2^-160.
-    const int p = static_cast<int>(std::max(field, 1u)) - 1 + 11;
+    // The element is mantissa * 2^(max(field, 1) - 150): its lowest bit sits this far above
+    // 2^kLowestExponent.
+    const int p = static_cast<int>(std::max(field, 1u)) - 150 - kLowestExponent;
     const int k = p >> 5, r = p & 31;
     const std::uint64_t v = static_cast<std::uint64_t>(mantissa) << r;  // below 2^55: digits k and k+1
     // Negated without a branch (a sign at random mispredicted half the time): (a ^ s) - s.

@@ -178,8 +178,9 @@ template <class T>
 }
 
 //! The biased exponent fields of f64 x[0..n)'s nonzero elements, subnormals as 1 (lo > hi: none);
-//! an infinity or a NaN makes hi 2047. On the bits, as binades_loop: the same loop on the doubles'
-//! magnitudes, a minimum and a maximum, stayed scalar.
+//! an infinity or a NaN makes hi 2047. On the bits, as binades_loop (the same loop on the doubles'
+//! magnitudes, a minimum and a maximum, stayed scalar): for the baseline builds; the AVX2 ones take
+//! f64_fields_avx2.
 [[gnu::always_inline]] inline void f64_fields(const double* x, std::size_t n, std::uint32_t& lo, std::uint32_t& hi) {
   lo = 2047, hi = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -191,77 +192,11 @@ template <class T>
   }
 }
 
-//! Whether f64 elements of biased exponent fields lo..hi, 2^c of them at most, split around
-//! two_doubles_sigma(hi, c) into two exact double sums (see two_doubles_loop).
-inline bool two_doubles_fit(std::uint32_t hi, std::uint32_t lo, int c) {
-  return static_cast<int>(hi - lo) + 2 * c <= 52 && static_cast<int>(hi) - 1023 + 2 + c <= 1023;
-}
-//! sigma = 1.5 * 2^K, K = E + 2 + c, E the top field's binade: the split's pivot.
-inline double two_doubles_sigma(std::uint32_t hi, int c) { return std::ldexp(1.5, static_cast<int>(hi) - 1023 + 2 + c); }
-
-//! The exact sum of f64 x[0..n) (n >= 1) as hi + lo, two doubles that hold it exactly, and true
-//! where they do; false where it needs the superaccumulator. With E the largest element's binade,
-//! E_lo the smallest nonzero one's (subnormals as the smallest normal's: their step is its) and c =
-//! ceil(log2 n): sigma = 1.5 * 2^K, K = E + 2 + c, splits each x into q = fl(sigma + x) - sigma, x
-//! rounded to a multiple of ulp(sigma) = 2^(K - 52), and r = x - q, both exact (Rump, Ogita and
-//! Oishi's extraction, as ExactSum's bins do). The q are at most 2^(E + 1) = 2^(K - 1 - c), so any
-//! sum of n of them is at most 2^(K - 1): 51 bits of the step. The r are at most 2^(K - 53) and
-//! multiples of 2^(E_lo - 52), so any sum of n of them has at most E - E_lo + 2c + 1 bits: exact
-//! where E - E_lo + 2c <= 52 (rows of 64 spanning 40 binades). hi + lo, rounded once, is then the
-//! exact sum's rounding. Built as binades_of is.
-[[gnu::always_inline]] inline bool two_doubles_loop(const double* x, std::size_t n, double& hi, double& lo) {
-  constexpr std::size_t kLanes = 4;
-  std::uint32_t lowest, highest;
-  f64_fields(x, n, lowest, highest);
-  if (highest == 2047) return false;  // an infinity or a NaN
-  if (lowest > highest) {  // zeros: -0 if every one is
-    bool negative = true;
-    for (std::size_t i = 0; i < n; ++i) negative &= std::signbit(x[i]);
-    hi = negative ? -0.0 : 0.0, lo = -0.0;
-    return true;
-  }
-  const int c = static_cast<int>(std::bit_width(n - 1));
-  if (!two_doubles_fit(highest, lowest, c)) return false;
-  const double sigma = two_doubles_sigma(highest, c);
-  double q_lane[kLanes] = {}, r_lane[kLanes] = {};
-  std::size_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (std::size_t j = 0; j < kLanes; ++j) {
-      const double q = (sigma + x[i + j]) - sigma;
-      q_lane[j] += q;
-      r_lane[j] += x[i + j] - q;
-    }
-  for (std::size_t j = 0; i < n; ++i, ++j) {
-    const double q = (sigma + x[i]) - sigma;
-    q_lane[j] += q;
-    r_lane[j] += x[i] - q;
-  }
-  hi = (q_lane[0] + q_lane[1]) + (q_lane[2] + q_lane[3]);
-  lo = (r_lane[0] + r_lane[1]) + (r_lane[2] + r_lane[3]);
-  return true;
-}
-__attribute__((target("avx2"))) inline bool two_doubles_avx2(const double* x, std::size_t n, double& hi, double& lo) {
-  return two_doubles_loop(x, n, hi, lo);
-}
-inline bool sum_in_two_doubles(const double* x, std::size_t n, double& hi, double& lo) {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2 ? two_doubles_avx2(x, n, hi, lo) : two_doubles_loop(x, n, hi, lo);
-}
-
-//! A row's exact sum `sum` of its n elements at p, with the sign of a zero as the exact sum's
-//! rounding gives it: -0 only if every element is -0 (the splits' q of a -0 is +0).
-[[gnu::always_inline]] inline double signed_zero(double sum, const double* p, std::size_t n) {
-  if (sum != 0) return sum;
-  bool negative = true;
-  for (std::size_t j = 0; j < n; ++j) negative &= std::signbit(p[j]);
-  return negative ? -0.0 : 0.0;
-}
-
-//! f64_fields for a step of short rows, in vectors of four doubles with AVX2: the fields of the
-//! largest magnitude and of the smallest nonzero one, from a maximum, a minimum over the nonzero
-//! elements and a test for the non-finite. f64_fields' integer minima and maxima stayed scalar,
-//! one chain of them, and took more time than the rows' sums (f64 rows of 4, one thread of the
-//! 2-core EPYC: 2^24 elements checked in 21 ms, 5 ms so; built for AVX2 as they are, 45 ms).
+//! f64_fields in vectors of four doubles, for the AVX2 builds: the fields of the largest magnitude
+//! and of the smallest nonzero one, from a maximum, a minimum over the nonzero elements and a test
+//! for the non-finite. f64_fields' integer minima and maxima stay one scalar chain, and built for
+//! AVX2 took twice their scalar time (f64 rows of 4 checked 64 elements at a time, one thread of
+//! the 2-core EPYC: 2^24 elements in 21 ms scalar, 45 ms so built, 5 ms in these vectors).
 __attribute__((target("avx2"))) inline void f64_fields_avx2(const double* x, std::size_t n, std::uint32_t& lo, std::uint32_t& hi) {
   typedef double V __attribute__((vector_size(32)));
   typedef double VU __attribute__((vector_size(32), aligned(8), may_alias));
@@ -299,6 +234,82 @@ inline void f64_fields_of(const double* x, std::size_t n, std::uint32_t& lo, std
   else f64_fields(x, n, lo, hi);
 }
 
+//! Whether f64 elements of biased exponent fields lo..hi, 2^c of them at most, split around
+//! two_doubles_sigma(hi, c) into two exact double sums (see two_doubles_loop).
+inline bool two_doubles_fit(std::uint32_t hi, std::uint32_t lo, int c) {
+  return static_cast<int>(hi - lo) + 2 * c <= 52 && static_cast<int>(hi) - 1023 + 2 + c <= 1023;
+}
+//! sigma = 1.5 * 2^K, K = E + 2 + c, E the top field's binade: the split's pivot.
+inline double two_doubles_sigma(std::uint32_t hi, int c) { return std::ldexp(1.5, static_cast<int>(hi) - 1023 + 2 + c); }
+
+//! An exact sum `sum` of the n elements at p, with the sign of a zero as the exact sum's rounding
+//! gives it: -0 only if every element is -0 (the splits' q of a -0 is +0).
+[[gnu::always_inline]] inline double signed_zero(double sum, const double* p, std::size_t n) {
+  if (sum != 0) return sum;
+  bool negative = true;
+  for (std::size_t j = 0; j < n; ++j) negative &= std::signbit(p[j]);
+  return negative ? -0.0 : 0.0;
+}
+
+//! The q and the r of f64 x[0..n) split around sigma (see two_doubles_loop), summed in four lanes
+//! each, into hi and lo.
+[[gnu::always_inline]] inline void two_doubles_split(const double* x, std::size_t n, double sigma, double& hi, double& lo) {
+  constexpr std::size_t kLanes = 4;
+  double q_lane[kLanes] = {}, r_lane[kLanes] = {};
+  std::size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (std::size_t j = 0; j < kLanes; ++j) {
+      const double q = (sigma + x[i + j]) - sigma;
+      q_lane[j] += q;
+      r_lane[j] += x[i + j] - q;
+    }
+  for (std::size_t j = 0; i < n; ++i, ++j) {
+    const double q = (sigma + x[i]) - sigma;
+    q_lane[j] += q;
+    r_lane[j] += x[i] - q;
+  }
+  hi = (q_lane[0] + q_lane[1]) + (q_lane[2] + q_lane[3]);
+  lo = (r_lane[0] + r_lane[1]) + (r_lane[2] + r_lane[3]);
+}
+//! two_doubles_loop, given the fields of x's elements (f64_fields).
+[[gnu::always_inline]] inline bool two_doubles_given(const double* x, std::size_t n, std::uint32_t lowest, std::uint32_t highest,
+                                                     double& hi, double& lo) {
+  if (highest == 2047) return false;  // an infinity or a NaN
+  if (lowest > highest) {  // zeros: -0 if every one is
+    hi = signed_zero(0.0, x, n), lo = -0.0;
+    return true;
+  }
+  const int c = static_cast<int>(std::bit_width(n - 1));
+  if (!two_doubles_fit(highest, lowest, c)) return false;
+  two_doubles_split(x, n, two_doubles_sigma(highest, c), hi, lo);
+  return true;
+}
+//! The exact sum of f64 x[0..n) (n >= 1) as hi + lo, two doubles that hold it exactly, and true
+//! where they do; false where it needs the superaccumulator. With E the largest element's binade,
+//! E_lo the smallest nonzero one's (subnormals as the smallest normal's: their step is its) and c =
+//! ceil(log2 n): sigma = 1.5 * 2^K, K = E + 2 + c, splits each x into q = fl(sigma + x) - sigma, x
+//! rounded to a multiple of ulp(sigma) = 2^(K - 52), and r = x - q, both exact (Rump, Ogita and
+//! Oishi's extraction, as ExactSum's bins do). The q are at most 2^(E + 1) = 2^(K - 1 - c), so any
+//! sum of n of them is at most 2^(K - 1): 51 bits of the step. The r are at most 2^(K - 53) and
+//! multiples of 2^(E_lo - 52), so any sum of n of them has at most E - E_lo + 2c + 1 bits: exact
+//! where E - E_lo + 2c <= 52 (rows of 64 spanning 40 binades). hi + lo, rounded once, is then the
+//! exact sum's rounding. Built as binades_of is.
+[[gnu::always_inline]] inline bool two_doubles_loop(const double* x, std::size_t n, double& hi, double& lo) {
+  std::uint32_t lowest, highest;
+  f64_fields(x, n, lowest, highest);
+  return two_doubles_given(x, n, lowest, highest, hi, lo);
+}
+//! The AVX2 build, its fields taken in vectors (f64_fields_avx2).
+__attribute__((target("avx2"))) inline bool two_doubles_avx2(const double* x, std::size_t n, double& hi, double& lo) {
+  std::uint32_t lowest, highest;
+  f64_fields_avx2(x, n, lowest, highest);
+  return two_doubles_given(x, n, lowest, highest, hi, lo);
+}
+inline bool sum_in_two_doubles(const double* x, std::size_t n, double& hi, double& lo) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2 ? two_doubles_avx2(x, n, hi, lo) : two_doubles_loop(x, n, hi, lo);
+}
+
 //! Rows [0, rows) of kLength f64 elements at p (0: `length`), each summed exactly in two doubles
 //! split around `sigma` (two_doubles_loop: sigma from the fields of every row's elements together,
 //! which must pass two_doubles_fit), rounded once into out[r]; a zero sum is -0 only if every
@@ -308,13 +319,9 @@ template <std::size_t kLength>
                                                          double* out) {
   const std::size_t L = kLength ? kLength : length;
   for (std::size_t r = 0; r < rows; ++r, p += L) {
-    double q_lane[4] = {}, r_lane[4] = {};
-    for (std::size_t j = 0; j < L; ++j) {
-      const double q = (sigma + p[j]) - sigma;
-      q_lane[j % 4] += q;
-      r_lane[j % 4] += p[j] - q;
-    }
-    out[r] = signed_zero(((q_lane[0] + q_lane[1]) + (q_lane[2] + q_lane[3])) + ((r_lane[0] + r_lane[1]) + (r_lane[2] + r_lane[3])), p, L);
+    double hi, lo;
+    two_doubles_split(p, L, sigma, hi, lo);
+    out[r] = signed_zero(hi + lo, p, L);
   }
 }
 //! The same with AVX2, four rows at a time where rows are a multiple of 4 long: a row's elements

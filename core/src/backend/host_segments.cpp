@@ -213,12 +213,6 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
     }
     acc result() const { return {0.0, -0.0, std::make_unique<ExactSum>(sum)}; }
   };
-  //! Whether x[0..n) holds neither an infinity nor a NaN.
-  static bool all_finite(const float* x, std::uint64_t n) {
-    bool finite = true;
-    for (std::uint64_t i = 0; i < n; ++i) finite &= (std::bit_cast<std::uint32_t>(x[i]) & 0x7f800000u) != 0x7f800000u;
-    return finite;
-  }
   static void write(const Outputs& o, std::size_t s, const acc& v, std::uint64_t) {
     T* const values = static_cast<T*>(o.values);
     // Rounded once, from the exact sum: value + rest is exact for the types that have only a value
@@ -253,19 +247,22 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
         for (std::size_t r = 0; r < rows; ++r, p += L) values[r] = static_cast<float>(sum_in_lanes<4>(p, L));
         return true;
       }
-      // Row by row: in a double where a row's binades allow; else, where its elements are finite,
-      // in ten digits (F32Digits: an ExactSum's clearing, carries and rounding took about 160 ns a
-      // row of 4 random-bit f32, these 50); else (an infinity or a NaN) as piece does.
+      // Row by row, one pass over its binades each: in a double where they allow; else, where its
+      // elements are finite (hi 255: an infinity or a NaN), in ten digits (F32Digits: an
+      // ExactSum's clearing, carries and rounding took about 160 ns a row of 4 random-bit f32,
+      // these 50); else in the superaccumulator, which counts the infinities and NaNs.
       for (std::size_t r = 0; r < rows; ++r, p += L) {
-        double sum;
-        if (sum_in_double(p, L, sum)) {
-          values[r] = static_cast<float>(sum);
-        } else if (all_finite(p, L)) {
+        const F32Binades binades = binades_of<float>(p, L);
+        if (binades.fit<float>(L)) {
+          values[r] = static_cast<float>(sum_in_lanes<4>(p, L));
+        } else if (binades.hi != 255) {
           F32Digits digits;
           for (std::size_t j = 0; j < L; ++j) digits.add(p[j]);
           values[r] = digits.round<float>();
         } else {
-          write(o, s + r, piece(p, L, 0), 0);
+          ExactSum sum;
+          sum.add(p, L);
+          values[r] = sum.round<float>();
         }
       }
       return true;
