@@ -516,6 +516,11 @@ template <class T>
 constexpr int kBinCounts[] = {2, 3};
 template <>
 constexpr int kBinCounts<float>[] = {1, 2, 4};
+// The four bins take a run whose smallest element's lowest bit, 2^(lo - 150) for binade lo, lies
+// at or above the last bin's ulp, 2^(K_1 - 3 kBinBits - 52), where K_1 = hi - 126 + kHeadroom for
+// a largest element of binade hi: hi - lo <= 3 kBinBits + 52 - kHeadroom - (150 - 126).
+static_assert(3 * kBinBits + 52 - kHeadroom - (150 - 126) == static_cast<int>(detail::kMostBinadesOfFastRuns),
+              "the binades that F32Digits' callers leave to the fast path");
 
 //! cut_into_bins with kBinCounts<T>[level] bins.
 template <int W, class T, int kLevel = 0>
@@ -826,6 +831,7 @@ T round_digits(std::int64_t* d, int lowest_exponent, bool negative_zero) {
 }
 
 template float round_digits<float, F32Digits::kCount>(std::int64_t*, int, bool);
+template bf16 round_digits<bf16, F32Digits::kCount>(std::int64_t*, int, bool);  // bf16 rows widened to f32
 
 }  // namespace detail
 

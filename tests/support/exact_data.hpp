@@ -26,13 +26,19 @@ enum class ExactShape {
   overflow,      //!< the largest finite value and canceling pairs: the sum overflows only at the end, or not
   specials,      //!< NaN, +inf or -inf among ordinary values
   zeros,         //!< only zeros: all -0 (the sum is -0) or mixed (+0)
+  //! One sign, full significands, each element's lowest bit 31 bits above a multiple of 2^32 (f32
+  //! and bf16 as f32: the exponent 22 mod 32): every element the largest that one 32-bit digit's
+  //! 64-bit word of the exact sums takes at once, so that a row piles into a few words and fills
+  //! them fastest (not in all_exact_shapes: the rows that take ten digits draw it)
+  piled,
 };
 inline constexpr ExactShape all_exact_shapes[] = {ExactShape::uniform,  ExactShape::wide,     ExactShape::subnormal,
                                                   ExactShape::cancellation, ExactShape::halfway, ExactShape::hidden_tie,
                                                   ExactShape::overflow, ExactShape::specials, ExactShape::zeros};
 
 inline const char* name(ExactShape s) {
-  constexpr const char* names[] = {"uniform", "wide", "subnormal", "cancellation", "halfway", "hidden tie", "overflow", "specials", "zeros"};
+  constexpr const char* names[] = {"uniform",  "wide",     "subnormal", "cancellation", "halfway",
+                                   "hidden tie", "overflow", "specials",  "zeros",        "piled"};
   return names[static_cast<int>(s)];
 }
 
@@ -133,6 +139,17 @@ std::vector<T> make_exact_data(ExactShape shape, std::size_t n, std::mt19937_64&
       for (T& x : v) x = all_negative || rng() % 2 ? -T(0) : T(0);
       break;
     }
+    case ExactShape::piled: {
+      // The largest significand at exponent E, its lowest bit at E - (digits - 1), 31 mod 32.
+      const T s = sign(), largest = T(2) - std::ldexp(T(1), 1 - L::digits);
+      for (T& x : v) {
+        int e = 31 + (L::digits - 1) + 32 * (static_cast<int>(rng() % 8) - 4);
+        while (e > L::max_exponent - 1) e -= 32;
+        while (e < L::min_exponent - 1) e += 32;
+        x = s * std::ldexp(largest, e);
+      }
+      break;
+    }
   }
   std::shuffle(v.begin(), v.end(), rng);
   return v;
@@ -227,6 +244,16 @@ std::vector<T> make_exact_data16(ExactShape shape, std::size_t n, std::mt19937_6
     case ExactShape::zeros: {
       const bool all_negative = rng() % 2;
       for (T& x : v) x = T(all_negative || rng() % 2 ? -0.0 : 0.0);
+      break;
+    }
+    case ExactShape::piled: {
+      // As f32's: bf16 is summed as the f32 it widens to (its exponent 22 mod 32); f16, the
+      // largest finite value, of one sign.
+      const double s = sign();
+      for (T& x : v) {
+        if constexpr (std::is_same_v<T, bf16>) x = T(s * std::ldexp(2.0 - std::ldexp(1.0, 1 - L::digits), 22 + 32 * (static_cast<int>(rng() % 8) - 4)));
+        else x = T(s * max);
+      }
       break;
     }
   }

@@ -318,14 +318,14 @@ void exact_views_for(const std::vector<xr::Reducer*>& reducers, std::size_t case
   }
 }
 
-//! Short rows and columns (3 to 1000 elements, where the CPU's exact sums go through a double, or
-//! two for f64, while the elements' binades allow it), as C-order matrices reduced along axis 1
-//! and along axis 0, on data of every adversarial shape: the hidden tie, which a double rounds
-//! away, among them.
+//! Short rows and columns (3 to 1500 elements, where the CPU's exact sums go through a double, or
+//! two for f64, while the elements' binades allow it, and f32's and bf16's else through ten
+//! digits), as C-order matrices reduced along axis 1 and along axis 0, on data of every
+//! adversarial shape: the hidden tie, which a double rounds away, and the piled digits among them.
 template <class T, class Place>
 void exact_short_rows_and_columns(const std::vector<xr::Reducer*>& reducers) {
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x5407ull ^ static_cast<std::uint64_t>(xr::dtype_of<T>()));
-  for (std::int64_t length : {3, 4, 5, 8, 16, 33, 256, 257, 1000})
+  for (std::int64_t length : {3, 4, 5, 8, 16, 33, 256, 257, 1000, 1500})
     for (std::size_t axis : {1, 0}) {
       ViewCase v;
       const std::int64_t others = 1 + static_cast<std::int64_t>(rng() % 64);
@@ -338,6 +338,9 @@ void exact_short_rows_and_columns(const std::vector<xr::Reducer*>& reducers) {
         Place place;
         check_exact_view_case<T>(v, shape, rng, place, reducers);
       }
+      // Rows that fill the CPU's ten digits' words fastest: those past 256 elements must carry.
+      Place piled_place;
+      check_exact_view_case<T>(v, ExactShape::piled, rng, piled_place, reducers);
       // Zero rows or columns beside uniform ones: the doubles of one block hold both, and a
       // column of -0s must still sum to -0.
       Place place;

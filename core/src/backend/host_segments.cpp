@@ -194,6 +194,13 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
   //! two doubles cost more an element (two passes, five additions): rows of 256 took the same
   //! time either way, rows of 1024 1.3 times as long through them.
   static constexpr std::uint64_t kMostInDouble = kMostWidened, kMostInTwoDoubles = 256;
+  //! Rows up to this long that the doubles do not hold go to ten digits (rounded_sum): from about
+  //! here on the superaccumulator's runs take wide f32 in less time (rows of 1024 of random sign,
+  //! exponents 2^-60..2^60: 0.6 ns an element through them, 1.4 through the digits) where their
+  //! fast path takes the binades; up to kMostInDigitsPastRuns where it does not (random bit
+  //! patterns, rows of 1024: 2.5 ns an element through the large accumulator, 1.4 through the
+  //! digits; the two alike at 2048).
+  static constexpr std::uint64_t kMostInDigits = 1023, kMostInDigitsPastRuns = 2047;
   static acc piece(const T* p, std::uint64_t n, std::uint64_t) {
     acc a;
     if constexpr (sums_in_double<T>) {
@@ -220,6 +227,49 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
     values[s] = v.sum ? v.sum->template round<T>() : T(v.value + v.rest);
   }
   static void write_empty(const Outputs& o, std::size_t s) { static_cast<T*>(o.values)[s] = ExactSum{}.round<T>(); }
+  //! A segment that a tile holds whole (writes_whole_pieces): its exact sum written at once, with
+  //! no acc (whose ExactSum, where the doubles do not hold the sum, is on the heap).
+  static void write_whole(const Outputs& o, std::size_t s, const T* p, std::uint64_t n) {
+    static_cast<T*>(o.values)[s] = rounded_sum(p, n);
+  }
+  //! The exact sum of x[0..n) (n >= 1), rounded once, as a piece's (in a double or two where they
+  //! hold it, else the superaccumulator), but on the stack, and for f32 and bf16 (widened to f32,
+  //! exactly) with one pass over the binades first: where the doubles do not hold the sum but the
+  //! elements are finite (hi 255: an infinity or a NaN) and fewer than the superaccumulator's
+  //! runs pay back, in ten digits (F32Digits: random-bit f32 rows of 64 took 4.8 ns an element
+  //! through an ExactSum, one at a time, 2.0 so). The superaccumulator counts the infinities and
+  //! NaNs.
+  static T rounded_sum(const T* x, std::uint64_t n) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16>) {
+      if (n <= kMostInDouble) {
+        const float* at;
+        [[maybe_unused]] float wide[std::is_same_v<T, float> ? 1 : kMostWidened];
+        if constexpr (std::is_same_v<T, float>) {
+          at = x;
+        } else {
+          widen(x, n, wide);
+          at = wide;
+        }
+        const F32Binades binades = binades_of<T>(at, n);
+        if (binades.template fit<T>(n)) return T(n >= 64 ? sum_in_lanes<8>(at, n) : sum_in_lanes<4>(at, n));
+        const bool past_runs = binades.hi - binades.lo > kMostBinadesOfFastRuns;  // (not all zeros: they fit)
+        if (binades.hi != 255 && (n <= kMostInDigits || (past_runs && n <= kMostInDigitsPastRuns))) {
+          F32Digits digits;
+          digits.add(at, n);
+          return digits.template round<T>();
+        }
+      }
+    } else if constexpr (sums_in_double<T>) {
+      double sum;
+      if (n <= kMostInDouble && sum_in_double(x, n, sum)) return T(sum);
+    } else {
+      double hi, lo;
+      if (n <= kMostInTwoDoubles && sum_in_two_doubles(x, n, hi, lo)) return hi + lo;  // rounded once, as write's
+    }
+    ExactSum sum;
+    sum.add(x, n);
+    return sum.template round<T>();
+  }
 
   //! Rows s..stop-1 of `length` elements at p (f32 and f64: writes_whole_rows), whose elements'
   //! binades, taken together, let every row's sum be exact in a double (f32) or two (f64): each
@@ -247,24 +297,7 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
         for (std::size_t r = 0; r < rows; ++r, p += L) values[r] = static_cast<float>(sum_in_lanes<4>(p, L));
         return true;
       }
-      // Row by row, one pass over its binades each: in a double where they allow; else, where its
-      // elements are finite (hi 255: an infinity or a NaN), in ten digits (F32Digits: an
-      // ExactSum's clearing, carries and rounding took about 160 ns a row of 4 random-bit f32,
-      // these 50); else in the superaccumulator, which counts the infinities and NaNs.
-      for (std::size_t r = 0; r < rows; ++r, p += L) {
-        const F32Binades binades = binades_of<float>(p, L);
-        if (binades.fit<float>(L)) {
-          values[r] = static_cast<float>(sum_in_lanes<4>(p, L));
-        } else if (binades.hi != 255) {
-          F32Digits digits;
-          for (std::size_t j = 0; j < L; ++j) digits.add(p[j]);
-          values[r] = digits.round<float>();
-        } else {
-          ExactSum sum;
-          sum.add(p, L);
-          values[r] = sum.round<float>();
-        }
-      }
+      for (std::size_t r = 0; r < rows; ++r, p += L) values[r] = rounded_sum(p, L);  // row by row
       return true;
     } else {
       static_assert(std::is_same_v<T, double>, "writes_whole_rows names the types whole_rows takes");
@@ -283,6 +316,11 @@ template <class Seg>
 inline constexpr bool writes_whole_rows = false;
 template <class T>
 inline constexpr bool writes_whole_rows<ExactSegments<T>> = std::is_same_v<T, float> || std::is_same_v<T, double>;
+//! Whether Seg writes a segment that a tile holds whole at once (write_whole), with no acc.
+template <class Seg>
+inline constexpr bool writes_whole_pieces = false;
+template <class T>
+inline constexpr bool writes_whole_pieces<ExactSegments<T>> = true;
 
 //! One statistic's partial among several ops: its op and the bytes of its acc_t. Each statistic
 //! has a partial type of its own, and which ones a request names is known at run time only.
@@ -550,6 +588,10 @@ void reduce_tiles(const T* x, const Bounds& b, const Outputs& out, const ChunkRu
       base = lo;
     }
     auto piece = [&](std::uint64_t a, std::uint64_t e) { return seg.piece(tile + (a - base), e - a, a); };
+    auto write_whole = [&](std::size_t s, std::uint64_t a, std::uint64_t e) {  // segment s = [a, e), in the tile
+      if constexpr (writes_whole_pieces<Seg>) seg.write_whole(out, s, tile + (a - base), e - a);
+      else seg.write(out, s, piece(a, e), a);
+    };
     const std::size_t own = b.first_from(lo), own_end = t + 1 < tiles ? b.first_from(hi) : count;
     if (own > 0 && b.begin(own) > lo) {  // the segment before the first it owns runs into this tile
       carry[t] = piece(lo, std::min<std::uint64_t>(b.begin(own), hi));
@@ -582,7 +624,7 @@ void reduce_tiles(const T* x, const Bounds& b, const Outputs& out, const ChunkRu
             s = stop;
             continue;
           }
-        for (; s < stop; ++s) seg.write(out, s, piece(s * L, s * L + L), s * L);
+        for (; s < stop; ++s) write_whole(s, s * L, s * L + L);
       }
     };
     if (!b.offsets && b.row_length > 0 && b.row_length <= kShortPiece) {
@@ -604,7 +646,7 @@ void reduce_tiles(const T* x, const Bounds& b, const Outputs& out, const ChunkRu
       } else if (es == bs) {
         seg.write_empty(out, s);
       } else {
-        seg.write(out, s, piece(bs, es), bs);
+        write_whole(s, bs, es);
       }
     }
   });
