@@ -3,7 +3,7 @@
 # UndefinedBehaviorSanitizer (the conformance suite's quick set of cases there: XREDUCE_TEST_QUICK
 # in CMakePresets.json, the release run draws the full set; line tables only, -g1, which is what
 # a sanitizer's report needs and compiles in 0.6 of the time of -g; the two CPU kernel tables at
-# -O1, core/CMakeLists.txt says why; no benchmarks, whose smoke runs are the release build's),
+# -O0, core/CMakeLists.txt says why; no benchmarks, whose smoke runs are the release build's),
 # then the fuzzers (clang, libFuzzer) for a few seconds each from their committed corpus, then
 # the Python package (its repaired wheel installed into build/venv, tested with pytest), then the
 # documentation site (built with warnings as errors, opened in headless Chromium). Every part runs
