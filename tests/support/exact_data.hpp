@@ -29,7 +29,8 @@ enum class ExactShape {
   //! One sign, full significands, each element's lowest bit 31 bits above a multiple of 2^32 (f32
   //! and bf16 as f32: the exponent 22 mod 32): every element the largest that one 32-bit digit's
   //! 64-bit word of the exact sums takes at once, so that a row piles into a few words and fills
-  //! them fastest (not in all_exact_shapes: the rows that take ten digits draw it)
+  //! them fastest; f32 and bf16 rows into one word, to a tie broken by a smallest subnormal
+  //! (piled_tie) (not in all_exact_shapes: the rows that take ten digits draw it)
   piled,
 };
 inline constexpr ExactShape all_exact_shapes[] = {ExactShape::uniform,  ExactShape::wide,     ExactShape::subnormal,
@@ -40,6 +41,32 @@ inline const char* name(ExactShape s) {
   constexpr const char* names[] = {"uniform",  "wide",     "subnormal", "cancellation", "halfway",
                                    "hidden tie", "overflow", "specials",  "zeros",        "piled"};
   return names[static_cast<int>(s)];
+}
+
+//! An ExactShape::piled row of f32 or bf16 (`precision` significand bits, `smallest` the least
+//! subnormal): m copies of the largest significand at 2^118 (its lowest bit 31 mod 32 above
+//! 2^-160, so that one of the ten 32-bit digits' 64-bit words takes each whole: past 256 of them
+//! that word must carry), then powers of two that bring their sum exactly halfway between two
+//! neighbours of the type, then one smallest subnormal of either sign that breaks the tie, then
+//! zeros; one sign for all but that. No sum in doubles and bound on its error settles a tie, so
+//! the rows that take ten digits take these whole (m up to 511; rows shorter than 12, the copies
+//! alone).
+inline std::vector<double> piled_tie(std::size_t n, int precision, double smallest, std::mt19937_64& rng) {
+  std::vector<double> v(n, 0.0);
+  const double s = rng() % 2 ? 1.0 : -1.0;
+  const double largest = std::ldexp(std::ldexp(1.0, precision) - 1, 119 - precision);
+  const std::size_t m = n >= 12 ? std::min<std::size_t>(n - 11, 511) : n;
+  for (std::size_t i = 0; i < m; ++i) v[i] = s * largest;
+  if (m == n) return v;
+  const double pile = static_cast<double>(m) * largest;  // exact: precision + 9 bits
+  const double ulp = std::ldexp(1.0, std::ilogb(pile) - precision + 1);
+  double rest = ulp / 2 - std::fmod(pile, ulp);  // a multiple of 2^(119 - precision), below 2^10 of them
+  if (rest < 0) rest += ulp;
+  std::size_t i = m;
+  for (int b = 119 - precision; rest != 0; ++b)
+    if (std::fmod(rest, std::ldexp(1.0, b + 1)) != 0) v[i++] = s * std::ldexp(1.0, b), rest -= std::ldexp(1.0, b);
+  v[i] = rng() % 2 ? smallest : -smallest;
+  return v;
 }
 
 //! A finite T from random bits: any exponent, any sign.
@@ -140,6 +167,11 @@ std::vector<T> make_exact_data(ExactShape shape, std::size_t n, std::mt19937_64&
       break;
     }
     case ExactShape::piled: {
+      if constexpr (std::is_same_v<T, float>) {
+        const std::vector<double> d = piled_tie(n, L::digits, L::denorm_min(), rng);
+        for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<T>(d[i]);
+        break;
+      }
       // The largest significand at exponent E, its lowest bit at E - (digits - 1), 31 mod 32.
       const T s = sign(), largest = T(2) - std::ldexp(T(1), 1 - L::digits);
       for (T& x : v) {
@@ -249,11 +281,13 @@ std::vector<T> make_exact_data16(ExactShape shape, std::size_t n, std::mt19937_6
     case ExactShape::piled: {
       // As f32's: bf16 is summed as the f32 it widens to (its exponent 22 mod 32); f16, the
       // largest finite value, of one sign.
-      const double s = sign();
-      for (T& x : v) {
-        if constexpr (std::is_same_v<T, bf16>) x = T(s * std::ldexp(2.0 - std::ldexp(1.0, 1 - L::digits), 22 + 32 * (static_cast<int>(rng() % 8) - 4)));
-        else x = T(s * max);
+      if constexpr (std::is_same_v<T, bf16>) {
+        const std::vector<double> d = piled_tie(n, L::digits, tiny, rng);
+        for (std::size_t i = 0; i < n; ++i) v[i] = T(d[i]);
+        break;
       }
+      const double s = sign();
+      for (T& x : v) x = T(s * max);
       break;
     }
   }

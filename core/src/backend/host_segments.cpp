@@ -194,12 +194,15 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
   //! two doubles cost more an element (two passes, five additions): rows of 256 took the same
   //! time either way, rows of 1024 1.3 times as long through them.
   static constexpr std::uint64_t kMostInDouble = kMostWidened, kMostInTwoDoubles = 256;
-  //! Rows up to this long that the doubles do not hold go to ten digits (rounded_sum): from about
-  //! here on the superaccumulator's runs take wide f32 in less time (rows of 1024 of random sign,
-  //! exponents 2^-60..2^60: 0.6 ns an element through them, 1.4 through the digits) where their
-  //! fast path takes the binades; up to kMostInDigitsPastRuns where it does not (random bit
-  //! patterns, rows of 1024: 2.5 ns an element through the large accumulator, 1.4 through the
-  //! digits; the two alike at 2048).
+  //! Rows up to this long that a double does not hold go to two doubles and their error bound,
+  //! else ten digits (rounded_sum): from about here on the superaccumulator's runs take wide f32
+  //! in less time where their fast path takes the binades (rows of 1024 of random sign, exponents
+  //! 2^-60..2^60: 15.6 ms per 2^24 elements through it, 19.7 through two doubles, one thread of
+  //! the 2-core Xeon; 0.6 ns an element on the 2-core EPYC, 1.4 through the digits). Where it does
+  //! not (random bit patterns), rows of up to kMostInDouble take the two doubles first (rows of
+  //! 4096: 17.4 ms, against 19.9 through the large accumulator), and the digits where those fail
+  //! up to kMostInDigitsPastRuns (rows of 1024: 2.5 ns an element through the large accumulator,
+  //! 1.4 through the digits on the EPYC; the two alike at 2048).
   static constexpr std::uint64_t kMostInDigits = 1023, kMostInDigitsPastRuns = 2047;
   static acc piece(const T* p, std::uint64_t n, std::uint64_t) {
     acc a;
@@ -234,11 +237,12 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
   }
   //! The exact sum of x[0..n) (n >= 1), rounded once, as a piece's (in a double or two where they
   //! hold it, else the superaccumulator), but on the stack, and for f32 and bf16 (widened to f32,
-  //! exactly) with one pass over the binades first: where the doubles do not hold the sum but the
-  //! elements are finite (hi 255: an infinity or a NaN) and fewer than the superaccumulator's
-  //! runs pay back, in ten digits (F32Digits: random-bit f32 rows of 64 took 4.8 ns an element
-  //! through an ExactSum, one at a time, 2.0 so). The superaccumulator counts the infinities and
-  //! NaNs.
+  //! exactly) with one pass over the binades first. Where a double does not hold the sum but the
+  //! elements are finite (hi 255: an infinity or a NaN, which the superaccumulator counts): two
+  //! doubles, where the bound on their error settles the rounding (round_by_error_bound: all but
+  //! sums within the bound of a tie or of zero); else, where fewer elements than the
+  //! superaccumulator's runs pay back, ten digits (F32Digits: random-bit f32 rows of 64 took 4.8
+  //! ns an element through an ExactSum, one at a time, 2.0 so).
   static T rounded_sum(const T* x, std::uint64_t n) {
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16>) {
       if (n <= kMostInDouble) {
@@ -252,11 +256,15 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
         }
         const F32Binades binades = binades_of<T>(at, n);
         if (binades.template fit<T>(n)) return T(n >= 64 ? sum_in_lanes<8>(at, n) : sum_in_lanes<4>(at, n));
+        if (binades.hi == 255) return exact_sum(x, n);  // an infinity or a NaN: the superaccumulator counts them
         const bool past_runs = binades.hi - binades.lo > kMostBinadesOfFastRuns;  // (not all zeros: they fit)
-        if (binades.hi != 255 && (n <= kMostInDigits || (past_runs && n <= kMostInDigitsPastRuns))) {
-          F32Digits digits;
-          digits.add(at, n);
-          return digits.template round<T>();
+        if (n <= kMostInDigits || past_runs) {
+          if (T y; round_by_error_bound(at, n, binades.hi, y)) return y;
+          if (n <= kMostInDigitsPastRuns) {  // (past kMostInDigits only rows past the runs get here)
+            F32Digits digits;
+            digits.add(at, n);
+            return digits.template round<T>();
+          }
         }
       }
     } else if constexpr (sums_in_double<T>) {
@@ -266,6 +274,9 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
       double hi, lo;
       if (n <= kMostInTwoDoubles && sum_in_two_doubles(x, n, hi, lo)) return hi + lo;  // rounded once, as write's
     }
+    return exact_sum(x, n);
+  }
+  static T exact_sum(const T* x, std::uint64_t n) {
     ExactSum sum;
     sum.add(x, n);
     return sum.template round<T>();
