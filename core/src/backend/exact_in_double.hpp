@@ -158,6 +158,18 @@ template <std::size_t kLanes>
   return lane[0];
 }
 
+//! x[0..n) as f32: x itself, or for the 16-bit types widened (exactly) into `wide`, kMostWidened
+//! floats of the caller's.
+template <class T>
+[[gnu::always_inline]] inline const float* as_f32(const T* x, [[maybe_unused]] std::size_t n, [[maybe_unused]] float* wide) {
+  if constexpr (std::is_same_v<T, float>) {
+    return x;
+  } else {
+    widen(x, n, wide);
+    return wide;
+  }
+}
+
 //! The sum of x[0..n) (n >= 1; n <= kMostWidened for the 16-bit types) into `sum` and true where
 //! a double holds it exactly (F32Binades), in lanes, since order does not matter then; false,
 //! before adding, where it needs the superaccumulator. Inlined into its caller: called, it took
@@ -165,14 +177,8 @@ template <std::size_t kLanes>
 //! of four lanes' time), four below (eight took rows of 4 1.1 times as long).
 template <class T>
 [[gnu::always_inline]] inline bool sum_in_double(const T* x, std::size_t n, double& sum) {
-  const float* at;
   [[maybe_unused]] float wide[std::is_same_v<T, float> ? 1 : kMostWidened];
-  if constexpr (std::is_same_v<T, float>) {
-    at = x;
-  } else {
-    widen(x, n, wide);
-    at = wide;
-  }
+  const float* const at = as_f32(x, n, wide);
   if (!binades_of<T>(at, n).template fit<T>(n)) return false;
   sum = n >= 64 ? sum_in_lanes<8>(at, n) : sum_in_lanes<4>(at, n);
   return true;

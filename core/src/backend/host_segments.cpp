@@ -246,14 +246,8 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
   static T rounded_sum(const T* x, std::uint64_t n) {
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16>) {
       if (n <= kMostInDouble) {
-        const float* at;
         [[maybe_unused]] float wide[std::is_same_v<T, float> ? 1 : kMostWidened];
-        if constexpr (std::is_same_v<T, float>) {
-          at = x;
-        } else {
-          widen(x, n, wide);
-          at = wide;
-        }
+        const float* const at = as_f32(x, n, wide);
         const F32Binades binades = binades_of<T>(at, n);
         if (binades.template fit<T>(n)) return T(n >= 64 ? sum_in_lanes<8>(at, n) : sum_in_lanes<4>(at, n));
         if (binades.hi == 255) return exact_sum(x, n);  // an infinity or a NaN: the superaccumulator counts them
