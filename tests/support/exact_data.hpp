@@ -60,10 +60,12 @@ inline std::vector<double> piled_tie(std::size_t n, int precision, double smalle
   if (m == n) return v;
   const double pile = static_cast<double>(m) * largest;  // exact: precision + 9 bits
   const double ulp = std::ldexp(1.0, std::ilogb(pile) - precision + 1);
-  double rest = ulp / 2 - std::fmod(pile, ulp);  // a multiple of 2^(119 - precision), below 2^10 of them
+  double rest = ulp / 2 - std::fmod(pile, ulp);  // below 2^10 multiples of 2^(119 - precision)
   if (rest < 0) rest += ulp;
+  // A pile of one copy has a finer ulp than the copies' step: no tie to reach with them.
+  if (std::fmod(rest, std::ldexp(1.0, 119 - precision)) != 0) return v;
   std::size_t i = m;
-  for (int b = 119 - precision; rest != 0; ++b)
+  for (int b = 119 - precision; rest != 0 && i + 1 < n; ++b)
     if (std::fmod(rest, std::ldexp(1.0, b + 1)) != 0) v[i++] = s * std::ldexp(1.0, b), rest -= std::ldexp(1.0, b);
   v[i] = rng() % 2 ? smallest : -smallest;
   return v;
