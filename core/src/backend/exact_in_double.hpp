@@ -199,14 +199,16 @@ template <int kVectors, class In>
   using In4 = std::conditional_t<std::is_same_v<In, float>, Float4, Double4>;
   using Bits4 = std::uint64_t __attribute__((vector_size(32)));
   constexpr std::size_t kLanes = 4 * kVectors;
-  // a += b (two_sum's hi) and the rounding error into c, in lanes of any width
-  auto two_sum = [](auto& a, auto b, auto& c) {
+  // a += b (two_sum's hi) and the rounding error into c, in lanes of any width. Inlined always:
+  // called (-O0), a vector of four doubles passed by value between this AVX2 build and the
+  // lambda's baseline one arrives in the wrong registers.
+  auto two_sum = [](auto& a, auto b, auto& c) __attribute__((always_inline)) {
     const auto t = a + b, w = t - a;
     c += (a - (t - w)) + (b - w);
     a = t;
   };
   Double4 s[kVectors] = {}, c[kVectors] = {}, m[kVectors] = {};
-  auto add = [&](const In* at) {
+  auto add = [&](const In* at) __attribute__((always_inline)) {
     for (int k = 0; k < kVectors; ++k) {
       In4 f;
       std::memcpy(&f, at + 4 * k, sizeof f);
