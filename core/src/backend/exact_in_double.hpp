@@ -187,7 +187,7 @@ template <class T>
 //! The sum of x[0..n) (f32 or f64) in kVectors vectors of four lanes of two doubles each: `hi` the
 //! lanes' sums, each element added with TwoSum (Knuth: the rounding error of a + b, exactly), `lo`
 //! those errors added as doubles; for f64, `largest` the largest |x| (f32's bound comes from its
-//! binades). hi + (the errors' exact sum) is the exact sum; only lo's own roundings stand between
+//! binades, and its lanes' `largest` goes unused). hi + (the errors' exact sum) is the exact sum; only lo's own roundings stand between
 //! hi + lo and it (round_by_error_bound). In GCC's vectors: written as arrays of lanes, the lanes
 //! stayed in memory, an element at a time. The lanes fold pairwise, vectors first: folded one
 //! after another, each TwoSum waited on the last (about 100 cycles a row).
@@ -249,8 +249,9 @@ void two_sum_lanes_of(const In* x, std::size_t n, double& hi, double& lo, double
 
 //! f64 x[0..n): its exact sum rounded once, into `out`, where the sum in two doubles and the bound
 //! on its error settle it (as the f32 overload's, below; f64 of random sign over 2^-600..2^600,
-//! rows of 4, took 263 ns a row through the superaccumulator, 47 so): false where they do not (the exact sum within the bound of a
-//! tie, or of zero; an infinity or a NaN among x, or a sum past the doubles' range). The bound
+//! rows of 4, took 263 ns a row through the superaccumulator, 47 so): false where they do not
+//! (the exact sum within the bound of a tie, or of zero; an infinity or a NaN among x, or a sum
+//! past the doubles' range). The bound
 //! (n + 16)^2 2^-105 n largest on lo's error, as the f32 overload's; r = hi + lo and its rounding
 //! error t, exactly (TwoSum): the exact sum is r + t within the bound, and rounds to r if |t| and
 //! the bound together fall short of a quarter of r's ulp (half the gap below a power of two).
