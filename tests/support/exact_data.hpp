@@ -21,7 +21,7 @@ enum class ExactShape {
   wide,          //!< random bit patterns: every exponent from subnormal to the largest, both signs
   subnormal,     //!< multiples of the smallest subnormal, and values near the smallest normal
   cancellation,  //!< wide values and their negations, plus one tiny value: the sum is the tiny one
-  halfway,       //!< a value and pieces adding to half its ulp: ties to even, or just past them
+  halfway,       //!< a value and pieces adding to half the gap to a neighbour: ties to even, or just past them
   hidden_tie,    //!< a tie broken by 2^-53 of the big value's binade: a double holding the sum loses it
   overflow,      //!< the largest finite value and canceling pairs: the sum overflows only at the end, or not
   specials,      //!< NaN, +inf or -inf among ordinary values
@@ -113,11 +113,14 @@ std::vector<T> make_exact_data(ExactShape shape, std::size_t n, std::mt19937_64&
     }
     case ExactShape::halfway: {
       if (n == 0) break;
-      // big + pieces that add to half of big's ulp: a tie, rounded to the even neighbour; a last
-      // piece of one smallest subnormal moves the sum just past (or before) the tie.
-      const T big = std::ldexp(static_cast<T>(1 + std::fabs(unit(rng))), static_cast<int>(rng() % 40) - 20);
+      // big + pieces that add to half the gap to a neighbour of big: a tie, rounded to the even
+      // neighbour; a last piece of one smallest subnormal moves the sum just past (or before) the
+      // tie. Half the time big is a power of two and the pieces go toward zero, where the gap is
+      // half big's ulp (a rounding that took the gap above for it would settle such a tie wrong).
+      const bool power_of_two = rng() % 2;
+      const T big = std::ldexp(power_of_two ? T(1) : static_cast<T>(1 + std::fabs(unit(rng))), static_cast<int>(rng() % 40) - 20);
       v[0] = rng() % 2 ? big : -big;
-      T half = (std::nextafter(big, L::infinity()) - big) / 2;
+      T half = (std::nextafter(big, power_of_two ? T(0) : L::infinity()) - big) / 2;  // toward the neighbour
       half = v[0] < 0 ? -half : half;
       std::size_t i = 1;
       for (T piece = half / 2; i + 1 < n && piece != 0 && std::fabs(piece) >= L::min(); ++i, piece /= 2) v[i] = piece;
