@@ -521,6 +521,9 @@ constexpr int kBinCounts<float>[] = {1, 2, 4};
 // a largest element of binade hi: hi - lo <= 3 kBinBits + 52 - kHeadroom - (150 - 126).
 static_assert(3 * kBinBits + 52 - kHeadroom - (150 - 126) == static_cast<int>(detail::kMostBinadesOfFastRuns),
               "the binades that F32Digits' callers leave to the fast path");
+// The same for f64's three bins: lowest bit 2^(lo - 1075), K_1 = hi - 1022 + kHeadroom.
+static_assert(2 * kBinBits + 52 - kHeadroom - (1075 - 1022) == static_cast<int>(detail::kMostBinadesOfFastF64Runs),
+              "the binades that f64 rows leave to the fast path");
 
 //! cut_into_bins with kBinCounts<T>[level] bins.
 template <int W, class T, int kLevel = 0>

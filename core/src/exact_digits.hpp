@@ -20,6 +20,9 @@ T round_digits(std::int64_t* d, int lowest_exponent, bool negative_zero);
 //! four bins (exact.cpp checks this against their sizes): a run that spans more goes into the
 //! large accumulator, whose setup costs more than ten digits do for fewer than 2048 elements.
 inline constexpr std::uint32_t kMostBinadesOfFastRuns = 143;
+//! The same for f64 runs (biased exponent fields, subnormals as 1), their three bins: rows that
+//! span more take two doubles and their error bound before the superaccumulator.
+inline constexpr std::uint32_t kMostBinadesOfFastF64Runs = 72;
 
 //! The exact sum of finite f32 values in ExactSum's digits 29..38 alone: ten 32-bit digits in
 //! 64-bit words, digit k weighing 2^(32 k - 160) (every f32 is a multiple of 2^-149 below 2^128).

@@ -16,6 +16,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "../prefetch.hpp"
 #include "narrow_sums.hpp"
 #include "xreduce/float16.hpp"
 
@@ -186,18 +187,17 @@ template <class T>
 
 //! The sum of x[0..n) (f32 or f64) in kVectors vectors of four lanes of two doubles each: `hi` the
 //! lanes' sums, each element added with TwoSum (Knuth: the rounding error of a + b, exactly), `lo`
-//! those errors added as doubles; for f64, `largest` the largest |x| (f32's bound comes from its
-//! binades, and its lanes' `largest` goes unused). hi + (the errors' exact sum) is the exact sum; only lo's own roundings stand between
-//! hi + lo and it (round_by_error_bound). In GCC's vectors: written as arrays of lanes, the lanes
-//! stayed in memory, an element at a time. The lanes fold pairwise, vectors first: folded one
-//! after another, each TwoSum waited on the last (about 100 cycles a row).
+//! those errors added as doubles. hi + (the errors' exact sum) is the exact sum; only lo's own
+//! roundings stand between hi + lo and it (round_by_error_bound, which bounds them from the
+//! largest element's binade). In GCC's vectors: written as arrays of lanes, the lanes stayed in
+//! memory, an element at a time. The lanes fold pairwise, vectors first: folded one after another,
+//! each TwoSum waited on the last (about 100 cycles a row).
 template <int kVectors, class In>
-[[gnu::always_inline]] inline void two_sum_lanes(const In* x, std::size_t n, double& hi, double& lo, double& largest) {
+[[gnu::always_inline]] inline void two_sum_lanes(const In* x, std::size_t n, double& hi, double& lo) {
   using Double4 = double __attribute__((vector_size(32)));
   using Double2 = double __attribute__((vector_size(16)));
   using Float4 = float __attribute__((vector_size(16)));
   using In4 = std::conditional_t<std::is_same_v<In, float>, Float4, Double4>;
-  using Bits4 = std::uint64_t __attribute__((vector_size(32)));
   constexpr std::size_t kLanes = 4 * kVectors;
   // a += b (two_sum's hi) and the rounding error into c, in lanes of any width. Inlined always:
   // called (-O0), a vector of four doubles passed by value between this AVX2 build and the
@@ -207,17 +207,13 @@ template <int kVectors, class In>
     c += (a - (t - w)) + (b - w);
     a = t;
   };
-  Double4 s[kVectors] = {}, c[kVectors] = {}, m[kVectors] = {};
+  Double4 s[kVectors] = {}, c[kVectors] = {};
   auto add = [&](const In* at) __attribute__((always_inline)) {
     for (int k = 0; k < kVectors; ++k) {
       In4 f;
       std::memcpy(&f, at + 4 * k, sizeof f);
       const Double4 v = __builtin_convertvector(f, Double4);
       two_sum(s[k], v, c[k]);
-      if constexpr (std::is_same_v<In, double>) {
-        const auto magnitude = reinterpret_cast<Double4>(reinterpret_cast<Bits4>(v) & 0x7fffffffffffffff);
-        m[k] = magnitude > m[k] ? magnitude : m[k];
-      }
     }
   };
   std::size_t i = 0;
@@ -227,47 +223,58 @@ template <int kVectors, class In>
     std::memcpy(rest, x + i, (n - i) * sizeof(In));
     add(rest);
   }
-  for (int k = 1; k < kVectors; ++k) two_sum(s[0], s[k], c[0]), c[0] += c[k], m[0] = m[k] > m[0] ? m[k] : m[0];
+  for (int k = 1; k < kVectors; ++k) two_sum(s[0], s[k], c[0]), c[0] += c[k];
   Double2 s2 = {s[0][0], s[0][1]}, c2 = {c[0][0], c[0][1]};
   two_sum(s2, Double2{s[0][2], s[0][3]}, c2);
   c2 += Double2{c[0][2], c[0][3]};
   hi = s2[0], lo = c2[0];
   two_sum(hi, s2[1], lo);
   lo += c2[1];
-  largest = std::max(std::max(m[0][0], m[0][1]), std::max(m[0][2], m[0][3]));
 }
 template <class In>
-__attribute__((target("avx2"))) inline void two_sum_lanes_avx2(const In* x, std::size_t n, double& hi, double& lo, double& largest) {
-  two_sum_lanes<2>(x, n, hi, lo, largest);
+__attribute__((target("avx2"))) inline void two_sum_lanes_avx2(const In* x, std::size_t n, double& hi, double& lo) {
+  two_sum_lanes<2>(x, n, hi, lo);
 }
 template <class In>
-void two_sum_lanes_of(const In* x, std::size_t n, double& hi, double& lo, double& largest) {
+void two_sum_lanes_of(const In* x, std::size_t n, double& hi, double& lo) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2 && n >= 32) two_sum_lanes_avx2(x, n, hi, lo, largest);
-  else two_sum_lanes<1>(x, n, hi, lo, largest);
+  if (avx2 && n >= 32) two_sum_lanes_avx2(x, n, hi, lo);
+  else two_sum_lanes<1>(x, n, hi, lo);
 }
 
 //! f64 x[0..n): its exact sum rounded once, into `out`, where the sum in two doubles and the bound
 //! on its error settle it (as the f32 overload's, below; f64 of random sign over 2^-600..2^600,
 //! rows of 4, took 263 ns a row through the superaccumulator, 47 so): false where they do not
 //! (the exact sum within the bound of a tie, or of zero; an infinity or a NaN among x, or a sum
-//! past the doubles' range). The bound
-//! (n + 16)^2 2^-105 n largest on lo's error, as the f32 overload's; r = hi + lo and its rounding
-//! error t, exactly (TwoSum): the exact sum is r + t within the bound, and rounds to r if |t| and
-//! the bound together fall short of a quarter of r's ulp (half the gap below a power of two).
-inline bool round_by_error_bound(const double* x, std::size_t n, double& out) {
-  double hi, lo, largest;
-  two_sum_lanes_of(x, n, hi, lo, largest);
+//! past the doubles' range). `highest` is the biased exponent field of the largest |x|
+//! (f64_fields: every |x| < 2^(highest - 1022)); the bound on lo's error is (n + 16)^2 2^-104 n
+//! 2^(highest - 1023), as the f32 overload's. r = hi + lo and its rounding error t, exactly
+//! (TwoSum): the exact sum lies within the bound of r + t, and rounds to r where that whole
+//! interval lies strictly between the points halfway to r's neighbours: half an ulp away from
+//! zero, and toward zero half an ulp, or a quarter where |r| is a power of two. (Asking |t| +
+//! bound to fall short of a quarter ulp on both sides, as a first version did, sent half of all
+//! rows on to the superaccumulator: r is hi + lo rounded to nearest, so |t| is anywhere up to
+//! half an ulp.)
+inline bool round_by_error_bound(const double* x, std::size_t n, std::uint32_t highest, double& out) {
+  double hi, lo;
+  two_sum_lanes_of(x, n, hi, lo);
+  // 2^(highest - 1023), every |x| below twice it (a power of two of the top binade is finite)
+  const double binade = std::bit_cast<double>(static_cast<std::uint64_t>(highest) << 52);
   const double r = hi + lo, w = r - hi, t = (hi - (r - w)) + (lo - w), terms = static_cast<double>(n + 16);
-  const double bound = 0x1p-105 * (terms * terms) * static_cast<double>(n) * largest;
-  const std::uint64_t field = std::bit_cast<std::uint64_t>(r) >> 52 & 0x7ff;
-  // 2^(field - 1077), a quarter of r's ulp, where that is a normal double (no call to ldexp):
-  // below 2^-1022 + 54 the sum is near zero and left to the exact sum, as is field 2047 (an
-  // infinity or a NaN). At the top binade the check holds too: the exact sum stays below r plus
-  // half an ulp, the threshold of overflow.
+  const double bound = 0x1p-104 * (terms * terms) * static_cast<double>(n) * binade;
+  const std::uint64_t bits = std::bit_cast<std::uint64_t>(r), field = bits >> 52 & 0x7ff;
+  // Half of r's ulp, 2^(field - 1076), and a quarter, where both are normal doubles (no call to
+  // ldexp): a sum below 2^-968 (field 55) is near zero and left to the exact sum, as is field 2047
+  // (an infinity or a NaN). At the top binade the check holds too: half an ulp above the largest
+  // double is the threshold of overflow.
   if (field < 55 || field > 2046) return false;
-  const double quarter_ulp = std::bit_cast<double>((field - 54) << 52);
-  if (!(std::fabs(t) + bound < quarter_ulp)) return false;
+  const double half_ulp = std::bit_cast<double>((field - 53) << 52), quarter_ulp = half_ulp / 2;
+  const double toward_zero = (bits & ((std::uint64_t{1} << 52) - 1)) == 0 ? quarter_ulp : half_ulp;
+  // t's distance from r away from zero; the two ends computed with one rounding each, which is
+  // monotone and leaves the halfway points (powers of two) where they are: a computed end inside
+  // them means the exact one is.
+  const double away = std::signbit(r) ? -t : t;
+  if (!(away + bound < half_ulp && away - bound > -toward_zero)) return false;
   out = r;
   return true;
 }
@@ -286,8 +293,8 @@ inline bool round_by_error_bound(const double* x, std::size_t n, double& out) {
 template <class R>
 bool round_by_error_bound(const float* x, std::size_t n, std::uint32_t highest, R& out) {
   static_assert(std::is_same_v<R, float> || std::is_same_v<R, bf16>, "R is f32 or bf16 (f32 values)");
-  double hi, lo, unused;
-  two_sum_lanes_of(x, n, hi, lo, unused);
+  double hi, lo;
+  two_sum_lanes_of(x, n, hi, lo);
   const double r = hi + lo, terms = static_cast<double>(n + 16);
   const double largest = std::bit_cast<double>(static_cast<std::uint64_t>(highest - 126 + 1023) << 52);  // 2^(highest - 126)
   const double bound = 0x1p-52 * std::fabs(r) + 0x1p-105 * (terms * terms) * static_cast<double>(n) * largest;
@@ -330,21 +337,39 @@ bool round_by_error_bound(const float* x, std::size_t n, std::uint32_t highest, 
 //! and of the smallest nonzero one, from a maximum, a minimum over the nonzero elements and a test
 //! for the non-finite. f64_fields' integer minima and maxima stay one scalar chain, and built for
 //! AVX2 took twice their scalar time (f64 rows of 4 checked 64 elements at a time, one thread of
-//! the 2-core EPYC: 2^24 elements in 21 ms scalar, 45 ms so built, 5 ms in these vectors).
+//! the 2-core EPYC: 2^24 elements in 21 ms scalar, 45 ms so built, 5 ms in these vectors). From 64
+//! elements on, four vectors at a time (one vector's maximum and minimum wait on the last ones),
+//! the lines kPrefetchBytes ahead asked for as they go, past x's end too (the next row, where
+//! rows follow each other): this pass is the first to read a row, and without them rows of 1024
+//! uniform f64 took 1.6x the time of the superaccumulator alone (one thread of the 2-core Xeon).
 __attribute__((target("avx2"))) inline void f64_fields_avx2(const double* x, std::size_t n, std::uint32_t& lo, std::uint32_t& hi) {
   typedef double V __attribute__((vector_size(32)));
   typedef double VU __attribute__((vector_size(32), aligned(8), may_alias));
   typedef std::int64_t M __attribute__((vector_size(32)));
   constexpr double kInf = std::numeric_limits<double>::infinity(), kMax = std::numeric_limits<double>::max();
-  V top = {}, low = V{} + kInf;
-  M non_finite = {};
+  // Named vectors, not arrays: GCC kept arrays of them on the stack, which rows of 4 paid for.
+  V top = {}, low = V{} + kInf, top1 = {}, low1 = low, top2 = {}, low2 = low, top3 = {}, low3 = low;
+  M non_finite = {}, non_finite1 = {}, non_finite2 = {}, non_finite3 = {};
+  auto take = [](const double* at, V& t, V& l, M& f) __attribute__((always_inline)) {
+    const V a = reinterpret_cast<V>(reinterpret_cast<M>(*reinterpret_cast<const VU*>(at)) & std::numeric_limits<std::int64_t>::max());
+    const V nonzero = a == 0 ? V{} + kInf : a;
+    t = a > t ? a : t;
+    l = nonzero < l ? nonzero : l;
+    f |= ~(a <= kMax);  // an infinity, or a NaN (which compares false)
+  };
   std::size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const V a = reinterpret_cast<V>(reinterpret_cast<M>(*reinterpret_cast<const VU*>(x + i)) & std::numeric_limits<std::int64_t>::max());
-    top = a > top ? a : top;
-    low = (a == 0 ? V{} + kInf : a) < low ? (a == 0 ? V{} + kInf : a) : low;
-    non_finite |= ~(a <= kMax);  // an infinity, or a NaN (which compares false)
+  if (n >= 64) {
+    for (; i + 16 <= n; i += 16) {
+      prefetch_ahead(x + i), prefetch_ahead(x + i + 8);  // 128 bytes: two lines
+      take(x + i, top, low, non_finite), take(x + i + 4, top1, low1, non_finite1);
+      take(x + i + 8, top2, low2, non_finite2), take(x + i + 12, top3, low3, non_finite3);
+    }
+    top1 = top1 > top3 ? top1 : top3, low1 = low1 < low3 ? low1 : low3;
+    top = top > top2 ? top : top2, low = low < low2 ? low : low2;
+    top = top > top1 ? top : top1, low = low < low1 ? low : low1;
+    non_finite |= non_finite1 | non_finite2 | non_finite3;
   }
+  for (; i + 4 <= n; i += 4) take(x + i, top, low, non_finite);
   double largest = 0, smallest = kInf;
   bool any_non_finite = false;
   for (int j = 0; j < 4; ++j) {

@@ -204,11 +204,15 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
   //! up to kMostInDigitsPastRuns (rows of 1024: 2.5 ns an element through the large accumulator,
   //! 1.4 through the digits on the EPYC; the two alike at 2048).
   static constexpr std::uint64_t kMostInDigits = 1023, kMostInDigitsPastRuns = 2047;
-  //! f64 rows up to this long that two doubles split around a power of two do not hold take two
-  //! doubles and their error bound (round_by_error_bound) before the superaccumulator: on the
-  //! 2-core Xeon, 2^24 elements, rows of 512 of uniform [0, 1) in 39 ms against 61 through the
-  //! superaccumulator, but rows of 1024 in 20 against 13 (its fast path), and of 4096 17 against 10.
-  static constexpr std::uint64_t kMostInBoundedDoubles = 512;
+  //! f64 rows up to kMostInBoundedDoubles long that two doubles split around a power of two do not
+  //! hold take two doubles and their error bound (round_by_error_bound) before the
+  //! superaccumulator, and so do rows up to kMostInBoundedDoublesPastRuns whose binades span more
+  //! than the superaccumulator's fast path takes. On one thread of the 2-core Xeon, 2^24 elements:
+  //! uniform [0, 1) rows of 512 in 19 ms, against 61 through the superaccumulator; but rows of
+  //! 1024 in 18.5 against 16 (its fast path), of 4096 18.6 against 14, so longer rows take the
+  //! bound only past the fast path's binades: f64 of random sign over 2^-600..2^600, rows of 1024,
+  //! 18 ms against 188 (the large accumulator's 32 KB of chunks, cleared and read back a row).
+  static constexpr std::uint64_t kMostInBoundedDoubles = 512, kMostInBoundedDoublesPastRuns = 4096, kSampled = 64;
   static acc piece(const T* p, std::uint64_t n, std::uint64_t) {
     acc a;
     if constexpr (sums_in_double<T>) {
@@ -247,7 +251,9 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
   //! doubles, where the bound on their error settles the rounding (round_by_error_bound: all but
   //! sums within the bound of a tie or of zero); else, where fewer elements than the
   //! superaccumulator's runs pay back, ten digits (F32Digits: random-bit f32 rows of 64 took 4.8
-  //! ns an element through an ExactSum, one at a time, 2.0 so).
+  //! ns an element through an ExactSum, one at a time, 2.0 so). f64 rows: one pass over the
+  //! fields, two doubles split around a power of two where they hold the sum, else two doubles
+  //! and their bound (see kMostInBoundedDoubles), else the superaccumulator.
   static T rounded_sum(const T* x, std::uint64_t n) {
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16>) {
       if (n <= kMostInDouble) {
@@ -269,10 +275,21 @@ struct ExactSegments {  // Accuracy::exact sums: each segment's exact sum, round
     } else if constexpr (sums_in_double<T>) {
       double sum;
       if (n <= kMostInDouble && sum_in_double(x, n, sum)) return T(sum);
-    } else {
+    } else if (n <= kMostInBoundedDoublesPastRuns) {
+      std::uint32_t lowest, highest;
+      auto past_runs = [&] { return lowest <= highest && highest - lowest > kMostBinadesOfFastF64Runs; };  // (lowest > highest: zeros)
+      // Past kMostInBoundedDoubles, the first kSampled elements' span decides first, so that rows
+      // that the fast path takes are not read once more for their fields (2^24 uniform f64, one
+      // thread of the 2-core Xeon, rows of 1024: 21 ms with that pass, 16 without).
+      if (n > kMostInBoundedDoubles) {
+        f64_fields_of(x, kSampled, lowest, highest);
+        if (highest == 2047 || !past_runs()) return exact_sum(x, n);
+      }
+      f64_fields_of(x, n, lowest, highest);
+      if (highest == 2047) return exact_sum(x, n);  // an infinity or a NaN: the superaccumulator counts them
       double hi, lo, rounded;
-      if (n <= kMostInTwoDoubles && sum_in_two_doubles(x, n, hi, lo)) return hi + lo;  // rounded once, as write's
-      if (n <= kMostInBoundedDoubles && round_by_error_bound(x, n, rounded)) return rounded;
+      if (n <= kMostInTwoDoubles && two_doubles_given(x, n, lowest, highest, hi, lo)) return hi + lo;  // rounded once, as write's
+      if ((n <= kMostInBoundedDoubles || past_runs()) && round_by_error_bound(x, n, highest, rounded)) return rounded;
     }
     return exact_sum(x, n);
   }
