@@ -340,8 +340,9 @@ bool round_by_error_bound(const float* x, std::size_t n, std::uint32_t highest, 
 //! the 2-core EPYC: 2^24 elements in 21 ms scalar, 45 ms so built, 5 ms in these vectors). From 64
 //! elements on, four vectors at a time (one vector's maximum and minimum wait on the last ones),
 //! the lines kPrefetchBytes ahead asked for as they go, past x's end too (the next row, where
-//! rows follow each other): this pass is the first to read a row, and without them rows of 1024
-//! uniform f64 took 1.6x the time of the superaccumulator alone (one thread of the 2-core Xeon).
+//! rows follow each other): this pass is the first to read a row, and without them 2^24 f64 of
+//! random sign over 2^-600..2^600 in rows of 1024 took 24-25 ms, 18.7 with them (one thread of
+//! the 2-core Xeon).
 __attribute__((target("avx2"))) inline void f64_fields_avx2(const double* x, std::size_t n, std::uint32_t& lo, std::uint32_t& hi) {
   typedef double V __attribute__((vector_size(32)));
   typedef double VU __attribute__((vector_size(32), aligned(8), may_alias));
@@ -394,7 +395,7 @@ inline void f64_fields_of(const double* x, std::size_t n, std::uint32_t& lo, std
 }
 
 //! Whether f64 elements of biased exponent fields lo..hi, 2^c of them at most, split around
-//! two_doubles_sigma(hi, c) into two exact double sums (see two_doubles_loop).
+//! two_doubles_sigma(hi, c) into two exact double sums (see sum_in_two_doubles).
 inline bool two_doubles_fit(std::uint32_t hi, std::uint32_t lo, int c) {
   return static_cast<int>(hi - lo) + 2 * c <= 52 && static_cast<int>(hi) - 1023 + 2 + c <= 1023;
 }
@@ -410,7 +411,7 @@ inline double two_doubles_sigma(std::uint32_t hi, int c) { return std::ldexp(1.5
   return negative ? -0.0 : 0.0;
 }
 
-//! The q and the r of f64 x[0..n) split around sigma (see two_doubles_loop), summed in four lanes
+//! The q and the r of f64 x[0..n) split around sigma (see sum_in_two_doubles), summed in four lanes
 //! each, into hi and lo.
 [[gnu::always_inline]] inline void two_doubles_split(const double* x, std::size_t n, double sigma, double& hi, double& lo) {
   constexpr std::size_t kLanes = 4;
@@ -430,7 +431,7 @@ inline double two_doubles_sigma(std::uint32_t hi, int c) { return std::ldexp(1.5
   hi = (q_lane[0] + q_lane[1]) + (q_lane[2] + q_lane[3]);
   lo = (r_lane[0] + r_lane[1]) + (r_lane[2] + r_lane[3]);
 }
-//! two_doubles_loop, given the fields of x's elements (f64_fields).
+//! sum_in_two_doubles, given the fields of x's elements (f64_fields_of).
 [[gnu::always_inline]] inline bool two_doubles_given(const double* x, std::size_t n, std::uint32_t lowest, std::uint32_t highest,
                                                      double& hi, double& lo) {
   if (highest == 2047) return false;  // an infinity or a NaN
@@ -452,27 +453,19 @@ inline double two_doubles_sigma(std::uint32_t hi, int c) { return std::ldexp(1.5
 //! sum of n of them is at most 2^(K - 1): 51 bits of the step. The r are at most 2^(K - 53) and
 //! multiples of 2^(E_lo - 52), so any sum of n of them has at most E - E_lo + 2c + 1 bits: exact
 //! where E - E_lo + 2c <= 52 (rows of 64 spanning 40 binades). hi + lo, rounded once, is then the
-//! exact sum's rounding. Built as binades_of is.
-[[gnu::always_inline]] inline bool two_doubles_loop(const double* x, std::size_t n, double& hi, double& lo) {
-  std::uint32_t lowest, highest;
-  f64_fields(x, n, lowest, highest);
-  return two_doubles_given(x, n, lowest, highest, hi, lo);
-}
-//! The AVX2 build, its fields taken in vectors (f64_fields_avx2).
-__attribute__((target("avx2"))) inline bool two_doubles_avx2(const double* x, std::size_t n, double& hi, double& lo) {
-  std::uint32_t lowest, highest;
-  f64_fields_avx2(x, n, lowest, highest);
-  return two_doubles_given(x, n, lowest, highest, hi, lo);
-}
+//! exact sum's rounding. The fields in vectors where the processor has AVX2 (f64_fields_of); the
+//! split as the caller is built (rows' rounded_sum, which needs the fields again, calls
+//! two_doubles_given itself).
 inline bool sum_in_two_doubles(const double* x, std::size_t n, double& hi, double& lo) {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2 ? two_doubles_avx2(x, n, hi, lo) : two_doubles_loop(x, n, hi, lo);
+  std::uint32_t lowest, highest;
+  f64_fields_of(x, n, lowest, highest);
+  return two_doubles_given(x, n, lowest, highest, hi, lo);
 }
 
 //! Rows [0, rows) of kLength f64 elements at p (0: `length`), each summed exactly in two doubles
-//! split around `sigma` (two_doubles_loop: sigma from the fields of every row's elements together,
-//! which must pass two_doubles_fit), rounded once into out[r]; a zero sum is -0 only if every
-//! element of its row is.
+//! split around `sigma` (sum_in_two_doubles: sigma from the fields of every row's elements
+//! together, which must pass two_doubles_fit), rounded once into out[r]; a zero sum is -0 only if
+//! every element of its row is.
 template <std::size_t kLength>
 [[gnu::always_inline]] inline void two_doubles_rows_loop(const double* p, std::size_t rows, std::size_t length, double sigma,
                                                          double* out) {
