@@ -17,21 +17,6 @@
 namespace xreduce::cuda {
 namespace {
 
-//! The blocks of kBlock threads with kDynamic bytes of dynamic shared memory each that `kernel`
-//! keeps on an SM at once (at least 1). Past the default 48 KiB, a kernel must be allowed them on
-//! each device it runs on: on every call, before its launch.
-template <auto kernel, int kBlock, std::size_t kDynamic>
-int blocks_per_sm() {
-  if constexpr (kDynamic > 48 * 1024)
-    XREDUCE_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kDynamic)));
-  static const int per_sm = [] {
-    int b = 0;
-    XREDUCE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlock, kDynamic));
-    return b > 0 ? b : 1;
-  }();
-  return per_sm;
-}
-
 //! As persistent_blocks, for a flat exact kernel of kBlock threads, per_sm of them to an SM, over
 //! n elements of type T: at most as many as the GPU holds at once. Lanes with bins or digits take
 //! `min_rounds` load rounds at least where that still leaves a block for every SM: each lane's

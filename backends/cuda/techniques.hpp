@@ -40,10 +40,11 @@ inline constexpr bool is_32_64_v = std::is_arithmetic_v<T> && sizeof(T) >= 4;
 
 //! The floating types whose sums have an exact form on the GPU (kernels/exact_sum.cuh).
 inline constexpr std::array<DType, 4> kExactDTypes{DType::f32, DType::f64, DType::f16, DType::bf16};
-//! Those whose exact sums of rows and segments, and of the other N-D views of device data, run on
-//! the GPU (kernels/exact_segments.cuh, exact_views.cuh): their sums fit ten 32-bit digits; f64's
-//! (67 digits) are the CPU's.
-inline constexpr std::array<DType, 3> kExactSegmentDTypes{DType::f32, DType::f16, DType::bf16};
+//! Those whose exact sums of the other N-D views of device data (layouts middle and strided) run
+//! on the GPU (kernels/exact_views.cuh): their sums fit ten 32-bit digits; f64's (67 digits) are
+//! the CPU's. Rows and segments take every type of kExactDTypes (kernels/exact_segments.cuh and,
+//! for f64, exact_segments_f64.cuh).
+inline constexpr std::array<DType, 3> kExactViewDTypes{DType::f32, DType::f16, DType::bf16};
 
 //! Calls f with a value of the C++ type of `t`, one of kExactDTypes (the capabilities refuse the others).
 template <class F>
@@ -112,8 +113,8 @@ constexpr FeatureSet moments_together() {
 inline constexpr Capabilities kSeed = Capabilities(Engine::gpu).add(on_gpu_32_64(kSeedOps, {Layout::all}));
 inline constexpr Capabilities kSinglePass =
     Capabilities(Engine::gpu).add(on_gpu(kOneOps, {Layout::all})).add(exact_sums({Memory::host, Memory::device}));
-//! Rows and segments with its binned kernels (their exact sums, of the 32- and 16-bit floats, with
-//! kernels/exact_segments.cuh), records with kernels/records.cuh (their exact sums, of device
+//! Rows and segments with its binned kernels (their exact sums with kernels/exact_segments.cuh,
+//! and f64's with exact_segments_f64.cuh), records with kernels/records.cuh (their exact sums, of device
 //! data, with exact_columns_kernel), the other views of device data with
 //! kernels/views.cuh (their exact sums, of the 32- and 16-bit floats, with
 //! kernels/exact_views.cuh), several ops with StatsOp, the statistics with the op table's policies
@@ -126,8 +127,8 @@ inline constexpr Capabilities kShuffle = Capabilities(Engine::gpu)
                                              .add(on_gpu(kOneOps, {Layout::outer, Layout::middle, Layout::strided}).memory({Memory::device}))
                                              .add(exact_sums({Memory::host, Memory::device}))
                                              .add(exact_sums({Memory::device}, {Layout::outer}))
-                                             .add(exact_sums({Memory::host, Memory::device}, {Layout::inner, Layout::ragged}, kExactSegmentDTypes))
-                                             .add(exact_sums({Memory::device}, {Layout::middle, Layout::strided}, kExactSegmentDTypes))
+                                             .add(exact_sums({Memory::host, Memory::device}, {Layout::inner, Layout::ragged}))
+                                             .add(exact_sums({Memory::device}, {Layout::middle, Layout::strided}, kExactViewDTypes))
                                              .add(gpu_statistics({Memory::host, Memory::device}))
                                              .add(exact_statistics({Memory::host, Memory::device}))
                                              .add(gpu_statistics_over_axes({Memory::device}, {Layout::outer, Layout::middle, Layout::strided}))

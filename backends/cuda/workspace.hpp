@@ -75,7 +75,7 @@ struct Workspace {
   DeviceBuffer cub_temp;  //!< cub::DeviceReduce temporary storage
   PinnedHostBuffer pinned;  //!< host staging for pageable input of the streamed path
   DeviceBuffer columns;           //!< records: the column accumulators
-  DeviceBuffer result_partials;   //!< a statistic of a view: each result's partial, before its finish; exact segment sums: their first pass's marks
+  DeviceBuffer result_partials;   //!< a statistic of a view: each result's partial, before its finish; exact f64 segment sums: the segments their pairs of doubles left, to sum again
   PinnedHostBuffer host_columns;  //!< records: their host copy
   //! Bytes of `result`: the largest final acc_t (several ops with the moments, 72 bytes).
   static constexpr std::size_t kResultBytes = 128;

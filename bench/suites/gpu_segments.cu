@@ -2,7 +2,7 @@
 // elements cut four ways (2^20 rows of 256, 2^14 rows of 2^14, power-law lengths, lengths
 // 1..32), by cuda.shuffle's length-binned kernels (plain and exact sums, the exact ones also
 // checked bit for bit against the CPU's; the power-law lengths' exact sums also over the exact
-// suite's distributions, of f32, f16 and bf16) and by the cub backend, against
+// suite's distributions, of f32, f64, f16 and bf16) and by the cub backend, against
 // cub::DeviceSegmentedReduce::Sum called directly on an offsets array (the anchor) and the read
 // probe over the same bytes, in the same run. Time per call: CUDA-graph replays of 8
 // back-to-back calls (the input is 1 GiB, far past the L2), median.
@@ -170,7 +170,7 @@ int run_segments_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& m
       rows.back()["segments_differing_from_cpu_exact"] = differ;
       exact_bits += "- " + shape.name + ": " + std::to_string(differ) + " of " + std::to_string(count) + "\n";
       // The power-law segments over the exact suite's distributions (an exact sum's cost may
-      // depend on the data, a plain one's does not), of f32, f16 and bf16 (the same offsets over
+      // depend on the data, a plain one's does not), of f32, f64, f16 and bf16 (the same offsets over
       // the first n elements): exact over plain cuda.shuffle, the bits checked as above; then the
       // uniform data back for the shapes after.
       if (!shape.rows && shape.name.rfind("power-law", 0) == 0) {
@@ -182,26 +182,32 @@ int run_segments_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& m
         auto spreads_of = [&](auto tag) {
           using T = decltype(tag);
           constexpr DType kType = dtype_of<T>();
-          T* data = reinterpret_cast<T*>(x);  // n elements of T fit x's n floats
+          T* data = reinterpret_cast<T*>(x);  // n elements of T fit x's n floats; f64 takes buffers of its own
           T* results = reinterpret_cast<T*>(out);
+          if constexpr (sizeof(T) > sizeof(float)) {
+            check(cudaMalloc(&data, n * sizeof(T)), "cudaMalloc f64 data");
+            check(cudaMalloc(&results, count * sizeof(T)), "cudaMalloc f64 results");
+          }
           std::vector<T> spread_host(n), got(count);
           for (Spread spread : kSpreads) {
             fill_spread<<<prop.multiProcessorCount * 8, 256>>>(data, n, spread, 29);
             check(cudaDeviceSynchronize(), "fill");
-            const auto plain_t = time([&] { ws.enqueue_segments("cuda.shuffle", data, n, kType, Op::sum, segments, out); });
-            const auto exact_t = time([&] { ws.enqueue_exact_segments(data, n, kType, segments, out); });
+            const auto plain_t = time([&] { ws.enqueue_segments("cuda.shuffle", data, n, kType, Op::sum, segments, results); });
+            const auto exact_t = time([&] { ws.enqueue_exact_segments(data, n, kType, segments, results); });
             check(cudaMemcpy(got.data(), results, count * sizeof(T), cudaMemcpyDeviceToHost), "results back");
             check(cudaMemcpy(spread_host.data(), data, n * sizeof(T), cudaMemcpyDeviceToHost), "data back");
             const std::size_t wrong = differing_from_cpu(spread_host, got);
             const double p = median(plain_t), e = median(exact_t);
-            spreads_md += "| " + std::string(to_string(kType)) + " | " + spread_name(spread, false) + " | " + fmt("%.1f", p * 1e6) +
+            spreads_md += "| " + std::string(to_string(kType)) + " | " + spread_name(spread, kType == DType::f64) + " | " + fmt("%.1f", p * 1e6) +
                           " | " + fmt("%.1f", e * 1e6) + " | " + fmt("%.2f", e / p) + " | " + std::to_string(wrong) + " |\n";
-            rows.push_back({{"segments", shape.name}, {"dtype", std::string(to_string(kType))}, {"distribution", spread_name(spread, false)},
+            rows.push_back({{"segments", shape.name}, {"dtype", std::string(to_string(kType))}, {"distribution", spread_name(spread, kType == DType::f64)},
                             {"n", n}, {"plain_median_s", p}, {"exact_median_s", e}, {"exact_over_plain", e / p},
                             {"segments_differing_from_cpu_exact", wrong}, {"plain_times_s", plain_t}, {"exact_times_s", exact_t}});
           }
+          if constexpr (sizeof(T) > sizeof(float)) cudaFree(data), cudaFree(results);
         };
         spreads_of(float{});
+        spreads_of(double{});
         spreads_of(f16{});
         spreads_of(bf16{});
         fill_uniform<<<prop.multiProcessorCount * 8, 256>>>(x, n, 3);

@@ -846,7 +846,7 @@ TEST_CASE("gpu exact sums of rows and segments: each segment of one scale, a war
   check_f32_rows([&](const auto& row_offsets) { return one_scale_a_segment<float>(row_offsets, rng); }, "one scale each");
 }
 
-TEST_CASE("gpu exact sums of rows and segments: f32, f16 and bf16, every shape of data, MPFR's bits for each segment") {
+TEST_CASE("gpu exact sums of rows and segments: f32, f64, f16 and bf16, every shape of data, MPFR's bits for each segment") {
   if (exact_gpu_backends(/*device=*/true).empty()) return;
   std::mt19937_64 rng(xr::test::run_seed() ^ 0x5e95u);
   const bool quick = std::getenv("XREDUCE_TEST_QUICK") != nullptr;
@@ -859,6 +859,7 @@ TEST_CASE("gpu exact sums of rows and segments: f32, f16 and bf16, every shape o
   for (ExactShape shape : shapes) {
     const std::string what = std::string("data ") + name(shape);
     check_exact_segments(xr::test::make_exact_data<float>(shape, n, rng), offsets, 0, what + ", segments");
+    check_exact_segments(xr::test::make_exact_data<double>(shape, n, rng), offsets, 0, what + ", segments");
     check_exact_segments(xr::test::make_exact_data16<xr::f16>(shape, n, rng), offsets, 0, what + ", segments");
     check_exact_segments(xr::test::make_exact_data16<xr::bf16>(shape, n, rng), offsets, 0, what + ", segments");
     // Equal rows: a lane's few elements, a block's, and rows cut into chunks (160 KB).
@@ -866,6 +867,8 @@ TEST_CASE("gpu exact sums of rows and segments: f32, f16 and bf16, every shape o
       const std::size_t rows = std::max<std::size_t>(1, (quick ? 100000 : 400000) / length);
       check_exact_segments(xr::test::make_exact_data<float>(shape, rows * length, rng), {}, rows,
                            what + ", " + std::to_string(rows) + " rows of " + std::to_string(length));
+      check_exact_segments(xr::test::make_exact_data<double>(shape, rows * length, rng), {}, rows,
+                           what + ", " + std::to_string(rows) + " f64 rows of " + std::to_string(length));
     }
     // bf16 rows just under two of the second pass's 96 KB chunks: 384 elements a lane.
     check_exact_segments(xr::test::make_exact_data16<xr::bf16>(shape, 2 * 98303, rng), {}, 2, what + ", 2 rows of 98303 (bf16)");
@@ -873,19 +876,52 @@ TEST_CASE("gpu exact sums of rows and segments: f32, f16 and bf16, every shape o
   // Rows of 98303 bf16 (just under two of the second pass's 96 KB chunks: a block each, 384
   // elements a lane, the most its kernels give a lane, of the 512 a lane's double is exact for)
   // of one value whose significand lands at bit 31 of its digit; and of 65535 (256 a lane, the
-  // first pass's most). And f64, whose exact segment sums are the CPU's, refused.
+  // first pass's most).
   for (const std::size_t length : {std::size_t{98303}, std::size_t{65535}}) {
     const std::vector<xr::bf16> same(4 * length, xr::bf16::from_bits(0x407f));  // 3.984375
     check_exact_segments(same, {}, 4, "4 rows of " + std::to_string(length) + " times 3.984375 (bf16)");
   }
-  const std::vector<double> x(100, 1.0);
-  const std::uint64_t off[] = {0, 50, 100};
-  for (const auto& e : xr::default_context().registry().entries()) {
-    if (e.reducer->capabilities().engine() != xr::Engine::gpu || !e.reducer->available()) continue;
-    xr::Request q{x.data(), x.size(), xr::DType::f64, xr::Op::sum, xr::Memory::host};
-    q.segments = xr::Segments::at(off, 2);
-    if (e.reducer->capabilities().support(xr::features_of(xr::canonical(q), xr::Accuracy::standard)) == xr::Support::none) continue;
-    INFO("backend " << e.reducer->name());
-    CHECK_THROWS_AS(e.reducer->reduce(q, {.accuracy = xr::Accuracy::exact}), xr::Error);
+}
+
+namespace {
+
+//! f64 segments whose pair of doubles leaves their range (exact_segments_f64.cuh), so that each
+//! is summed again in digits: values of the top binade and their negations, shuffled, so that
+//! runs of one sign pass 2^1024 on the way, and a leftover of any scale (or none, or an
+//! infinity or a NaN in one segment of eight) that the exact sum is.
+std::vector<double> top_binade_cancelling(const std::vector<std::uint64_t>& offsets, std::mt19937_64& rng) {
+  std::vector<double> v(offsets.back());
+  for (std::size_t s = 0; s + 1 < offsets.size(); ++s) {
+    const std::uint64_t a = offsets[s], e = offsets[s + 1];
+    for (std::uint64_t i = a; i + 1 < e; i += 2) {
+      const double x = std::ldexp(1.0 + static_cast<double>(rng() >> 12) * 0x1p-52, 1023);
+      v[i] = x, v[i + 1] = -x;
+    }
+    if ((e - a) % 2) {
+      const std::uint64_t pick = rng() % 8;
+      const double leftover = std::ldexp(1.0 + static_cast<double>(rng() >> 12) * 0x1p-52, static_cast<int>(rng() % 2098) - 1074);
+      v[e - 1] = pick == 0 ? std::numeric_limits<double>::infinity() : pick == 1 ? std::numeric_limits<double>::quiet_NaN()
+                 : pick == 2 ? -0.0 : rng() % 2 ? leftover : -leftover;
+    }
+    std::shuffle(v.begin() + static_cast<std::ptrdiff_t>(a), v.begin() + static_cast<std::ptrdiff_t>(e), rng);
+  }
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("gpu exact f64 rows and segments: partial sums past 2^1024, summed again in digits, a lane's past 2^10 elements") {
+  if (exact_gpu_backends(/*device=*/true).empty()) return;
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0xf64fu);
+  const bool quick = std::getenv("XREDUCE_TEST_QUICK") != nullptr;
+  const std::vector<std::uint64_t> offsets = mixed_offsets(quick ? 300 : 3000, rng);
+  check_exact_segments(top_binade_cancelling(offsets, rng), offsets, 0, "f64 segments past 2^1024 on the way");
+  // Rows of 300001: 2344 elements a lane of the second launch's 128, which carries every 2^10.
+  for (std::size_t length : {std::size_t{5}, std::size_t{300}, std::size_t{300001}}) {
+    const std::size_t rows = std::max<std::size_t>(2, (quick ? 100000 : 600000) / length);
+    std::vector<std::uint64_t> row_offsets(rows + 1);
+    for (std::size_t r = 0; r <= rows; ++r) row_offsets[r] = r * length;
+    check_exact_segments(top_binade_cancelling(row_offsets, rng), {}, rows,
+                         std::to_string(rows) + " f64 rows of " + std::to_string(length) + " past 2^1024 on the way");
   }
 }

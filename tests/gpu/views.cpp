@@ -97,7 +97,7 @@ TEST_CASE("gpu: N-D views of device data, random shapes, f32, f64, i32, u8, f16,
   device_views<bool>(few ? 20 : 80, 6, kSmall, 1 << 12, 0x71e3);
 }
 
-TEST_CASE("gpu: exact sums of N-D views of device data, f32, f16, bf16 (f64 refused), MPFR's bits for each result") {
+TEST_CASE("gpu: exact sums of N-D views of device data, f32, f16, bf16, and f64 rows (its other views refused), MPFR's bits for each result") {
   if (!have_gpu()) return;
   const bool few = xr::test::few();
   using xr::test::exact_views_for;

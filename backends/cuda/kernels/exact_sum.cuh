@@ -983,7 +983,7 @@ __global__ __launch_bounds__(kF16RecordsBlock) void exact_f16_records_kernel(con
 
 //! Adds copies 1 .. copies - 1 of exact_columns_kernel's `words` words each into copy 0 (integer
 //! words: the same sums whatever block added to which copy).
-__global__ void fold_column_copies(long long* totals, std::size_t words, int copies) {
+__global__ inline void fold_column_copies(long long* totals, std::size_t words, int copies) {
   for (std::size_t w = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; w < words;
        w += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     long long sum = 0;
@@ -1045,7 +1045,7 @@ __global__ __launch_bounds__(kBlock) void exact_sum_kernel(const T* __restrict__
 }
 
 //! The second launch of the two-launch form.
-__global__ void exact_finish_kernel(long long* total, long long* out) { take_total(total, out); }
+__global__ inline void exact_finish_kernel(long long* total, long long* out) { take_total(total, out); }
 
 }  // namespace exact
 }  // namespace xreduce::cuda

@@ -253,6 +253,21 @@ __device__ inline typename F::acc_t thread_partial(const typename F::In* __restr
   return a;
 }
 
+//! The blocks of kBlock threads with kDynamic bytes of dynamic shared memory each that `kernel`
+//! keeps on an SM at once (at least 1). Past the default 48 KiB, a kernel must be allowed them on
+//! each device it runs on: on every call, before its launch.
+template <auto kernel, int kBlock, std::size_t kDynamic>
+int blocks_per_sm() {
+  if constexpr (kDynamic > 48 * 1024)
+    XREDUCE_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kDynamic)));
+  static const int per_sm = [] {
+    int b = 0;
+    XREDUCE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlock, kDynamic));
+    return b > 0 ? b : 1;
+  }();
+  return per_sm;
+}
+
 //! Blocks for n elements: enough for every thread to have `unroll` vectors, at most the number
 //! that fit on the GPU at once (from the occupancy calculator, for this very kernel).
 template <class P, class F, class Kernel>
