@@ -1,69 +1,69 @@
 #pragma once
 // Exact sums of f64 rows and segments (Accuracy::exact, layouts inner and ragged) of device data,
-// in two launches: the segments kernels of segmented.cuh with a cascaded sum of doubles a lane,
-// then a block of digits for each segment that sum did not settle.
+// in two launches: the segments kernels of segmented.cuh with pairs of doubles a lane, then a
+// block of digits for each segment the pairs did not settle.
 //
 // The f32 form (exact_segments.cuh) holds any segment in ten 32-bit digits; f64's 2098 bits of
-// range would take 67 a lane. So each lane adds its elements to a sum in three doubles, each
-// addition's rounding error found exactly by TwoSum and added to the next, and the third one's
-// roundings bounded (CascadedSum): a bound of the third order, 0 where the third double was never
-// rounded. Elements of 2^977 and more go to a second such sum, times 2^-64 (exact there): the
-// first sum's partials then stay below 2^1018 and the second's below 2^1000, so that neither
-// leaves the doubles' range on data whose sum does not (random bit patterns, whose top binades
-// would take a single sum past 2^1024 in most long segments). Partials fold as such sums. As the
-// CPU's f64 rows (core/src/backend/exact_in_double.hpp), a segment is written where the bound
-// settles its rounding; else (a tie or near-tie within the bound, which takes a sum that cancels
-// to 0 or nearly; an infinity or a NaN among its elements; large elements that cancel to a small
-// sum) it is listed, and exact_f64_retry_kernel sums it again in ExactSum's digits (those of the
-// flat f64 sums, exact_sum.cuh), a block a segment, and rounds it on the GPU.
+// range would take 67 a lane. So each lane adds its elements by TwoSum to a pair of doubles, the
+// sum and its rounding errors added in a second double, and adds the magnitudes of that second
+// double's own rounding errors (each found exactly by TwoSum) in a third: a bound on the pair's
+// distance from the exact sum, 0 where the second double was never rounded (TwoSumPair).
+// Elements of 2^977 and more go to a second pair, times 2^-64 (exact there): the first pair's
+// partial sums then stay below 2^1018 and the second's below 2^1000, so that neither leaves the
+// doubles' range on data whose sum does not (random bit patterns, whose top binades would take a
+// single pair past 2^1024 in most long segments). Pairs fold as pairs. As the CPU's f64 rows
+// (core/src/backend/exact_in_double.hpp), a segment is written where the bound settles its
+// rounding; else (a tie or near-tie within the bound, which takes a sum that cancels to 0 or
+// nearly; an infinity or a NaN among its elements; large elements that cancel to a small sum;
+// a sum within a binade of overflow) it is listed, and exact_f64_retry_kernel sums it again in
+// ExactSum's digits (those of the flat f64 sums, exact_sum.cuh), a block a segment, and rounds it
+// on the GPU. Each element costs the same whatever the data but for that branch between the
+// pairs; a listed segment costs a block's fixed start and end (digits cleared, carried, summed
+// across lanes, rounded by one thread: about 4 us a segment per block on an H100).
 
 #include "exact_segments.cuh"
 #include "exact_sum.cuh"
 
 namespace xreduce::cuda {
 
-//! A sum in three doubles, each addition's rounding error found exactly by TwoSum (Knuth: s + x
-//! = t + e) and added to the next: `sum`, the errors of its additions in `errors`, theirs in
-//! `errors2`, whose own roundings are not found but bounded: each at most 2^-53 times the
-//! magnitude it leaves, which `rounded` adds up. So sum + errors + errors2 lies within 2^-53
-//! `rounded` of the exact sum of what was added (third order: a segment's near-ties within that
-//! alone go on to the digits), and `rounded` is 0 where errors2 was never rounded.
-struct CascadedSum {
-  double sum, errors, errors2, rounded;
-  __device__ void add_error2(double e) {
-    errors2 += e;
-    rounded += fabs(errors2);
-  }
+//! A sum, the rounding errors of its additions (each exact, by TwoSum: Knuth's s + x = t + e)
+//! added in `errors`, and the magnitudes of the rounding errors of those additions (each exact,
+//! by TwoSum too) added in `rounded`: sum + errors lies within `rounded` (to its own roundings,
+//! which only make it smaller: below) of the exact sum of what was added, and `rounded` is 0
+//! where every addition to `errors` was exact (as on data of few significant bits, whose sums
+//! are often ties). A third double that kept those errors too, with its own roundings bounded,
+//! settled no more segments of the benchmark's distributions and took 1.22x, 1.34x and 1.22x a
+//! plain sum on uniform, wide and subnormal power-law segments, against 1.16x, 1.28x and 1.17x
+//! (H100, bench/results/nvidia-h100/logs/exact-segments-f64-e49b4bc.md).
+struct TwoSumPair {
+  double sum, errors, rounded;
   __device__ void add_error(double e) {
     const double t = errors + e;
-    const double e2 = two_sum_error(errors, e, t);
+    rounded += fabs(two_sum_error(errors, e, t));
     errors = t;
-    add_error2(e2);
   }
   __device__ void add(double x) {
     const double t = sum + x;
-    const double e = two_sum_error(sum, x, t);
+    add_error(two_sum_error(sum, x, t));
     sum = t;
-    add_error(e);
   }
-  __device__ void add(const CascadedSum& other) {
+  __device__ void add(const TwoSumPair& other) {
     const double t = sum + other.sum, e = two_sum_error(sum, other.sum, t);
     sum = t;
     rounded += other.rounded;
-    add_error2(other.errors2);
     add_error(other.errors);
     add_error(e);
   }
 };
 
-//! Elements whose exponent field is this or more (2^977 and up) go to the large sum, times 2^-64.
+//! Elements whose exponent field is this or more (2^977 and up) go to the large pair, times 2^-64.
 inline constexpr unsigned kLargeF64Field = 2000;
 
 //! A partial of an f64 segment's exact sum: the elements below 2^977 in `small`, the others times
 //! 2^-64 in `large`; top, the largest exponent field among them (2047: an infinity or a NaN among
 //! them, which went to `large`).
 struct F64Partial {
-  CascadedSum small, large;
+  TwoSumPair small, large;
   unsigned top;
 };
 
@@ -82,7 +82,7 @@ struct ExactSegmentSumF64 {
   std::uint64_t* retry;
   //! The small sum starts at -0, so that it is -0 exactly where every element added to it was -0
   //! (or none was).
-  __host__ __device__ acc_t identity() const { return {{-0.0, 0.0, 0.0, 0.0}, {0.0, 0.0, 0.0, 0.0}, 0u}; }
+  __host__ __device__ acc_t identity() const { return {{-0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, 0u}; }
   __device__ Lifted lift(double x, index_t) const { return {x}; }
   __device__ acc_t operator()(acc_t a, const acc_t& b) const {
     a.small.add(b.small);
@@ -92,7 +92,7 @@ struct ExactSegmentSumF64 {
   }
 };
 
-//! A lane's two sums: each element to the one its field picks (a branch: where a warp's lanes
+//! A lane's pairs: each element to the one its field picks (a branch: where a warp's lanes
 //! differ, both are taken). One a lane (one_accumulator): four, one for each load in flight,
 //! spilled in the short-segment kernel under its cap of 64 registers (sm_90).
 template <>
@@ -116,27 +116,26 @@ __device__ inline void add_vector(Accumulator<ExactSegmentSumF64>& acc, const Ex
   for (int j = 0; j < vector_width<double>(); ++j) acc.add(f, {r.e[j]});
 }
 
-//! The most elements of a segment whose sums may settle it: the `rounded` sums of up to 2^22
+//! The most elements of a segment whose pairs may settle it: the `rounded` sums of up to 2^22
 //! additions deep (a lane's elements, then the folds) are then within 2^-31 of the exact sums of
 //! their nonnegative terms, which the bound's factor 1 + 2^-30 covers.
 inline constexpr std::uint64_t kMostBoundedF64Elements = std::uint64_t{1} << 40;
 
-//! A segment's exact sum rounded once to double, into `out`, where its partial (of n > 0
-//! elements) settles it; false where it does not.
+//! A segment's exact sum rounded once to double, into `out`, where its pairs (of n > 0 elements)
+//! settle it; false where they do not.
 //!
-//! Without large elements the small sum is the sum: sum + errors as s + e exactly (TwoSum), e +
-//! errors2 as m and its error e3, then r = s + m and its error t: the exact sum lies within the
-//! bound, (2^-53 rounded + |e3|) (1 + 2^-30), of r + t. A bound of 0 says that r + t is the exact
-//! sum, so r, its rounding to nearest, is the answer. Else the exact sum rounds to r where the
-//! whole interval lies strictly between the points halfway to r's neighbours: half an ulp away
-//! from zero, and toward zero half an ulp, or a quarter where |r| is a normal power of two (a
-//! quarter of its binade's ulp is half the one below's). Both ends are computed with one
-//! rounding, which is monotone, and the halfway points are powers of two, so a computed end
-//! inside them means the exact one is. Sums below 2^-968, whose half ulp is not a normal double,
-//! are checked scaled by 2^256 (exact for r, t and the bound). A zero sum is -0 where every
-//! element was -0.
+//! Without large elements the small pair is the sum: r = sum + errors and its rounding error t,
+//! exactly (TwoSum); the exact sum lies within the bound, `rounded` times 1 + 2^-30, of r + t. A
+//! bound of 0 says that r + t is the exact sum, so r, its rounding to nearest, is the answer. Else
+//! the exact sum rounds to r where the whole interval lies strictly between the points halfway to
+//! r's neighbours: half an ulp away from zero, and toward zero half an ulp, or a quarter where |r|
+//! is a normal power of two (a quarter of its binade's ulp is half the one below's). Both ends
+//! are computed with one rounding, which is monotone, and the halfway points are powers of two,
+//! so a computed end inside them means the exact one is. Sums below 2^-968, whose half ulp is not
+//! a normal double, are checked scaled by 2^256 (exact for r, t and the bound). A zero sum is -0
+//! where every element was -0.
 //!
-//! With large elements the check is of the sum times 2^-64: the small sum, times 2^-64, is added
+//! With large elements the check is of the sum times 2^-64: the small pair, times 2^-64, is added
 //! to the large one (a scaled double below 2^-1022 may round, by 2^-1075 at most, which the bound
 //! takes in). The scaled sum rounds as the sum does where both are normal: from 2^-968 to below
 //! 2^960 there (below 2^1024 unscaled). A bound of 0 and a sum of 2^960 or more there, or a
@@ -146,29 +145,22 @@ inline constexpr std::uint64_t kMostBoundedF64Elements = std::uint64_t{1} << 40;
 __device__ inline bool rounded_by_error_bound(const F64Partial& a, std::uint64_t n, double& out) {
   if (a.top > 2046 || n > kMostBoundedF64Elements) return false;  // an infinity or a NaN among the elements
   const bool any_large = a.top >= kLargeF64Field;
-  CascadedSum p = a.small;
-  double slack = 0;  // the scaled small sum's roundings
+  TwoSumPair p = a.small;
+  double slack = 0;  // the scaled small pair's roundings
   if (any_large) {
-    const double sum = a.small.sum * 0x1p-64, errors = a.small.errors * 0x1p-64, errors2 = a.small.errors2 * 0x1p-64,
-                 rounded = a.small.rounded * 0x1p-64;
-    if (sum * 0x1p64 != a.small.sum || errors * 0x1p64 != a.small.errors || errors2 * 0x1p64 != a.small.errors2 ||
-        rounded * 0x1p64 != a.small.rounded)
-      slack = 0x1p-1071;  // each rounded by 2^-1075 at most
+    const double sum = a.small.sum * 0x1p-64, errors = a.small.errors * 0x1p-64, rounded = a.small.rounded * 0x1p-64;
+    if (sum * 0x1p64 != a.small.sum || errors * 0x1p64 != a.small.errors || rounded * 0x1p64 != a.small.rounded)
+      slack = 0x1p-1072;  // each rounded by 2^-1075 at most
     p = a.large;
     p.rounded += rounded;
-    p.add_error2(errors2);
-    p.add_error(errors);
     p.add(sum);
+    p.add_error(errors);
   }
-  // sum + errors exactly as s + e, then e + errors2 as m and its error e3: the exact sum is
-  // s + m + e3 within 2^-53 rounded; r = s + m and its error t.
-  const double s = p.sum + p.errors, e = two_sum_error(p.sum, p.errors, s);
-  const double m = e + p.errors2, e3 = two_sum_error(e, p.errors2, m);
-  const double r = s + m, t = two_sum_error(s, m, r);
+  const double r = p.sum + p.errors, t = two_sum_error(p.sum, p.errors, r);
   if (!isfinite(r) || !isfinite(t) || !isfinite(p.rounded)) return false;
   const unsigned long long bits = static_cast<unsigned long long>(__double_as_longlong(r));
   const int field = static_cast<int>((bits >> 52) & 0x7ff), binade = max(field, 1);
-  const double bound = (p.rounded * 0x1p-53 + fabs(e3)) * (1 + 0x1p-30) + slack;
+  const double bound = p.rounded * (1 + 0x1p-30) + slack;
   const double infinity = __longlong_as_double(0x7ff0000000000000ll);
   if (any_large) {
     if (field < 55) return false;
@@ -192,7 +184,7 @@ __device__ inline bool rounded_by_error_bound(const F64Partial& a, std::uint64_t
   return true;
 }
 
-//! Segment s's exact sum, rounded once, into out[s], where its partial settles it (an empty
+//! Segment s's exact sum, rounded once, into out[s], where its pairs settle it (an empty
 //! segment's: +0); else s is listed for exact_f64_retry_kernel.
 template <class Out>
 __device__ inline void write_segment(const ExactSegmentSumF64& f, const F64Partial& a, std::uint64_t s, std::uint64_t, Out* out,
