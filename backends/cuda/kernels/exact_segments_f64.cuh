@@ -19,7 +19,9 @@
 // ExactSum's digits (those of the flat f64 sums, exact_sum.cuh), a block a segment, and rounds it
 // on the GPU. Each element costs the same whatever the data but for that branch between the
 // pairs; a listed segment costs a block's fixed start and end (digits cleared, carried, summed
-// across lanes, rounded by one thread: about 4 us a segment per block on an H100).
+// across lanes, rounded by one thread), and a long one is read by that block alone: on an H100,
+// power-law segments of random bit patterns took 3.95x a plain sum, and pairs x, -x (segments
+// that cancel to 0) 9.96x, against 1.17-1.28x on uniform, wide and subnormal data.
 
 #include "exact_segments.cuh"
 #include "exact_sum.cuh"
