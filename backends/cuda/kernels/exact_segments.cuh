@@ -41,6 +41,7 @@
 // f64 has no such form here (its 2098 bits of range would take 67 words a lane): the CPU
 // backends and the flat and column kernels of exact_sum.cuh sum it.
 
+#include "exact_f64_pairs.hpp"  // two_sum_error
 #include "exponent_bins.cuh"
 #include "segmented.cuh"
 
@@ -72,13 +73,6 @@ __device__ inline void add_words(unsigned (&a)[FloatDigits::kWords], const unsig
   if constexpr (kSubtract) XREDUCE_CHAIN("sub.cc.u32", "subc.cc.u32", "subc.u32");
   else XREDUCE_CHAIN("add.cc.u32", "addc.cc.u32", "addc.u32");
 #undef XREDUCE_CHAIN
-}
-
-//! The error of t = s + x in double (Knuth's TwoSum, whatever the magnitudes): s + x = t + e
-//! exactly. No multiplication, so nothing the compiler may contract.
-__device__ inline double two_sum_error(double s, double x, double t) {
-  const double moved = t - s;
-  return (s - (t - moved)) + (x - moved);
 }
 
 //! Adds d (nonzero, a multiple of 2^-150, below 2^169) to a partial's digits: its magnitude's

@@ -1,0 +1,115 @@
+// The arithmetic of the GPU's exact f64 rows and segments (backends/cuda/kernels/exact_f64_pairs.hpp),
+// on the host, where no GPU is needed: a segment's pairs, built as the kernels build them (each
+// element to the pair its exponent field picks, in lanes, the lanes folded in a random order),
+// settle its rounding only with MPFR's bits; and ExactSum's words, rounded as the second launch
+// rounds them, are MPFR's sum. The GPU tests run the kernels themselves on the same shapes.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "../../backends/cuda/kernels/exact_f64_pairs.hpp"
+#include "support/exact_data.hpp"
+#include "support/mpfr_reference.hpp"
+#include "support/test_data.hpp"
+
+namespace xr = xreduce;
+using xr::test::ExactShape;
+
+namespace {
+
+//! x's partial as the segments kernels build it: each element to one of `lanes` lanes (at
+//! random), each lane's pairs as Accumulator<ExactSegmentSumF64> adds to them, then the lanes
+//! folded two at a time in a random order, as any tree of shuffles and chunks may fold them.
+xr::cuda::F64Partial partial_of(const std::vector<double>& x, std::size_t lanes, std::mt19937_64& rng) {
+  const xr::cuda::F64Partial identity{{-0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, 0u};
+  std::vector<xr::cuda::F64Partial> lane(lanes, identity);
+  for (double v : x) {
+    xr::cuda::F64Partial& p = lane[rng() % lanes];
+    const auto field = static_cast<unsigned>((xr::cuda::f64_bits(v) >> 52) & 0x7ff);
+    if (field >= xr::cuda::kLargeF64Field) p.large.add(v * 0x1p-64);
+    else p.small.add(v);
+    p.top = std::max(p.top, field);
+  }
+  while (lane.size() > 1) {
+    const std::size_t i = rng() % lane.size(), j = (i + 1 + rng() % (lane.size() - 1)) % lane.size();
+    lane[i].small.add(lane[j].small);
+    lane[i].large.add(lane[j].large);
+    lane[i].top = std::max(lane[i].top, lane[j].top);
+    lane.erase(lane.begin() + static_cast<std::ptrdiff_t>(j));
+  }
+  return lane[0];
+}
+
+//! Values of the top binades (2^1016 to 2^1024) of random sign: a pair that held them unscaled
+//! would pass 2^1024 on the way in most segments; their exact sum often does too.
+std::vector<double> top_binades(std::size_t n, std::mt19937_64& rng) {
+  std::vector<double> v(n);
+  for (double& x : v) x = (rng() % 2 ? 1.0 : -1.0) * std::ldexp(1.0 + static_cast<double>(rng() >> 12) * 0x1p-52, 1016 + static_cast<int>(rng() % 8));
+  return v;
+}
+
+//! Data of few significant bits (multiples of 2^-53 in [0, 1)): their sums are often ties, which
+//! only a bound of 0 (no rounding of the pair's errors) settles.
+std::vector<double> few_bits(std::size_t n, std::mt19937_64& rng) {
+  std::vector<double> v(n);
+  for (double& x : v) x = static_cast<double>(rng() >> 11) * 0x1p-53 * (rng() % 2 ? 1.0 : -1.0);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("exact f64 segments (the GPU's pairs): a settled rounding is MPFR's, on every shape and order of folds") {
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0xf64a1u);
+  const bool quick = std::getenv("XREDUCE_TEST_QUICK") != nullptr;
+  const std::size_t cases = quick ? 1500 : 6000;
+  std::size_t settled_ordinary = 0, ordinary = 0;
+  for (std::size_t c = 0; c < cases; ++c) {
+    const std::size_t n = 1 + (rng() % 4 == 0 ? rng() % 1500 : rng() % 40);
+    const std::size_t kind = c % (std::size(xr::test::all_exact_shapes) + 2);
+    std::vector<double> x;
+    ExactShape shape = ExactShape::uniform;
+    if (kind < std::size(xr::test::all_exact_shapes)) shape = xr::test::all_exact_shapes[kind], x = xr::test::make_exact_data<double>(shape, n, rng);
+    else x = kind == std::size(xr::test::all_exact_shapes) ? top_binades(n, rng) : few_bits(n, rng);
+    const std::size_t lanes = 1 + rng() % 40;
+    const xr::cuda::F64Partial p = partial_of(x, lanes, rng);
+    const double expected = xr::test::mpfr_sum(x.data(), x.size());
+    double got = 0;
+    const bool settled = xr::cuda::rounded_by_error_bound(p, x.size(), got);
+    INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), case " << c << ", "
+                 << (kind < std::size(xr::test::all_exact_shapes) ? std::string(name(shape))
+                                                                   : kind == std::size(xr::test::all_exact_shapes) ? "top binades" : "few bits")
+                 << ", n = " << n << ", " << lanes << " lanes: got " << got << ", MPFR " << expected);
+    if (settled) CHECK(xr::test::same_bits(got, expected));
+    // Uniform, wide and few-bit data must mostly be settled here, or the GPU would sum them twice.
+    if (shape == ExactShape::uniform || shape == ExactShape::wide || kind > std::size(xr::test::all_exact_shapes)) {
+      ++ordinary;
+      settled_ordinary += settled;
+    }
+  }
+  INFO("settled " << settled_ordinary << " of " << ordinary << " segments of uniform, wide and few-bit data");
+  CHECK(settled_ordinary * 10 >= ordinary * 9);
+}
+
+TEST_CASE("exact f64 segments (the GPU's second launch): ExactSum's words rounded once are MPFR's sum") {
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0xf64a2u);
+  const std::size_t cases = std::getenv("XREDUCE_TEST_QUICK") ? 300 : 1200;
+  for (std::size_t c = 0; c < cases; ++c) {
+    const ExactShape shape = xr::test::all_exact_shapes[c % std::size(xr::test::all_exact_shapes)];
+    const std::size_t n = 1 + (rng() % 4 == 0 ? rng() % 3000 : rng() % 40);
+    const std::vector<double> x = c % 5 == 4 ? top_binades(n, rng) : xr::test::make_exact_data<double>(shape, n, rng);
+    xr::ExactSum sum;
+    sum.add(x.data(), x.size());
+    long long words[xr::ExactSum::kWords];
+    static_assert(sizeof words == sizeof sum.words);
+    std::memcpy(words, sum.words, sizeof words);
+    const double expected = xr::test::mpfr_sum(x.data(), x.size());
+    const double got = xr::cuda::round_exact_words(words);
+    INFO("seed " << xr::test::run_seed() << ", case " << c << ", " << std::string(name(shape)) << ", n = " << n << ": got " << got
+                 << ", MPFR " << expected);
+    CHECK(xr::test::same_bits(got, expected));
+  }
+}
