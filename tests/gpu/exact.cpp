@@ -885,10 +885,11 @@ TEST_CASE("gpu exact sums of rows and segments: f32, f64, f16 and bf16, every sh
 
 namespace {
 
-//! f64 segments whose pair of doubles leaves their range (exact_segments_f64.cuh), so that each
-//! is summed again in digits: values of the top binade and their negations, shuffled, so that
-//! runs of one sign pass 2^1024 on the way, and a leftover of any scale (or none, or an
-//! infinity or a NaN in one segment of eight) that the exact sum is.
+//! f64 segments of values of the top binade and their negations, shuffled, so that a pair of
+//! doubles holding them unscaled would pass 2^1024 on the way (exact_segments_f64.cuh takes them
+//! in its large pair, times 2^-64), and a leftover of any scale (or none, or an infinity or a NaN
+//! in one segment of eight) that the exact sum is. A leftover that is special, tiny, or small
+//! next to the pair's bound sends the segment on to the digits of the second launch.
 std::vector<double> top_binade_cancelling(const std::vector<std::uint64_t>& offsets, std::mt19937_64& rng) {
   std::vector<double> v(offsets.back());
   for (std::size_t s = 0; s + 1 < offsets.size(); ++s) {
@@ -910,13 +911,14 @@ std::vector<double> top_binade_cancelling(const std::vector<std::uint64_t>& offs
 
 }  // namespace
 
-TEST_CASE("gpu exact f64 rows and segments: partial sums past 2^1024, summed again in digits, a lane's past 2^10 elements") {
+TEST_CASE("gpu exact f64 rows and segments: top-binade values cancelling past 2^1024 on the way, many summed again in digits") {
   if (exact_gpu_backends(/*device=*/true).empty()) return;
   std::mt19937_64 rng(xr::test::run_seed() ^ 0xf64fu);
   const bool quick = std::getenv("XREDUCE_TEST_QUICK") != nullptr;
   const std::vector<std::uint64_t> offsets = mixed_offsets(quick ? 300 : 3000, rng);
   check_exact_segments(top_binade_cancelling(offsets, rng), offsets, 0, "f64 segments past 2^1024 on the way");
-  // Rows of 300001: 2344 elements a lane of the second launch's 128, which carries every 2^10.
+  // Rows of 300001: where the second launch takes one, 2344 elements a lane of its 128, which
+  // carries every 2^10.
   for (std::size_t length : {std::size_t{5}, std::size_t{300}, std::size_t{300001}}) {
     const std::size_t rows = std::max<std::size_t>(2, (quick ? 100000 : 600000) / length);
     std::vector<std::uint64_t> row_offsets(rows + 1);

@@ -38,8 +38,9 @@
 // Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using rounding to
 // odd", 2008), which the rounding to T then leaves correct.
 //
-// f64 has no such form here (its 2098 bits of range would take 67 words a lane): the CPU
-// backends and the flat and column kernels of exact_sum.cuh sum it.
+// f64 has no such form here (its 2098 bits of range would take 67 words a lane): its rows and
+// segments take pairs of doubles and a bound, and digits where the bound does not settle them
+// (exact_segments_f64.cuh).
 
 #include "exact_f64_pairs.hpp"  // two_sum_error
 #include "exponent_bins.cuh"
