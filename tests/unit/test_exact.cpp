@@ -443,3 +443,39 @@ TEST_CASE("ExactSum: wide runs whose partial sums pass 2^1024 before they cancel
     check(std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min());
   }
 }
+
+TEST_CASE("exact f64 rows near the threshold of overflow (the largest double and pieces near half its ulp), on each CPU backend") {
+  // A row holding an element of 2^977 or more is summed scaled by 2^-64, where the threshold of
+  // overflow (the largest double plus half its ulp) is checked against the two doubles' bound:
+  // rows whose sums lie just below it, at it (a tie, to even: an infinity) or just past it.
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0x0f10u);
+  constexpr std::size_t kRows = 400, kLength = 300;  // past 256: the two doubles and their bound, at once
+  const double largest = std::numeric_limits<double>::max(), half_ulp = std::ldexp(1.0, 970);
+  std::vector<double> x(kRows * kLength, 0.0);
+  std::vector<double> expected(kRows);
+  for (std::size_t r = 0; r < kRows; ++r) {
+    double* row = x.data() + r * kLength;
+    row[0] = largest;
+    const double target = half_ulp * (rng() % 3 == 0 ? 1.0 : 1.0 + (static_cast<double>(rng() % 2001) - 1000) * 0x1p-40);
+    const std::size_t pieces = 1 + rng() % 8;
+    for (std::size_t j = 0; j < pieces; ++j) row[1 + j] = target / static_cast<double>(pieces);
+    if (rng() % 3 == 0) row[pieces + 1] = std::ldexp(1.0, 1023), row[pieces + 2] = -std::ldexp(1.0, 1023);
+    if (rng() % 4 == 0) row[pieces + 3] = (rng() % 2 ? 1.0 : -1.0) * std::ldexp(1.0, 1000 - static_cast<int>(rng() % 100));
+    std::shuffle(row, row + kLength, rng);
+    expected[r] = xr::test::mpfr_sum(row, kLength);
+  }
+  for (const char* name : {"sequential", "openmp", "tbb"}) {
+    xr::Reducer& backend = xr::default_context().registry().get(name);
+    if (!backend.available()) continue;
+    const xr::Result got = backend.reduce(xr::Request::rows(x.data(), kRows, kLength, xr::DType::f64, xr::Op::sum),
+                                          {.accuracy = xr::Accuracy::exact});
+    REQUIRE(got.values.size() == kRows);
+    std::size_t wrong = 0, first = kRows;
+    for (std::size_t r = 0; r < kRows; ++r)
+      if (!xr::test::same_bits(got.values[r].get<double>(), expected[r]) && wrong++ == 0) first = r;
+    INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), " << name << ": " << wrong << " of " << kRows
+                 << " rows wrong; the first, " << first << ": got " << (wrong ? got.values[first].to_string() : std::string())
+                 << ", MPFR " << (wrong ? expected[first] : 0.0));
+    CHECK(wrong == 0);
+  }
+}

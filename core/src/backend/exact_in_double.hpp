@@ -192,7 +192,7 @@ template <class T>
 //! largest element's binade). In GCC's vectors: written as arrays of lanes, the lanes stayed in
 //! memory, an element at a time. The lanes fold pairwise, vectors first: folded one after another,
 //! each TwoSum waited on the last (about 100 cycles a row).
-template <int kVectors, class In>
+template <int kVectors, bool kScaled = false, class In>
 [[gnu::always_inline]] inline void two_sum_lanes(const In* x, std::size_t n, double& hi, double& lo) {
   using Double4 = double __attribute__((vector_size(32)));
   using Double2 = double __attribute__((vector_size(16)));
@@ -212,7 +212,14 @@ template <int kVectors, class In>
     for (int k = 0; k < kVectors; ++k) {
       In4 f;
       std::memcpy(&f, at + 4 * k, sizeof f);
-      const Double4 v = __builtin_convertvector(f, Double4);
+      Double4 v = __builtin_convertvector(f, Double4);
+      if constexpr (kScaled) {  // each element times 2^-64, those below 2^-900 as 0 (round_scaled_by_error_bound)
+        using Bits4 = long long __attribute__((vector_size(32)));
+        // (GCC's vector casts reinterpret the bits, with no call: std::bit_cast, a call at -O0,
+        // would pass the vectors between this AVX2 build and its baseline one in other registers.)
+        const Bits4 kept = ((Bits4)v & 0x7fffffffffffffffll) >= 0x07b0000000000000ll;  // 2^-900
+        v = (Double4)((Bits4)(v * 0x1p-64) & kept);
+      }
       two_sum(s[k], v, c[k]);
     }
   };
@@ -231,23 +238,78 @@ template <int kVectors, class In>
   two_sum(hi, s2[1], lo);
   lo += c2[1];
 }
-template <class In>
+template <bool kScaled, class In>
 __attribute__((target("avx2"))) inline void two_sum_lanes_avx2(const In* x, std::size_t n, double& hi, double& lo) {
-  two_sum_lanes<2>(x, n, hi, lo);
+  two_sum_lanes<2, kScaled>(x, n, hi, lo);
 }
-template <class In>
+template <bool kScaled = false, class In>
 void two_sum_lanes_of(const In* x, std::size_t n, double& hi, double& lo) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2 && n >= 32) two_sum_lanes_avx2(x, n, hi, lo);
-  else two_sum_lanes<1>(x, n, hi, lo);
+  if (avx2 && n >= 32) two_sum_lanes_avx2<kScaled>(x, n, hi, lo);
+  else two_sum_lanes<1, kScaled>(x, n, hi, lo);
+}
+
+//! Rows whose largest element's exponent field is this or more (2^977 and up), and whose two
+//! doubles pass 2^1024, round_by_error_bound sums again times 2^-64 (round_scaled_by_error_bound):
+//! below it, no partial sum of a row of 2^40 elements or fewer passes 2^1018.
+inline constexpr std::uint32_t kLargeF64Field = 2000;
+
+//! Whether the exact sum, within `bound` of r + t (r = hi + lo rounded to nearest, t its rounding
+//! error, exactly; r a normal double of field 55 to 2046), rounds to r: where that whole interval
+//! lies strictly between the points halfway to r's neighbours (half an ulp away from zero, and
+//! toward zero half an ulp, or a quarter where |r| is a power of two). The two ends are computed
+//! with one rounding each, which is monotone and leaves the halfway points (powers of two) where
+//! they are: a computed end inside them means the exact one is. At the top binade the halfway
+//! point away from zero is the threshold of overflow. Then r into `out`.
+inline bool settled_within(double r, double t, double bound, double& out) {
+  const std::uint64_t bits = std::bit_cast<std::uint64_t>(r), field = bits >> 52 & 0x7ff;
+  const double half_ulp = std::bit_cast<double>((field - 53) << 52), quarter_ulp = half_ulp / 2;
+  const double toward_zero = (bits & ((std::uint64_t{1} << 52) - 1)) == 0 ? quarter_ulp : half_ulp;
+  const double away = std::signbit(r) ? -t : t;  // t's distance from r away from zero
+  if (!(away + bound < half_ulp && away - bound > -toward_zero)) return false;
+  out = r;
+  return true;
+}
+
+//! round_by_error_bound for f64 rows holding an element of 2^977 or more, whose two doubles could
+//! pass 2^1024 on the way (random bit patterns: 13% of rows of 1024 and 62% of rows of 4096, which
+//! went on to the superaccumulator): the row times 2^-64, whose partial sums stay below 2^1000.
+//! Elements below 2^-900 count as 0 there: scaled, they would be subnormal, which Intel cores add
+//! in microcode (random-bit rows of 64 took 2.4x the time so), and with them gone every partial
+//! sum and error is a multiple of 2^-1016, never subnormal. They are below 2^-964 each scaled: n
+//! 2^-964 more on the bound. The scaled sum's rounding is the sum's where both are normal (field
+//! 55 to 1982 scaled). A
+//! scaled sum whose interval lies past the threshold of overflow (2^960 - 2^906 scaled) is an
+//! infinity. The rest (just below that threshold, or large elements that cancel to a sum below
+//! 2^-904) is left to the exact sum.
+inline bool round_scaled_by_error_bound(const double* x, std::size_t n, std::uint32_t highest, double& out) {
+  double hi, lo;
+  two_sum_lanes_of<true>(x, n, hi, lo);
+  const double binade = std::bit_cast<double>(static_cast<std::uint64_t>(highest - 64) << 52);  // scaled
+  const double r = hi + lo, w = r - hi, t = (hi - (r - w)) + (lo - w), terms = static_cast<double>(n + 16);
+  const double bound = 0x1p-104 * (terms * terms) * static_cast<double>(n) * binade + static_cast<double>(n) * 0x1p-964;
+  const std::uint64_t field = std::bit_cast<std::uint64_t>(r) >> 52 & 0x7ff;
+  // Past the threshold of overflow, 2^960 - 2^906 here: from 2^961 on, with a bound below 2^959;
+  // above 2^960 (by an ulp, 2^908, at least, and |t| is 2^907 at most), with a bound below 2^907;
+  // at 2^960, where t away from zero less the bound (one rounding) stays above -2^906.
+  const double away = std::signbit(r) ? -t : t, magnitude = std::fabs(r);
+  const bool overflows = (field > 1983 && field < 2047 && bound < 0x1p959) ||
+                         (field == 1983 && (magnitude > 0x1p960 ? bound < 0x1p907 : away - bound > -0x1p906));
+  if (overflows) {
+    out = std::signbit(r) ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+    return true;
+  }
+  if (field < 55 || field > 1982 || !settled_within(r, t, bound, out)) return false;
+  out = r * 0x1p64;  // a normal double below 2^1024: exact
+  return true;
 }
 
 //! f64 x[0..n): its exact sum rounded once, into `out`, where the sum in two doubles and the bound
 //! on its error settle it (as the f32 overload's, below; f64 of random sign over 2^-600..2^600,
 //! rows of 4, took 263 ns a row through the superaccumulator, 47 so): false where they do not
-//! (the exact sum within the bound of a tie, or of zero; an infinity or a NaN among x, or a sum
-//! past the doubles' range). `highest` is the biased exponent field of the largest |x|
-//! (f64_fields: every |x| < 2^(highest - 1022)); the bound on lo's error is (n + 16)^2 2^-104 n
+//! (the exact sum within the bound of a tie, or of zero; an infinity or a NaN among x). A row
+//! whose two doubles pass 2^1024 is summed again scaled (round_scaled_by_error_bound). `highest` is
+//! the biased exponent field of the largest |x| (f64_fields: every |x| < 2^(highest - 1022)); the bound on lo's error is (n + 16)^2 2^-104 n
 //! 2^(highest - 1023), as the f32 overload's. r = hi + lo and its rounding error t, exactly
 //! (TwoSum): the exact sum lies within the bound of r + t, and rounds to r where that whole
 //! interval lies strictly between the points halfway to r's neighbours: half an ulp away from
@@ -264,19 +326,13 @@ inline bool round_by_error_bound(const double* x, std::size_t n, std::uint32_t h
   const double bound = 0x1p-104 * (terms * terms) * static_cast<double>(n) * binade;
   const std::uint64_t bits = std::bit_cast<std::uint64_t>(r), field = bits >> 52 & 0x7ff;
   // Half of r's ulp, 2^(field - 1076), and a quarter, where both are normal doubles (no call to
-  // ldexp): a sum below 2^-968 (field 55) is near zero and left to the exact sum, as is field 2047
-  // (an infinity or a NaN). At the top binade the check holds too: half an ulp above the largest
-  // double is the threshold of overflow.
+  // ldexp): a sum below 2^-968 (field 55) is near zero and left to the exact sum. Field 2047 (an
+  // infinity or a NaN, of finite elements: the doubles passed 2^1024) takes the row again, scaled,
+  // where it holds an element of 2^977 or more (at once, those rows took 1.6x the time where they
+  // did not overflow: random bits, rows of 64 and 512, the 2-core Xeon), else the exact sum.
+  if (field == 2047 && highest >= kLargeF64Field && highest < 2047) return round_scaled_by_error_bound(x, n, highest, out);
   if (field < 55 || field > 2046) return false;
-  const double half_ulp = std::bit_cast<double>((field - 53) << 52), quarter_ulp = half_ulp / 2;
-  const double toward_zero = (bits & ((std::uint64_t{1} << 52) - 1)) == 0 ? quarter_ulp : half_ulp;
-  // t's distance from r away from zero; the two ends computed with one rounding each, which is
-  // monotone and leaves the halfway points (powers of two) where they are: a computed end inside
-  // them means the exact one is.
-  const double away = std::signbit(r) ? -t : t;
-  if (!(away + bound < half_ulp && away - bound > -toward_zero)) return false;
-  out = r;
-  return true;
+  return settled_within(r, t, bound, out);
 }
 
 //! The exact sum of f32 x[0..n) (finite: no infinity or NaN; f32 or bf16 values), rounded once to
