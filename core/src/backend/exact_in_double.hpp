@@ -328,7 +328,7 @@ inline bool round_by_error_bound(const double* x, std::size_t n, std::uint32_t h
   // Half of r's ulp, 2^(field - 1076), and a quarter, where both are normal doubles (no call to
   // ldexp): a sum below 2^-968 (field 55) is near zero and left to the exact sum. Field 2047 (an
   // infinity or a NaN, of finite elements: the doubles passed 2^1024) takes the row again, scaled,
-  // where it holds an element of 2^977 or more (at once, those rows took 1.6x the time where they
+  // where it holds an element of 2^977 or more (at once, those rows took 1.6-1.9x the time where they
   // did not overflow: random bits, rows of 64 and 512, the 2-core Xeon), else the exact sum.
   if (field == 2047 && highest >= kLargeF64Field && highest < 2047) return round_scaled_by_error_bound(x, n, highest, out);
   if (field < 55 || field > 2046) return false;
