@@ -278,10 +278,9 @@ inline bool settled_within(double r, double t, double bound, double& out) {
 //! in microcode (random-bit rows of 64 took 2.4x the time so), and with them gone every partial
 //! sum and error is a multiple of 2^-1016, never subnormal. They are below 2^-964 each scaled: n
 //! 2^-964 more on the bound. The scaled sum's rounding is the sum's where both are normal (field
-//! 55 to 1982 scaled). A
-//! scaled sum whose interval lies past the threshold of overflow (2^960 - 2^906 scaled) is an
-//! infinity. The rest (just below that threshold, or large elements that cancel to a sum below
-//! 2^-904) is left to the exact sum.
+//! 55 to 1982 scaled). A scaled sum whose interval lies past the threshold of overflow (2^960 -
+//! 2^906 scaled) is an infinity. The rest (just below that threshold, or large elements that
+//! cancel to a sum below 2^-904) is left to the exact sum.
 inline bool round_scaled_by_error_bound(const double* x, std::size_t n, std::uint32_t highest, double& out) {
   double hi, lo;
   two_sum_lanes_of<true>(x, n, hi, lo);
@@ -308,9 +307,9 @@ inline bool round_scaled_by_error_bound(const double* x, std::size_t n, std::uin
 //! on its error settle it (as the f32 overload's, below; f64 of random sign over 2^-600..2^600,
 //! rows of 4, took 263 ns a row through the superaccumulator, 47 so): false where they do not
 //! (the exact sum within the bound of a tie, or of zero; an infinity or a NaN among x). A row
-//! whose two doubles pass 2^1024 is summed again scaled (round_scaled_by_error_bound). `highest` is
-//! the biased exponent field of the largest |x| (f64_fields: every |x| < 2^(highest - 1022)); the bound on lo's error is (n + 16)^2 2^-104 n
-//! 2^(highest - 1023), as the f32 overload's. r = hi + lo and its rounding error t, exactly
+//! whose two doubles pass 2^1024 is summed again scaled (round_scaled_by_error_bound). `highest`
+//! is the biased exponent field of the largest |x| (f64_fields: every |x| < 2^(highest - 1022));
+//! the bound on lo's error is (n + 16)^2 2^-104 n 2^(highest - 1023), as the f32 overload's. r = hi + lo and its rounding error t, exactly
 //! (TwoSum): the exact sum lies within the bound of r + t, and rounds to r where that whole
 //! interval lies strictly between the points halfway to r's neighbours: half an ulp away from
 //! zero, and toward zero half an ulp, or a quarter where |r| is a power of two. (Asking |t| +
@@ -327,10 +326,12 @@ inline bool round_by_error_bound(const double* x, std::size_t n, std::uint32_t h
   const std::uint64_t bits = std::bit_cast<std::uint64_t>(r), field = bits >> 52 & 0x7ff;
   // Half of r's ulp, 2^(field - 1076), and a quarter, where both are normal doubles (no call to
   // ldexp): a sum below 2^-968 (field 55) is near zero and left to the exact sum. Field 2047 (an
-  // infinity or a NaN, of finite elements: the doubles passed 2^1024) takes the row again, scaled,
-  // where it holds an element of 2^977 or more (at once, those rows took 1.6-1.9x the time where they
-  // did not overflow: random bits, rows of 64 and 512, the 2-core Xeon), else the exact sum.
-  if (field == 2047 && highest >= kLargeF64Field && highest < 2047) return round_scaled_by_error_bound(x, n, highest, out);
+  // infinity or a NaN, of finite elements: the doubles passed 2^1024) takes the row again,
+  // scaled, where it holds an element of 2^977 or more (scaled at once, those rows took 1.6-1.9x
+  // the time where they did not overflow: random bits, rows of 64 and 512, the 2-core Xeon), else
+  // the exact sum.
+  if (field == 2047 && highest >= kLargeF64Field && highest < 2047)
+    return round_scaled_by_error_bound(x, n, highest, out);
   if (field < 55 || field > 2046) return false;
   return settled_within(r, t, bound, out);
 }
