@@ -21,24 +21,16 @@ using xr::test::ExactShape;
 
 namespace {
 
-//! x's partial as the segments kernels build it: each element to one of `lanes` lanes (at
-//! random), each lane's pairs as Accumulator<ExactSegmentSumF64> adds to them, then the lanes
-//! folded two at a time in a random order, as any tree of shuffles and chunks may fold them.
+//! x's partial as the segments kernels build it (F64Partial::add, as Accumulator<ExactSegmentSumF64>
+//! and the fold call it): each element to one of `lanes` lanes (at random), then the lanes folded
+//! two at a time in a random order, as any tree of shuffles and chunks may fold them.
 xr::cuda::F64Partial partial_of(const std::vector<double>& x, std::size_t lanes, std::mt19937_64& rng) {
   const xr::cuda::F64Partial identity{{-0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, 0u};
   std::vector<xr::cuda::F64Partial> lane(lanes, identity);
-  for (double v : x) {
-    xr::cuda::F64Partial& p = lane[rng() % lanes];
-    const auto field = static_cast<unsigned>((xr::cuda::f64_bits(v) >> 52) & 0x7ff);
-    if (field >= xr::cuda::kLargeF64Field) p.large.add(v * 0x1p-64);
-    else p.small.add(v);
-    p.top = std::max(p.top, field);
-  }
+  for (double v : x) lane[rng() % lanes].add(v);
   while (lane.size() > 1) {
     const std::size_t i = rng() % lane.size(), j = (i + 1 + rng() % (lane.size() - 1)) % lane.size();
-    lane[i].small.add(lane[j].small);
-    lane[i].large.add(lane[j].large);
-    lane[i].top = std::max(lane[i].top, lane[j].top);
+    lane[i].add(lane[j]);
     lane.erase(lane.begin() + static_cast<std::ptrdiff_t>(j));
   }
   return lane[0];

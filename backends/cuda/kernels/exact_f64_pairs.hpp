@@ -39,8 +39,8 @@ XREDUCE_HOST_DEVICE inline double f64_abs(double d) {
   return std::fabs(d);
 #endif
 }
-//! 2^k, for -1022 <= k <= 1023.
-XREDUCE_HOST_DEVICE inline double pow2_f64(int k) { return f64_of_bits(static_cast<unsigned long long>(k + 1023) << 52); }
+//! 2^k, for -1022 <= k <= 1023, from its bits.
+XREDUCE_HOST_DEVICE inline double pow2(int k) { return f64_of_bits(static_cast<unsigned long long>(k + 1023) << 52); }
 //! x times 2^k, rounded once (an infinity past the range).
 XREDUCE_HOST_DEVICE inline double scale_by_pow2(double x, int k) {
 #if defined(__CUDA_ARCH__)
@@ -104,6 +104,20 @@ inline constexpr unsigned kLargeF64Field = 2000;
 struct F64Partial {
   TwoSumPair small, large;
   unsigned top;
+  //! An element, to the pair its exponent field picks (a branch: where a warp's lanes differ, both
+  //! are taken).
+  XREDUCE_HOST_DEVICE void add(double x) {
+    const auto field = static_cast<unsigned>((f64_bits(x) >> 52) & 0x7ff);
+    if (field >= kLargeF64Field) large.add(x * 0x1p-64);
+    else small.add(x);
+    top = top > field ? top : field;
+  }
+  //! Another partial: pair by pair.
+  XREDUCE_HOST_DEVICE void add(const F64Partial& other) {
+    small.add(other.small);
+    large.add(other.large);
+    top = top > other.top ? top : other.top;
+  }
 };
 
 //! The most elements of a segment whose pairs may settle it: the `rounded` sums of up to 2^22
@@ -162,11 +176,11 @@ XREDUCE_HOST_DEVICE inline bool rounded_by_error_bound(const F64Partial& a, std:
   }
   if (bound != 0) {
     const int scale = !any_large && field < 55 ? 256 : 0;  // the check's domain: r, t and the bound times 2^scale
-    const double half_ulp = pow2_f64(binade - 1076 + scale);
+    const double half_ulp = pow2(binade - 1076 + scale);
     const bool power_of_two = (bits & ((1ull << 52) - 1)) == 0 && field > 1;
     const double toward_zero = power_of_two ? half_ulp / 2 : half_ulp;
-    const double away = (f64_negative(r) ? -t : t) * pow2_f64(scale);
-    const double scaled_bound = bound * pow2_f64(scale);
+    const double away = (f64_negative(r) ? -t : t) * pow2(scale);
+    const double scaled_bound = bound * pow2(scale);
     if (!(away + scaled_bound < half_ulp && away - scaled_bound > -toward_zero)) return false;
   }
   if (any_large) out = r * 0x1p64;  // a normal double below 2^1024: exact

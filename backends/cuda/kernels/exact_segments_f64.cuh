@@ -47,28 +47,20 @@ struct ExactSegmentSumF64 {
   __host__ __device__ acc_t identity() const { return {{-0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, 0u}; }
   __device__ Lifted lift(double x, index_t) const { return {x}; }
   __device__ acc_t operator()(acc_t a, const acc_t& b) const {
-    a.small.add(b.small);
-    a.large.add(b.large);
-    a.top = max(a.top, b.top);
+    a.add(b);
     return a;
   }
 };
 
-//! A lane's pairs: each element to the one its field picks (a branch: where a warp's lanes
-//! differ, both are taken). One a lane (one_accumulator): four, one for each load in flight,
-//! spilled in the short-segment kernel under its cap of 64 registers (sm_90).
+//! A lane's pairs (F64Partial::add). One a lane (one_accumulator): four, one for each load in
+//! flight, spilled in the short-segment kernel under its cap of 64 registers (sm_90).
 template <>
 struct one_accumulator<ExactSegmentSumF64> : std::true_type {};
 template <>
 struct Accumulator<ExactSegmentSumF64> {
   F64Partial p;
   __device__ void init(const ExactSegmentSumF64& f) { p = f.identity(); }
-  __device__ void add(const ExactSegmentSumF64&, ExactSegmentSumF64::Lifted e) {
-    const unsigned field = (static_cast<unsigned>(__double2hiint(e.x)) >> 20) & 0x7ffu;
-    if (field >= kLargeF64Field) p.large.add(e.x * 0x1p-64);
-    else p.small.add(e.x);
-    p.top = max(p.top, field);
-  }
+  __device__ void add(const ExactSegmentSumF64&, ExactSegmentSumF64::Lifted e) { p.add(e.x); }
   __device__ F64Partial value(const ExactSegmentSumF64&) const { return p; }
 };
 

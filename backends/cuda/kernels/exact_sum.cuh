@@ -52,6 +52,7 @@
 // one element a load. f16 records need neither, so they are read as the plain records kernel reads
 // them, 16 bytes a load, each thread's slots adding to doubles (exact_f16_records_kernel).
 
+#include "exact_f64_pairs.hpp"  // pow2
 #include "exponent_bins.cuh"
 #include "vector_loads.cuh"
 #include "xreduce/exact.hpp"
@@ -91,9 +92,6 @@ __device__ inline void count_special(long long* words, bool nan, bool negative) 
   const int which = nan ? ExactSum::kNaN : negative ? ExactSum::kNegInf : ExactSum::kPosInf;
   atomicAdd(reinterpret_cast<unsigned long long*>(words + which), 1ull);
 }
-
-//! 2^k, for -1022 <= k <= 1023.
-__device__ inline double pow2(int k) { return __longlong_as_double(static_cast<long long>(static_cast<unsigned long long>(k + 1023) << 52)); }
 
 //! The lanes of a block that sums f64 by digits (see the file's comment): their digits in shared
 //! memory, digit d of lane t at d * kDigitBlock + t, so that a warp's lanes touch 32 consecutive

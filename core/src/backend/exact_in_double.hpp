@@ -254,13 +254,28 @@ void two_sum_lanes_of(const In* x, std::size_t n, double& hi, double& lo) {
 //! below it, no partial sum of a row of 2^40 elements or fewer passes 2^1018.
 inline constexpr std::uint32_t kLargeF64Field = 2000;
 
-//! Whether the exact sum, within `bound` of r + t (r = hi + lo rounded to nearest, t its rounding
-//! error, exactly; r a normal double of field 55 to 2046), rounds to r: where that whole interval
-//! lies strictly between the points halfway to r's neighbours (half an ulp away from zero, and
-//! toward zero half an ulp, or a quarter where |r| is a power of two). The two ends are computed
-//! with one rounding each, which is monotone and leaves the halfway points (powers of two) where
-//! they are: a computed end inside them means the exact one is. At the top binade the halfway
-//! point away from zero is the threshold of overflow. Then r into `out`.
+//! The two doubles of f64 x[0..n) (two_sum_lanes_of; kScaled: times 2^-64) as r = hi + lo,
+//! rounded to nearest, and its rounding error t, exactly (TwoSum); and the bound on lo's error,
+//! (n + 16)^2 2^-104 n `binade`, every element summed being below twice `binade`.
+struct LanesSum {
+  double r, t, bound;
+};
+template <bool kScaled = false>
+inline LanesSum lanes_sum(const double* x, std::size_t n, double binade) {
+  double hi, lo;
+  two_sum_lanes_of<kScaled>(x, n, hi, lo);
+  const double r = hi + lo, w = r - hi, terms = static_cast<double>(n + 16);
+  return {r, (hi - (r - w)) + (lo - w), 0x1p-104 * (terms * terms) * static_cast<double>(n) * binade};
+}
+
+//! Whether the exact sum, within `bound` of r + t (r a normal double of field 55 to 2046, whose
+//! half ulp, 2^(field - 1076), and quarter are normal doubles made from its bits, with no call to
+//! ldexp), rounds to r: where that whole interval lies strictly between the points halfway to r's
+//! neighbours (half an ulp away from zero, and toward zero half an ulp, or a quarter where |r| is
+//! a power of two). The two ends are computed with one rounding each, which is monotone and leaves
+//! the halfway points (powers of two) where they are: a computed end inside them means the exact
+//! one is. At the top binade the halfway point away from zero is the threshold of overflow. Then r
+//! into `out`.
 inline bool settled_within(double r, double t, double bound, double& out) {
   const std::uint64_t bits = std::bit_cast<std::uint64_t>(r), field = bits >> 52 & 0x7ff;
   const double half_ulp = std::bit_cast<double>((field - 53) << 52), quarter_ulp = half_ulp / 2;
@@ -282,11 +297,9 @@ inline bool settled_within(double r, double t, double bound, double& out) {
 //! 2^906 scaled) is an infinity. The rest (just below that threshold, or large elements that
 //! cancel to a sum below 2^-904) is left to the exact sum.
 inline bool round_scaled_by_error_bound(const double* x, std::size_t n, std::uint32_t highest, double& out) {
-  double hi, lo;
-  two_sum_lanes_of<true>(x, n, hi, lo);
   const double binade = std::bit_cast<double>(static_cast<std::uint64_t>(highest - 64) << 52);  // scaled
-  const double r = hi + lo, w = r - hi, t = (hi - (r - w)) + (lo - w), terms = static_cast<double>(n + 16);
-  const double bound = 0x1p-104 * (terms * terms) * static_cast<double>(n) * binade + static_cast<double>(n) * 0x1p-964;
+  const auto [r, t, lanes_bound] = lanes_sum<true>(x, n, binade);
+  const double bound = lanes_bound + static_cast<double>(n) * 0x1p-964;
   const std::uint64_t field = std::bit_cast<std::uint64_t>(r) >> 52 & 0x7ff;
   // Past the threshold of overflow, 2^960 - 2^906 here: from 2^961 on, with a bound below 2^959;
   // above 2^960 (by an ulp, 2^908, at least, and |t| is 2^907 at most), with a bound below 2^907;
@@ -309,27 +322,22 @@ inline bool round_scaled_by_error_bound(const double* x, std::size_t n, std::uin
 //! (the exact sum within the bound of a tie, or of zero; an infinity or a NaN among x). A row
 //! whose two doubles pass 2^1024 is summed again scaled (round_scaled_by_error_bound). `highest`
 //! is the biased exponent field of the largest |x| (f64_fields: every |x| < 2^(highest - 1022));
-//! the bound on lo's error is (n + 16)^2 2^-104 n 2^(highest - 1023), as the f32 overload's. r = hi + lo and its rounding error t, exactly
-//! (TwoSum): the exact sum lies within the bound of r + t, and rounds to r where that whole
-//! interval lies strictly between the points halfway to r's neighbours: half an ulp away from
-//! zero, and toward zero half an ulp, or a quarter where |r| is a power of two. (Asking |t| +
+//! the bound on lo's error is (n + 16)^2 2^-104 n 2^(highest - 1023), as the f32 overload's. r =
+//! hi + lo and its rounding error t, exactly (TwoSum): the exact sum lies within the bound of r +
+//! t, and rounds to r where that whole interval lies strictly between the points halfway to r's
+//! neighbours (settled_within). (Asking |t| +
 //! bound to fall short of a quarter ulp on both sides, as a first version did, sent half of all
 //! rows on to the superaccumulator: r is hi + lo rounded to nearest, so |t| is anywhere up to
 //! half an ulp.)
 inline bool round_by_error_bound(const double* x, std::size_t n, std::uint32_t highest, double& out) {
-  double hi, lo;
-  two_sum_lanes_of(x, n, hi, lo);
   // 2^(highest - 1023), every |x| below twice it (a power of two of the top binade is finite)
   const double binade = std::bit_cast<double>(static_cast<std::uint64_t>(highest) << 52);
-  const double r = hi + lo, w = r - hi, t = (hi - (r - w)) + (lo - w), terms = static_cast<double>(n + 16);
-  const double bound = 0x1p-104 * (terms * terms) * static_cast<double>(n) * binade;
-  const std::uint64_t bits = std::bit_cast<std::uint64_t>(r), field = bits >> 52 & 0x7ff;
-  // Half of r's ulp, 2^(field - 1076), and a quarter, where both are normal doubles (no call to
-  // ldexp): a sum below 2^-968 (field 55) is near zero and left to the exact sum. Field 2047 (an
-  // infinity or a NaN, of finite elements: the doubles passed 2^1024) takes the row again,
-  // scaled, where it holds an element of 2^977 or more (scaled at once, those rows took 1.6-1.9x
-  // the time where they did not overflow: random bits, rows of 64 and 512, the 2-core Xeon), else
-  // the exact sum.
+  const auto [r, t, bound] = lanes_sum(x, n, binade);
+  const std::uint64_t field = std::bit_cast<std::uint64_t>(r) >> 52 & 0x7ff;
+  // A sum below 2^-968 (field 55) is near zero and left to the exact sum. Field 2047 (an infinity
+  // or a NaN, of finite elements: the doubles passed 2^1024) takes the row again, scaled, where it
+  // holds an element of 2^977 or more (scaled at once, those rows took 1.6-1.9x the time where
+  // they did not overflow: random bits, rows of 64 and 512, the 2-core Xeon), else the exact sum.
   if (field == 2047 && highest >= kLargeF64Field && highest < 2047)
     return round_scaled_by_error_bound(x, n, highest, out);
   if (field < 55 || field > 2046) return false;
