@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -44,6 +45,22 @@ std::vector<double> top_binades(std::size_t n, std::mt19937_64& rng) {
   return v;
 }
 
+//! Data whose exact sum lies within a few 2^918 of the threshold of overflow, 2^1024 - 2^970 (the
+//! largest double and half its ulp), on either side: the largest double, elements of random sign
+//! from 2^900 to 2^968, and 2^970 less their sum in double (so that its rounding error is left).
+std::vector<double> at_overflow(std::size_t n, std::mt19937_64& rng) {
+  std::vector<double> v(n < 3 ? 3 : n);
+  double rest = 0;
+  for (std::size_t i = 2; i < v.size(); ++i) {
+    v[i] = (rng() % 2 ? 1.0 : -1.0) * std::ldexp(1.0 + static_cast<double>(rng() >> 12) * 0x1p-52, 900 + static_cast<int>(rng() % 69));
+    rest += v[i];
+  }
+  v[0] = std::numeric_limits<double>::max();
+  v[1] = 0x1p970 - rest;
+  std::shuffle(v.begin(), v.end(), rng);
+  return v;
+}
+
 //! Data of few significant bits (multiples of 2^-53 in [0, 1)): their sums are often ties, which
 //! only a bound of 0 (no rounding of the pair's errors) settles.
 std::vector<double> few_bits(std::size_t n, std::mt19937_64& rng) {
@@ -58,32 +75,40 @@ TEST_CASE("exact f64 segments (the GPU's pairs): a settled rounding is MPFR's, o
   std::mt19937_64 rng(xr::test::run_seed() ^ 0xf64a1u);
   const bool quick = std::getenv("XREDUCE_TEST_QUICK") != nullptr;
   const std::size_t cases = quick ? 1500 : 6000;
-  std::size_t settled_ordinary = 0, ordinary = 0;
+  std::size_t settled_ordinary = 0, ordinary = 0, overflowed = 0, below_overflow = 0, unsettled_at_overflow = 0;
   for (std::size_t c = 0; c < cases; ++c) {
     const std::size_t n = 1 + (rng() % 4 == 0 ? rng() % 1500 : rng() % 40);
-    const std::size_t kind = c % (std::size(xr::test::all_exact_shapes) + 2);
+    constexpr std::size_t kTop = std::size(xr::test::all_exact_shapes), kFewBits = kTop + 1, kAtOverflow = kTop + 2;
+    const std::size_t kind = c % (kAtOverflow + 1);
     std::vector<double> x;
     ExactShape shape = ExactShape::uniform;
-    if (kind < std::size(xr::test::all_exact_shapes)) shape = xr::test::all_exact_shapes[kind], x = xr::test::make_exact_data<double>(shape, n, rng);
-    else x = kind == std::size(xr::test::all_exact_shapes) ? top_binades(n, rng) : few_bits(n, rng);
+    if (kind < kTop) shape = xr::test::all_exact_shapes[kind], x = xr::test::make_exact_data<double>(shape, n, rng);
+    else x = kind == kTop ? top_binades(n, rng) : kind == kFewBits ? few_bits(n, rng) : at_overflow(n, rng);
     const std::size_t lanes = 1 + rng() % 40;
     const xr::cuda::F64Partial p = partial_of(x, lanes, rng);
     const double expected = xr::test::mpfr_sum(x.data(), x.size());
     double got = 0;
     const bool settled = xr::cuda::rounded_by_error_bound(p, x.size(), got);
     INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), case " << c << ", "
-                 << (kind < std::size(xr::test::all_exact_shapes) ? std::string(name(shape))
-                                                                   : kind == std::size(xr::test::all_exact_shapes) ? "top binades" : "few bits")
-                 << ", n = " << n << ", " << lanes << " lanes: got " << got << ", MPFR " << expected);
+                 << (kind < kTop ? std::string(name(shape)) : kind == kTop ? "top binades" : kind == kFewBits ? "few bits" : "at overflow")
+                 << ", n = " << x.size() << ", " << lanes << " lanes: got " << got << ", MPFR " << expected);
     if (settled) CHECK(xr::test::same_bits(got, expected));
+    if (kind == kAtOverflow) ++(!settled ? unsettled_at_overflow : std::isinf(got) ? overflowed : below_overflow);
     // Uniform, wide and few-bit data must mostly be settled here, or the GPU would sum them twice.
-    if (shape == ExactShape::uniform || shape == ExactShape::wide || kind > std::size(xr::test::all_exact_shapes)) {
+    if ((kind < kTop && (shape == ExactShape::uniform || shape == ExactShape::wide)) || kind == kFewBits) {
       ++ordinary;
       settled_ordinary += settled;
     }
   }
   INFO("settled " << settled_ordinary << " of " << ordinary << " segments of uniform, wide and few-bit data");
   CHECK(settled_ordinary * 10 >= ordinary * 9);
+  // Sums at the threshold of overflow are settled on both sides of it (an infinity, or the largest
+  // double), and some are left to the digits: the check is neither skipped nor taken blind.
+  INFO("at the threshold of overflow: settled as an infinity " << overflowed << ", as a finite sum " << below_overflow << ", left "
+                                                                 << unsettled_at_overflow);
+  CHECK(overflowed > 0);
+  CHECK(below_overflow > 0);
+  CHECK(unsettled_at_overflow > 0);
 }
 
 TEST_CASE("exact f64 segments (the GPU's second launch): ExactSum's words rounded once are MPFR's sum") {

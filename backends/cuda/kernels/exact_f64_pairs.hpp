@@ -142,10 +142,12 @@ inline constexpr std::uint64_t kMostBoundedF64Elements = std::uint64_t{1} << 40;
 //! With large elements the check is of the sum times 2^-64: the small pair, times 2^-64, is added
 //! to the large one (a scaled double below 2^-1022 may round, by 2^-1075 at most, which the bound
 //! takes in). The scaled sum rounds as the sum does where both are normal: from 2^-968 to below
-//! 2^960 there (below 2^1024 unscaled). A bound of 0 and a sum of 2^960 or more there, or a
-//! bound below 2^959 and a sum of 2^962 or more, is past the threshold of overflow (2^960 - 2^906
-//! there): an infinity. The rest (near the threshold, or large elements that cancel to a sum
-//! below 2^-968) is left to the digits.
+//! 2^960 there (below 2^1024 unscaled). A sum whose interval lies past the threshold of overflow
+//! (2^960 - 2^906 there) is an infinity, decided as the CPU's rows decide it. The rest (at the
+//! threshold, or large elements that cancel to a sum below 2^-968) is left to the digits. (The
+//! benchmark's random bit patterns in power-law segments, replayed on the host, sent 17.6% of
+//! their elements there while only a sum from 2^962 on, or a bound of 0, was an infinity; 0.05%
+//! so.)
 XREDUCE_HOST_DEVICE inline bool rounded_by_error_bound(const F64Partial& a, std::uint64_t n, double& out) {
   if (a.top > 2046 || n > kMostBoundedF64Elements) return false;  // an infinity or a NaN among the elements
   const bool any_large = a.top >= kLargeF64Field;
@@ -168,7 +170,15 @@ XREDUCE_HOST_DEVICE inline bool rounded_by_error_bound(const F64Partial& a, std:
   const double infinity = f64_of_bits(0x7ff0000000000000ull);
   if (any_large) {
     if (field < 55) return false;
-    if (field >= 1983 && (bound == 0 || (field > 1984 && bound < 0x1p959))) {
+    // Past the threshold of overflow, 2^960 - 2^906 scaled: from 2^961 on, with a bound below
+    // 2^959; above 2^960 (by an ulp, 2^908, at least, and |t| is 2^907 at most), with a bound
+    // below 2^907; at 2^960, where t away from zero less the bound stays above -2^906 (as the
+    // CPU's rows, round_scaled_by_error_bound); with a bound of 0, from 2^960 on (the threshold
+    // itself rounds to the infinity, ties to even).
+    const double away = f64_negative(r) ? -t : t, magnitude = f64_abs(r);
+    const bool overflows = field >= 1983 && (bound == 0 || (field > 1983 && bound < 0x1p959) ||
+                                             (field == 1983 && (magnitude > 0x1p960 ? bound < 0x1p907 : away - bound > -0x1p906)));
+    if (overflows) {
       out = f64_negative(r) ? -infinity : infinity;
       return true;
     }
@@ -198,10 +208,13 @@ XREDUCE_HOST_DEVICE inline double round_exact_words(long long* d) {
     return f64_of_bits(0x7ff8000000000000ull);
   if (d[ExactSum::kPosInf] != 0) return f64_of_bits(0x7ff0000000000000ull);
   if (d[ExactSum::kNegInf] != 0) return f64_of_bits(0xfff0000000000000ull);
+  long long up = 0;  // the carry, in a register: no digit's load waits on a store
   for (int i = 0; i + 1 < kDigits; ++i) {  // carried: digits 0..65 in [0, 2^32), the sign in digit 66
-    d[i + 1] += d[i] >> 32;                // arithmetic: floor division by 2^32
-    d[i] &= 0xffffffff;
+    const long long v = d[i] + up;
+    d[i] = v & 0xffffffff;
+    up = v >> 32;  // arithmetic: floor division by 2^32
   }
+  d[kDigits - 1] += up;
   const bool negative = d[kDigits - 1] < 0;
   if (negative) {  // the magnitude: every bit flipped, then 1 added
     long long carry = 1;
