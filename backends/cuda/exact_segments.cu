@@ -1,7 +1,8 @@
 // Exact sums of rows and segments of device data through the segments kernels of segments.cuh:
 // f32, f16 and bf16 in one launch (kernels/exact_segments.cuh); f64 in a launch with a pair of
-// doubles a lane and one that sums again, in digits, the segments the pair did not settle
-// (kernels/exact_segments_f64.cuh). Each segment's sum is rounded on the GPU.
+// doubles a lane, then two that sum again, in digits, the segments the pair did not settle: long
+// ones a block a chunk, short ones a warp each (kernels/exact_segments_f64.cuh). Each segment's
+// sum is rounded on the GPU.
 
 #include <algorithm>
 
@@ -14,18 +15,34 @@ namespace {
 
 void enqueue_exact_f64_segments(const double* x, const SegmentBounds& bounds, double* out, Workspace& ws,
                                 unsigned long long** bad) {
-  // The count of segments to sum again, then their list: room for every segment.
-  auto* retry_count = static_cast<unsigned long long*>(
-      ws.result_partials.reserve(16 + bounds.count * sizeof(std::uint64_t), "exact f64 segments to sum again"));
-  auto* retry = reinterpret_cast<std::uint64_t*>(retry_count + 2);
-  XREDUCE_CUDA(cudaMemsetAsync(retry_count, 0, sizeof *retry_count, ws.stream));
-  shuffle_segments<SegmentPolicy>(x, bounds, ExactSegmentSumF64{bounds, retry_count, retry}, out, nullptr, ws, bad);
+  // Room for every listing the first launch may make: each segment a short one, or a long one's
+  // chunks (one per kRetryChunk elements, and one more per long segment), and a slot per segment
+  // of more than kRetryChunk elements. The counts, the slots' counts and their words are zeroed
+  // here (the workspace's buffer serves other calls between); the lists need not be.
+  const std::uint64_t n = bounds.n, long_segments = std::min<std::uint64_t>(bounds.count, n / (kWarpRetryMost + 1));
+  const std::uint64_t chunks = long_segments + n / kRetryChunk + 1, slots = n / kRetryChunk + 1;
+  const std::size_t zeroed = F64RetryLists::kCounts * sizeof(unsigned long long) + slots * sizeof(unsigned) +
+                             (slots * sizeof(unsigned) % 8) + slots * ExactSum::kWords * sizeof(long long);
+  const std::size_t bytes = zeroed + bounds.count * sizeof(std::uint64_t) + chunks * sizeof(RetryChunk);
+  auto* base = static_cast<unsigned char*>(ws.result_partials.reserve(bytes, "exact f64 segments to sum again"));
+  F64RetryLists retry{};
+  retry.counts = reinterpret_cast<unsigned long long*>(base);
+  retry.chunks_summed = reinterpret_cast<unsigned*>(retry.counts + F64RetryLists::kCounts);
+  retry.totals = reinterpret_cast<long long*>(base + (zeroed - slots * ExactSum::kWords * sizeof(long long)));
+  retry.warp_segments = reinterpret_cast<std::uint64_t*>(base + zeroed);
+  retry.chunks = reinterpret_cast<RetryChunk*>(retry.warp_segments + bounds.count);
+  retry.room_chunks = chunks, retry.room_slots = slots;
+  XREDUCE_CUDA(cudaMemsetAsync(base, 0, zeroed, ws.stream));
+  shuffle_segments<SegmentPolicy>(x, bounds, ExactSegmentSumF64{bounds, retry}, out, nullptr, ws, bad);
   if (bounds.count == 0) return;
-  // How many segments are listed is known on the device alone: a grid that fills the GPU once,
-  // whose blocks find no work where none is listed.
-  const int per_sm = blocks_per_sm<exact_f64_retry_kernel, exact::kDigitBlock, kRetryLaneDigitBytes>();
-  const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(bounds.count, static_cast<std::uint64_t>(ws.sm_count) * per_sm));
-  exact_f64_retry_kernel<<<blocks, exact::kDigitBlock, kRetryLaneDigitBytes, ws.stream>>>(x, bounds, retry_count, retry, out);
+  // How much is listed is known on the device alone: grids that fill the GPU once, whose blocks
+  // find no work where none is listed.
+  const auto grid = [&](int per_sm) { return static_cast<unsigned>(static_cast<std::uint64_t>(ws.sm_count) * per_sm); };
+  exact_f64_chunk_retry_kernel<<<grid(blocks_per_sm<exact_f64_chunk_retry_kernel, exact::kDigitBlock, kRetryLaneDigitBytes>()),
+                                 exact::kDigitBlock, kRetryLaneDigitBytes, ws.stream>>>(x, bounds, retry, out);
+  XREDUCE_CUDA(cudaGetLastError());
+  exact_f64_warp_retry_kernel<<<grid(blocks_per_sm<exact_f64_warp_retry_kernel, kWarpRetryBlock, 0>()), kWarpRetryBlock, 0,
+                                ws.stream>>>(x, bounds, retry, out);
   XREDUCE_CUDA(cudaGetLastError());
 }
 

@@ -917,9 +917,11 @@ TEST_CASE("gpu exact f64 rows and segments: top-binade values cancelling past 2^
   const bool quick = std::getenv("XREDUCE_TEST_QUICK") != nullptr;
   const std::vector<std::uint64_t> offsets = mixed_offsets(quick ? 300 : 3000, rng);
   check_exact_segments(top_binade_cancelling(offsets, rng), offsets, 0, "f64 segments past 2^1024 on the way");
-  // Rows of 300001: where the second launch takes one, 2344 elements a lane of its 128, which
-  // carries every 2^10.
-  for (std::size_t length : {std::size_t{5}, std::size_t{300}, std::size_t{300001}}) {
+  // Rows summed again by a warp (up to kWarpRetryMost = 1024 elements) or by blocks a chunk of
+  // kRetryChunk = 65536 (exact_segments_f64.cuh), on either side of each: one chunk, two (the
+  // second of one element), and five, each block's lanes carrying every 2^10 of their elements.
+  for (std::size_t length : {std::size_t{5}, std::size_t{300}, std::size_t{1024}, std::size_t{1025}, std::size_t{65536},
+                             std::size_t{65537}, std::size_t{300001}}) {
     const std::size_t rows = std::max<std::size_t>(2, (quick ? 100000 : 600000) / length);
     std::vector<std::uint64_t> row_offsets(rows + 1);
     for (std::size_t r = 0; r <= rows; ++r) row_offsets[r] = r * length;

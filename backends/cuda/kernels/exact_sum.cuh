@@ -98,27 +98,40 @@ __device__ inline void count_special(long long* words, bool nan, bool negative) 
 //! words whatever digits they pick (no bank conflicts).
 constexpr int kDigitBlock = 128;
 
+//! A finite double in ExactSum's digits: digit k takes `low` (unsigned, below 2^32), k + 1 the
+//! signed `high` (below 2^52 in magnitude).
+struct DigitPair {
+  int k;
+  long long low, high;
+};
+
+//! A finite double, given as its high and low words, as a DigitPair: its significand m (53 bits,
+//! 52 for a subnormal), signed, times 2^r, r < 32, is a 96-bit two's complement top:mid:low; low
+//! goes to digit k, top:mid to k + 1.
+__device__ __forceinline__ DigitPair digit_pair(unsigned hi, unsigned lo) {
+  const unsigned field = (hi >> 20) & 0x7ffu;
+  const unsigned m_high = (hi & 0xfffffu) | (field != 0 ? 0x100000u : 0u);
+  // The significand's lowest bit weighs 2^(max(field, 1) - 1075): place p above kLowestExponent.
+  const int p = static_cast<int>(max(field, 1u)) - 1075 - ExactSum::kLowestExponent;
+  const int k = p >> 5, r = p & 31;
+  const long long sign = static_cast<int>(hi) >> 31;  // 0 or -1: x -> (x ^ sign) - sign negates
+  const long long m = ((static_cast<long long>(m_high) << 32 | lo) ^ sign) - sign;
+  const unsigned m_lo = static_cast<unsigned>(m), m_hi = static_cast<unsigned>(m >> 32);
+  const unsigned low = m_lo << r;
+  const unsigned mid = __funnelshift_l(m_lo, m_hi, r);
+  const unsigned top = __funnelshift_l(m_hi, static_cast<unsigned>(static_cast<int>(m_hi) >> 31), r);
+  return {k, static_cast<long long>(low), static_cast<long long>((static_cast<unsigned long long>(top) << 32) | mid)};
+}
+
 //! One lane's digits.
 struct LaneDigits {
   long long* digit;  // the lane's digit 0; digit d at digit[d * kDigitBlock]
 
-  //! Adds a finite double, given as its high and low words: its significand m (53 bits, 52 for a
-  //! subnormal), signed, times 2^r, r < 32, is a 96-bit two's complement top:mid:low; digit k
-  //! takes low (unsigned, below 2^32), k + 1 the signed top:mid (below 2^52 in magnitude).
+  //! Adds a finite double, given as its high and low words (digit_pair).
   __device__ void add(unsigned hi, unsigned lo) {
-    const unsigned field = (hi >> 20) & 0x7ffu;
-    const unsigned m_high = (hi & 0xfffffu) | (field != 0 ? 0x100000u : 0u);
-    // The significand's lowest bit weighs 2^(max(field, 1) - 1075): place p above kLowestExponent.
-    const int p = static_cast<int>(max(field, 1u)) - 1075 - ExactSum::kLowestExponent;
-    const int k = p >> 5, r = p & 31;
-    const long long sign = static_cast<int>(hi) >> 31;  // 0 or -1: x -> (x ^ sign) - sign negates
-    const long long m = ((static_cast<long long>(m_high) << 32 | lo) ^ sign) - sign;
-    const unsigned m_lo = static_cast<unsigned>(m), m_hi = static_cast<unsigned>(m >> 32);
-    const unsigned low = m_lo << r;
-    const unsigned mid = __funnelshift_l(m_lo, m_hi, r);
-    const unsigned top = __funnelshift_l(m_hi, static_cast<unsigned>(static_cast<int>(m_hi) >> 31), r);
-    digit[k * kDigitBlock] += static_cast<long long>(low);
-    digit[(k + 1) * kDigitBlock] += static_cast<long long>((static_cast<unsigned long long>(top) << 32) | mid);
+    const DigitPair d = digit_pair(hi, lo);
+    digit[d.k * kDigitBlock] += d.low;
+    digit[(d.k + 1) * kDigitBlock] += d.high;
   }
   //! Adds any double: a finite one to the digits, an infinity or NaN to the counts of `words`;
   //! `not_negative_zero` gains a bit unless it is -0.
@@ -169,16 +182,17 @@ template <class Lane>
 inline constexpr bool kAddsTiles<Lane, std::void_t<decltype(Lane::kAddsTiles)>> = Lane::kAddsTiles;
 
 //! Walks this lane's share of x[0, n) (`head`: the elements before the first 16-byte vector) in
-//! blocks of kBlock lanes: tiles of kUnroll vectors a lane, with the next tile's loads in flight
-//! while the lane adds this one's (lane.add_tile, or lane.add_vector for each), lane.carry()
-//! after every kRoundsPerCarry tiles (every lane of the block together), then the vectors of the
-//! last, partial tile (one
-//! round at most), then the at most kVec - 1 lone elements before and after the vectors
-//! (lane.add_one). The additions wait on shared memory, one after another, long enough that loads
-//! issued only after them leave the memory idle (the f64 digit form on an H200, 2^28 elements:
-//! 1.13x plain cub, 1.24x without the loads ahead; 8 loads and 8 ahead 1.19x, 2 and 2 1.54x).
+//! `parts` blocks of kBlock lanes, this lane's block being `part` (the grid's, by default): tiles
+//! of kUnroll vectors a lane, with the next tile's loads in flight while the lane adds this one's
+//! (lane.add_tile, or lane.add_vector for each), lane.carry() after every kRoundsPerCarry tiles
+//! (every lane of the block together), then the vectors of the last, partial tile (one round at
+//! most), then the at most kVec - 1 lone elements before and after the vectors (lane.add_one).
+//! The additions wait on shared memory, one after another, long enough that loads issued only
+//! after them leave the memory idle (the f64 digit form on an H200, 2^28 elements: 1.13x plain
+//! cub, 1.24x without the loads ahead; 8 loads and 8 ahead 1.19x, 2 and 2 1.54x).
 template <int kBlock, int kRoundsPerCarry, class T, class Lane>
-__device__ __forceinline__ void walk_with_loads_ahead(const T* __restrict__ x, std::size_t n, std::size_t head, Lane& lane) {
+__device__ __forceinline__ void walk_with_loads_ahead(const T* __restrict__ x, std::size_t n, std::size_t head, Lane& lane,
+                                                      unsigned part, unsigned parts) {
   constexpr int kVec = vector_width<T>();
   constexpr std::size_t kTile = static_cast<std::size_t>(kBlock) * kUnroll;
   static_assert(kRoundsPerCarry >= 1);
@@ -187,11 +201,11 @@ __device__ __forceinline__ void walk_with_loads_ahead(const T* __restrict__ x, s
   const std::size_t full_tiles = nvec / kTile;
   int rounds = 0;
   Vec<T> r[kUnroll], next[kUnroll];
-  if (blockIdx.x < full_tiles)
+  if (part < full_tiles)
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) r[u] = body[blockIdx.x * kTile + threadIdx.x + u * kBlock];
-  for (std::size_t t = blockIdx.x; t < full_tiles; t += gridDim.x) {
-    const std::size_t t_next = t + gridDim.x;
+    for (int u = 0; u < kUnroll; ++u) r[u] = body[part * kTile + threadIdx.x + u * kBlock];
+  for (std::size_t t = part; t < full_tiles; t += parts) {
+    const std::size_t t_next = t + parts;
     if (t_next < full_tiles)
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) next[u] = body[t_next * kTile + threadIdx.x + u * kBlock];
@@ -205,12 +219,16 @@ __device__ __forceinline__ void walk_with_loads_ahead(const T* __restrict__ x, s
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) r[u] = next[u];
   }
-  const std::size_t g = blockIdx.x * static_cast<std::size_t>(kBlock) + threadIdx.x;
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kBlock;
+  const std::size_t g = part * static_cast<std::size_t>(kBlock) + threadIdx.x;
+  const std::size_t stride = static_cast<std::size_t>(parts) * kBlock;
   for (std::size_t v = full_tiles * kTile + g; v < nvec; v += stride) lane.add_vector(body[v]);
   const std::size_t tail = head + nvec * kVec;
   if (g < head) lane.add_one(x[g]);
   if (tail + g < n) lane.add_one(x[tail + g]);
+}
+template <int kBlock, int kRoundsPerCarry, class T, class Lane>
+__device__ __forceinline__ void walk_with_loads_ahead(const T* __restrict__ x, std::size_t n, std::size_t head, Lane& lane) {
+  walk_with_loads_ahead<kBlock, kRoundsPerCarry>(x, n, head, lane, blockIdx.x, gridDim.x);
 }
 
 //! A lane of the digit form of exact_block_sum, for f64 (see the file's comment): its digits
@@ -259,15 +277,20 @@ struct DigitSumLane {
 };
 
 //! The digit form of exact_block_sum, for f64 (see the file's comment), in blocks of kDigitBlock
-//! lanes whose digits are `lane_digits` (dynamic shared memory).
+//! lanes whose digits are `lane_digits` (dynamic shared memory): this block's share (`part` of
+//! `parts`; the grid's by default).
 __device__ inline void exact_block_sum_digits(const double* __restrict__ x, std::size_t n, std::size_t head, long long* words,
-                                              long long* lane_digits) {
+                                              long long* lane_digits, unsigned part, unsigned parts) {
   // 2^10 elements a lane between carries: a digit takes less than 2^52 + 2^32 an element, and a
   // lane adds at most a round and its two lone elements more before the last.
   constexpr int kRoundsPerCarry = (1 << 10) / (kUnroll * vector_width<double>());
   DigitSumLane lane(lane_digits, words);
-  walk_with_loads_ahead<kDigitBlock, kRoundsPerCarry>(x, n, head, lane);
+  walk_with_loads_ahead<kDigitBlock, kRoundsPerCarry>(x, n, head, lane, part, parts);
   lane.deposit(lane_digits);
+}
+__device__ inline void exact_block_sum_digits(const double* __restrict__ x, std::size_t n, std::size_t head, long long* words,
+                                              long long* lane_digits) {
+  exact_block_sum_digits(x, n, head, words, lane_digits, blockIdx.x, gridDim.x);
 }
 
 //! An element of any exact-sum type as a double (exact for each).
