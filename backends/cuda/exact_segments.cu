@@ -33,7 +33,7 @@ void enqueue_exact_f64_segments(const double* x, const SegmentBounds& bounds, do
   retry.chunks = reinterpret_cast<RetryChunk*>(retry.warp_segments + bounds.count);
   retry.room_chunks = chunks, retry.room_slots = slots;
   XREDUCE_CUDA(cudaMemsetAsync(base, 0, zeroed, ws.stream));
-  shuffle_segments<SegmentPolicy>(x, bounds, ExactSegmentSumF64{bounds, retry}, out, nullptr, ws, bad);
+  shuffle_segments<SegmentPolicy>(x, bounds, ExactSegmentSumF64{{}, bounds, retry}, out, nullptr, ws, bad);
   if (bounds.count == 0) return;
   // How much is listed is known on the device alone: grids that fill the GPU once, whose blocks
   // find no work where none is listed.

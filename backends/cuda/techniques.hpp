@@ -38,13 +38,10 @@ enum class Technique {
 template <class T>
 inline constexpr bool is_32_64_v = std::is_arithmetic_v<T> && sizeof(T) >= 4;
 
-//! The floating types whose sums have an exact form on the GPU (kernels/exact_sum.cuh).
+//! The floating types whose sums have an exact form on the GPU (kernels/exact_sum.cuh), flat, as
+//! records, rows and segments (kernels/exact_segments.cuh, exact_segments_f64.cuh) and other N-D
+//! views of device data (kernels/exact_views.cuh).
 inline constexpr std::array<DType, 4> kExactDTypes{DType::f32, DType::f64, DType::f16, DType::bf16};
-//! Those whose exact sums of the other N-D views of device data (layouts middle and strided) run
-//! on the GPU (kernels/exact_views.cuh): their sums fit ten 32-bit digits; f64's (67 digits) are
-//! the CPU's. Rows and segments take every type of kExactDTypes (kernels/exact_segments.cuh and,
-//! for f64, exact_segments_f64.cuh).
-inline constexpr std::array<DType, 3> kExactViewDTypes{DType::f32, DType::f16, DType::bf16};
 
 //! Calls f with a value of the C++ type of `t`, one of kExactDTypes (the capabilities refuse the others).
 template <class F>
@@ -82,10 +79,8 @@ constexpr FeatureSet on_gpu(OpSet ops, std::initializer_list<Layout> layouts) {
 constexpr FeatureSet on_gpu_32_64(OpSet ops, std::initializer_list<Layout> layouts) {
   return FeatureSet().dtypes(dtypes_32_64).ops(ops).layouts(layouts).memory({Memory::host, Memory::device});
 }
-template <std::size_t N = kExactDTypes.size()>
-constexpr FeatureSet exact_sums(std::initializer_list<Memory> memory, std::initializer_list<Layout> layouts = {Layout::all},
-                                const std::array<DType, N>& dtypes = kExactDTypes) {
-  return FeatureSet().dtypes(dtypes).ops({Op::sum}).layouts(layouts).memory(memory).only_exact_sums();
+constexpr FeatureSet exact_sums(std::initializer_list<Memory> memory, std::initializer_list<Layout> layouts = {Layout::all}) {
+  return FeatureSet().dtypes(kExactDTypes).ops({Op::sum}).layouts(layouts).memory(memory).only_exact_sums();
 }
 //! The exact mean (from the exact sum), var and std (kernels/exact_moments.cuh) of a whole array
 //! of floats, rounded once by the core: one result, as the CPU's.
@@ -128,7 +123,7 @@ inline constexpr Capabilities kShuffle = Capabilities(Engine::gpu)
                                              .add(exact_sums({Memory::host, Memory::device}))
                                              .add(exact_sums({Memory::device}, {Layout::outer}))
                                              .add(exact_sums({Memory::host, Memory::device}, {Layout::inner, Layout::ragged}))
-                                             .add(exact_sums({Memory::device}, {Layout::middle, Layout::strided}, kExactViewDTypes))
+                                             .add(exact_sums({Memory::device}, {Layout::middle, Layout::strided}))
                                              .add(gpu_statistics({Memory::host, Memory::device}))
                                              .add(exact_statistics({Memory::host, Memory::device}))
                                              .add(gpu_statistics_over_axes({Memory::device}, {Layout::outer, Layout::middle, Layout::strided}))

@@ -97,7 +97,7 @@ TEST_CASE("gpu: N-D views of device data, random shapes, f32, f64, i32, u8, f16,
   device_views<bool>(few ? 20 : 80, 6, kSmall, 1 << 12, 0x71e3);
 }
 
-TEST_CASE("gpu: exact sums of N-D views of device data, f32, f16, bf16, and f64 rows (its other views refused), MPFR's bits for each result") {
+TEST_CASE("gpu: exact sums of N-D views of device data, f32, f64, f16 and bf16, MPFR's bits for each result") {
   if (!have_gpu()) return;
   const bool few = xr::test::few();
   using xr::test::exact_views_for;
@@ -106,7 +106,8 @@ TEST_CASE("gpu: exact sums of N-D views of device data, f32, f16, bf16, and f64 
   exact_views_for<xr::f16, DevicePlacement>(gpu_backends(), few ? 7 : 35, 6, kSmall, 1 << 12, 0x71e3);
   exact_views_for<xr::bf16, DevicePlacement>(gpu_backends(), few ? 7 : 35, 6, kSmall, 1 << 12, 0x71e3);
   exact_views_for<xr::bf16, DevicePlacement>(gpu_backends(), few ? 2 : 7, 3, kLong, 1 << 20, 0x10e6);
-  exact_views_for<double, DevicePlacement>(gpu_backends(), 7, 4, kSmall, 1 << 12, 0x71e3);
+  exact_views_for<double, DevicePlacement>(gpu_backends(), few ? 14 : 70, 6, kSmall, 1 << 12, 0x71e3);
+  exact_views_for<double, DevicePlacement>(gpu_backends(), few ? 7 : 14, 3, kLong, 1 << 20, 0x10e6);
   // The views kernels' shapes (vector loads, scalar loads, splits), on every adversarial shape of data.
   std::mt19937_64 rng(xr::test::run_seed() ^ 0xe7a5ull);
   const std::vector<xr::test::ViewCase> shapes{
@@ -122,6 +123,8 @@ TEST_CASE("gpu: exact sums of N-D views of device data, f32, f16, bf16, and f64 
       xr::test::check_exact_view_case<float>(v, data, rng, place, gpu_backends());
       DevicePlacement place16;
       xr::test::check_exact_view_case<xr::bf16>(v, data, rng, place16, gpu_backends());
+      DevicePlacement place64;  // f64: the pairs, and the results they leave summed again in digits
+      xr::test::check_exact_view_case<double>(v, data, rng, place64, gpu_backends());
     }
 }
 

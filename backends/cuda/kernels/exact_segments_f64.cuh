@@ -84,17 +84,15 @@ struct F64RetryLists {
   static constexpr std::uint64_t kNoSegment = ~std::uint64_t{0};
 };
 
-//! The segments kernels' policy for exact f64 sums: the partial is an F64Partial. Segments the
-//! partials do not settle go to `retry`; `bounds` gives write_segment each segment's length.
-struct ExactSegmentSumF64 {
+//! What the exact f64 policies of the segments and views kernels share: the partial is an
+//! F64Partial, an element lifts to itself, partials fold pair by pair.
+struct ExactF64Policy {
   using In = double;
   using acc_t = F64Partial;
   static constexpr Op op = Op::sum;
   struct Lifted {
     double x;
   };
-  SegmentBounds bounds;
-  F64RetryLists retry;
   //! The small sum starts at -0, so that it is -0 exactly where every element added to it was -0
   //! (or none was).
   __host__ __device__ acc_t identity() const { return {{-0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, 0u}; }
@@ -105,17 +103,28 @@ struct ExactSegmentSumF64 {
   }
 };
 
-//! A lane's pairs (F64Partial::add). One a lane (one_accumulator): four, one for each load in
-//! flight, spilled in the short-segment kernel under its cap of 64 registers (sm_90).
+//! A thread's pairs under policy F (an ExactF64Policy): F64Partial::add, an element at a time.
+template <class F>
+struct F64PartialAccumulator {
+  F64Partial p;
+  __device__ void init(const F& f) { p = f.identity(); }
+  __device__ void add(const F&, typename F::Lifted e) { p.add(e.x); }
+  __device__ F64Partial value(const F&) const { return p; }
+};
+
+//! The segments kernels' policy for exact f64 sums. Segments the partials do not settle go to
+//! `retry`; `bounds` gives write_segment each segment's length.
+struct ExactSegmentSumF64 : ExactF64Policy {
+  SegmentBounds bounds;
+  F64RetryLists retry;
+};
+
+//! A lane's pairs. One a lane (one_accumulator): four, one for each load in flight, spilled in the
+//! short-segment kernel under its cap of 64 registers (sm_90).
 template <>
 struct one_accumulator<ExactSegmentSumF64> : std::true_type {};
 template <>
-struct Accumulator<ExactSegmentSumF64> {
-  F64Partial p;
-  __device__ void init(const ExactSegmentSumF64& f) { p = f.identity(); }
-  __device__ void add(const ExactSegmentSumF64&, ExactSegmentSumF64::Lifted e) { p.add(e.x); }
-  __device__ F64Partial value(const ExactSegmentSumF64&) const { return p; }
-};
+struct Accumulator<ExactSegmentSumF64> : F64PartialAccumulator<ExactSegmentSumF64> {};
 
 __device__ inline void add_vector(Accumulator<ExactSegmentSumF64>& acc, const ExactSegmentSumF64& f, const Vec<double>& r,
                                   std::size_t) {
@@ -146,8 +155,9 @@ inline constexpr std::size_t kRetryLaneDigitBytes = sizeof(long long) * ExactSum
 //! column by column into the block's words. A segment of one chunk is rounded there by the
 //! block's first thread; one of several adds the chunk's words to its slot's, with 64-bit atomics
 //! (integer sums: the same in any order), and the block that adds its last chunk rounds them.
-__global__ __launch_bounds__(exact::kDigitBlock) void exact_f64_chunk_retry_kernel(const double* __restrict__ x, SegmentBounds b,
-                                                                            F64RetryLists retry, double* out) {
+__global__ inline __launch_bounds__(exact::kDigitBlock) void exact_f64_chunk_retry_kernel(const double* __restrict__ x,
+                                                                                          SegmentBounds b, F64RetryLists retry,
+                                                                                          double* out) {
   extern __shared__ long long lane_digits[];  // digit d of lane t at d * exact::kDigitBlock + t
   __shared__ long long words[ExactSum::kWords];
   __shared__ bool last_chunk;
@@ -194,8 +204,9 @@ inline constexpr int kWarpRetryBlock = 256;
 //! with 64-bit atomics; infinities and NaNs to the counts), and its first lane rounds them into
 //! out[s]. A warp's start and end are its words cleared and that one lane's rounding, where a
 //! block's were 67 digits a lane cleared and carried and the lanes' columns summed.
-__global__ __launch_bounds__(kWarpRetryBlock) void exact_f64_warp_retry_kernel(const double* __restrict__ x, SegmentBounds b,
-                                                                        F64RetryLists retry, double* out) {
+__global__ inline __launch_bounds__(kWarpRetryBlock) void exact_f64_warp_retry_kernel(const double* __restrict__ x,
+                                                                                      SegmentBounds b, F64RetryLists retry,
+                                                                                      double* out) {
   constexpr int kWarps = kWarpRetryBlock / 32;
   __shared__ long long warp_words[kWarps][ExactSum::kWords];
   const int lane = threadIdx.x & 31;

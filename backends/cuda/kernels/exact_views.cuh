@@ -20,8 +20,14 @@
 // in shared memory, as the segments' second pass keeps, would bound the latter. The views
 // kernels fold the threads' partials with the policy's TwoSum fold, as the segments kernels fold
 // a block's warps.
+//
+// f64 (ExactViewSumF64, below) takes the f64 segments' form (exact_segments_f64.cuh): a thread
+// adds its elements to the pairs of an F64Partial, the partials fold as pairs, and a result is
+// written where its bound settles the rounding; else it is listed, and exact_f64_view_retry_kernel
+// sums it again in ExactSum's digits, a block a result, walking the view's elements.
 
 #include "exact_segments.cuh"
+#include "exact_segments_f64.cuh"
 #include "views.cuh"
 
 namespace xreduce::cuda {
@@ -111,5 +117,70 @@ struct Accumulator<ExactViewSum<T>> {
     return closed;
   }
 };
+
+//! The views kernels' policy for exact f64 sums: the f64 segments' (ExactF64Policy), each result
+//! going to F64ViewResults.
+struct ExactViewSumF64 : ExactF64Policy {
+  using result_t = double;
+};
+template <>
+struct Accumulator<ExactViewSumF64> : F64PartialAccumulator<ExactViewSumF64> {};
+
+//! Where an f64 view's results go (the views kernels' Write): result o's exact sum, rounded
+//! once, into values[o] where its pairs settle it (a result of no elements: +0); else o is listed
+//! (`listed`, `*listed_count` of them, in no order) for exact_f64_view_retry_kernel.
+struct F64ViewResults {
+  double* values;
+  std::uint64_t per_result;  // the elements each result sums
+  unsigned long long* listed_count;
+  std::uint64_t* listed;
+  __device__ void operator()(const F64Partial& a, std::uint64_t o) const {
+    double r;
+    if (per_result == 0) values[o] = 0.0;
+    else if (rounded_by_error_bound(a, per_result, r)) values[o] = r;
+    else listed[atomicAdd(listed_count, 1ull)] = o;
+  }
+};
+
+//! The results listed by the views kernels (listed[0, *listed_count)), a block each, round the
+//! grid: the block's lanes take the result's elements in turn (element j: run j / run_length of
+//! s, element j % run_length of that run) into their digits (DigitSumLane, as the flat f64 sums),
+//! carried every 2^10 of a lane's, and the block's first thread rounds them into out[o]. A result
+//! of many elements is read by one block: listed results are rare but for data that cancel.
+__global__ inline __launch_bounds__(exact::kDigitBlock) void exact_f64_view_retry_kernel(const double* __restrict__ x,
+                                                                                         StridedShape s,
+                                                                                         const unsigned long long* listed_count,
+                                                                                         const std::uint64_t* listed,
+                                                                                         double* out) {
+  extern __shared__ long long lane_digits[];  // digit d of lane t at d * exact::kDigitBlock + t
+  __shared__ long long words[ExactSum::kWords];
+  constexpr int kElementsPerCarry = 1 << 10;
+  constexpr auto kLanes = static_cast<std::uint64_t>(exact::kDigitBlock);
+  const unsigned long long count = *listed_count;
+  const std::uint64_t elements = s.runs * s.run_length;  // listed only where nonzero
+  for (unsigned long long i = blockIdx.x; i < count; i += gridDim.x) {
+    const std::uint64_t o = listed[i];
+    const double* base = x + offset_of(o, s.kept_extent, s.kept_stride, s.kept_rank);
+    for (int w = threadIdx.x; w < ExactSum::kWords; w += exact::kDigitBlock) words[w] = 0;
+    __syncthreads();  // words zeroed before any lane counts an infinity or a NaN in them
+    exact::DigitSumLane lane(lane_digits, words);
+    int since_carry = 0;
+    std::uint64_t r = threadIdx.x / s.run_length, v = threadIdx.x % s.run_length;  // this lane's element: run r, element v
+    const std::uint64_t runs_ahead = kLanes / s.run_length, elements_ahead = kLanes % s.run_length;
+    for (std::uint64_t j = threadIdx.x; j < elements; j += kLanes) {
+      lane.add_one(base[offset_of(r, s.run_extent, s.run_stride, s.run_rank) + static_cast<std::int64_t>(v) * s.run_step]);
+      if (++since_carry == kElementsPerCarry) lane.carry(), since_carry = 0;
+      r += runs_ahead, v += elements_ahead;
+      if (v >= s.run_length) v -= s.run_length, ++r;
+    }
+    lane.deposit(lane_digits);
+    __syncthreads();  // every column in words
+    if (threadIdx.x == 0) {
+      words[ExactSum::kCount] = static_cast<long long>(elements);
+      out[o] = round_exact_words(words);
+    }
+    __syncthreads();  // words read, and every lane's digits, before the next result clears them
+  }
+}
 
 }  // namespace xreduce::cuda
