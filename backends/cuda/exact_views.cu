@@ -1,7 +1,7 @@
 // Exact sums of N-D views of device data (kernels/exact_views.cuh) through the columns and
-// strided kernels of views.cuh: f32, f16 and bf16 in one launch; f64 in that launch, with pairs
-// of doubles, and one that sums again, in digits, the results the pairs did not settle. Each
-// result is rounded once on the GPU.
+// strided kernels of views.cuh: f16 and bf16 in one launch; f64 and f32 in that launch, with
+// pairs of doubles, and one that sums again, in digits, the results the pairs did not settle.
+// Each result is rounded once on the GPU.
 
 #include <algorithm>
 
@@ -10,20 +10,21 @@
 namespace xreduce::cuda {
 namespace {
 
-void enqueue_exact_f64_view(const Request& c, double* out, Workspace& ws, const ViewTuning& tuning) {
+template <class T>
+void enqueue_exact_pairs_view(const Request& c, T* out, Workspace& ws, const ViewTuning& tuning) {
   const StridedShape s = strided_shape(c);  // the results' order and elements, whatever the kernel
   // The count of results to sum again, then their list: room for every result.
   auto* listed_count = static_cast<unsigned long long*>(
-      ws.result_partials.reserve(16 + s.results * sizeof(std::uint64_t), "exact f64 view results to sum again"));
+      ws.result_partials.reserve(16 + s.results * sizeof(std::uint64_t), "exact view results to sum again"));
   auto* listed = reinterpret_cast<std::uint64_t*>(listed_count + 2);
   XREDUCE_CUDA(cudaMemsetAsync(listed_count, 0, sizeof *listed_count, ws.stream));
-  const auto* x = static_cast<const double*>(c.data);
-  enqueue_view_with(x, c, ExactViewSumF64{}, F64ViewResults{out, s.runs * s.run_length, listed_count, listed}, ws, tuning);
+  const auto* x = static_cast<const T*>(c.data);
+  enqueue_view_with(x, c, ExactViewPairs<T>{}, PairsViewResults<T>{out, s.runs * s.run_length, listed_count, listed}, ws, tuning);
   if (s.results == 0) return;
   // How many results are listed is known on the device alone: a grid that fills the GPU once.
-  const int per_sm = blocks_per_sm<exact_f64_view_retry_kernel, exact::kDigitBlock, kRetryLaneDigitBytes>();
+  const int per_sm = blocks_per_sm<exact_pairs_view_retry_kernel<T>, exact::kDigitBlock, kRetryLaneDigitBytes>();
   const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(s.results, static_cast<std::uint64_t>(ws.sm_count) * per_sm));
-  exact_f64_view_retry_kernel<<<blocks, exact::kDigitBlock, kRetryLaneDigitBytes, ws.stream>>>(x, s, listed_count, listed, out);
+  exact_pairs_view_retry_kernel<T><<<blocks, exact::kDigitBlock, kRetryLaneDigitBytes, ws.stream>>>(x, s, listed_count, listed, out);
   XREDUCE_CUDA(cudaGetLastError());
 }
 
@@ -36,8 +37,8 @@ void enqueue_exact_view(const Request& c, void* out, Workspace& ws, const ViewTu
     enqueue_view_with(static_cast<const T*>(c.data), c, F{}, FinishedResults<F>{static_cast<T*>(out), nullptr}, ws, tuning);
   };
   switch (c.dtype) {
-    case DType::f32: return run(float{});
-    case DType::f64: return enqueue_exact_f64_view(c, static_cast<double*>(out), ws, tuning);
+    case DType::f32: return enqueue_exact_pairs_view(c, static_cast<float*>(out), ws, tuning);
+    case DType::f64: return enqueue_exact_pairs_view(c, static_cast<double*>(out), ws, tuning);
     case DType::f16: return run(f16{});
     case DType::bf16: return run(bf16{});
     default:

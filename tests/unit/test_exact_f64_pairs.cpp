@@ -130,3 +130,74 @@ TEST_CASE("exact f64 segments (the GPU's second launch): ExactSum's words rounde
     CHECK(xr::test::same_bits(got, expected));
   }
 }
+
+namespace {
+
+//! Floats whose exact sum lies near the threshold of float overflow (2^128 - 2^103), on either
+//! side: the largest float, elements of random sign from 2^60 to 2^101, and 2^103 less their sum
+//! rounded to float (so that its rounding error is left).
+std::vector<float> at_float_overflow(std::size_t n, std::mt19937_64& rng) {
+  std::vector<float> v(n < 3 ? 3 : n);
+  double rest = 0;
+  for (std::size_t i = 2; i < v.size(); ++i) {
+    v[i] = (rng() % 2 ? 1.0f : -1.0f) * std::ldexp(1.0f + static_cast<float>(rng() >> 41) * 0x1p-23f, 60 + static_cast<int>(rng() % 42));
+    rest += v[i];
+  }
+  v[0] = std::numeric_limits<float>::max();
+  v[1] = static_cast<float>(0x1p103 - static_cast<double>(static_cast<float>(rest)));
+  std::shuffle(v.begin(), v.end(), rng);
+  return v;
+}
+
+//! Floats of few significant bits (multiples of 2^-24 in (-1, 1)): their sums are often ties of
+//! float, which only a bound of 0 settles.
+std::vector<float> few_bits_f32(std::size_t n, std::mt19937_64& rng) {
+  std::vector<float> v(n);
+  for (float& x : v) x = static_cast<float>(rng() >> 40) * 0x1p-24f * (rng() % 2 ? 1.0f : -1.0f);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("exact f32 views (the GPU's pairs of doubles): a settled rounding to float is MPFR's; words round to float as MPFR") {
+  std::mt19937_64 rng(xr::test::run_seed() ^ 0xf32a1u);
+  const bool quick = std::getenv("XREDUCE_TEST_QUICK") != nullptr;
+  const std::size_t cases = quick ? 1500 : 6000;
+  constexpr std::size_t kShapes = std::size(xr::test::all_exact_shapes), kFewBits = kShapes, kAtOverflow = kShapes + 1;
+  std::size_t settled_ordinary = 0, ordinary = 0, overflowed = 0, below_overflow = 0, unsettled_at_overflow = 0;
+  for (std::size_t c = 0; c < cases; ++c) {
+    const std::size_t n = 1 + (rng() % 4 == 0 ? rng() % 1500 : rng() % 40);
+    const std::size_t kind = c % (kAtOverflow + 1);
+    ExactShape shape = ExactShape::uniform;
+    std::vector<float> x;
+    if (kind < kShapes) shape = xr::test::all_exact_shapes[kind], x = xr::test::make_exact_data<float>(shape, n, rng);
+    else x = kind == kFewBits ? few_bits_f32(n, rng) : at_float_overflow(n, rng);
+    const std::size_t lanes = 1 + rng() % 40;
+    const xr::cuda::F64Partial p = partial_of(std::vector<double>(x.begin(), x.end()), lanes, rng);
+    const float expected = xr::test::mpfr_sum(x.data(), x.size());
+    float got = 0;
+    const bool settled = xr::cuda::rounded_by_pairs(p, x.size(), got);
+    INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), case " << c << ", "
+                 << (kind < kShapes ? std::string(name(shape)) : kind == kFewBits ? "few bits" : "at float overflow") << ", n = " << x.size()
+                 << ", " << lanes << " lanes: got " << got << ", MPFR " << expected);
+    if (settled) CHECK(xr::test::same_bits(got, expected));
+    if ((kind < kShapes && (shape == ExactShape::uniform || shape == ExactShape::wide)) || kind == kFewBits) {
+      ++ordinary;
+      settled_ordinary += settled;
+    }
+    if (kind == kAtOverflow) ++(!settled ? unsettled_at_overflow : std::isinf(got) ? overflowed : below_overflow);
+    // The digits' rounding to float (the views' second launch), whatever the pairs did.
+    xr::ExactSum sum;
+    sum.add(x.data(), x.size());
+    long long words[xr::ExactSum::kWords];
+    std::memcpy(words, sum.words, sizeof words);
+    CHECK(xr::test::same_bits(xr::cuda::round_exact_words_as<float>(words), expected));
+  }
+  INFO("settled " << settled_ordinary << " of " << ordinary << " results of uniform, wide and few-bit data; at the threshold of "
+                  << "overflow: an infinity " << overflowed << ", finite " << below_overflow << ", left " << unsettled_at_overflow);
+  CHECK(settled_ordinary * 10 >= ordinary * 9);
+  CHECK(overflowed > 0);
+  CHECK(below_overflow > 0);
+  CHECK(unsettled_at_overflow > 0);
+}
+

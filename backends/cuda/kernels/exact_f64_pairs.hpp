@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "xreduce/exact.hpp"
 
@@ -198,16 +199,93 @@ XREDUCE_HOST_DEVICE inline bool rounded_by_error_bound(const F64Partial& a, std:
   return true;
 }
 
+XREDUCE_HOST_DEVICE inline float f32_of_bits(unsigned b) {
+  float f;
+  memcpy(&f, &b, sizeof f);
+  return f;
+}
+XREDUCE_HOST_DEVICE inline unsigned f32_bits(float f) {
+  unsigned b;
+  memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+//! rounded_by_error_bound for floats (each added as the double it is exactly, so that only the
+//! small pair holds them: below 2^128 each): the exact sum rounded once to float, into `out`,
+//! where the pair settles it; false where it does not. g, r rounded to float, and the exact sum's
+//! distance from it: r - g (exact: the two lie within a factor of two, or both below 2^-126) plus
+//! t, as the pair s + e (TwoSum), within the bound of it. The exact sum rounds to g where that
+//! interval lies strictly between the points halfway to g's neighbours (an ulp of g, or 2^-149
+//! below 2^-126, over two away from zero; over two toward it, or four at a normal power of two):
+//! each end computed with one rounding, of s and e's magnitude plus the bound widened by 2^-50
+//! (which covers that sum's rounding). A bound of 0 and e of 0 leave s exact: at a halfway point it
+//! is a tie, to the even of g and its neighbour. Past the largest float, the threshold of
+//! overflow (2^128 - 2^103) is the halfway point, and a sum from it on is an infinity.
+XREDUCE_HOST_DEVICE inline bool rounded_to_float_by_error_bound(const F64Partial& a, std::uint64_t n, float& out) {
+  if (a.top >= kLargeF64Field || n > kMostBoundedF64Elements) return false;  // an infinity or a NaN among them
+  const TwoSumPair& p = a.small;
+  const double r = p.sum + p.errors, t = two_sum_error(p.sum, p.errors, r);
+  if (!f64_finite(r) || !f64_finite(t) || !f64_finite(p.rounded)) return false;
+  const bool negative = f64_negative(r);
+  const double magnitude = f64_abs(r), away_t = negative ? -t : t;  // as if r were positive
+  const double widened = p.rounded * (1 + 0x1p-30);
+  constexpr double kThreshold = 0x1p128 - 0x1p103, kLargest = 0x1p128 - 0x1p104;
+  auto distance = [&](double from, double& s, double& e) {  // magnitude - from + away_t as s + e, s TwoSum's
+    const double d = magnitude - from;  // exact where both lie within a factor of two
+    s = d + away_t, e = two_sum_error(d, away_t, s);
+  };
+  double s, e;
+  if (magnitude >= kThreshold) {  // an infinity where the exact sum is the threshold or more
+    if (magnitude >= 0x1p129) {
+      if (widened + f64_abs(t) >= 0x1p127) return false;
+      out = negative ? -f32_of_bits(0x7f800000u) : f32_of_bits(0x7f800000u);
+      return true;
+    }
+    distance(kThreshold, s, e);
+    const double spread = (f64_abs(e) + widened) * (1 + 0x1p-50);
+    if (!(s - spread >= 0)) return false;
+    out = negative ? -f32_of_bits(0x7f800000u) : f32_of_bits(0x7f800000u);
+    return true;
+  }
+  const float g = magnitude >= kLargest ? f32_of_bits(0x7f7fffffu) : static_cast<float>(magnitude);  // r rounded to float
+  const unsigned bits = f32_bits(g), field = bits >> 23;
+  const double ulp = pow2((field > 1 ? static_cast<int>(field) : 1) - 150);  // g's ulp: 2^-149 below 2^-126
+  const double up = ulp / 2, down = (bits & 0x7fffffu) == 0 && field > 1 ? ulp / 4 : ulp / 2;
+  distance(static_cast<double>(g), s, e);
+  const double spread = (f64_abs(e) + widened) * (1 + 0x1p-50);
+  float result = g;
+  if (spread == 0 && (s == up || s == -down)) {  // a tie: the even one of g and its neighbour
+    const float neighbour = f32_of_bits(s == up ? bits + 1 : bits - 1);
+    if (bits & 1) result = neighbour;  // g odd: the neighbour is even (2^128, past the largest float, is infinity's bits)
+  } else if (!(s + spread < up && s - spread > -down)) {
+    return false;
+  }
+  if (result == 0) out = p.sum == 0 && f64_negative(p.sum) ? -0.0f : 0.0f;  // a sum of zeros: -0 where every element was -0
+  else out = negative ? -result : result;
+  return true;
+}
+
+//! A's exact sum of n > 0 elements, rounded once to double or float, where its pairs settle it.
+XREDUCE_HOST_DEVICE inline bool rounded_by_pairs(const F64Partial& a, std::uint64_t n, double& out) {
+  return rounded_by_error_bound(a, n, out);
+}
+XREDUCE_HOST_DEVICE inline bool rounded_by_pairs(const F64Partial& a, std::uint64_t n, float& out) {
+  return rounded_to_float_by_error_bound(a, n, out);
+}
+
 //! ExactSum's words (`d`, kWords of them: the digits, not yet carried, then the counts) rounded
-//! once to the nearest double, ties to even, as ExactSum::round<double> rounds: NaN for a NaN or
-//! both infinities, else +-inf for one, else the exact sum (+-inf past the largest double); a zero
-//! sum is -0 only where every element (of at least one) was -0. One thread; changes `d`.
-XREDUCE_HOST_DEVICE inline double round_exact_words(long long* d) {
+//! once to the nearest T (double or float), ties to even, as ExactSum::round<T> rounds: NaN for
+//! a NaN or both infinities, else +-inf for one, else the exact sum (+-inf past the largest T); a
+//! zero sum is -0 only where every element (of at least one) was -0. One thread; changes `d`.
+template <class T>
+XREDUCE_HOST_DEVICE inline T round_exact_words_as(long long* d) {
+  static_assert(std::is_same_v<T, double> || std::is_same_v<T, float>);
+  constexpr int kPrecision = std::is_same_v<T, double> ? 53 : 24, kLowestBit = std::is_same_v<T, double> ? -1074 : -149;
   constexpr int kDigits = ExactSum::kDigits;
   if (d[ExactSum::kNaN] != 0 || (d[ExactSum::kPosInf] != 0 && d[ExactSum::kNegInf] != 0))
-    return f64_of_bits(0x7ff8000000000000ull);
-  if (d[ExactSum::kPosInf] != 0) return f64_of_bits(0x7ff0000000000000ull);
-  if (d[ExactSum::kNegInf] != 0) return f64_of_bits(0xfff0000000000000ull);
+    return static_cast<T>(f64_of_bits(0x7ff8000000000000ull));
+  if (d[ExactSum::kPosInf] != 0) return static_cast<T>(f64_of_bits(0x7ff0000000000000ull));
+  if (d[ExactSum::kNegInf] != 0) return static_cast<T>(f64_of_bits(0xfff0000000000000ull));
   long long up = 0;  // the carry, in a register: no digit's load waits on a store
   for (int i = 0; i + 1 < kDigits; ++i) {  // carried: digits 0..65 in [0, 2^32), the sign in digit 66
     const long long v = d[i] + up;
@@ -226,11 +304,12 @@ XREDUCE_HOST_DEVICE inline double round_exact_words(long long* d) {
   }
   int top = kDigits - 1;
   while (top >= 0 && d[top] == 0) --top;
-  if (top < 0) return d[ExactSum::kCount] > 0 && d[ExactSum::kNotNegativeZero] == 0 ? -0.0 : 0.0;
-  // Bit positions count from 2^kLowestExponent: 53 bits from the top one, or fewer where they
-  // would fall below the smallest subnormal's (2^-1074), and the rest rounded.
+  if (top < 0) return d[ExactSum::kCount] > 0 && d[ExactSum::kNotNegativeZero] == 0 ? T(-0.0) : T(0.0);
+  // Bit positions count from 2^kLowestExponent: T's precision in bits from the top one, or fewer
+  // where they would fall below its smallest subnormal's, and the rest rounded.
   const int msb = top * 32 + 63 - leading_zeros(static_cast<unsigned long long>(d[top]));
-  const int lsb = msb - 52 > -1074 - ExactSum::kLowestExponent ? msb - 52 : -1074 - ExactSum::kLowestExponent;
+  const int lsb = msb - (kPrecision - 1) > kLowestBit - ExactSum::kLowestExponent ? msb - (kPrecision - 1)
+                                                                                 : kLowestBit - ExactSum::kLowestExponent;
   auto window = [&](int pos) {  // the magnitude's bits from pos up, modulo 2^64
     const int k = pos >> 5, r = pos & 31;
     unsigned long long w = static_cast<unsigned long long>(d[k]) >> r;
@@ -243,9 +322,12 @@ XREDUCE_HOST_DEVICE inline double round_exact_words(long long* d) {
   const bool round_bit = (window(below) & 1) != 0;
   bool sticky = (d[below >> 5] & ((1ll << (below & 31)) - 1)) != 0;
   for (int i = 0; i < (below >> 5) && !sticky; ++i) sticky = d[i] != 0;
-  if (round_bit && (sticky || (q & 1) != 0)) ++q;  // may carry to 2^53: still exact
-  const double v = scale_by_pow2(static_cast<double>(q), lsb + ExactSum::kLowestExponent);  // +-inf past the range
+  if (round_bit && (sticky || (q & 1) != 0)) ++q;  // may carry to 2^kPrecision: still exact
+  // Exact in double for float too (q of 25 bits at most, from 2^-149): its conversion is then
+  // exact, or an infinity past float's range.
+  const T v = static_cast<T>(scale_by_pow2(static_cast<double>(q), lsb + ExactSum::kLowestExponent));  // +-inf past the range
   return negative ? -v : v;
 }
+XREDUCE_HOST_DEVICE inline double round_exact_words(long long* d) { return round_exact_words_as<double>(d); }
 
 }  // namespace xreduce::cuda

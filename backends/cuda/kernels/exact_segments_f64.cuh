@@ -84,24 +84,27 @@ struct F64RetryLists {
   static constexpr std::uint64_t kNoSegment = ~std::uint64_t{0};
 };
 
-//! What the exact f64 policies of the segments and views kernels share: the partial is an
-//! F64Partial, an element lifts to itself, partials fold pair by pair.
-struct ExactF64Policy {
-  using In = double;
+//! What the exact policies of pairs share (the f64 segments and views, the f32 views): the
+//! partial is an F64Partial, an element of T lifts to itself (a double exactly), partials fold
+//! pair by pair.
+template <class T>
+struct ExactPairsPolicy {
+  using In = T;
   using acc_t = F64Partial;
   static constexpr Op op = Op::sum;
   struct Lifted {
-    double x;
+    T x;
   };
   //! The small sum starts at -0, so that it is -0 exactly where every element added to it was -0
   //! (or none was).
   __host__ __device__ acc_t identity() const { return {{-0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, 0u}; }
-  __device__ Lifted lift(double x, index_t) const { return {x}; }
+  __device__ Lifted lift(T x, index_t) const { return {x}; }
   __device__ acc_t operator()(acc_t a, const acc_t& b) const {
     a.add(b);
     return a;
   }
 };
+using ExactF64Policy = ExactPairsPolicy<double>;
 
 //! A thread's pairs under policy F (an ExactF64Policy): F64Partial::add, an element at a time.
 template <class F>

@@ -21,10 +21,13 @@
 // kernels fold the threads' partials with the policy's TwoSum fold, as the segments kernels fold
 // a block's warps.
 //
-// f64 (ExactViewSumF64, below) takes the f64 segments' form (exact_segments_f64.cuh): a thread
-// adds its elements to the pairs of an F64Partial, the partials fold as pairs, and a result is
-// written where its bound settles the rounding; else it is listed, and exact_f64_view_retry_kernel
-// sums it again in ExactSum's digits, a block a result, walking the view's elements.
+// f64 and f32 (ExactViewPairs, below) take the f64 segments' form (exact_segments_f64.cuh)
+// instead: a thread adds its elements (f32: its open double, where it closes) to the pairs of an
+// F64Partial, with a bound on their roundings in place of the digits, the partials fold as pairs,
+// and a result is written where its bound settles the rounding to T; else it is listed, and
+// exact_pairs_view_retry_kernel sums it again in ExactSum's digits, a block a result, walking the
+// view's elements. (f32 through FloatDigits, whose low double's own errors went to the digits,
+// an element at a time on wide data, took 6.0-7.3x the plain views kernels there on an H100.)
 
 #include "exact_segments.cuh"
 #include "exact_segments_f64.cuh"
@@ -32,7 +35,7 @@
 
 namespace xreduce::cuda {
 
-//! The views kernels' policy for exact sums of T (f32, f16, bf16): the segments' exact policy,
+//! The views kernels' policy for exact sums of T (f16, bf16): the segments' exact policy,
 //! with a result (F::finish, for FinishedResults) and its own accumulator.
 template <class T>
 struct ExactViewSum : ExactSegmentSum<T> {
@@ -60,24 +63,45 @@ __device__ inline void add_to_pair(FloatDigits& a, double v) {
 template <class T>
 struct adds_together<ExactViewSum<T>> : std::true_type {};  // a load's elements (or rows) tested at once
 
-//! A thread's exact sum (see above): `open`, the double of its last elements while they lie in
-//! ExponentSpan's range, and `closed`, the pair and digits of all the others. open starts at -0,
-//! so that it is -0 exactly where every element it took was -0.
-template <class T>
-struct Accumulator<ExactViewSum<T>> {
+//! `open` (the exact sum of some elements) into a closed partial: FloatDigits (its flags, and the
+//! pair and digits), or the pairs of an F64Partial.
+__device__ inline void take_open(FloatDigits& closed, double open) {
+  closed.flags |= FloatDigits::kAny | (open == 0 && signbit(open) ? 0u : FloatDigits::kNotNegativeZero);
+  if (open != 0) add_to_pair(closed, open);
+}
+__device__ inline void take_open(F64Partial& closed, double open) { closed.add(open); }
+//! Elements one at a time into a closed partial.
+template <int N>
+__device__ inline void take_each(FloatDigits& closed, const float (&x)[N]) {
+  closed.flags |= FloatDigits::kAny | FloatDigits::kNotNegativeZero;  // past the range: not every one a zero
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+    if (x[j] != 0) add_to_pair(closed, x[j]);
+}
+template <int N>
+__device__ inline void take_each(F64Partial& closed, const float (&x)[N]) {
+#pragma unroll
+  for (int j = 0; j < N; ++j) closed.add(x[j]);
+}
+
+//! A thread's exact sum (see above) under policy F: `open`, the double of its last elements
+//! while they lie in ExponentSpan's range, and `closed` (F's partial), all the others. open starts
+//! at -0, so that it is -0 exactly where every element it took was -0.
+template <class F>
+struct SpanAccumulator {
+  using T = typename F::In;
   double open;
   ExponentSpan span;
   int count;  // the elements in `open`
-  FloatDigits closed;
-  __device__ void init(const ExactViewSum<T>& f) {
+  typename F::acc_t closed;
+  __device__ void init(const F& f) {
     open = -0.0, span.init(), count = 0;
     closed = f.identity();
   }
   //! Moves `open` into `closed` and starts it again.
   __device__ void close() {
     if (count == 0) return;
-    closed.flags |= FloatDigits::kAny | (open == 0 && signbit(open) ? 0u : FloatDigits::kNotNegativeZero);
-    if (open != 0) add_to_pair(closed, open);
+    take_open(closed, open);
     open = -0.0, span.init(), count = 0;
   }
   template <int N>
@@ -89,10 +113,7 @@ struct Accumulator<ExactViewSum<T>> {
       wider.init();  // these elements alone
       wider.take(x);
       if (!ExponentSpan::within(wider.top, wider.bottom, ExponentSpan::kSpread)) {  // too wide alone: one at a time
-        closed.flags |= FloatDigits::kAny | FloatDigits::kNotNegativeZero;  // past the range: not every one a zero
-#pragma unroll
-        for (int j = 0; j < N; ++j)
-          if (x[j] != 0) add_to_pair(closed, x[j]);
+        take_each(closed, x);
         return;
       }
     }
@@ -100,58 +121,68 @@ struct Accumulator<ExactViewSum<T>> {
     open += tree_sum(x);
     count += N;
   }
-  __device__ void add(const ExactViewSum<T>&, typename ExactViewSum<T>::Lifted e) {
-    const float one[1] = {e.x};
+  __device__ void add(const F&, typename F::Lifted e) {
+    const float one[1] = {static_cast<float>(e.x)};
     add(one);
   }
   //! N elements of one result (a load's, or a column's of the rows in flight), tested together.
   template <int N>
-  __device__ void add_together(const ExactViewSum<T>&, const T (&e)[N]) {
+  __device__ void add_together(const F&, const T (&e)[N]) {
     float x[N];
 #pragma unroll
     for (int j = 0; j < N; ++j) x[j] = static_cast<float>(e[j]);
     add(x);
   }
-  __device__ FloatDigits value(const ExactViewSum<T>&) {
+  __device__ typename F::acc_t value(const F&) {
     close();
     return closed;
   }
 };
+template <class T>
+struct Accumulator<ExactViewSum<T>> : SpanAccumulator<ExactViewSum<T>> {};
 
-//! The views kernels' policy for exact f64 sums: the f64 segments' (ExactF64Policy), each result
-//! going to F64ViewResults.
-struct ExactViewSumF64 : ExactF64Policy {
-  using result_t = double;
+//! The views kernels' policy for exact sums of T (f64, f32) in pairs of doubles (ExactPairsPolicy),
+//! each result going to PairsViewResults. f64's threads add each element to their pairs; f32's
+//! keep the span accumulator's open double, and their pairs take it where it closes.
+template <class T>
+struct ExactViewPairs : ExactPairsPolicy<T> {
+  using result_t = T;
 };
 template <>
-struct Accumulator<ExactViewSumF64> : F64PartialAccumulator<ExactViewSumF64> {};
+struct Accumulator<ExactViewPairs<double>> : F64PartialAccumulator<ExactViewPairs<double>> {};
+template <>
+struct adds_together<ExactViewPairs<float>> : std::true_type {};  // a load's elements (or rows) tested at once
+template <>
+struct Accumulator<ExactViewPairs<float>> : SpanAccumulator<ExactViewPairs<float>> {};
 
-//! Where an f64 view's results go (the views kernels' Write): result o's exact sum, rounded
-//! once, into values[o] where its pairs settle it (a result of no elements: +0); else o is listed
-//! (`listed`, `*listed_count` of them, in no order) for exact_f64_view_retry_kernel.
-struct F64ViewResults {
-  double* values;
+//! Where a view's results go under ExactViewPairs<T> (the views kernels' Write): result o's
+//! exact sum, rounded once, into values[o] where its pairs settle it (a result of no elements:
+//! +0); else o is listed (`listed`, `*listed_count` of them, in no order) for
+//! exact_pairs_view_retry_kernel.
+template <class T>
+struct PairsViewResults {
+  T* values;
   std::uint64_t per_result;  // the elements each result sums
   unsigned long long* listed_count;
   std::uint64_t* listed;
   __device__ void operator()(const F64Partial& a, std::uint64_t o) const {
-    double r;
-    if (per_result == 0) values[o] = 0.0;
-    else if (rounded_by_error_bound(a, per_result, r)) values[o] = r;
+    T r;
+    if (per_result == 0) values[o] = T(0);
+    else if (rounded_by_pairs(a, per_result, r)) values[o] = r;
     else listed[atomicAdd(listed_count, 1ull)] = o;
   }
 };
 
-//! The results listed by the views kernels (listed[0, *listed_count)), a block each, round the
-//! grid: the block's lanes take the result's elements in turn (element j: run j / run_length of
+//! The results of a view of T (f64, f32) listed by the views kernels (listed[0, *listed_count)),
+//! a block each, round the grid: the block's lanes take the result's elements in turn (element j: run j / run_length of
 //! s, element j % run_length of that run) into their digits (DigitSumLane, as the flat f64 sums),
 //! carried every 2^10 of a lane's, and the block's first thread rounds them into out[o]. A result
 //! of many elements is read by one block: listed results are rare but for data that cancel.
-__global__ inline __launch_bounds__(exact::kDigitBlock) void exact_f64_view_retry_kernel(const double* __restrict__ x,
-                                                                                         StridedShape s,
-                                                                                         const unsigned long long* listed_count,
-                                                                                         const std::uint64_t* listed,
-                                                                                         double* out) {
+template <class T>
+__global__ inline __launch_bounds__(exact::kDigitBlock) void exact_pairs_view_retry_kernel(const T* __restrict__ x,
+                                                                                           StridedShape s,
+                                                                                           const unsigned long long* listed_count,
+                                                                                           const std::uint64_t* listed, T* out) {
   extern __shared__ long long lane_digits[];  // digit d of lane t at d * exact::kDigitBlock + t
   __shared__ long long words[ExactSum::kWords];
   constexpr int kElementsPerCarry = 1 << 10;
@@ -160,7 +191,7 @@ __global__ inline __launch_bounds__(exact::kDigitBlock) void exact_f64_view_retr
   const std::uint64_t elements = s.runs * s.run_length;  // listed only where nonzero
   for (unsigned long long i = blockIdx.x; i < count; i += gridDim.x) {
     const std::uint64_t o = listed[i];
-    const double* base = x + offset_of(o, s.kept_extent, s.kept_stride, s.kept_rank);
+    const T* base = x + offset_of(o, s.kept_extent, s.kept_stride, s.kept_rank);
     for (int w = threadIdx.x; w < ExactSum::kWords; w += exact::kDigitBlock) words[w] = 0;
     __syncthreads();  // words zeroed before any lane counts an infinity or a NaN in them
     exact::DigitSumLane lane(lane_digits, words);
@@ -168,7 +199,7 @@ __global__ inline __launch_bounds__(exact::kDigitBlock) void exact_f64_view_retr
     std::uint64_t r = threadIdx.x / s.run_length, v = threadIdx.x % s.run_length;  // this lane's element: run r, element v
     const std::uint64_t runs_ahead = kLanes / s.run_length, elements_ahead = kLanes % s.run_length;
     for (std::uint64_t j = threadIdx.x; j < elements; j += kLanes) {
-      lane.add_one(base[offset_of(r, s.run_extent, s.run_stride, s.run_rank) + static_cast<std::int64_t>(v) * s.run_step]);
+      lane.add_one(static_cast<double>(base[offset_of(r, s.run_extent, s.run_stride, s.run_rank) + static_cast<std::int64_t>(v) * s.run_step]));
       if (++since_carry == kElementsPerCarry) lane.carry(), since_carry = 0;
       r += runs_ahead, v += elements_ahead;
       if (v >= s.run_length) v -= s.run_length, ++r;
@@ -177,7 +208,7 @@ __global__ inline __launch_bounds__(exact::kDigitBlock) void exact_f64_view_retr
     __syncthreads();  // every column in words
     if (threadIdx.x == 0) {
       words[ExactSum::kCount] = static_cast<long long>(elements);
-      out[o] = round_exact_words(words);
+      out[o] = round_exact_words_as<T>(words);
     }
     __syncthreads();  // words read, and every lane's digits, before the next result clears them
   }
