@@ -1,33 +1,30 @@
 #pragma once
 // Exact sums (Accuracy::exact) of N-D views of device data that the columns and strided kernels
-// of views.cuh read (layouts middle and strided), of f32, f16 and bf16: the partial is the
-// segments' FloatDigits (exact_segments.cuh), a pair of doubles and a 320-bit integer, each
-// result rounded once on the GPU as a segment's is.
+// of views.cuh read (layouts middle and strided), each result rounded once on the GPU. The views
+// kernels fold the threads' partials with the policy's fold, as the segments kernels fold a
+// block's warps.
 //
-// A thread's accumulator (below) adds its elements to one double while they span at most
-// ExponentSpan::kSpread binades, 512 at most (every partial sum is exact there, in any order),
-// as the segments' lanes do: several elements at once (a load's, or in the columns kernel a
+// f32, f16 and bf16 (SpanAccumulator, below): a thread adds its elements to one double while they
+// span at most ExponentSpan::kSpread binades, 512 at most (every partial sum is exact there, in any
+// order), as the segments' lanes do: several elements at once (a load's, or in the columns kernel a
 // column's of the rows in flight: adds_together) in a tree, the span's test, one addition. A
-// vector that would take the double past that closes it: the double goes into the pair, by
-// TwoSum, and the double starts again from the vector. A vector that spans more by itself adds
-// its elements to the pair one at a time, each addition's error (TwoSum) to the low double, and
-// that addition's own error, where there is one, to the integer. Unlike the segments' lanes, a
-// thread of the views kernels reads its elements once and may add any number of them (a column
-// of many rows), so nothing is read again into bins: ordinary data cost a double addition an
-// element, and data of a wide range (elements far apart in exponent) two TwoSums and a test an
-// element more: on an H200, 2^28 f32, 1.19-1.58x the plain views kernels on uniform data, 9-11x
-// on wide and random-bit data (bench/results/nvidia-h200/views-exact-device.md). Exponent bins
-// in shared memory, as the segments' second pass keeps, would bound the latter. The views
-// kernels fold the threads' partials with the policy's TwoSum fold, as the segments kernels fold
-// a block's warps.
+// vector that would take the double past that closes it into the thread's closed partial, and the
+// double starts again from the vector; a vector that spans more by itself goes to the closed
+// partial one element at a time. Unlike the segments' lanes, a thread of the views kernels reads
+// its elements once and may add any number of them (a column of many rows), so nothing is read
+// again into bins. The closed partial:
 //
-// f64 and f32 (ExactViewPairs, below) take the f64 segments' form (exact_segments_f64.cuh)
-// instead: a thread adds its elements (f32: its open double, where it closes) to the pairs of an
-// F64Partial, with a bound on their roundings in place of the digits, the partials fold as pairs,
-// and a result is written where its bound settles the rounding to T; else it is listed, and
-// exact_pairs_view_retry_kernel sums it again in ExactSum's digits, a block a result, walking the
-// view's elements. (f32 through FloatDigits, whose low double's own errors went to the digits,
-// an element at a time on wide data, took 6.0-7.3x the plain views kernels there on an H100.)
+// - f16 and bf16 (ExactViewSum): the segments' FloatDigits (exact_segments.cuh), a pair of doubles
+//   and a 320-bit integer: each addition's error (TwoSum) to the low double, and that addition's
+//   own error, where there is one, to the integer, a carry chain. On an H100, f32 so took 6.0-7.3x
+//   the plain views kernels on wide and random-bit data (1.04-1.24x on uniform).
+// - f32 and f64 (ExactViewPairs): the f64 segments' F64Partial (exact_segments_f64.cuh), whose
+//   third double adds the magnitudes of the low double's own errors as a bound (f64's threads add
+//   every element to it, with no open double). A result is written where its bound settles the
+//   rounding to T; else it is listed, and exact_pairs_view_retry_kernel sums it again in
+//   ExactSum's digits, a block a result, walking the view's elements. On an H100: f32 wide and
+//   random-bit data 1.6-2.3x, uniform 1.05-1.22x; f64 1.01-1.19x on every distribution
+//   (bench/results/nvidia-h100/views.md).
 
 #include "exact_segments.cuh"
 #include "exact_segments_f64.cuh"
