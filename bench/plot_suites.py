@@ -247,7 +247,7 @@ def views(data, axes, path_in):
             ax.set_xticks(range(len(rows)), labels, fontsize=6, rotation=40, ha="right")
             ax.grid(True, axis="y", alpha=0.3)
     device = data.get("device_rows", [])
-    # (The exact f64 rows, dtype f64, are in the table alone: their bytes are not the probe's f32.)
+    # (The exact f64 and bf16 rows are in the table alone: their bytes are not the probe's f32.)
     mine = [r for r in device if r.get("kernel") not in ("read probe", "sweep") and r.get("dtype", "f32") == "f32"]
     if not mine:
         return

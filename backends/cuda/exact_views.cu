@@ -1,6 +1,6 @@
 // Exact sums of N-D views of device data (kernels/exact_views.cuh) through the columns and
-// strided kernels of views.cuh: f16 and bf16 in one launch; f64 and f32 in that launch, with
-// pairs of doubles, and one that sums again, in digits, the results the pairs did not settle.
+// strided kernels of views.cuh: f16 in one launch; f64, f32 and bf16 in that launch, with pairs
+// of doubles, and one that sums again, in digits, the results the pairs did not settle.
 // Each result is rounded once on the GPU.
 
 #include <algorithm>
@@ -40,7 +40,7 @@ void enqueue_exact_view(const Request& c, void* out, Workspace& ws, const ViewTu
     case DType::f32: return enqueue_exact_pairs_view(c, static_cast<float*>(out), ws, tuning);
     case DType::f64: return enqueue_exact_pairs_view(c, static_cast<double*>(out), ws, tuning);
     case DType::f16: return run(f16{});
-    case DType::bf16: return run(bf16{});
+    case DType::bf16: return enqueue_exact_pairs_view(c, static_cast<bf16*>(out), ws, tuning);
     default:
       throw Error(ErrorCode::unsupported, "exact sums of N-D views on the GPU are of f32, f64, f16 and bf16, not " +
                                               std::string(to_string(c.dtype)));

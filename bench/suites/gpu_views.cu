@@ -9,8 +9,8 @@
 // double sum on the host. The mean and the variance of each shape are timed too, by the same
 // kernels (rows: the segments kernels; the rest: the views kernels), and the views kernels' exact
 // sums (kernels/exact_views.cuh) of the same data and of wide and random-bit data; then exact f64
-// views over every distribution of the exact suite against the plain f64 views kernels, each
-// result's bits against the CPU's exact sum.
+// and bf16 views over every distribution of the exact suite against the plain views kernels of
+// their type, each result's bits against the CPU's exact sum.
 
 #include <cuda_runtime.h>
 
@@ -58,26 +58,30 @@ std::vector<double> host_sums(const std::vector<float>& x, std::vector<std::int6
   return sums;
 }
 
-//! Exact f64 sums of a middle axis and of two outer axes of 2^log2n f64 (the f32 tables' bytes),
-//! over each distribution of the exact suite: the time over the plain f64 views kernels' on the
-//! same data, and the results whose bits differ from the CPU's ExactSum of their elements.
-template <class Time>
-void exact_f64_views(const cudaDeviceProp& prop, xc::Kernels& ws, Time&& time, int log2n, nlohmann::json& rows, std::string& md) {
+//! Exact sums of T (f64, bf16) of a middle axis and of two outer axes of 2^log2n elements, over
+//! each distribution of the exact suite: the time over the plain views kernels' on the same data,
+//! and the results whose bits differ from the CPU's ExactSum of their elements.
+template <class T, class Time>
+void exact_views_by_distribution(const cudaDeviceProp& prop, xc::Kernels& ws, Time&& time, int log2n, nlohmann::json& rows,
+                                 std::string& md) {
+  constexpr DType kType = dtype_of<T>();
+  const std::string type(to_string(kType));
   const std::int64_t n = std::int64_t{1} << log2n, rows_of = 256, width = 1024, batch = n / (rows_of * width);
-  double* x = nullptr;
-  double* out = nullptr;
-  check(cudaMalloc(&x, static_cast<std::size_t>(n) * sizeof(double)), "cudaMalloc f64 data");
-  check(cudaMalloc(&out, static_cast<std::size_t>(batch * width) * sizeof(double)), "cudaMalloc f64 results");
-  md += "\n## Device-resident: exact f64 views by distribution\n\n2^" + std::to_string(log2n) + " f64 as (" +
+  T* x = nullptr;
+  T* out = nullptr;
+  check(cudaMalloc(&x, static_cast<std::size_t>(n) * sizeof(T)), "cudaMalloc data");
+  check(cudaMalloc(&out, static_cast<std::size_t>(batch * width) * sizeof(T)), "cudaMalloc results");
+  md += "\n## Device-resident: exact " + type + " views by distribution\n\n2^" + std::to_string(log2n) + " " + type + " as (" +
         std::to_string(batch) + ", 256, 1024): cuda.shuffle's exact sums over its plain ones, the same data, the same run.\n\n"
         "| array, axes | layout | distribution | plain us | exact us | exact / plain | results whose bits differ from the CPU's |\n"
         "|---|---|---|---:|---:|---:|---:|\n";
-  std::vector<double> host(static_cast<std::size_t>(n)), got, elements;
+  std::vector<T> host(static_cast<std::size_t>(n)), got;
+  std::vector<double> elements;
   const std::int64_t shape[3] = {batch, rows_of, width};
   for (const Axes axes : {Axes{1}, Axes{0, 2}}) {
     const bool middle = axes.contains(1);
     const std::string name = std::string("(") + std::to_string(batch) + ", 256, 1024), " + (middle ? "axis 1" : "axes (0, 2)");
-    Request q = Request::over(x, DType::f64, View::of(shape, nullptr, 3), axes);
+    Request q = Request::over(x, kType, View::of(shape, nullptr, 3), axes);
     q.memory = Memory::device;
     const Request c = canonical(q);
     const auto results = static_cast<std::size_t>(result_count(c));
@@ -87,27 +91,30 @@ void exact_f64_views(const cudaDeviceProp& prop, xc::Kernels& ws, Time&& time, i
       check(cudaDeviceSynchronize(), "fill");
       const auto plain_t = time([&] { ws.enqueue_view(c, out); });
       const auto exact_t = time([&] { ws.enqueue_exact_view(c, out); });
-      check(cudaMemcpy(got.data(), out, results * sizeof(double), cudaMemcpyDeviceToHost), "results back");
-      check(cudaMemcpy(host.data(), x, host.size() * sizeof(double), cudaMemcpyDeviceToHost), "data back");
+      check(cudaMemcpy(got.data(), out, results * sizeof(T), cudaMemcpyDeviceToHost), "results back");
+      check(cudaMemcpy(host.data(), x, host.size() * sizeof(T), cudaMemcpyDeviceToHost), "data back");
       std::size_t differ = 0;
       for (std::size_t o = 0; o < results; ++o) {  // axis 1: result (b, w) of 256 rows; axes (0, 2): row r of every batch
         ExactSum exact;
+        auto element = [&](std::int64_t i) { return static_cast<double>(static_cast<float>(host[static_cast<std::size_t>(i)])); };
         if (middle) {
-          const std::size_t b = o / width, w = o % width;
+          const std::int64_t b = static_cast<std::int64_t>(o) / width, w = static_cast<std::int64_t>(o) % width;
           elements.resize(rows_of);
-          for (std::int64_t r = 0; r < rows_of; ++r) elements[r] = host[(b * rows_of + r) * width + w];
-          exact.add(elements.data(), elements.size());
+          for (std::int64_t r = 0; r < rows_of; ++r) elements[r] = element((b * rows_of + r) * width + w);
         } else {
-          for (std::int64_t b = 0; b < batch; ++b) exact.add(host.data() + (b * rows_of + static_cast<std::int64_t>(o)) * width, width);
+          elements.resize(static_cast<std::size_t>(batch * width));
+          for (std::int64_t b = 0; b < batch; ++b)
+            for (std::int64_t w = 0; w < width; ++w) elements[b * width + w] = element((b * rows_of + static_cast<std::int64_t>(o)) * width + w);
         }
-        const double want = exact.round<double>();
+        exact.add(elements.data(), elements.size());
+        const T want = exact.round<T>();
         differ += std::memcmp(&want, &got[o], sizeof want) != 0;
       }
       const double p = median(plain_t), e = median(exact_t);
-      md += "| " + name + " | " + std::string(to_string(layout_of(c))) + " | " + spread_name(spread, true) + " | " +
+      md += "| " + name + " | " + std::string(to_string(layout_of(c))) + " | " + spread_name(spread, sizeof(T) == 8) + " | " +
             fmt("%.1f", p * 1e6) + " | " + fmt("%.1f", e * 1e6) + " | " + fmt("%.2f", e / p) + " | " + std::to_string(differ) + " |\n";
-      rows.push_back({{"array", name}, {"dtype", "f64"}, {"layout", to_string(layout_of(c))}, {"kernel", "views, exact"},
-                      {"distribution", spread_name(spread, true)}, {"n", n}, {"results", results}, {"plain_median_s", p},
+      rows.push_back({{"array", name}, {"dtype", type}, {"layout", to_string(layout_of(c))}, {"kernel", "views, exact"},
+                      {"distribution", spread_name(spread, sizeof(T) == 8)}, {"n", n}, {"results", results}, {"plain_median_s", p},
                       {"median_s", e}, {"exact_over_plain", e / p}, {"results_differing_from_cpu_exact", differ},
                       {"plain_times_s", plain_t}, {"times_s", exact_t}});
     }
@@ -252,7 +259,8 @@ int run_views_gpu(const SuiteArgs& args, nlohmann::json& rows, std::string& md) 
                         {"waves", waves}, {"n", n}, {"median_s", median(swept)}, {"times_s", swept}});
       }
   }
-  exact_f64_views(prop, ws, time, log2n - 1, rows, md);
+  exact_views_by_distribution<double>(prop, ws, time, log2n - 1, rows, md);
+  exact_views_by_distribution<bf16>(prop, ws, time, log2n, rows, md);
   md += "\n### The views kernels' tuning, swept (ViewTuning: the most threads across a row, the blocks aimed at in waves)\n\n"
         "| array, axes | max_tile_x | waves | median us | % of probe |\n|---|---:|---:|---:|---:|\n" + sweep_md;
   cudaFree(x);

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "xreduce/exact.hpp"
+#include "xreduce/float16.hpp"  // bf16
 
 #ifndef XREDUCE_HOST_DEVICE  // as xreduce/backend/ops.hpp defines it
 #if defined(__CUDACC__)
@@ -210,18 +211,28 @@ XREDUCE_HOST_DEVICE inline unsigned f32_bits(float f) {
   return b;
 }
 
-//! rounded_by_error_bound for floats (each added as the double it is exactly, so that only the
-//! small pair holds them: below 2^128 each): the exact sum rounded once to float, into `out`,
-//! where the pair settles it; false where it does not. g, r rounded to float, and the exact sum's
-//! distance from it: r - g (exact: the two lie within a factor of two, or both below 2^-126) plus
-//! t, as the pair s + e (TwoSum), within the bound of it. The exact sum rounds to g where that
-//! interval lies strictly between the points halfway to g's neighbours (an ulp of g, or 2^-149
-//! below 2^-126, over two away from zero; over two toward it, or four at a normal power of two):
-//! each end computed with one rounding, of s and e's magnitude plus the bound widened by 2^-50
-//! (which covers that sum's rounding). A bound of 0 and e of 0 leave s exact: at a halfway point it
-//! is a tie, to the even of g and its neighbour. Past the largest float, the threshold of
-//! overflow (2^128 - 2^103) is the halfway point, and a sum from it on is an infinity.
-XREDUCE_HOST_DEVICE inline bool rounded_to_float_by_error_bound(const F64Partial& a, std::uint64_t n, float& out) {
+//! The floats narrower than double that pairs of doubles round to: float and bf16 (float's
+//! exponent range, 8 bits of significand), each added as the double it is exactly, so that only
+//! the small pair holds them (below 2^128 each).
+template <class T>
+inline constexpr int kNarrowPrecision = std::is_same_v<T, float> ? 24 : 8;
+
+//! rounded_by_error_bound for a narrow float T (float, bf16): the exact sum rounded once to T,
+//! into `out`, where the pair settles it; false where it does not. g, r rounded to T, and the
+//! exact sum's distance from it: r - g (exact: the two lie within a factor of two, or both below
+//! 2^-126) plus t, as the pair s + e (TwoSum), within the bound of it. The exact sum rounds to g
+//! where that interval lies strictly between the points halfway to g's neighbours (an ulp of g,
+//! or of 2^-126 below it, over two away from zero; over two toward it, or four at a normal power
+//! of two): each end computed with one rounding, of s and e's magnitude plus the bound widened by
+//! 2^-50 (which covers that sum's rounding). A bound of 0 and e of 0 leave s exact: at a halfway
+//! point it is a tie, which g, r rounded to even, settles. Past the largest T, the threshold of
+//! overflow (2^128 less half the largest T's ulp) is the halfway point, and a sum from it on is an
+//! infinity.
+template <class T>
+XREDUCE_HOST_DEVICE inline bool rounded_to_narrow_by_error_bound(const F64Partial& a, std::uint64_t n, T& out) {
+  constexpr int kPrecision = kNarrowPrecision<T>;
+  constexpr double kThreshold = kPrecision == 24 ? 0x1p128 - 0x1p103 : 0x1p128 - 0x1p119;
+  constexpr double kLargest = kPrecision == 24 ? 0x1p128 - 0x1p104 : 0x1p128 - 0x1p120;
   if (a.top >= kLargeF64Field || n > kMostBoundedF64Elements) return false;  // an infinity or a NaN among them
   const TwoSumPair& p = a.small;
   const double r = p.sum + p.errors, t = two_sum_error(p.sum, p.errors, r);
@@ -229,7 +240,7 @@ XREDUCE_HOST_DEVICE inline bool rounded_to_float_by_error_bound(const F64Partial
   const bool negative = f64_negative(r);
   const double magnitude = f64_abs(r), away_t = negative ? -t : t;  // as if r were positive
   const double widened = p.rounded * (1 + 0x1p-30);
-  constexpr double kThreshold = 0x1p128 - 0x1p103, kLargest = 0x1p128 - 0x1p104;
+  const float infinity = f32_of_bits(0x7f800000u);
   auto distance = [&](double from, double& s, double& e) {  // magnitude - from + away_t as s + e, s TwoSum's
     const double d = magnitude - from;  // exact where both lie within a factor of two
     s = d + away_t, e = two_sum_error(d, away_t, s);
@@ -238,49 +249,46 @@ XREDUCE_HOST_DEVICE inline bool rounded_to_float_by_error_bound(const F64Partial
   if (magnitude >= kThreshold) {  // an infinity where the exact sum is the threshold or more
     if (magnitude >= 0x1p129) {
       if (widened + f64_abs(t) >= 0x1p127) return false;
-      out = negative ? -f32_of_bits(0x7f800000u) : f32_of_bits(0x7f800000u);
-      return true;
+    } else {
+      distance(kThreshold, s, e);
+      if (!(s - (f64_abs(e) + widened) * (1 + 0x1p-50) >= 0)) return false;
     }
-    distance(kThreshold, s, e);
-    const double spread = (f64_abs(e) + widened) * (1 + 0x1p-50);
-    if (!(s - spread >= 0)) return false;
-    out = negative ? -f32_of_bits(0x7f800000u) : f32_of_bits(0x7f800000u);
+    out = T(negative ? -infinity : infinity);
     return true;
   }
-  const float g = magnitude >= kLargest ? f32_of_bits(0x7f7fffffu) : static_cast<float>(magnitude);  // r rounded to float
+  // r rounded to T (to even: ties below), as a float
+  const float g = static_cast<float>(magnitude >= kLargest ? T(kLargest) : T(magnitude));
   const unsigned bits = f32_bits(g), field = bits >> 23;
-  const double ulp = pow2((field > 1 ? static_cast<int>(field) : 1) - 150);  // g's ulp: 2^-149 below 2^-126
+  const double ulp = pow2((field > 1 ? static_cast<int>(field) : 1) - 126 - kPrecision);  // below 2^-126: the subnormals'
   const double up = ulp / 2, down = (bits & 0x7fffffu) == 0 && field > 1 ? ulp / 4 : ulp / 2;
   distance(static_cast<double>(g), s, e);
   const double spread = (f64_abs(e) + widened) * (1 + 0x1p-50);
-  float result = g;
-  if (spread == 0 && (s == up || s == -down)) {  // a tie: the even one of g and its neighbour
-    const float neighbour = f32_of_bits(s == up ? bits + 1 : bits - 1);
-    if (bits & 1) result = neighbour;  // g odd: the neighbour is even (2^128, past the largest float, is infinity's bits)
-  } else if (!(s + spread < up && s - spread > -down)) {
-    return false;
-  }
-  if (result == 0) out = p.sum == 0 && f64_negative(p.sum) ? -0.0f : 0.0f;  // a sum of zeros: -0 where every element was -0
-  else out = negative ? -result : result;
+  // A tie (the exact sum s from g, exactly, at a halfway point) is r itself, a double: T(r)
+  // rounded it to the even one, g.
+  const bool tie = spread == 0 && (s == up || s == -down);
+  if (!tie && !(s + spread < up && s - spread > -down)) return false;
+  if (g == 0) out = T(p.sum == 0 && f64_negative(p.sum) ? -0.0f : 0.0f);  // a sum of zeros: -0 where every element was -0
+  else out = T(negative ? -g : g);
   return true;
 }
 
-//! A's exact sum of n > 0 elements, rounded once to double or float, where its pairs settle it.
-XREDUCE_HOST_DEVICE inline bool rounded_by_pairs(const F64Partial& a, std::uint64_t n, double& out) {
-  return rounded_by_error_bound(a, n, out);
-}
-XREDUCE_HOST_DEVICE inline bool rounded_by_pairs(const F64Partial& a, std::uint64_t n, float& out) {
-  return rounded_to_float_by_error_bound(a, n, out);
+//! A's exact sum of n > 0 elements, rounded once to T (double, float, bf16), where its pairs
+//! settle it.
+template <class T>
+XREDUCE_HOST_DEVICE inline bool rounded_by_pairs(const F64Partial& a, std::uint64_t n, T& out) {
+  if constexpr (std::is_same_v<T, double>) return rounded_by_error_bound(a, n, out);
+  else return rounded_to_narrow_by_error_bound(a, n, out);
 }
 
 //! ExactSum's words (`d`, kWords of them: the digits, not yet carried, then the counts) rounded
-//! once to the nearest T (double or float), ties to even, as ExactSum::round<T> rounds: NaN for
+//! once to the nearest T (double, float or bf16), ties to even, as ExactSum::round<T> rounds: NaN for
 //! a NaN or both infinities, else +-inf for one, else the exact sum (+-inf past the largest T); a
 //! zero sum is -0 only where every element (of at least one) was -0. One thread; changes `d`.
 template <class T>
 XREDUCE_HOST_DEVICE inline T round_exact_words_as(long long* d) {
-  static_assert(std::is_same_v<T, double> || std::is_same_v<T, float>);
-  constexpr int kPrecision = std::is_same_v<T, double> ? 53 : 24, kLowestBit = std::is_same_v<T, double> ? -1074 : -149;
+  static_assert(std::is_same_v<T, double> || std::is_same_v<T, float> || std::is_same_v<T, bf16>);
+  constexpr int kPrecision = std::is_same_v<T, double> ? 53 : kNarrowPrecision<T>;
+  constexpr int kLowestBit = std::is_same_v<T, double> ? -1074 : -125 - kPrecision;  // the smallest subnormal's
   constexpr int kDigits = ExactSum::kDigits;
   if (d[ExactSum::kNaN] != 0 || (d[ExactSum::kPosInf] != 0 && d[ExactSum::kNegInf] != 0))
     return static_cast<T>(f64_of_bits(0x7ff8000000000000ull));
@@ -323,10 +331,10 @@ XREDUCE_HOST_DEVICE inline T round_exact_words_as(long long* d) {
   bool sticky = (d[below >> 5] & ((1ll << (below & 31)) - 1)) != 0;
   for (int i = 0; i < (below >> 5) && !sticky; ++i) sticky = d[i] != 0;
   if (round_bit && (sticky || (q & 1) != 0)) ++q;  // may carry to 2^kPrecision: still exact
-  // Exact in double for float too (q of 25 bits at most, from 2^-149): its conversion is then
-  // exact, or an infinity past float's range.
-  const T v = static_cast<T>(scale_by_pow2(static_cast<double>(q), lsb + ExactSum::kLowestExponent));  // +-inf past the range
-  return negative ? -v : v;
+  // Exact in double for the narrow floats too (q of kPrecision + 1 bits at most, from their
+  // smallest subnormal): its conversion is then exact, or an infinity past T's range.
+  const double v = scale_by_pow2(static_cast<double>(q), lsb + ExactSum::kLowestExponent);  // +-inf past the range
+  return static_cast<T>(negative ? -v : v);
 }
 XREDUCE_HOST_DEVICE inline double round_exact_words(long long* d) { return round_exact_words_as<double>(d); }
 

@@ -14,13 +14,13 @@
 // its elements once and may add any number of them (a column of many rows), so nothing is read
 // again into bins. The closed partial:
 //
-// - f16 and bf16 (ExactViewSum): the segments' FloatDigits (exact_segments.cuh), a pair of doubles
-//   and a 320-bit integer: each addition's error (TwoSum) to the low double, and that addition's
-//   own error, where there is one, to the integer, a carry chain. On an H100, f32 so took 6.0-7.3x
+// - f16 (ExactViewSum): the segments' FloatDigits (exact_segments.cuh), a pair of doubles and a
+//   320-bit integer: each addition's error (TwoSum) to the low double, and that addition's own
+//   error, where there is one, to the integer, a carry chain. On an H100, f32 so took 6.0-7.3x
 //   the plain views kernels on wide and random-bit data (1.04-1.24x on uniform).
-// - f32 and f64 (ExactViewPairs): the f64 segments' F64Partial (exact_segments_f64.cuh), whose
-//   third double adds the magnitudes of the low double's own errors as a bound (f64's threads add
-//   every element to it, with no open double). A result is written where its bound settles the
+// - f32, bf16 and f64 (ExactViewPairs): the f64 segments' F64Partial (exact_segments_f64.cuh),
+//   whose third double adds the magnitudes of the low double's own errors as a bound (f64's
+//   threads add every element to it, with no open double). A result is written where its bound settles the
 //   rounding to T; else it is listed, and exact_pairs_view_retry_kernel sums it again in
 //   ExactSum's digits, a block a result, walking the view's elements. On an H100: f32 wide and
 //   random-bit data 1.6-2.3x, uniform 1.05-1.22x; f64 1.01-1.19x on every distribution
@@ -32,7 +32,7 @@
 
 namespace xreduce::cuda {
 
-//! The views kernels' policy for exact sums of T (f16, bf16): the segments' exact policy,
+//! The views kernels' policy for exact sums of f16: the segments' exact policy,
 //! with a result (F::finish, for FinishedResults) and its own accumulator.
 template <class T>
 struct ExactViewSum : ExactSegmentSum<T> {
@@ -138,9 +138,10 @@ struct SpanAccumulator {
 template <class T>
 struct Accumulator<ExactViewSum<T>> : SpanAccumulator<ExactViewSum<T>> {};
 
-//! The views kernels' policy for exact sums of T (f64, f32) in pairs of doubles (ExactPairsPolicy),
-//! each result going to PairsViewResults. f64's threads add each element to their pairs; f32's
-//! keep the span accumulator's open double, and their pairs take it where it closes.
+//! The views kernels' policy for exact sums of T (f64, f32, bf16) in pairs of doubles
+//! (ExactPairsPolicy), each result going to PairsViewResults. f64's threads add each element to
+//! their pairs; f32's and bf16's keep the span accumulator's open double, and their pairs take it
+//! where it closes.
 template <class T>
 struct ExactViewPairs : ExactPairsPolicy<T> {
   using result_t = T;
@@ -151,6 +152,10 @@ template <>
 struct adds_together<ExactViewPairs<float>> : std::true_type {};  // a load's elements (or rows) tested at once
 template <>
 struct Accumulator<ExactViewPairs<float>> : SpanAccumulator<ExactViewPairs<float>> {};
+template <>
+struct adds_together<ExactViewPairs<bf16>> : std::true_type {};
+template <>
+struct Accumulator<ExactViewPairs<bf16>> : SpanAccumulator<ExactViewPairs<bf16>> {};
 
 //! Where a view's results go under ExactViewPairs<T> (the views kernels' Write): result o's
 //! exact sum, rounded once, into values[o] where its pairs settle it (a result of no elements:
@@ -170,7 +175,7 @@ struct PairsViewResults {
   }
 };
 
-//! The results of a view of T (f64, f32) listed by the views kernels (listed[0, *listed_count)),
+//! The results of a view of T (f64, f32, bf16) listed by the views kernels (listed[0, *listed_count)),
 //! a block each, round the grid: the block's lanes take the result's elements in turn (element j: run j / run_length of
 //! s, element j % run_length of that run) into their digits (DigitSumLane, as the flat f64 sums),
 //! carried every 2^10 of a lane's, and the block's first thread rounds them into out[o]. A result
