@@ -96,7 +96,11 @@ void exact_views_by_distribution(const cudaDeviceProp& prop, xc::Kernels& ws, Ti
       std::size_t differ = 0;
       for (std::size_t o = 0; o < results; ++o) {  // axis 1: result (b, w) of 256 rows; axes (0, 2): row r of every batch
         ExactSum exact;
-        auto element = [&](std::int64_t i) { return static_cast<double>(static_cast<float>(host[static_cast<std::size_t>(i)])); };
+        auto element = [&](std::int64_t i) {  // exactly (bf16 by the float it widens to)
+          const T v = host[static_cast<std::size_t>(i)];
+          if constexpr (std::is_same_v<T, double>) return v;
+          else return static_cast<double>(static_cast<float>(v));
+        };
         if (middle) {
           const std::int64_t b = static_cast<std::int64_t>(o) / width, w = static_cast<std::int64_t>(o) % width;
           elements.resize(rows_of);
