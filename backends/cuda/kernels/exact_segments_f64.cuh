@@ -84,7 +84,7 @@ struct F64RetryLists {
   static constexpr std::uint64_t kNoSegment = ~std::uint64_t{0};
 };
 
-//! What the exact policies of pairs share (the f64 segments and views, the f32 views): the
+//! What the exact policies of pairs share (the f64 segments and views, the f32 and bf16 views): the
 //! partial is an F64Partial, an element of T lifts to itself (a double exactly), partials fold
 //! pair by pair.
 template <class T>

@@ -175,11 +175,12 @@ struct PairsViewResults {
   }
 };
 
-//! The results of a view of T (f64, f32, bf16) listed by the views kernels (listed[0, *listed_count)),
-//! a block each, round the grid: the block's lanes take the result's elements in turn (element j: run j / run_length of
-//! s, element j % run_length of that run) into their digits (DigitSumLane, as the flat f64 sums),
-//! carried every 2^10 of a lane's, and the block's first thread rounds them into out[o]. A result
-//! of many elements is read by one block: listed results are rare but for data that cancel.
+//! The results of a view of T (f64, f32, bf16) listed by the views kernels (listed[0,
+//! *listed_count)), a block each, round the grid: the block's lanes take the result's elements in
+//! turn (element j: run j / run_length of s, element j % run_length of that run) into their digits
+//! (DigitSumLane, as the flat f64 sums), carried every 2^10 of a lane's, and the block's first
+//! thread rounds them into out[o]. A result of many elements is read by one block: listed results
+//! are rare but for data that cancel.
 template <class T>
 __global__ inline __launch_bounds__(exact::kDigitBlock) void exact_pairs_view_retry_kernel(const T* __restrict__ x,
                                                                                            StridedShape s,
@@ -201,7 +202,8 @@ __global__ inline __launch_bounds__(exact::kDigitBlock) void exact_pairs_view_re
     std::uint64_t r = threadIdx.x / s.run_length, v = threadIdx.x % s.run_length;  // this lane's element: run r, element v
     const std::uint64_t runs_ahead = kLanes / s.run_length, elements_ahead = kLanes % s.run_length;
     for (std::uint64_t j = threadIdx.x; j < elements; j += kLanes) {
-      lane.add_one(static_cast<double>(base[offset_of(r, s.run_extent, s.run_stride, s.run_rank) + static_cast<std::int64_t>(v) * s.run_step]));
+      const std::int64_t at = offset_of(r, s.run_extent, s.run_stride, s.run_rank) + static_cast<std::int64_t>(v) * s.run_step;
+      lane.add_one(static_cast<double>(base[at]));
       if (++since_carry == kElementsPerCarry) lane.carry(), since_carry = 0;
       r += runs_ahead, v += elements_ahead;
       if (v >= s.run_length) v -= s.run_length, ++r;
