@@ -9,40 +9,20 @@
 #include <cstring>
 #include <type_traits>
 
+#include "xreduce/backend/pair_rounding.hpp"
 #include "xreduce/exact.hpp"
 #include "xreduce/float16.hpp"  // bf16
 
-#ifndef XREDUCE_HOST_DEVICE  // as xreduce/backend/ops.hpp defines it
-#if defined(__CUDACC__)
-#define XREDUCE_HOST_DEVICE __host__ __device__
-#else
-#define XREDUCE_HOST_DEVICE
-#endif
-#endif
-
 namespace xreduce::cuda {
 
-XREDUCE_HOST_DEVICE inline unsigned long long f64_bits(double d) {
-  unsigned long long b;
-  memcpy(&b, &d, sizeof b);
-  return b;
-}
-XREDUCE_HOST_DEVICE inline double f64_of_bits(unsigned long long b) {
-  double d;
-  memcpy(&d, &b, sizeof d);
-  return d;
-}
-XREDUCE_HOST_DEVICE inline bool f64_negative(double d) { return (f64_bits(d) >> 63) != 0; }
+// The bits of doubles, and the checks that settle a rounding, as the CPU's f64 rows use them.
+using pair_rounding::f64_abs;
+using pair_rounding::f64_bits;
+using pair_rounding::f64_negative;
+using pair_rounding::f64_of_bits;
+using pair_rounding::kLargeF64Field;
+using pair_rounding::pow2;
 XREDUCE_HOST_DEVICE inline bool f64_finite(double d) { return ((f64_bits(d) >> 52) & 0x7ff) != 0x7ff; }
-XREDUCE_HOST_DEVICE inline double f64_abs(double d) {
-#if defined(__CUDA_ARCH__)
-  return fabs(d);  // a modifier of the addition that takes it
-#else
-  return std::fabs(d);
-#endif
-}
-//! 2^k, for -1022 <= k <= 1023, from its bits.
-XREDUCE_HOST_DEVICE inline double pow2(int k) { return f64_of_bits(static_cast<unsigned long long>(k + 1023) << 52); }
 //! x times 2^k, rounded once (an infinity past the range).
 XREDUCE_HOST_DEVICE inline double scale_by_pow2(double x, int k) {
 #if defined(__CUDA_ARCH__)
@@ -97,9 +77,6 @@ struct TwoSumPair {
   }
 };
 
-//! Elements whose exponent field is this or more (2^977 and up) go to the large pair, times 2^-64.
-inline constexpr unsigned kLargeF64Field = 2000;
-
 //! A partial of an f64 segment's exact sum: the elements below 2^977 in `small`, the others times
 //! 2^-64 in `large`; top, the largest exponent field among them (2047: an infinity or a NaN among
 //! them, which went to `large`).
@@ -134,12 +111,9 @@ inline constexpr std::uint64_t kMostBoundedF64Elements = std::uint64_t{1} << 40;
 //! exactly (TwoSum); the exact sum lies within the bound, `rounded` times 1 + 2^-30, of r + t. A
 //! bound of 0 says that r + t is the exact sum, so r, its rounding to nearest, is the answer. Else
 //! the exact sum rounds to r where the whole interval lies strictly between the points halfway to
-//! r's neighbours: half an ulp away from zero, and toward zero half an ulp, or a quarter where |r|
-//! is a normal power of two (a quarter of its binade's ulp is half the one below's). Both ends
-//! are computed with one rounding, which is monotone, and the halfway points are powers of two,
-//! so a computed end inside them means the exact one is. Sums below 2^-968, whose half ulp is not
-//! a normal double, are checked scaled by 2^256 (exact for r, t and the bound). A zero sum is -0
-//! where every element was -0.
+//! r's neighbours (pair_rounding::rounds_to). Sums below 2^-968, whose half ulp is not a normal
+//! double, are checked scaled by 2^256 (exact for r, t and the bound). A zero sum is -0 where every
+//! element was -0.
 //!
 //! With large elements the check is of the sum times 2^-64: the small pair, times 2^-64, is added
 //! to the large one (a scaled double below 2^-1022 may round, by 2^-1075 at most, which the bound
@@ -166,35 +140,21 @@ XREDUCE_HOST_DEVICE inline bool rounded_by_error_bound(const F64Partial& a, std:
   }
   const double r = p.sum + p.errors, t = two_sum_error(p.sum, p.errors, r);
   if (!f64_finite(r) || !f64_finite(t) || !f64_finite(p.rounded)) return false;
-  const unsigned long long bits = f64_bits(r);
-  const int field = static_cast<int>((bits >> 52) & 0x7ff), binade = field > 1 ? field : 1;
+  const int field = static_cast<int>((f64_bits(r) >> 52) & 0x7ff);
   const double bound = p.rounded * (1 + 0x1p-30) + slack;
-  const double infinity = f64_of_bits(0x7ff0000000000000ull);
   if (any_large) {
     if (field < 55) return false;
-    // Past the threshold of overflow, 2^960 - 2^906 scaled: from 2^961 on, with a bound below
-    // 2^959; above 2^960 (by an ulp, 2^908, at least, and |t| is 2^907 at most), with a bound
-    // below 2^907; at 2^960, where t away from zero less the bound stays above -2^906 (as the
-    // CPU's rows, round_scaled_by_error_bound); with a bound of 0, from 2^960 on (the threshold
-    // itself rounds to the infinity, ties to even).
-    const double away = f64_negative(r) ? -t : t, magnitude = f64_abs(r);
-    const bool overflows = field >= 1983 && (bound == 0 || (field > 1983 && bound < 0x1p959) ||
-                                             (field == 1983 && (magnitude > 0x1p960 ? bound < 0x1p907 : away - bound > -0x1p906)));
-    if (overflows) {
+    // Past the threshold of overflow (as the CPU's rows decide it); with a bound of 0, from 2^960
+    // on (the threshold itself rounds to the infinity, ties to even).
+    if (field >= 1983 && (bound == 0 || pair_rounding::scaled_sum_overflows(r, t, bound))) {
+      const double infinity = f64_of_bits(0x7ff0000000000000ull);
       out = f64_negative(r) ? -infinity : infinity;
       return true;
     }
     if (field >= 1983) return false;
   }
-  if (bound != 0) {
-    const int scale = !any_large && field < 55 ? 256 : 0;  // the check's domain: r, t and the bound times 2^scale
-    const double half_ulp = pow2(binade - 1076 + scale);
-    const bool power_of_two = (bits & ((1ull << 52) - 1)) == 0 && field > 1;
-    const double toward_zero = power_of_two ? half_ulp / 2 : half_ulp;
-    const double away = (f64_negative(r) ? -t : t) * pow2(scale);
-    const double scaled_bound = bound * pow2(scale);
-    if (!(away + scaled_bound < half_ulp && away - scaled_bound > -toward_zero)) return false;
-  }
+  // The check's domain: r, t and the bound times 2^256 for a sum below 2^-968.
+  if (bound != 0 && !pair_rounding::rounds_to(r, t, bound, !any_large && field < 55 ? 256 : 0)) return false;
   if (any_large) out = r * 0x1p64;  // a normal double below 2^1024: exact
   else out = r != 0 ? r : a.small.sum == 0 && f64_negative(a.small.sum) ? -0.0 : 0.0;
   return true;

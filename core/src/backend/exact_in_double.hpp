@@ -18,6 +18,7 @@
 
 #include "../prefetch.hpp"
 #include "narrow_sums.hpp"
+#include "xreduce/backend/pair_rounding.hpp"
 #include "xreduce/float16.hpp"
 
 namespace xreduce::detail {
@@ -249,11 +250,6 @@ void two_sum_lanes_of(const In* x, std::size_t n, double& hi, double& lo) {
   else two_sum_lanes<1, kScaled>(x, n, hi, lo);
 }
 
-//! Rows whose largest element's exponent field is this or more (2^977 and up), and whose two
-//! doubles pass 2^1024, round_by_error_bound sums again times 2^-64 (round_scaled_by_error_bound):
-//! below it, no partial sum of a row of 2^40 elements or fewer passes 2^1018.
-inline constexpr std::uint32_t kLargeF64Field = 2000;
-
 //! The two doubles of f64 x[0..n) (two_sum_lanes_of; kScaled: times 2^-64) as r = hi + lo,
 //! rounded to nearest, and its rounding error t, exactly (TwoSum); and the bound on lo's error,
 //! (n + 16)^2 2^-104 n `binade`, every element summed being below twice `binade`.
@@ -266,24 +262,6 @@ inline LanesSum lanes_sum(const double* x, std::size_t n, double binade) {
   two_sum_lanes_of<kScaled>(x, n, hi, lo);
   const double r = hi + lo, w = r - hi, terms = static_cast<double>(n + 16);
   return {r, (hi - (r - w)) + (lo - w), 0x1p-104 * (terms * terms) * static_cast<double>(n) * binade};
-}
-
-//! Whether the exact sum, within `bound` of r + t (r a normal double of field 55 to 2046, whose
-//! half ulp, 2^(field - 1076), and quarter are normal doubles made from its bits, with no call to
-//! ldexp), rounds to r: where that whole interval lies strictly between the points halfway to r's
-//! neighbours (half an ulp away from zero, and toward zero half an ulp, or a quarter where |r| is
-//! a power of two). The two ends are computed with one rounding each, which is monotone and leaves
-//! the halfway points (powers of two) where they are: a computed end inside them means the exact
-//! one is. At the top binade the halfway point away from zero is the threshold of overflow. Then r
-//! into `out`.
-inline bool settled_within(double r, double t, double bound, double& out) {
-  const std::uint64_t bits = std::bit_cast<std::uint64_t>(r), field = bits >> 52 & 0x7ff;
-  const double half_ulp = std::bit_cast<double>((field - 53) << 52), quarter_ulp = half_ulp / 2;
-  const double toward_zero = (bits & ((std::uint64_t{1} << 52) - 1)) == 0 ? quarter_ulp : half_ulp;
-  const double away = std::signbit(r) ? -t : t;  // t's distance from r away from zero
-  if (!(away + bound < half_ulp && away - bound > -toward_zero)) return false;
-  out = r;
-  return true;
 }
 
 //! round_by_error_bound for f64 rows holding an element of 2^977 or more, whose two doubles could
@@ -301,17 +279,11 @@ inline bool round_scaled_by_error_bound(const double* x, std::size_t n, std::uin
   const auto [r, t, lanes_bound] = lanes_sum<true>(x, n, binade);
   const double bound = lanes_bound + static_cast<double>(n) * 0x1p-964;
   const std::uint64_t field = std::bit_cast<std::uint64_t>(r) >> 52 & 0x7ff;
-  // Past the threshold of overflow, 2^960 - 2^906 here: from 2^961 on, with a bound below 2^959;
-  // above 2^960 (by an ulp, 2^908, at least, and |t| is 2^907 at most), with a bound below 2^907;
-  // at 2^960, where t away from zero less the bound (one rounding) stays above -2^906.
-  const double away = std::signbit(r) ? -t : t, magnitude = std::fabs(r);
-  const bool overflows = (field > 1983 && field < 2047 && bound < 0x1p959) ||
-                         (field == 1983 && (magnitude > 0x1p960 ? bound < 0x1p907 : away - bound > -0x1p906));
-  if (overflows) {
+  if (pair_rounding::scaled_sum_overflows(r, t, bound)) {
     out = std::signbit(r) ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
     return true;
   }
-  if (field < 55 || field > 1982 || !settled_within(r, t, bound, out)) return false;
+  if (field < 55 || field > 1982 || !pair_rounding::rounds_to(r, t, bound)) return false;
   out = r * 0x1p64;  // a normal double below 2^1024: exact
   return true;
 }
@@ -325,7 +297,7 @@ inline bool round_scaled_by_error_bound(const double* x, std::size_t n, std::uin
 //! the bound on lo's error is (n + 16)^2 2^-104 n 2^(highest - 1023), as the f32 overload's. r =
 //! hi + lo and its rounding error t, exactly (TwoSum): the exact sum lies within the bound of r +
 //! t, and rounds to r where that whole interval lies strictly between the points halfway to r's
-//! neighbours (settled_within). (Asking |t| +
+//! neighbours (pair_rounding::rounds_to). (Asking |t| +
 //! bound to fall short of a quarter ulp on both sides, as a first version did, sent half of all
 //! rows on to the superaccumulator: r is hi + lo rounded to nearest, so |t| is anywhere up to
 //! half an ulp.)
@@ -338,10 +310,11 @@ inline bool round_by_error_bound(const double* x, std::size_t n, std::uint32_t h
   // or a NaN, of finite elements: the doubles passed 2^1024) takes the row again, scaled, where it
   // holds an element of 2^977 or more (scaled at once, those rows took 1.6-1.9x the time where
   // they did not overflow: random bits, rows of 64 and 512, the 2-core Xeon), else the exact sum.
-  if (field == 2047 && highest >= kLargeF64Field && highest < 2047)
+  if (field == 2047 && highest >= pair_rounding::kLargeF64Field && highest < 2047)
     return round_scaled_by_error_bound(x, n, highest, out);
-  if (field < 55 || field > 2046) return false;
-  return settled_within(r, t, bound, out);
+  if (field < 55 || field > 2046 || !pair_rounding::rounds_to(r, t, bound)) return false;
+  out = r;
+  return true;
 }
 
 //! The exact sum of f32 x[0..n) (finite: no infinity or NaN; f32 or bf16 values), rounded once to
