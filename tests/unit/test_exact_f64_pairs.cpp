@@ -45,70 +45,113 @@ std::vector<double> top_binades(std::size_t n, std::mt19937_64& rng) {
   return v;
 }
 
-//! Data whose exact sum lies within a few 2^918 of the threshold of overflow, 2^1024 - 2^970 (the
-//! largest double and half its ulp), on either side: the largest double, elements of random sign
-//! from 2^900 to 2^968, and 2^970 less their sum in double (so that its rounding error is left).
-std::vector<double> at_overflow(std::size_t n, std::mt19937_64& rng) {
-  std::vector<double> v(n < 3 ? 3 : n);
+//! T (double, float, bf16) as the double it is, exactly (bf16 through the float it widens to).
+template <class T>
+double as_double(T x) {
+  if constexpr (std::is_same_v<T, double>) return x;
+  else return static_cast<double>(static_cast<float>(x));
+}
+
+//! Values of T whose exact sum lies near T's threshold of overflow (the largest T plus half its
+//! ulp, 2^h: 2^970, 2^103 or 2^119), on either side: the largest T, elements of random sign from
+//! 2^(h - 70) to 2^(h - 2) (double) or 2^(h - 44) to 2^(h - 3) (float, bf16), and 2^h less their
+//! sum, rounded to T (so that its rounding error is left).
+template <class T>
+std::vector<T> at_overflow(std::size_t n, std::mt19937_64& rng) {
+  constexpr int kHalfUlp = std::is_same_v<T, double> ? 970 : std::is_same_v<T, float> ? 103 : 119;
+  constexpr int kLowest = std::is_same_v<T, double> ? kHalfUlp - 70 : kHalfUlp - 44, kSpan = std::is_same_v<T, double> ? 69 : 42;
+  std::vector<T> v(n < 3 ? 3 : n);
   double rest = 0;
   for (std::size_t i = 2; i < v.size(); ++i) {
-    v[i] = (rng() % 2 ? 1.0 : -1.0) * std::ldexp(1.0 + static_cast<double>(rng() >> 12) * 0x1p-52, 900 + static_cast<int>(rng() % 69));
-    rest += v[i];
+    v[i] = T((rng() % 2 ? 1.0 : -1.0) * std::ldexp(1.0 + static_cast<double>(rng() >> 12) * 0x1p-52, kLowest + static_cast<int>(rng() % kSpan)));
+    rest += as_double(v[i]);
   }
-  v[0] = std::numeric_limits<double>::max();
-  v[1] = 0x1p970 - rest;
+  v[0] = std::numeric_limits<T>::max();
+  v[1] = T(std::ldexp(1.0, kHalfUlp) - as_double(T(rest)));
   std::shuffle(v.begin(), v.end(), rng);
   return v;
 }
 
-//! Data of few significant bits (multiples of 2^-53 in [0, 1)): their sums are often ties, which
-//! only a bound of 0 (no rounding of the pair's errors) settles.
-std::vector<double> few_bits(std::size_t n, std::mt19937_64& rng) {
-  std::vector<double> v(n);
-  for (double& x : v) x = static_cast<double>(rng() >> 11) * 0x1p-53 * (rng() % 2 ? 1.0 : -1.0);
+//! Values of T of its precision's bits at most (multiples of 2^-p in (-1, 1): p = 53, 24 or 8):
+//! their sums are often ties of T, which only a bound of 0 (no rounding of the pair's errors)
+//! settles.
+template <class T>
+std::vector<T> few_bits(std::size_t n, std::mt19937_64& rng) {
+  constexpr int p = std::is_same_v<T, double> ? 53 : xr::cuda::kNarrowPrecision<T>;
+  std::vector<T> v(n);
+  for (T& x : v) x = T(std::ldexp(static_cast<double>(rng() >> (64 - p)), -p) * (rng() % 2 ? 1.0 : -1.0));
   return v;
+}
+
+template <class T>
+std::vector<T> exact_data_of(ExactShape shape, std::size_t n, std::mt19937_64& rng) {
+  if constexpr (sizeof(T) >= 4) return xr::test::make_exact_data<T>(shape, n, rng);
+  else return xr::test::make_exact_data16<T>(shape, n, rng);
+}
+
+//! The pairs' rounding to T (rounded_by_pairs: of double, rounded_by_error_bound), against MPFR,
+//! on every data shape, the top binades (double), few-bit data (ties) and sums at T's threshold of
+//! overflow, each element to one of up to 40 lanes folded in a random order; and, for float and
+//! bf16, the digits' rounding to T (round_exact_words_as, the views' second launch).
+template <class T>
+void check_pairs_rounding(std::uint64_t salt) {
+  std::mt19937_64 rng(xr::test::run_seed() ^ salt);
+  const bool quick = std::getenv("XREDUCE_TEST_QUICK") != nullptr;
+  const std::size_t cases = quick ? 1500 : 6000;
+  constexpr bool kDouble = std::is_same_v<T, double>;
+  constexpr std::size_t kShapes = std::size(xr::test::all_exact_shapes), kTop = kShapes, kFewBits = kTop + (kDouble ? 1 : 0),
+                        kAtOverflow = kFewBits + 1;
+  std::size_t settled_ordinary = 0, ordinary = 0, overflowed = 0, below_overflow = 0, unsettled_at_overflow = 0;
+  for (std::size_t c = 0; c < cases; ++c) {
+    const std::size_t n = 1 + (rng() % 4 == 0 ? rng() % 1500 : rng() % 40);
+    const std::size_t kind = c % (kAtOverflow + 1);
+    ExactShape shape = ExactShape::uniform;
+    std::vector<T> x;
+    if (kind < kShapes) shape = xr::test::all_exact_shapes[kind], x = exact_data_of<T>(shape, n, rng);
+    else if constexpr (kDouble) x = kind == kTop ? top_binades(n, rng) : kind == kFewBits ? few_bits<T>(n, rng) : at_overflow<T>(n, rng);
+    else x = kind == kFewBits ? few_bits<T>(n, rng) : at_overflow<T>(n, rng);
+    std::vector<double> wide(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) wide[i] = as_double(x[i]);
+    const std::size_t lanes = 1 + rng() % 40;
+    const xr::cuda::F64Partial p = partial_of(wide, lanes, rng);
+    const T expected = xr::test::mpfr_sum(x.data(), x.size());
+    T got{};
+    const bool settled = xr::cuda::rounded_by_pairs(p, x.size(), got);
+    const char* what = kind == kAtOverflow ? "at overflow" : kind == kFewBits ? "few bits" : kind == kTop ? "top binades" : "";
+    INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), case " << c << ", "
+                 << (kind < kShapes ? std::string(name(shape)) : std::string(what)) << ", n = " << x.size() << ", " << lanes
+                 << " lanes: got " << as_double(got) << ", MPFR " << as_double(expected));
+    if (settled) CHECK(xr::test::same_bits(got, expected));
+    if (kind == kAtOverflow) ++(!settled ? unsettled_at_overflow : std::isinf(as_double(got)) ? overflowed : below_overflow);
+    // Uniform, wide and few-bit data must mostly be settled here, or the GPU would sum them twice.
+    if ((kind < kShapes && (shape == ExactShape::uniform || shape == ExactShape::wide)) || kind == kFewBits) {
+      ++ordinary;
+      settled_ordinary += settled;
+    }
+    if constexpr (!kDouble) {  // the digits' rounding to T, whatever the pairs did
+      xr::ExactSum sum;
+      sum.add(wide.data(), wide.size());
+      long long words[xr::ExactSum::kWords];
+      std::memcpy(words, sum.words, sizeof words);
+      CHECK(xr::test::same_bits(xr::cuda::round_exact_words_as<T>(words), expected));
+    }
+  }
+  INFO("settled " << settled_ordinary << " of " << ordinary << " results of uniform, wide and few-bit data");
+  CHECK(settled_ordinary * 10 >= ordinary * 9);
+  // Sums at the threshold of overflow are settled on both sides of it (an infinity, or the
+  // largest T), and some of double's and float's are left to the digits: the check is neither
+  // skipped nor taken blind. (bf16's, 8 bits, lie too far from the threshold for the bound.)
+  INFO("at the threshold of overflow: settled as an infinity " << overflowed << ", as a finite sum " << below_overflow << ", left "
+                                                                 << unsettled_at_overflow);
+  CHECK(overflowed > 0);
+  CHECK(below_overflow > 0);
+  if constexpr (!std::is_same_v<T, xr::bf16>) CHECK(unsettled_at_overflow > 0);
 }
 
 }  // namespace
 
 TEST_CASE("exact f64 segments (the GPU's pairs): a settled rounding is MPFR's, on every shape and order of folds") {
-  std::mt19937_64 rng(xr::test::run_seed() ^ 0xf64a1u);
-  const bool quick = std::getenv("XREDUCE_TEST_QUICK") != nullptr;
-  const std::size_t cases = quick ? 1500 : 6000;
-  std::size_t settled_ordinary = 0, ordinary = 0, overflowed = 0, below_overflow = 0, unsettled_at_overflow = 0;
-  for (std::size_t c = 0; c < cases; ++c) {
-    const std::size_t n = 1 + (rng() % 4 == 0 ? rng() % 1500 : rng() % 40);
-    constexpr std::size_t kTop = std::size(xr::test::all_exact_shapes), kFewBits = kTop + 1, kAtOverflow = kTop + 2;
-    const std::size_t kind = c % (kAtOverflow + 1);
-    std::vector<double> x;
-    ExactShape shape = ExactShape::uniform;
-    if (kind < kTop) shape = xr::test::all_exact_shapes[kind], x = xr::test::make_exact_data<double>(shape, n, rng);
-    else x = kind == kTop ? top_binades(n, rng) : kind == kFewBits ? few_bits(n, rng) : at_overflow(n, rng);
-    const std::size_t lanes = 1 + rng() % 40;
-    const xr::cuda::F64Partial p = partial_of(x, lanes, rng);
-    const double expected = xr::test::mpfr_sum(x.data(), x.size());
-    double got = 0;
-    const bool settled = xr::cuda::rounded_by_error_bound(p, x.size(), got);
-    INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), case " << c << ", "
-                 << (kind < kTop ? std::string(name(shape)) : kind == kTop ? "top binades" : kind == kFewBits ? "few bits" : "at overflow")
-                 << ", n = " << x.size() << ", " << lanes << " lanes: got " << got << ", MPFR " << expected);
-    if (settled) CHECK(xr::test::same_bits(got, expected));
-    if (kind == kAtOverflow) ++(!settled ? unsettled_at_overflow : std::isinf(got) ? overflowed : below_overflow);
-    // Uniform, wide and few-bit data must mostly be settled here, or the GPU would sum them twice.
-    if ((kind < kTop && (shape == ExactShape::uniform || shape == ExactShape::wide)) || kind == kFewBits) {
-      ++ordinary;
-      settled_ordinary += settled;
-    }
-  }
-  INFO("settled " << settled_ordinary << " of " << ordinary << " segments of uniform, wide and few-bit data");
-  CHECK(settled_ordinary * 10 >= ordinary * 9);
-  // Sums at the threshold of overflow are settled on both sides of it (an infinity, or the largest
-  // double), and some are left to the digits: the check is neither skipped nor taken blind.
-  INFO("at the threshold of overflow: settled as an infinity " << overflowed << ", as a finite sum " << below_overflow << ", left "
-                                                                 << unsettled_at_overflow);
-  CHECK(overflowed > 0);
-  CHECK(below_overflow > 0);
-  CHECK(unsettled_at_overflow > 0);
+  check_pairs_rounding<double>(0xf64a1u);
 }
 
 TEST_CASE("exact f64 segments (the GPU's second launch): ExactSum's words rounded once are MPFR's sum") {
@@ -131,95 +174,7 @@ TEST_CASE("exact f64 segments (the GPU's second launch): ExactSum's words rounde
   }
 }
 
-namespace {
-
-//! Values of T (float, bf16) whose exact sum lies near T's threshold of overflow (2^128 less half
-//! the largest T's ulp), on either side: the largest T, elements of random sign from 2^(threshold's
-//! ulp - 43) up to a quarter of that ulp, and that ulp over two less their sum rounded to T (so
-//! that its rounding error is left).
-template <class T>
-std::vector<T> at_narrow_overflow(std::size_t n, std::mt19937_64& rng) {
-  constexpr int kHalfUlp = std::is_same_v<T, float> ? 103 : 119;  // the largest T's half ulp
-  std::vector<T> v(n < 3 ? 3 : n);
-  double rest = 0;
-  for (std::size_t i = 2; i < v.size(); ++i) {
-    v[i] = T((rng() % 2 ? 1.0 : -1.0) * std::ldexp(1.0 + static_cast<double>(rng() >> 12) * 0x1p-52, kHalfUlp - 44 + static_cast<int>(rng() % 42)));
-    rest += static_cast<double>(static_cast<float>(v[i]));
-  }
-  v[0] = std::numeric_limits<T>::max();
-  v[1] = T(std::ldexp(1.0, kHalfUlp) - static_cast<double>(static_cast<float>(T(rest))));
-  std::shuffle(v.begin(), v.end(), rng);
-  return v;
-}
-
-//! Values of T of its precision's bits at most (multiples of 2^-p in (-1, 1), p = 24 for float, 8
-//! for bf16): their sums are often ties of T, which only a bound of 0 settles.
-template <class T>
-std::vector<T> few_bits_narrow(std::size_t n, std::mt19937_64& rng) {
-  constexpr int p = xr::cuda::kNarrowPrecision<T>;
-  std::vector<T> v(n);
-  for (T& x : v) x = T(std::ldexp(static_cast<double>(rng() >> (64 - p)), -p) * (rng() % 2 ? 1.0 : -1.0));
-  return v;
-}
-
-template <class T>
-std::vector<T> exact_data_of(ExactShape shape, std::size_t n, std::mt19937_64& rng) {
-  if constexpr (std::is_same_v<T, float>) return xr::test::make_exact_data<float>(shape, n, rng);
-  else return xr::test::make_exact_data16<T>(shape, n, rng);
-}
-
-//! The pairs' rounding to T (rounded_by_pairs) and the digits' (round_exact_words_as<T>), against
-//! MPFR, on every data shape, few-bit data (ties) and sums at T's threshold of overflow.
-template <class T>
-void check_narrow_rounding(std::uint64_t salt) {
-  std::mt19937_64 rng(xr::test::run_seed() ^ salt);
-  const bool quick = std::getenv("XREDUCE_TEST_QUICK") != nullptr;
-  const std::size_t cases = quick ? 1500 : 6000;
-  constexpr std::size_t kShapes = std::size(xr::test::all_exact_shapes), kFewBits = kShapes, kAtOverflow = kShapes + 1;
-  std::size_t settled_ordinary = 0, ordinary = 0, overflowed = 0, below_overflow = 0, unsettled_at_overflow = 0;
-  for (std::size_t c = 0; c < cases; ++c) {
-    const std::size_t n = 1 + (rng() % 4 == 0 ? rng() % 1500 : rng() % 40);
-    const std::size_t kind = c % (kAtOverflow + 1);
-    ExactShape shape = ExactShape::uniform;
-    std::vector<T> x;
-    if (kind < kShapes) shape = xr::test::all_exact_shapes[kind], x = exact_data_of<T>(shape, n, rng);
-    else x = kind == kFewBits ? few_bits_narrow<T>(n, rng) : at_narrow_overflow<T>(n, rng);
-    std::vector<double> wide(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) wide[i] = static_cast<double>(static_cast<float>(x[i]));
-    const std::size_t lanes = 1 + rng() % 40;
-    const xr::cuda::F64Partial p = partial_of(wide, lanes, rng);
-    const T expected = xr::test::mpfr_sum(x.data(), x.size());
-    T got{};
-    const bool settled = xr::cuda::rounded_by_pairs(p, x.size(), got);
-    INFO("seed " << xr::test::run_seed() << " (replay with XREDUCE_TEST_SEED), case " << c << ", "
-                 << (kind < kShapes ? std::string(name(shape)) : kind == kFewBits ? "few bits" : "at overflow") << ", n = " << x.size()
-                 << ", " << lanes << " lanes: got " << static_cast<float>(got) << ", MPFR " << static_cast<float>(expected));
-    if (settled) CHECK(xr::test::same_bits(got, expected));
-    if ((kind < kShapes && (shape == ExactShape::uniform || shape == ExactShape::wide)) || kind == kFewBits) {
-      ++ordinary;
-      settled_ordinary += settled;
-    }
-    if (kind == kAtOverflow) ++(!settled ? unsettled_at_overflow : std::isinf(static_cast<float>(got)) ? overflowed : below_overflow);
-    // The digits' rounding to T (the views' second launch), whatever the pairs did.
-    xr::ExactSum sum;
-    sum.add(wide.data(), wide.size());
-    long long words[xr::ExactSum::kWords];
-    std::memcpy(words, sum.words, sizeof words);
-    CHECK(xr::test::same_bits(xr::cuda::round_exact_words_as<T>(words), expected));
-  }
-  INFO("settled " << settled_ordinary << " of " << ordinary << " results of uniform, wide and few-bit data; at the threshold of "
-                  << "overflow: an infinity " << overflowed << ", finite " << below_overflow << ", left " << unsettled_at_overflow);
-  CHECK(settled_ordinary * 10 >= ordinary * 9);
-  CHECK(overflowed > 0);
-  CHECK(below_overflow > 0);
-  // float's sums there lie within the pairs' bound of the threshold often enough that some are
-  // left to the digits; bf16's (8 bits, the rest's rounding far above the bound) never do.
-  if constexpr (std::is_same_v<T, float>) CHECK(unsettled_at_overflow > 0);
-}
-
-}  // namespace
-
 TEST_CASE("exact f32 and bf16 views (the GPU's pairs of doubles): a settled rounding is MPFR's; words round as MPFR") {
-  check_narrow_rounding<float>(0xf32a1u);
-  check_narrow_rounding<xr::bf16>(0xbf16a1u);
+  check_pairs_rounding<float>(0xf32a1u);
+  check_pairs_rounding<xr::bf16>(0xbf16a1u);
 }
