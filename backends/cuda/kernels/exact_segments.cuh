@@ -6,14 +6,14 @@
 //
 // A lane adds its elements to one double, a vector's elements in a tree, and keeps the span of
 // their exponents (ExponentSpan): a conversion, an addition and two integer instructions an
-// element, and a branch a vector. Where they span at most 20 binades, as ordinary data (uniform,
+// element, no branch. Where they span at most 20 binades, as ordinary data (uniform,
 // subnormal-heavy) do, every partial sum was exact, in any order, and that is all; f16's always
 // are (a finite f16 is a multiple of 2^-24 below 2^16; with an infinity or a NaN among them the
 // double is NaN or an infinity, as the segment's sum is whatever else it holds), so an f16 lane
-// keeps no span. From the vector that would take them past that range on, the lane adds to its
-// 16 exponent bins in shared memory instead (exponent_bins.cuh, as the flat and column sums),
-// its double first: a conversion, and an addition with its load and store, an element, whatever
-// the data. Every element is read once.
+// keeps no span. Else the lane
+// reads its elements again (group_partial's second pass, from the caches), each into one of its
+// 16 exponent bins in shared memory (exponent_bins.cuh, as the flat and column sums): a
+// conversion, and an addition with its load and store, whatever the data.
 //
 // A warp folds its lanes' partials (fold_groups) one of two ways. Where the elements of all its
 // lanes span at most 16 binades, the lanes' doubles fold as doubles, exactly. Else each lane's
@@ -167,6 +167,8 @@ struct ExactSegmentSum {
 
 template <class T>
 struct one_accumulator<ExactSegmentSum<T>> : std::true_type {};  // its bins are the lane's shared words
+template <class T>  // a double, else bins (Accumulator below); f16's double always holds its elements
+struct reads_again_past_range<ExactSegmentSum<T>> : std::bool_constant<!kAlwaysReadOnce<T>> {};
 
 //! The block's lanes' exponent bins: bin c of lane t at c * kBlock + t, so that a warp's lanes
 //! touch neighbouring words whatever bins they add to (no bank conflicts). 32 KB.
@@ -248,54 +250,62 @@ __device__ inline void clear_lane_bins(double* own) {
   for (int c = 0; c < exact::kFieldBins; ++c) own[c * ExactSegmentSum<float>::kBlock] = 0.0;
 }
 
-//! A lane's exact sum: its elements added to a double while their exponents span at most
-//! ExponentSpan::kSpread binades (as ordinary data's do: uniform, subnormal-heavy; f16's any
-//! elements, ExponentSpan::read_once), a vector's elements in a tree and then to the lane's sum,
-//! exactly. A vector that would take the span past that range turns the lane to its 16 exponent
-//! bins in shared memory for good: the double so far (exact: every element before was in range)
-//! goes in as three parts (bin_double), and that vector's elements and every later one each to
-//! the bin its field picks, one shared-memory addition, exact for what a warp adds; an infinity
-//! or a NaN too, to bin 15, which then holds NaN or an infinity, as the sum is (fold_groups reads
-//! it so). Each element is read once. (The lanes had read their elements again into the bins
-//! once the first step of loads was past the range, a second pass from the caches: the
-//! short-segment kernel waited on those loads, and on wide power-law segments took 1.65x its
-//! plain time on an H100, 203 us against 123 at 2^27 f32, ncu; the long-segment kernel 1.20x.)
-//! The lane's sum starts at -0, so that it is -0 exactly where every element it added was -0
-//! (or it added none).
+//! A lane's elements past ExponentSpan's range, read again (group_partial's second pass): each
+//! to the one of the lane's 16 exponent bins in shared memory that its field picks, one
+//! shared-memory addition, exact for what a warp adds; an infinity or a NaN too, to bin 15,
+//! which then holds NaN or an infinity, as the sum is (fold_groups reads it so).
+template <class T>
+struct LaneBins {
+  double* own;  //!< the lane's bin 0
+  __device__ void add(const ExactSegmentSum<T>&, typename ExactSegmentSum<T>::Lifted e) {
+    exact::add_finite_to_bins<ExactSegmentSum<T>::kBlock>(own, e.x);  // a special too (see above)
+  }
+};
+
+template <class T>
+__device__ inline void add_vector(LaneBins<T>& bins, const ExactSegmentSum<T>& f, const Vec<T>& r, std::size_t) {
+#pragma unroll
+  for (int j = 0; j < vector_width<T>(); ++j) bins.add(f, {static_cast<float>(r.e[j])});
+}
+
+//! A lane's exact sum, read once where its elements' exponents span at most ExponentSpan::kSpread
+//! binades (as ordinary data do: uniform, subnormal-heavy; f16 any elements,
+//! ExponentSpan::read_once): added to a double and nothing else,
+//! exactly, a vector's elements in a tree and then to the lane's sum, with no test (group_partial
+//! asks in_range() once a step of loads). Past that range, group_partial reads the lane's
+//! elements again into its bins (LaneBins): the data are in the caches then, and the lanes in
+//! range have no branch an element to pay for the others. (With a test of the range a vector and
+//! its branch, the short-segment kernel took 75 million warp instructions on uniform power-law
+//! data; 66 million now, the plain sum's 48, ncu on an H200.) The
+//! lane's sum starts at -0, so that it is -0 exactly where every element it added was -0 (or it
+//! added none).
 template <class T>
 struct Accumulator<ExactSegmentSum<T>> {
   double sum;
-  ExponentSpan span;  // past its range: the elements are in the bins, and `sum` is spent
+  ExponentSpan span;  // past its range: the elements were read again into the bins, and `sum` is void
   __device__ void init(const ExactSegmentSum<T>&) {
     sum = -0.0;
     span.init();
   }
-  //! Adds N elements (converted exactly to float): in range, their sum in a tree (exact there, as
-  //! any order is) to the lane's, one dependent addition a vector; else each to its bin.
+  //! Adds N elements (converted exactly to float): their sum in a tree of doubles (exact where
+  //! they are in range, as any order is there) to the lane's, one dependent addition a vector.
   template <int N>
   __device__ void add(const float (&x)[N]) {
-    if constexpr (kAlwaysReadOnce<T>) {  // always in range, and folded whatever it is: no span
-      sum += tree_sum(x);
-    } else {
-      double* own = exact_segment_lane_bins() + threadIdx.x;  // the lane's bin 0
-      if (in_range()) {
-        span.take(x);
-        if (in_range()) {
-          sum += tree_sum(x);
-          return;
-        }
-        clear_lane_bins(own);  // past the range from here on: the exact sum so far to the bins
-        if (sum != 0) bin_double(own, sum);
-      }
-#pragma unroll
-      for (int j = 0; j < N; ++j) exact::add_finite_to_bins<ExactSegmentSum<T>::kBlock>(own, x[j]);  // a special too
-    }
+    if constexpr (!kAlwaysReadOnce<T>) span.take(x);  // f16's: always in range, and folded whatever it is
+    sum += tree_sum(x);
   }
   __device__ void add(const ExactSegmentSum<T>&, typename ExactSegmentSum<T>::Lifted e) {
     const float one[1] = {e.x};
     add(one);
   }
   __device__ bool in_range() const { return ExponentSpan::read_once<T>(span.top, span.bottom); }
+  //! Past the range: every bin zeroed, for all the lane's elements again. The span stays past the
+  //! range: value() and fold_groups see it.
+  __device__ LaneBins<T> start_second_pass() {
+    double* own = exact_segment_lane_bins() + threadIdx.x;
+    clear_lane_bins(own);
+    return {own};
+  }
   //! The lane's partial: its double (none past the range; f16's NaN or infinity as its flag) and
   //! its span, for fold_groups (which reads the bins past the range, and the specials out of bin
   //! 15). A lane past the range, or with a special, added an element other than -0.

@@ -133,6 +133,13 @@ __device__ inline int first_fold_offset(int group, int from) {
   return widest / 2 < from ? widest / 2 : from;
 }
 
+//! Whether F's accumulator adds a lane's elements the cheap way first and, where that turns out
+//! not to hold them (Accumulator<F>::in_range() false), has them read again into a form that
+//! does (Accumulator<F>::start_second_pass(), which returns what takes them). group_partial
+//! stops the first pass at the first step of loads past it.
+template <class F>
+struct reads_again_past_range : std::false_type {};
+
 //! Folds each group of `group` lanes of the warp (a power of two; 32 or more: the whole warp)
 //! into the group's first lane by `f`, a shuffle down a step from offset `from` (a power of two
 //! below 32) to 1: a lane takes only what comes from its own group, so groups of several widths
@@ -173,7 +180,9 @@ __device__ inline A group_reduce(A a, int group_size, const F& f, A* shared) {
 //! Adds this thread's elements of x[a, b) (group_partial's share: `head` elements before the
 //! first 16-byte boundary, then `nvec` vectors, then the rest) to sinks[u % N], u a load's place
 //! in its step, all but a wide group's lone elements at either end (group_partial adds those).
-template <class P, bool kNarrow, class F, class Sink, int N>
+//! kStops: stops at the end of the first step of loads past sinks[0]'s range
+//! (reads_again_past_range: the elements are read again then).
+template <class P, bool kNarrow, bool kStops, class F, class Sink, int N>
 __device__ inline void add_share(Sink (&sinks)[N], const F& f, const typename F::In* __restrict__ x, std::uint64_t a,
                                  std::uint64_t b, std::uint64_t head, std::uint64_t nvec, int rank, int group_size) {
   using In = typename F::In;
@@ -195,6 +204,8 @@ __device__ inline void add_share(Sink (&sinks)[N], const F& f, const typename F:
 #pragma unroll
     for (int u = 0; u < P::unroll; ++u)
       if (i + u * step < nvec) add_vector(sinks[u % N], f, r[u], body + (i + u * step) * kVec);
+    if constexpr (kStops)
+      if (!sinks[0].in_range()) return;
   }
   if constexpr (kNarrow) add_end(lone_tail, b);
 }
@@ -204,13 +215,15 @@ __device__ inline void add_share(Sink (&sinks)[N], const F& f, const typename F:
 //! Either end holds fewer elements than a vector: one apiece for a group of a vector's threads or
 //! more; `kNarrow` (a group of fewer, one thread a row of 7 f32) reads them in loops. The loops
 //! are their own instantiation: merely present, they held rows of 256 f32 on an H200 to 83% of
-//! the read probe, where the code without them read 95%.
+//! the read probe, where the code without them read 95%. An accumulator that
+//! reads_again_past_range gets the thread's elements twice where its first pass says so.
 template <class P, bool kNarrow, class F>
 __device__ inline typename F::acc_t group_partial(const typename F::In* __restrict__ x, std::uint64_t a, std::uint64_t b,
                                                   int rank, int group_size, const F& f) {
   using In = typename F::In;
   constexpr int kVec = vector_width<In>();
   constexpr int kAccumulators = one_accumulator<F>::value ? 1 : P::unroll;
+  constexpr bool kTwoPasses = reads_again_past_range<F>::value;
   Accumulator<F> acc[kAccumulators];
 #pragma unroll
   for (int u = 0; u < kAccumulators; ++u) acc[u].init(f);
@@ -228,10 +241,20 @@ __device__ inline typename F::acc_t group_partial(const typename F::In* __restri
       if (lone_head < body) ends[0] = x[lone_head];
       if (lone_tail < b) ends[1] = x[lone_tail];
     }
-    add_share<P, kNarrow>(acc, f, x, a, b, head, nvec, rank, group_size);
+    add_share<P, kNarrow, kTwoPasses>(acc, f, x, a, b, head, nvec, rank, group_size);
     if constexpr (!kNarrow) {
       if (lone_head < body) acc[0].add(f, f.lift(ends[0], lone_head));
       if (lone_tail < b) acc[0].add(f, f.lift(ends[1], lone_tail));
+    }
+    if constexpr (kTwoPasses) {
+      if (!acc[0].in_range()) {  // also where add_share stopped: the span only widens
+        decltype(acc[0].start_second_pass()) again[1] = {acc[0].start_second_pass()};
+        add_share<P, kNarrow, false>(again, f, x, a, b, head, nvec, rank, group_size);
+        if constexpr (!kNarrow) {
+          if (lone_head < body) again[0].add(f, f.lift(ends[0], lone_head));
+          if (lone_tail < b) again[0].add(f, f.lift(ends[1], lone_tail));
+        }
+      }
     }
   }
   typename F::acc_t r = acc[0].value(f);
