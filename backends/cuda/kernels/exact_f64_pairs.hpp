@@ -111,7 +111,7 @@ inline constexpr std::uint64_t kMostBoundedF64Elements = std::uint64_t{1} << 40;
 //! exactly (TwoSum); the exact sum lies within the bound, `rounded` times 1 + 2^-30, of r + t. A
 //! bound of 0 says that r + t is the exact sum, so r, its rounding to nearest, is the answer. Else
 //! the exact sum rounds to r where the whole interval lies strictly between the points halfway to
-//! r's neighbours (pair_rounding::rounds_to). Sums below 2^-968, whose half ulp is not a normal
+//! r's neighbours (pair_rounding::rounds_to decides both). Sums below 2^-968, whose half ulp is not a normal
 //! double, are checked scaled by 2^256 (exact for r, t and the bound). A zero sum is -0 where every
 //! element was -0.
 //!
@@ -144,9 +144,7 @@ XREDUCE_HOST_DEVICE inline bool rounded_by_error_bound(const F64Partial& a, std:
   const double bound = p.rounded * (1 + 0x1p-30) + slack;
   if (any_large) {
     if (field < 55) return false;
-    // Past the threshold of overflow (as the CPU's rows decide it); with a bound of 0, from 2^960
-    // on (the threshold itself rounds to the infinity, ties to even).
-    if (field >= 1983 && (bound == 0 || pair_rounding::scaled_sum_overflows(r, t, bound))) {
+    if (pair_rounding::scaled_sum_overflows(r, t, bound)) {  // as the CPU's rows decide it
       const double infinity = f64_of_bits(0x7ff0000000000000ull);
       out = f64_negative(r) ? -infinity : infinity;
       return true;
@@ -154,7 +152,7 @@ XREDUCE_HOST_DEVICE inline bool rounded_by_error_bound(const F64Partial& a, std:
     if (field >= 1983) return false;
   }
   // The check's domain: r, t and the bound times 2^256 for a sum below 2^-968.
-  if (bound != 0 && !pair_rounding::rounds_to(r, t, bound, !any_large && field < 55 ? 256 : 0)) return false;
+  if (!pair_rounding::rounds_to(r, t, bound, !any_large && field < 55 ? 256 : 0)) return false;
   if (any_large) out = r * 0x1p64;  // a normal double below 2^1024: exact
   else out = r != 0 ? r : a.small.sum == 0 && f64_negative(a.small.sum) ? -0.0 : 0.0;
   return true;

@@ -50,10 +50,13 @@ inline constexpr unsigned kLargeF64Field = 2000;
 //! zero half an ulp, or a quarter where |r| is a normal power of two: a quarter of its binade's
 //! ulp is half the one below's). Both ends are computed with one rounding, which is monotone, and
 //! the halfway points are powers of two, so a computed end inside them means the exact one is. At
-//! the top binade the halfway point away from zero is the threshold of overflow. The check's
-//! domain is r, t and the bound times 2^scale: the half ulp, 2^(field - 1076 + scale), must be a
-//! normal double (field + scale >= 55; a sum below 2^-968 is checked scaled by 2^256).
+//! the top binade the halfway point away from zero is the threshold of overflow. A bound of 0
+//! says that r + t is the exact sum, which r, its rounding to nearest (ties to even), is rounded
+//! to, a tie included. The check's domain is r, t and the bound times 2^scale: the half ulp,
+//! 2^(field - 1076 + scale), must be a normal double (field + scale >= 55; a sum below 2^-968 is
+//! checked scaled by 2^256).
 XREDUCE_HOST_DEVICE inline bool rounds_to(double r, double t, double bound, int scale = 0) {
+  if (bound == 0) return true;
   const unsigned long long bits = f64_bits(r);
   const int field = static_cast<int>((bits >> 52) & 0x7ff), binade = field > 1 ? field : 1;
   const double half_ulp = pow2(binade - 1076 + scale);
@@ -68,12 +71,13 @@ XREDUCE_HOST_DEVICE inline bool rounds_to(double r, double t, double bound, int 
 //! (2^1024 - 2^970 unscaled, 2^960 - 2^906 here), so that it rounds to an infinity: from 2^961 on,
 //! with a bound below 2^959; above 2^960 (by an ulp, 2^908, at least, and |t| is 2^907 at most),
 //! with a bound below 2^907; at 2^960, where t away from zero less the bound (one rounding) stays
-//! above -2^906. False for a sum below 2^960, an infinity or a NaN.
+//! above -2^906, or with a bound of 0 reaches it (the threshold itself rounds to the infinity,
+//! ties to even). False for a sum below 2^960, an infinity or a NaN.
 XREDUCE_HOST_DEVICE inline bool scaled_sum_overflows(double r, double t, double bound) {
   const int field = static_cast<int>((f64_bits(r) >> 52) & 0x7ff);
   const double away = f64_negative(r) ? -t : t, magnitude = f64_abs(r);
-  return (field > 1983 && field < 2047 && bound < 0x1p959) ||
-         (field == 1983 && (magnitude > 0x1p960 ? bound < 0x1p907 : away - bound > -0x1p906));
+  const bool past_at_2_960 = bound == 0 ? away >= -0x1p906 : away - bound > -0x1p906;
+  return (field > 1983 && field < 2047 && bound < 0x1p959) || (field == 1983 && (magnitude > 0x1p960 ? bound < 0x1p907 : past_at_2_960));
 }
 
 }  // namespace xreduce::pair_rounding
