@@ -234,6 +234,40 @@ struct ExponentSpan {
   }
 };
 
+//! ExponentSpan's top and bottom for bf16, kept on the elements' own bits two to a word: a word
+//! of two bf16 loses its signs (one AND), its halves' maxima go to `top` and their minima less one
+//! to `bottom`, each half apart (max.u16x2, two words at a time, and add.u16x2 with min.u16x2:
+//! SIMD instructions of sm_90), where ExponentSpan takes each element widened to a float: an
+//! addition and a minimum, and half a three-way maximum, an element. top() and bottom() give ExponentSpan's form (a bf16's float is
+//! its bits shifted 16, doubled 17), the same values, once a step of loads.
+struct Bf16PackedSpan {
+  unsigned top2, bottom2;  // per half: the largest magnitude's bits; the smallest's less one (0 wraps to 0xffff)
+  __device__ void init() { top2 = 0, bottom2 = 0xffffffffu; }
+  //! Takes K words of two bf16 each.
+  template <int K>
+  __device__ void take_words(const unsigned (&w)[K]) {
+    unsigned m[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      m[k] = w[k] & 0x7fff7fffu;
+      bottom2 = __viaddmin_u16x2(m[k], 0xffffffffu, bottom2);
+    }
+#pragma unroll
+    for (int k = 0; k + 1 < K; k += 2) top2 = __vimax3_u16x2(top2, m[k], m[k + 1]);
+    if constexpr (K % 2 == 1) top2 = __vmaxu2(top2, m[K - 1]);
+  }
+  //! Takes floats widened from bf16 (the lone elements at a segment's ends), one to a word.
+  template <int N>
+  __device__ void take(const float (&x)[N]) {
+    unsigned w[N];
+#pragma unroll
+    for (int j = 0; j < N; ++j) w[j] = __float_as_uint(x[j]) >> 16;  // the other half 0: no bound moves
+    take_words(w);
+  }
+  __device__ unsigned top() const { return max(top2 >> 16, top2 & 0xffffu) << 17; }
+  __device__ unsigned bottom() const { return ((min(bottom2 >> 16, bottom2 & 0xffffu) + 1) << 17) - 1; }
+};
+
 //! The sum of N floats in a tree of doubles: exact where they span ExponentSpan::kSpread
 //! binades at most (any order is, there), with one dependent addition left for the caller.
 template <int N>
@@ -284,8 +318,10 @@ __device__ inline void add_vector(LaneBins<T>& bins, const ExactSegmentSum<T>& f
 //! added none).
 template <class T>
 struct Accumulator<ExactSegmentSum<T>> {
+  static constexpr bool kPackedSpan = std::is_same_v<T, bf16>;
   double sum;
-  ExponentSpan span;  // past its range: the elements were read again into the bins, and `sum` is void
+  std::conditional_t<kPackedSpan, Bf16PackedSpan, ExponentSpan> span;  // past its range: the elements
+                                                                          // were read again into the bins, and `sum` is void
   __device__ void init(const ExactSegmentSum<T>&) {
     sum = -0.0;
     span.init();
@@ -297,11 +333,25 @@ struct Accumulator<ExactSegmentSum<T>> {
     if constexpr (!kAlwaysReadOnce<T>) span.take(x);  // f16's: always in range, and folded whatever it is
     sum += tree_sum(x);
   }
+  //! A bf16 load's elements, the span taken on their words (Bf16PackedSpan).
+  template <int N, int K>
+  __device__ void add_bf16(const float (&x)[N], const unsigned (&words)[K]) {
+    span.take_words(words);
+    sum += tree_sum(x);
+  }
+  __device__ unsigned span_top() const {
+    if constexpr (kPackedSpan) return span.top();
+    else return span.top;
+  }
+  __device__ unsigned span_bottom() const {
+    if constexpr (kPackedSpan) return span.bottom();
+    else return span.bottom;
+  }
   __device__ void add(const ExactSegmentSum<T>&, typename ExactSegmentSum<T>::Lifted e) {
     const float one[1] = {e.x};
     add(one);
   }
-  __device__ bool in_range() const { return ExponentSpan::read_once<T>(span.top, span.bottom); }
+  __device__ bool in_range() const { return ExponentSpan::read_once<T>(span_top(), span_bottom()); }
   //! Past the range: every bin zeroed, for all the lane's elements again. The span stays past the
   //! range: value() and fold_groups see it.
   __device__ LaneBins<T> start_second_pass() {
@@ -317,7 +367,7 @@ struct Accumulator<ExactSegmentSum<T>> {
     d.fast = 0.0, d.low = 0.0;
 #pragma unroll
     for (int i = 0; i < FloatDigits::kWords; ++i) d.w[i] = 0;
-    d.top = span.top, d.bottom = span.bottom;
+    d.top = span_top(), d.bottom = span_bottom();
     d.flags = FloatDigits::kAny | FloatDigits::kNotNegativeZero;
     if (!in_range()) return d;
     if constexpr (kAlwaysReadOnce<T>) {  // the others' range holds no special
@@ -338,7 +388,13 @@ __device__ inline void add_vector(Accumulator<ExactSegmentSum<T>>& acc, const Ex
   float x[vector_width<T>()];
 #pragma unroll
   for (int j = 0; j < vector_width<T>(); ++j) x[j] = static_cast<float>(r.e[j]);
-  acc.add(x);
+  if constexpr (Accumulator<ExactSegmentSum<T>>::kPackedSpan) {
+    unsigned words[sizeof(r) / 4];
+    memcpy(words, &r, sizeof(r));
+    acc.add_bf16(x, words);
+  } else {
+    acc.add(x);
+  }
 }
 
 //! The sum over a group of G lanes (2 to 16; the group's first lane at `own - rank`, `own` this
