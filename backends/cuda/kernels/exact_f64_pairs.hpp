@@ -111,9 +111,9 @@ inline constexpr std::uint64_t kMostBoundedF64Elements = std::uint64_t{1} << 40;
 //! exactly (TwoSum); the exact sum lies within the bound, `rounded` times 1 + 2^-30, of r + t. A
 //! bound of 0 says that r + t is the exact sum, so r, its rounding to nearest, is the answer. Else
 //! the exact sum rounds to r where the whole interval lies strictly between the points halfway to
-//! r's neighbours (pair_rounding::rounds_to decides both). Sums below 2^-968, whose half ulp is not a normal
-//! double, are checked scaled by 2^256 (exact for r, t and the bound). A zero sum is -0 where every
-//! element was -0.
+//! r's neighbours (pair_rounding::rounds_to decides both). Sums below 2^-968, whose half ulp is
+//! not a normal double, are checked scaled by 2^256 (exact for r, t and the bound). A zero sum is
+//! -0 where every element was -0.
 //!
 //! With large elements the check is of the sum times 2^-64: the small pair, times 2^-64, is added
 //! to the large one (a scaled double below 2^-1022 may round, by 2^-1075 at most, which the bound

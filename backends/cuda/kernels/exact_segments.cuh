@@ -5,8 +5,8 @@
 // the GPU, by the lane that writes it.
 //
 // A lane adds its elements to one double, a vector's elements in a tree, and keeps the span of
-// their exponents (ExponentSpan): a conversion, an addition and two integer instructions an
-// element, no branch. Where they span at most 20 binades, as ordinary data (uniform,
+// their exponents (ExponentSpan; a bf16 lane on its loaded words, two elements an instruction,
+// Bf16PackedSpan): a conversion, an addition and two integer instructions an element, no branch. Where they span at most 20 binades, as ordinary data (uniform,
 // subnormal-heavy) do, every partial sum was exact, in any order, and that is all; f16's always
 // are (a finite f16 is a multiple of 2^-24 below 2^16; with an infinity or a NaN among them the
 // double is NaN or an infinity, as the segment's sum is whatever else it holds), so an f16 lane
@@ -232,15 +232,16 @@ struct ExponentSpan {
   __device__ static bool read_once(unsigned top, unsigned bottom) {
     return kAlwaysReadOnce<T> || within(top, bottom, kSpread);
   }
+  __device__ ExponentSpan bounds() const { return *this; }  // as Bf16PackedSpan's
 };
 
 //! ExponentSpan's top and bottom for bf16, kept on the elements' own bits two to a word: a word
 //! of two bf16 loses its signs (one AND), its halves' maxima go to `top2` and their minima less
 //! one to `bottom2`, each half apart (max.u16x2, two words at a time, and add.u16x2 with
 //! min.u16x2: SIMD instructions of sm_90), where ExponentSpan takes each element widened to a
-//! float: an addition and a minimum, and half a three-way maximum, an element. top() and bottom()
-//! give ExponentSpan's form (a bf16's float is its bits shifted 16, doubled 17), the same values,
-//! once a step of loads. (On an H100, bf16 power-law segments: 1.34x the plain sums on uniform
+//! float: an addition and a minimum, and half a three-way maximum, an element. bounds() gives
+//! ExponentSpan's form (a bf16's float is its bits shifted 16, doubled 17), the same values, once
+//! a step of loads. (On an H100, bf16 power-law segments: 1.34x the plain sums on uniform
 //! data where the floats' span took 1.37x.)
 struct Bf16PackedSpan {
   unsigned top2, bottom2;  // per half: the largest magnitude; the smallest less one (0 wraps to 0xffff)
@@ -266,8 +267,9 @@ struct Bf16PackedSpan {
     for (int j = 0; j < N; ++j) w[j] = __float_as_uint(x[j]) >> 16;  // the other half 0: no bound moves
     take_words(w);
   }
-  __device__ unsigned top() const { return max(top2 >> 16, top2 & 0xffffu) << 17; }
-  __device__ unsigned bottom() const { return ((min(bottom2 >> 16, bottom2 & 0xffffu) + 1) << 17) - 1; }
+  __device__ ExponentSpan bounds() const {
+    return {max(top2 >> 16, top2 & 0xffffu) << 17, ((min(bottom2 >> 16, bottom2 & 0xffffu) + 1) << 17) - 1};
+  }
 };
 
 //! The sum of N floats in a tree of doubles: exact where they span ExponentSpan::kSpread
@@ -341,19 +343,14 @@ struct Accumulator<ExactSegmentSum<T>> {
     span.take_words(words);
     sum += tree_sum(x);
   }
-  __device__ unsigned span_top() const {
-    if constexpr (kPackedSpan) return span.top();
-    else return span.top;
-  }
-  __device__ unsigned span_bottom() const {
-    if constexpr (kPackedSpan) return span.bottom();
-    else return span.bottom;
-  }
   __device__ void add(const ExactSegmentSum<T>&, typename ExactSegmentSum<T>::Lifted e) {
     const float one[1] = {e.x};
     add(one);
   }
-  __device__ bool in_range() const { return ExponentSpan::read_once<T>(span_top(), span_bottom()); }
+  __device__ bool in_range() const {
+    const ExponentSpan b = span.bounds();
+    return ExponentSpan::read_once<T>(b.top, b.bottom);
+  }
   //! Past the range: every bin zeroed, for all the lane's elements again. The span stays past the
   //! range: value() and fold_groups see it.
   __device__ LaneBins<T> start_second_pass() {
@@ -369,7 +366,8 @@ struct Accumulator<ExactSegmentSum<T>> {
     d.fast = 0.0, d.low = 0.0;
 #pragma unroll
     for (int i = 0; i < FloatDigits::kWords; ++i) d.w[i] = 0;
-    d.top = span_top(), d.bottom = span_bottom();
+    const ExponentSpan b = span.bounds();
+    d.top = b.top, d.bottom = b.bottom;
     d.flags = FloatDigits::kAny | FloatDigits::kNotNegativeZero;
     if (!in_range()) return d;
     if constexpr (kAlwaysReadOnce<T>) {  // the others' range holds no special

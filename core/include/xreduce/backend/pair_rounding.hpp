@@ -77,7 +77,8 @@ XREDUCE_HOST_DEVICE inline bool scaled_sum_overflows(double r, double t, double 
   const int field = static_cast<int>((f64_bits(r) >> 52) & 0x7ff);
   const double away = f64_negative(r) ? -t : t, magnitude = f64_abs(r);
   const bool past_at_2_960 = bound == 0 ? away >= -0x1p906 : away - bound > -0x1p906;
-  return (field > 1983 && field < 2047 && bound < 0x1p959) || (field == 1983 && (magnitude > 0x1p960 ? bound < 0x1p907 : past_at_2_960));
+  return (field > 1983 && field < 2047 && bound < 0x1p959) ||
+         (field == 1983 && (magnitude > 0x1p960 ? bound < 0x1p907 : past_at_2_960));
 }
 
 }  // namespace xreduce::pair_rounding
