@@ -58,7 +58,11 @@ XREDUCE_FLOAT16_HD inline std::uint16_t round_double(double x) {
   if (field != 0) mant |= std::uint64_t{1} << 52;
   const int e = (field != 0 ? field : 1) - 1075;
   // The target's lowest bit: its exponent's, or the subnormals' 2^(1 - bias - kMant).
-#if defined(__GNUC__) && !defined(__CUDA_ARCH__)  // one instruction, not a dozen steps of a loop
+  // One instruction, not a dozen steps of a loop: on the GPU the loop was 12 steps of 7
+  // instructions for every f16/bf16 result (ncu's source counters, bf16 segments).
+#if defined(__CUDA_ARCH__)
+  const int top = 63 - __clzll(static_cast<long long>(mant));
+#elif defined(__GNUC__)
   const int top = 63 - __builtin_clzll(mant);
 #else
   int top = 63;
