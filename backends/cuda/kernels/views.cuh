@@ -229,17 +229,18 @@ __global__ __launch_bounds__(P::block) void view_strided_kernel(const typename F
   };
   const auto along = static_cast<std::uint64_t>(s.run_axis_weight);
   // One load of a run: kVec contiguous elements, or one element run_step from the last.
-  auto add = [&](Accumulator<F>& acc, const In* run, std::uint64_t first, std::uint64_t v) {
-    if constexpr (kVec > 1) {
-      const Pack<In, kVec> l = *reinterpret_cast<const Pack<In, kVec>*>(run + v * kVec);
-      if constexpr (adds_together<F>::value) {
-        acc.add_together(f, l.e);
-      } else {
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) acc.add(f, f.lift(l.e[j], first + (v * kVec + j) * along));
-      }
+  auto load = [&](const In* run, std::uint64_t v) {
+    Pack<In, kVec> l;
+    if constexpr (kVec > 1) l = *reinterpret_cast<const Pack<In, kVec>*>(run + v * kVec);
+    else l.e[0] = run[static_cast<std::int64_t>(v) * s.run_step];
+    return l;
+  };
+  auto add = [&](Accumulator<F>& acc, const Pack<In, kVec>& l, std::uint64_t first, std::uint64_t v) {
+    if constexpr (kVec > 1 && adds_together<F>::value) {
+      acc.add_together(f, l.e);
     } else {
-      acc.add(f, f.lift(run[static_cast<std::int64_t>(v) * s.run_step], first + v * along));
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) acc.add(f, f.lift(l.e[j], first + (v * kVec + j) * along));
     }
   };
   for (std::uint64_t item = blockIdx.x; item < items; item += gridDim.x) {
@@ -255,14 +256,21 @@ __global__ __launch_bounds__(P::block) void view_strided_kernel(const typename F
 #pragma unroll
       for (int u = 0; u < P::unroll; ++u)
         run[u] = base + offset_of(r + u * step, s.run_extent, s.run_stride, s.run_rank), first[u] = first_of(r + u * step);
-      for (std::uint64_t v = tx; v < loads; v += s.tile_x)
+      // Every run's load first, then their additions: an accumulator with a branch (the exact
+      // sums') would otherwise wait for each load in turn, the next one issued past the branch.
+      // (The exact f32 and bf16 kernels had one load in flight a thread, sm_90 SASS.)
+      for (std::uint64_t v = tx; v < loads; v += s.tile_x) {
+        Pack<In, kVec> l[P::unroll];
 #pragma unroll
-        for (int u = 0; u < P::unroll; ++u) add(acc, run[u], first[u], v);
+        for (int u = 0; u < P::unroll; ++u) l[u] = load(run[u], v);
+#pragma unroll
+        for (int u = 0; u < P::unroll; ++u) add(acc, l[u], first[u], v);
+      }
     }
     for (; r < end; r += step) {
       const In* run = base + offset_of(r, s.run_extent, s.run_stride, s.run_rank);
       const std::uint64_t first = first_of(r);
-      for (std::uint64_t v = tx; v < loads; v += s.tile_x) add(acc, run, first, v);
+      for (std::uint64_t v = tx; v < loads; v += s.tile_x) add(acc, load(run, v), first, v);
     }
     const typename F::acc_t a = block_reduce<P::block>(acc.value(f), f);
     if (threadIdx.x == 0) {
