@@ -100,6 +100,15 @@ struct PartialResults {
 template <class F>
 struct adds_together : std::false_type {};
 
+//! Rows a thread of the columns kernel has in flight: P::unroll, or where F takes a column's
+//! elements together and its loads are cut short of a 16-byte vector (column_vector, below: the
+//! exact sums' partials fill the block's slots), as many more as keep a thread's bytes in flight
+//! those of P::unroll vectors, with one test of the range for all of a column's.
+template <class P, class F, int kVec>
+constexpr int columns_rows() {
+  return adds_together<F>::value ? P::unroll * vector_width<typename F::In>() / kVec : P::unroll;
+}
+
 template <class P, int kVec, class F, class Write>
 __global__ __launch_bounds__(P::block) void view_columns_kernel(const typename F::In* __restrict__ x, ColumnsShape s, F f,
                                                                 typename F::acc_t* __restrict__ partials, Write write) {
@@ -118,21 +127,22 @@ __global__ __launch_bounds__(P::block) void view_columns_kernel(const typename F
       const In* column = x + b * s.rows * s.width + v * kVec;
       const std::uint64_t end = std::min(s.rows, (split + 1) * s.split_rows);
       std::uint64_t r = split * s.split_rows + ty;
-      for (; r + (P::unroll - 1) * step < end; r += P::unroll * step) {
-        Pack<In, kVec> l[P::unroll];
+      constexpr int kRows = columns_rows<P, F, kVec>();
+      for (; r + (kRows - 1) * step < end; r += kRows * step) {
+        Pack<In, kVec> l[kRows];
 #pragma unroll
-        for (int u = 0; u < P::unroll; ++u) l[u] = *reinterpret_cast<const Pack<In, kVec>*>(column + (r + u * step) * s.width);
-        if constexpr (adds_together<F>::value) {  // column j's elements of the unroll rows together
+        for (int u = 0; u < kRows; ++u) l[u] = *reinterpret_cast<const Pack<In, kVec>*>(column + (r + u * step) * s.width);
+        if constexpr (adds_together<F>::value) {  // column j's elements of the rows in flight together
 #pragma unroll
           for (int j = 0; j < kVec; ++j) {
-            In e[P::unroll];
+            In e[kRows];
 #pragma unroll
-            for (int u = 0; u < P::unroll; ++u) e[u] = l[u].e[j];
+            for (int u = 0; u < kRows; ++u) e[u] = l[u].e[j];
             acc[j].add_together(f, e);
           }
         } else {
 #pragma unroll
-          for (int u = 0; u < P::unroll; ++u)
+          for (int u = 0; u < kRows; ++u)
 #pragma unroll
             for (int j = 0; j < kVec; ++j) acc[j].add(f, f.lift(l[u].e[j], r + u * step));  // the index: the row
         }
@@ -372,7 +382,8 @@ struct Views {
     const Tile t = tile_for(width / kVec, P::block, tuning.max_tile_x);
     s.tile_x = t.x, s.tile_y = t.y;
     s.tiles = (width / kVec + t.x - 1) / t.x;
-    s.split_rows = rows_per_split(rows, batch * s.tiles, tuning.waves * resident, t.y, P::min_loads);
+    s.split_rows = rows_per_split(rows, batch * s.tiles, tuning.waves * resident, t.y,
+                                  std::max(P::min_loads, columns_rows<P, F, kVec>()));  // a whole round of rows at least
     s.splits = (rows + s.split_rows - 1) / s.split_rows;
     A* partials = s.splits > 1 ? static_cast<A*>(ws.scratch.reserve(batch * s.splits * width * sizeof(A), "partials of columns"))
                                : nullptr;
