@@ -59,6 +59,8 @@ __device__ inline void add_to_pair(FloatDigits& a, double v) {
 
 template <class T>
 struct adds_together<ExactViewSum<T>> : std::true_type {};  // a load's elements (or rows) tested at once
+template <class T>
+struct strided_lane_bins<ExactViewSum<T>> : std::true_type {};
 
 //! `open` (the exact sum of some elements) into a closed partial: FloatDigits (its flags, and the
 //! pair and digits), or the pairs of an F64Partial.
@@ -80,6 +82,20 @@ __device__ inline void take_each(F64Partial& closed, const float (&x)[N]) {
 #pragma unroll
   for (int j = 0; j < N; ++j) closed.add(x[j]);
 }
+//! A bin's sum (exact; +0 where its elements cancel; NaN or an infinity where bin 15 took one)
+//! into a closed partial whose elements went to the bins (past the range: not every one a zero).
+__device__ inline void take_bin(FloatDigits& closed, double bin) {
+  closed.flags |= FloatDigits::kAny | FloatDigits::kNotNegativeZero;
+  if (bin != 0) add_to_pair(closed, bin);
+}
+__device__ inline void take_bin(F64Partial& closed, double bin) { closed.add(bin); }  // a +0 too: the sum is not -0 then
+
+//! The strided kernel's threads' exponent bins (strided_lane_bins): bin c of thread t at c *
+//! kBlock + t, as the segments' lanes keep theirs (exact_segment_lane_bins). 32 KB.
+__device__ inline double* exact_view_lane_bins() {
+  __shared__ double bins[exact::kFieldBins * ViewsPolicy::block];
+  return bins;
+}
 
 //! A thread's exact sum (see above) under policy F: `open`, the double of its last elements
 //! while they lie in ExponentSpan's range, and `closed` (F's partial), all the others. open starts
@@ -87,19 +103,55 @@ __device__ inline void take_each(F64Partial& closed, const float (&x)[N]) {
 template <class F>
 struct SpanAccumulator {
   using T = typename F::In;
+  static constexpr int kStride = ViewsPolicy::block;
+  //! The most elements the bins take before they are emptied into `closed`: 2^14 add exactly in
+  //! a bin (exponent_bins.cuh).
+  static constexpr int kMostBinned = 1 << 14;
   double open;
   ExponentSpan span;
   int count;  // the elements in `open`
   typename F::acc_t closed;
+  double* bins;  // the thread's bin 0 (use_bins), or null: elements past the range go to `closed` one at a time
+  int binned;    // the elements in the bins
   __device__ void init(const F& f) {
     open = -0.0, span.init(), count = 0;
     closed = f.identity();
+    bins = nullptr, binned = 0;
+  }
+  //! Elements past the range go to this thread's 16 exponent bins, zeroed here: one addition in
+  //! shared memory an element, where `closed` took about fourteen (a pair's TwoSum, and its error's).
+  __device__ void use_bins() {
+    bins = exact_view_lane_bins() + threadIdx.x;
+#pragma unroll
+    for (int c = 0; c < exact::kFieldBins; ++c) bins[c * kStride] = 0.0;
   }
   //! Moves `open` into `closed` and starts it again.
   __device__ void close() {
     if (count == 0) return;
     take_open(closed, open);
     open = -0.0, span.init(), count = 0;
+  }
+  //! Moves the bins' sums into `closed` and zeroes them.
+  __device__ void empty_bins() {
+    if (binned == 0) return;
+#pragma unroll
+    for (int c = 0; c < exact::kFieldBins; ++c) {
+      take_bin(closed, bins[c * kStride]);
+      bins[c * kStride] = 0.0;
+    }
+    binned = 0;
+  }
+  //! Elements past the range: into the bins where the thread has them, else one at a time.
+  template <int N>
+  __device__ void take_past_range(const float (&x)[N]) {
+    if (bins == nullptr) {
+      take_each(closed, x);
+      return;
+    }
+    if (binned + N > kMostBinned) empty_bins();
+#pragma unroll
+    for (int j = 0; j < N; ++j) exact::add_finite_to_bins<kStride>(bins, x[j]);  // an infinity or a NaN to bin 15
+    binned += N;
   }
   template <int N>
   __device__ void add(const float (&x)[N]) {
@@ -109,8 +161,8 @@ struct SpanAccumulator {
       close();
       wider.init();  // these elements alone
       wider.take(x);
-      if (!ExponentSpan::within(wider.top, wider.bottom, ExponentSpan::kSpread)) {  // too wide alone: one at a time
-        take_each(closed, x);
+      if (!ExponentSpan::within(wider.top, wider.bottom, ExponentSpan::kSpread)) {  // too wide alone
+        take_past_range(x);
         return;
       }
     }
@@ -132,6 +184,7 @@ struct SpanAccumulator {
   }
   __device__ typename F::acc_t value(const F&) {
     close();
+    if (bins != nullptr) empty_bins();
     return closed;
   }
 };
@@ -150,6 +203,10 @@ template <>
 struct Accumulator<ExactViewPairs<double>> : F64PartialAccumulator<ExactViewPairs<double>> {};
 template <>
 struct adds_together<ExactViewPairs<float>> : std::true_type {};  // a load's elements (or rows) tested at once
+template <>
+struct strided_lane_bins<ExactViewPairs<float>> : std::true_type {};
+template <>
+struct strided_lane_bins<ExactViewPairs<bf16>> : std::true_type {};
 template <>
 struct Accumulator<ExactViewPairs<float>> : SpanAccumulator<ExactViewPairs<float>> {};
 template <>

@@ -100,6 +100,12 @@ struct PartialResults {
 template <class F>
 struct adds_together : std::false_type {};
 
+//! Whether F's accumulator, in the strided kernel (one accumulator a thread), keeps exponent bins
+//! of its own in shared memory (use_bins): the exact sums of f32, f16 and bf16 (exact_views.cuh).
+//! The columns kernel has several accumulators a thread, and its block's slots besides: none there.
+template <class F>
+struct strided_lane_bins : std::false_type {};
+
 //! Rows a thread of the columns kernel has in flight: P::unroll, or where F takes a column's
 //! elements together and its loads are cut short of a 16-byte vector (column_vector, below: the
 //! exact sums' partials fill the block's slots), as many more as keep a thread's bytes in flight
@@ -258,6 +264,7 @@ __global__ __launch_bounds__(P::block) void view_strided_kernel(const typename F
     const In* base = x + offset_of(o, s.kept_extent, s.kept_stride, s.kept_rank);
     Accumulator<F> acc;
     acc.init(f);
+    if constexpr (strided_lane_bins<F>::value) acc.use_bins();
     const std::uint64_t end = std::min(s.runs, (split + 1) * s.split_runs);
     std::uint64_t r = split * s.split_runs + ty;
     for (; r + (P::unroll - 1) * step < end; r += P::unroll * step) {
