@@ -60,7 +60,7 @@ __device__ inline void add_to_pair(FloatDigits& a, double v) {
 template <class T>
 struct adds_together<ExactViewSum<T>> : std::true_type {};  // a load's elements (or rows) tested at once
 template <class T>
-struct strided_lane_bins<ExactViewSum<T>> : std::true_type {};
+struct lane_bins<ExactViewSum<T>> : std::integral_constant<int, exact::kFieldBins> {};
 
 //! `open` (the exact sum of some elements) into a closed partial: FloatDigits (its flags, and the
 //! pair and digits), or the pairs of an F64Partial.
@@ -90,13 +90,6 @@ __device__ inline void take_bin(FloatDigits& closed, double bin) {
 }
 __device__ inline void take_bin(F64Partial& closed, double bin) { closed.add(bin); }  // a +0 too: the sum is not -0 then
 
-//! The strided kernel's threads' exponent bins (strided_lane_bins): bin c of thread t at c *
-//! kBlock + t, as the segments' lanes keep theirs (exact_segment_lane_bins). 32 KB.
-__device__ inline double* exact_view_lane_bins() {
-  __shared__ double bins[exact::kFieldBins * ViewsPolicy::block];
-  return bins;
-}
-
 //! A thread's exact sum (see above) under policy F: `open`, the double of its last elements
 //! while they lie in ExponentSpan's range, and `closed` (F's partial), all the others. open starts
 //! at -0, so that it is -0 exactly where every element it took was -0.
@@ -118,10 +111,11 @@ struct SpanAccumulator {
     closed = f.identity();
     bins = nullptr, binned = 0;
   }
-  //! Elements past the range go to this thread's 16 exponent bins, zeroed here: one addition in
-  //! shared memory an element, where `closed` took about fourteen (a pair's TwoSum, and its error's).
-  __device__ void use_bins() {
-    bins = exact_view_lane_bins() + threadIdx.x;
+  //! Elements past the range go to this thread's 16 exponent bins, zeroed here (bin c at c * kStride
+  //! from the thread's in `block_bins`, as the segments' lanes keep theirs): one addition in shared
+  //! memory an element, where `closed` took about fourteen (a pair's TwoSum, and its error's).
+  __device__ void use_bins(double* block_bins) {
+    bins = block_bins + threadIdx.x;
 #pragma unroll
     for (int c = 0; c < exact::kFieldBins; ++c) bins[c * kStride] = 0.0;
   }
@@ -204,9 +198,9 @@ struct Accumulator<ExactViewPairs<double>> : F64PartialAccumulator<ExactViewPair
 template <>
 struct adds_together<ExactViewPairs<float>> : std::true_type {};  // a load's elements (or rows) tested at once
 template <>
-struct strided_lane_bins<ExactViewPairs<float>> : std::true_type {};
+struct lane_bins<ExactViewPairs<float>> : std::integral_constant<int, exact::kFieldBins> {};
 template <>
-struct strided_lane_bins<ExactViewPairs<bf16>> : std::true_type {};
+struct lane_bins<ExactViewPairs<bf16>> : std::integral_constant<int, exact::kFieldBins> {};
 template <>
 struct Accumulator<ExactViewPairs<float>> : SpanAccumulator<ExactViewPairs<float>> {};
 template <>
