@@ -106,14 +106,14 @@ struct adds_together : std::false_type {};
 template <class F>
 struct lane_bins : std::integral_constant<int, 0> {};
 
-//! The dynamic shared memory of a block of the views kernels under F: `slots` accumulators' slots
-//! (the columns kernel's), then `accumulators` a thread's bins (lane_bins).
+//! The dynamic shared memory of a block of the views kernels under F: `slots` slots a thread (the
+//! columns kernel's, an accumulator each), then the bins of `accumulators` a thread (lane_bins).
 template <class P, class F>
 constexpr std::size_t views_shared_bytes(int slots, int accumulators) {
   return std::size_t(P::block) * (slots * sizeof(typename F::acc_t) + accumulators * lane_bins<F>::value * sizeof(double));
 }
-//! The bins of a block's accumulators (lane_bins<F> doubles a thread each), after `slots`
-//! accumulators' slots in its dynamic shared memory: accumulator j's at j * lane_bins * block.
+//! The bins of a block's accumulators (lane_bins<F> doubles a thread each), after `slots` slots a
+//! thread in its dynamic shared memory (views_shared_bytes): accumulator j's at j * lane_bins * block.
 template <class P, class F>
 __device__ inline double* views_lane_bins(int slots) {
   return reinterpret_cast<double*>(shared_array<typename F::acc_t>() + std::size_t(P::block) * slots);
@@ -144,7 +144,7 @@ __global__ __launch_bounds__(P::block) void view_columns_kernel(const typename F
     for (int j = 0; j < kVec; ++j) acc[j].init(f);
     if constexpr (lane_bins<F>::value > 0) {
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) acc[j].use_bins(views_lane_bins<P, F>(P::block * kVec) + j * lane_bins<F>::value * P::block);
+      for (int j = 0; j < kVec; ++j) acc[j].use_bins(views_lane_bins<P, F>(kVec) + j * lane_bins<F>::value * P::block);
     }
     if (v < row_vectors) {
       const In* column = x + b * s.rows * s.width + v * kVec;
