@@ -120,7 +120,7 @@ struct SpanAccumulator {
   // The thread's bin 0 (use_bins, the strided kernel), or null (the columns kernel): elements past
   // the range go to `closed` one at a time.
   double* bins;
-  int binned;    // the elements in the bins
+  int binned;  // the elements in the bins
   __device__ void init(const F& f) {
     open = -0.0, span.init(), count = 0;
     closed = f.identity();
