@@ -6,13 +6,13 @@
 //
 // A lane adds its elements to one double, a vector's elements in a tree, and keeps the span of
 // their exponents (ExponentSpan; a bf16 lane on its loaded words, two elements an instruction,
-// Bf16PackedSpan): a conversion, an addition and two integer instructions an element, no branch. Where they span at most 20 binades, as ordinary data (uniform,
-// subnormal-heavy) do, every partial sum was exact, in any order, and that is all; f16's always
-// are (a finite f16 is a multiple of 2^-24 below 2^16; with an infinity or a NaN among them the
-// double is NaN or an infinity, as the segment's sum is whatever else it holds), so an f16 lane
-// keeps no span. Else the lane
-// reads its elements again (group_partial's second pass, from the caches), each into one of its
-// 16 exponent bins in shared memory (exponent_bins.cuh, as the flat and column sums): a
+// Bf16PackedSpan): a conversion, an addition and two integer instructions an element, no branch.
+// Where they span at most 20 binades, as ordinary data (uniform, subnormal-heavy) do, every
+// partial sum was exact, in any order, and that is all; f16's always are (a finite f16 is a
+// multiple of 2^-24 below 2^16; with an infinity or a NaN among them the double is NaN or an
+// infinity, as the segment's sum is whatever else it holds), so an f16 lane keeps no span. Else
+// the lane reads its elements again (group_partial's second pass, from the caches), each into one
+// of its 16 exponent bins in shared memory (exponent_bins.cuh, as the flat and column sums): a
 // conversion, and an addition with its load and store, whatever the data.
 //
 // A warp folds its lanes' partials (fold_groups) one of two ways. Where the elements of all its
@@ -171,7 +171,8 @@ template <class T>  // a double, else bins (Accumulator below); f16's double alw
 struct reads_again_past_range<ExactSegmentSum<T>> : std::bool_constant<!kAlwaysReadOnce<T>> {};
 
 //! The block's lanes' exponent bins: bin c of lane t at c * kBlock + t, so that a warp's lanes
-//! touch neighbouring words whatever bins they add to (no bank conflicts). 32 KB.
+//! touch neighbouring words whatever bins they add to (no bank conflicts). 32 KB. The strided
+//! views kernel's threads keep theirs here too (exact_views.cuh).
 __device__ inline double* exact_segment_lane_bins() {
   __shared__ double bins[exact::kFieldBins * ExactSegmentSum<float>::kBlock];
   return bins;

@@ -96,12 +96,6 @@ __device__ inline void take_bin(FloatDigits& closed, double bin) {
 }
 __device__ inline void take_bin(F64Partial& closed, double bin) { closed.add(bin); }  // a +0 too: the sum is not -0 then
 
-//! The strided kernel's threads' exponent bins (strided_lane_bins): bin c of thread t at c *
-//! kBlock + t, as the segments' lanes keep theirs (exact_segment_lane_bins). 32 KB.
-__device__ inline double* exact_view_lane_bins() {
-  __shared__ double bins[exact::kFieldBins * ViewsPolicy::block];
-  return bins;
-}
 
 //! A thread's exact sum (see above) under policy F: `open`, the double of its last elements
 //! while they lie in ExponentSpan's range, and `closed` (F's partial), all the others. open starts
@@ -128,10 +122,12 @@ struct SpanAccumulator {
   }
   //! Elements past the range go to this thread's 16 exponent bins, zeroed here: one addition in
   //! shared memory an element, where `closed` took about fourteen (a pair's TwoSum, and its error's).
+  //! The segments' lanes' bins (exact_segment_lane_bins), a block of the same size: the two kernels
+  //! never share a block.
   __device__ void use_bins() {
-    bins = exact_view_lane_bins() + threadIdx.x;
-#pragma unroll
-    for (int c = 0; c < exact::kFieldBins; ++c) bins[c * kStride] = 0.0;
+    static_assert(kStride == ExactSegmentSum<float>::kBlock, "a thread's bins lie kStride apart");
+    bins = exact_segment_lane_bins() + threadIdx.x;
+    clear_lane_bins(bins);
   }
   //! Moves `open` into `closed` and starts it again.
   __device__ void close() {
