@@ -9,16 +9,14 @@
 // order), as the segments' lanes do: several elements at once (a load's, or in the columns kernel a
 // column's of the rows in flight: adds_together) in a tree, the span's test, one addition. A
 // vector that would take the double past that closes it into the thread's closed partial, and the
-// double starts again from the vector; a vector that spans more by itself goes, in the strided
-// kernel, to the thread's 16 exponent bins in shared memory (exponent_bins.cuh: one addition an
-// element, whatever the data; strided_lane_bins), which are emptied into the closed partial every
-// 2^14 elements and at the end, and in the columns kernel, whose threads have several
-// accumulators and the block's slots in shared memory besides, to the closed partial one element
-// at a time: two TwoSums, about fourteen double operations. (The strided kernel did so too before:
-// on an H100, bf16 over two outer axes took 2.99x the plain kernel on wide data, 1.79x with the bins;
-// bench/results/nvidia-h100/logs/run-73ba103.) Unlike the segments' lanes, a thread of the views
-// kernels reads its elements once: it may add any number of them (a column of many rows). The
-// closed partial:
+// double starts again from the vector; a vector that spans more by itself goes to the thread's 16
+// exponent bins in shared memory (exponent_bins.cuh: one addition an element, whatever the data;
+// each accumulator's own, lane_bins), which are emptied into the closed partial every 2^14
+// elements and at the end. (Each such element went to the closed partial by itself before: two
+// TwoSums, about fourteen double operations. On an H100, bf16 over two outer axes took 2.99x the
+// plain kernel on wide data so, 1.79x with the bins; bench/results/nvidia-h100/logs/run-73ba103.)
+// Unlike the segments' lanes, a thread of the views kernels reads its elements once: it may add
+// any number of them (a column of many rows). The closed partial:
 //
 // - f16 (ExactViewSum): the segments' FloatDigits (exact_segments.cuh), a pair of doubles and a
 //   320-bit integer: each addition's error (TwoSum) to the low double, and that addition's own
@@ -66,7 +64,7 @@ __device__ inline void add_to_pair(FloatDigits& a, double v) {
 template <class T>
 struct adds_together<ExactViewSum<T>> : std::true_type {};  // a load's elements (or rows) tested at once
 template <class T>
-struct strided_lane_bins<ExactViewSum<T>> : std::true_type {};
+struct lane_bins<ExactViewSum<T>> : std::integral_constant<int, exact::kFieldBins> {};
 
 //! `open` (the exact sum of some elements) into a closed partial: FloatDigits (its flags, and the
 //! pair and digits), or the pairs of an F64Partial.
@@ -96,7 +94,6 @@ __device__ inline void take_bin(FloatDigits& closed, double bin) {
 }
 __device__ inline void take_bin(F64Partial& closed, double bin) { closed.add(bin); }  // a +0 too: the sum is not -0 then
 
-
 //! A thread's exact sum (see above) under policy F: `open`, the double of its last elements
 //! while they lie in ExponentSpan's range, and `closed` (F's partial), all the others. open starts
 //! at -0, so that it is -0 exactly where every element it took was -0.
@@ -111,8 +108,8 @@ struct SpanAccumulator {
   ExponentSpan span;
   int count;  // the elements in `open`
   typename F::acc_t closed;
-  // The thread's bin 0 (use_bins, the strided kernel), or null (the columns kernel): elements past
-  // the range go to `closed` one at a time.
+  // The thread's bin 0 (use_bins), or null (a kernel that gives none): elements past the range
+  // go to `closed` one at a time.
   double* bins;
   int binned;  // the elements in the bins
   __device__ void init(const F& f) {
@@ -120,13 +117,12 @@ struct SpanAccumulator {
     closed = f.identity();
     bins = nullptr, binned = 0;
   }
-  //! Elements past the range go to this thread's 16 exponent bins, zeroed here: one addition in
-  //! shared memory an element, where `closed` took about fourteen (a pair's TwoSum, and its error's).
-  //! The segments' lanes' bins (exact_segment_lane_bins), a block of the same size: the two kernels
-  //! never share a block.
-  __device__ void use_bins() {
-    static_assert(kStride == ExactSegmentSum<float>::kBlock, "a thread's bins lie kStride apart");
-    bins = exact_segment_lane_bins() + threadIdx.x;
+  //! Elements past the range go to this thread's 16 exponent bins, zeroed here (bin c at c * kStride
+  //! from the thread's in `block_bins`, as the segments' lanes keep theirs): one addition in shared
+  //! memory an element, where `closed` took about fourteen (a pair's TwoSum, and its error's).
+  __device__ void use_bins(double* block_bins) {
+    static_assert(kStride == ExactSegmentSum<float>::kBlock, "clear_lane_bins' stride");
+    bins = block_bins + threadIdx.x;
     clear_lane_bins(bins);
   }
   //! Moves `open` into `closed` and starts it again.
@@ -208,9 +204,9 @@ struct Accumulator<ExactViewPairs<double>> : F64PartialAccumulator<ExactViewPair
 template <>
 struct adds_together<ExactViewPairs<float>> : std::true_type {};  // a load's elements (or rows) tested at once
 template <>
-struct strided_lane_bins<ExactViewPairs<float>> : std::true_type {};
+struct lane_bins<ExactViewPairs<float>> : std::integral_constant<int, exact::kFieldBins> {};
 template <>
-struct strided_lane_bins<ExactViewPairs<bf16>> : std::true_type {};
+struct lane_bins<ExactViewPairs<bf16>> : std::integral_constant<int, exact::kFieldBins> {};
 template <>
 struct Accumulator<ExactViewPairs<float>> : SpanAccumulator<ExactViewPairs<float>> {};
 template <>

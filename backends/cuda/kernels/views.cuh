@@ -100,11 +100,24 @@ struct PartialResults {
 template <class F>
 struct adds_together : std::false_type {};
 
-//! Whether F's accumulator, in the strided kernel (one accumulator a thread), keeps exponent bins
-//! of its own in shared memory (use_bins): the exact sums of f32, f16 and bf16 (exact_views.cuh).
-//! The columns kernel has several accumulators a thread, and its block's slots besides: none there.
+//! The doubles of shared memory each of F's accumulators keeps as its own (use_bins, given the
+//! block's: its thread's are every block-th from its index), after the columns kernel's slots:
+//! the exponent bins of the exact sums of f32, f16 and bf16 (exact_views.cuh). None by default.
 template <class F>
-struct strided_lane_bins : std::false_type {};
+struct lane_bins : std::integral_constant<int, 0> {};
+
+//! The dynamic shared memory of a block of the views kernels under F: `slots` slots a thread (the
+//! columns kernel's, an accumulator each), then the bins of `accumulators` a thread (lane_bins).
+template <class P, class F>
+constexpr std::size_t views_shared_bytes(int slots, int accumulators) {
+  return std::size_t(P::block) * (slots * sizeof(typename F::acc_t) + accumulators * lane_bins<F>::value * sizeof(double));
+}
+//! The bins of a block's accumulators (lane_bins<F> doubles a thread each), after `slots` slots a
+//! thread in its dynamic shared memory (views_shared_bytes): accumulator j's at j * lane_bins * block.
+template <class P, class F>
+__device__ inline double* views_lane_bins(int slots) {
+  return reinterpret_cast<double*>(shared_array<typename F::acc_t>() + std::size_t(P::block) * slots);
+}
 
 //! Rows a thread of the columns kernel has in flight: P::unroll, or where F takes a column's
 //! elements together and its loads are cut short of a 16-byte vector (column_vector, below: the
@@ -133,6 +146,10 @@ __global__ __launch_bounds__(P::block) void view_columns_kernel(const typename F
     Accumulator<F> acc[kVec];
 #pragma unroll
     for (int j = 0; j < kVec; ++j) acc[j].init(f);
+    if constexpr (lane_bins<F>::value > 0) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) acc[j].use_bins(views_lane_bins<P, F>(kVec) + j * lane_bins<F>::value * P::block);
+    }
     if (v < row_vectors) {
       const In* column = x + b * s.rows * s.width + v * kVec;
       const std::uint64_t end = std::min(s.rows, (split + 1) * s.split_rows);
@@ -268,7 +285,7 @@ __global__ __launch_bounds__(P::block) void view_strided_kernel(const typename F
     const In* base = x + offset_of(o, s.kept_extent, s.kept_stride, s.kept_rank);
     Accumulator<F> acc;
     acc.init(f);
-    if constexpr (strided_lane_bins<F>::value) acc.use_bins();
+    if constexpr (lane_bins<F>::value > 0) acc.use_bins(views_lane_bins<P, F>(0));
     const std::uint64_t end = std::min(s.runs, (split + 1) * s.split_runs);
     std::uint64_t r = split * s.split_runs + ty;
     for (; r + (P::unroll - 1) * step < end; r += P::unroll * step) {
@@ -372,9 +389,17 @@ struct Views {
   }
 
  private:
+  //! Lets `kernel` have `shared_bytes` of dynamic shared memory on the current device, where that
+  //! is past the 48 KiB a block has without asking (the exact sums' bins beside the slots).
+  template <class Kernel>
+  static void allow_shared(Kernel kernel, std::size_t shared_bytes) {
+    if (shared_bytes > 48 * 1024)
+      XREDUCE_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)));
+  }
   //! Blocks of `kernel` an SM holds at once.
   template <class Kernel>
   static std::uint64_t blocks_per_sm(Kernel kernel, std::size_t shared_bytes) {
+    allow_shared(kernel, shared_bytes);
     int per_sm = 0;
     XREDUCE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, ViewsPolicy::block, shared_bytes));
     return static_cast<std::uint64_t>(std::max(per_sm, 1));
@@ -386,8 +411,9 @@ struct Views {
     using P = ViewsPolicy;
     using A = typename F::acc_t;
     const auto kernel = view_columns_kernel<P, kVec, F, Write>;
-    const std::size_t shared = std::size_t(P::block) * kVec * sizeof(A);
+    const std::size_t shared = views_shared_bytes<P, F>(kVec, kVec);
     static const std::uint64_t per_sm = blocks_per_sm(kernel, shared);
+    allow_shared(kernel, shared);  // each call: the attribute is the current device's
     const std::uint64_t resident = per_sm * ws.sm_count;
     ColumnsShape s;
     s.batch = batch, s.rows = rows, s.width = width;
@@ -411,7 +437,8 @@ struct Views {
     using P = ViewsPolicy;
     using A = typename F::acc_t;
     const auto kernel = view_strided_kernel<P, kVec, F, Write>;
-    static const std::uint64_t per_sm = blocks_per_sm(kernel, 0);
+    const std::size_t shared = views_shared_bytes<P, F>(0, 1);
+    static const std::uint64_t per_sm = blocks_per_sm(kernel, shared);
     const std::uint64_t resident = per_sm * ws.sm_count;
     const Tile t = tile_for(s.run_length / kVec, P::block, tuning.max_tile_x);
     s.tile_x = t.x, s.tile_y = t.y;
@@ -419,7 +446,8 @@ struct Views {
     s.splits = (s.runs + s.split_runs - 1) / s.split_runs;
     A* partials = s.splits > 1 ? static_cast<A*>(ws.scratch.reserve(s.results * s.splits * sizeof(A), "partials of a view")) : nullptr;
     const std::uint64_t items = s.results * s.splits;
-    kernel<<<static_cast<unsigned>(std::min<std::uint64_t>(items, 8 * resident)), P::block, 0, ws.stream>>>(x, s, f, partials, write);
+    const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(items, 8 * resident));
+    kernel<<<blocks, P::block, shared, ws.stream>>>(x, s, f, partials, write);
     XREDUCE_CUDA(cudaGetLastError());
     if (s.splits > 1) fold(partials, s.results, s.splits, 1, f, write, ws);
   }
