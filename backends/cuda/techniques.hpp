@@ -201,8 +201,12 @@ Result collect_records(DType dtype, Op op, std::size_t width, Workspace& ws);
 //! the sweep's best over the N-D targets' shapes on an H200 (bench/results/nvidia-h200/
 //! views-device.md: 95.6-97.1% of the read probe, against 94.2-96.1% at 256 threads and two
 //! waves; views.md's later run agrees).
+//! The exact sums of f32, f16 and bf16 in the columns kernel take `exact_max_tile_x` instead: a
+//! thread closes its partials (a pair of doubles each, and its bins) and the block combines them
+//! once an item, so the fewer threads down a column, the fewer items' worth of that work a row.
 struct ViewTuning {
   int max_tile_x = 32;
+  int exact_max_tile_x = 256;
   int waves = 1;
 };
 //! A canonical view of device data aligned to its element size (enqueue_view_typed) into device

@@ -417,7 +417,7 @@ struct Views {
     const std::uint64_t resident = per_sm * ws.sm_count;
     ColumnsShape s;
     s.batch = batch, s.rows = rows, s.width = width;
-    const Tile t = tile_for(width / kVec, P::block, tuning.max_tile_x);
+    const Tile t = tile_for(width / kVec, P::block, adds_together<F>::value ? tuning.exact_max_tile_x : tuning.max_tile_x);
     s.tile_x = t.x, s.tile_y = t.y;
     s.tiles = (width / kVec + t.x - 1) / t.x;
     s.split_rows = rows_per_split(rows, batch * s.tiles, tuning.waves * resident, t.y,
