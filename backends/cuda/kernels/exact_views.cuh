@@ -13,8 +13,9 @@
 // exponent bins in shared memory (exponent_bins.cuh: one addition an element, whatever the data;
 // each accumulator's own, lane_bins), which are emptied into the closed partial every 2^14
 // elements and at the end. (Each such element went to the closed partial by itself before: two
-// TwoSums, about fourteen double operations. On an H100, bf16 over two outer axes took 2.99x the
-// plain kernel on wide data so, 1.79x with the bins; bench/results/nvidia-h100/logs/run-73ba103.)
+// TwoSums, about fourteen double operations. On an H100, wide data so took 2.99x the plain kernel
+// in bf16 over two outer axes, 1.79x with the bins; f32 over one outer axis 1.72x, 1.19x with the
+// bins; bench/results/nvidia-h100/logs/run-73ba103, run-a2a85aa.)
 // Unlike the segments' lanes, a thread of the views kernels reads its elements once: it may add
 // any number of them (a column of many rows). The closed partial:
 //
@@ -27,7 +28,7 @@
 //   threads add every element to it, with no open double). A result is written where its bound settles the
 //   rounding to T; else it is listed, and exact_pairs_view_retry_kernel sums it again in
 //   ExactSum's digits, a block a result, walking the view's elements. On an H100: f32 wide and
-//   random-bit data 1.6-2.3x, uniform 1.05-1.22x; f64 1.01-1.19x on every distribution
+//   random-bit data 1.20-1.42x, uniform 1.05-1.06x; f64 1.00-1.04x on every distribution
 //   (bench/results/nvidia-h100/views.md).
 
 #include "exact_segments.cuh"

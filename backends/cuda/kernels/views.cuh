@@ -125,8 +125,8 @@ __device__ inline double* views_lane_bins(int slots) {
 //! those of P::unroll vectors, with one test of the range for all of a column's. (On an H100, with
 //! four rows: f32 over axis 0 of (16384, 16384) 1.22x the plain kernel on uniform data, 2.14-2.30x
 //! on wide; bf16 over a middle axis 1.87x on uniform. So: 1.03x, 1.72x, 1.71x. Random-bit data over
-//! a middle axis, whose elements go to the partial one at a time, lost: f32 1.80x to 1.99x, bf16
-//! 3.32x to 3.55x; bench/results/nvidia-h100/logs/run-73ba103.)
+//! a middle axis, whose elements then went to the partial one at a time, lost: f32 1.80x to 1.99x,
+//! bf16 3.32x to 3.55x; bench/results/nvidia-h100/logs/run-73ba103. They go to bins now.)
 template <class P, class F, int kVec>
 constexpr int columns_rows() {
   return adds_together<F>::value ? P::unroll * vector_width<typename F::In>() / kVec : P::unroll;
