@@ -28,7 +28,7 @@
 //   threads add every element to it, with no open double). A result is written where its bound settles the
 //   rounding to T; else it is listed, and exact_pairs_view_retry_kernel sums it again in
 //   ExactSum's digits, a block a result, walking the view's elements. On an H100: f32 wide and
-//   random-bit data 1.20-1.42x, uniform 1.05-1.06x; f64 1.00-1.04x on every distribution
+//   random-bit data 1.17-1.42x, uniform 1.05-1.06x; f64 1.00-1.04x on every distribution
 //   (bench/results/nvidia-h100/views.md).
 
 #include "exact_segments.cuh"
@@ -157,7 +157,9 @@ struct SpanAccumulator {
   //! N elements whose own span is `own`: to `open` where they keep it in range, else `open`
   //! closes and they start it again, or go past the range where they span too much alone. The
   //! elements' span is taken once, then merged (a maximum and a minimum), so that a vector too
-  //! wide alone, as most of wide data's are, is not taken twice.
+  //! wide alone, as most of wide data's are, is not taken twice. (With bf16's on its words too,
+  //! on an H100: bf16 over a middle axis 1.75-1.76x the plain kernel on wide data, 1.84-1.85x
+  //! before; f32 over one outer axis 1.17-1.18x, 1.20-1.21x; bench/results/nvidia-h100/logs/run-ac9aa51.)
   template <int N>
   __device__ void add_spanned(const float (&x)[N], const ExponentSpan& own) {
     ExponentSpan wider;
