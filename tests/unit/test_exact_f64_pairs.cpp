@@ -102,9 +102,8 @@ void check_pairs_rounding(std::uint64_t salt) {
   constexpr std::size_t kShapes = std::size(xr::test::all_exact_shapes), kTop = kShapes, kFewBits = kTop + (kDouble ? 1 : 0),
                         kAtOverflow = kFewBits + 1;
   std::size_t settled_ordinary = 0, ordinary = 0, overflowed = 0, below_overflow = 0, unsettled_at_overflow = 0;
-  for (std::size_t c = 0; c < cases; ++c) {
+  auto one_case = [&](std::size_t c, std::size_t kind) {
     const std::size_t n = 1 + (rng() % 4 == 0 ? rng() % 1500 : rng() % 40);
-    const std::size_t kind = c % (kAtOverflow + 1);
     ExactShape shape = ExactShape::uniform;
     std::vector<T> x;
     if (kind < kShapes) shape = xr::test::all_exact_shapes[kind], x = exact_data_of<T>(shape, n, rng);
@@ -135,7 +134,15 @@ void check_pairs_rounding(std::uint64_t salt) {
       std::memcpy(words, sum.words, sizeof words);
       CHECK(xr::test::same_bits(xr::cuda::round_exact_words_as<T>(words), expected));
     }
-  }
+  };
+  for (std::size_t c = 0; c < cases; ++c) one_case(c, c % (kAtOverflow + 1));
+  // Sums at the threshold of overflow that the pairs leave to the digits are few: of float's 136 in
+  // a quick run, 4 seeds of 401 left none. So more are drawn, until each way out has been seen (at
+  // most 2^16): a seed that happened not to reach one does not fail the test.
+  constexpr bool kLeavesSome = !std::is_same_v<T, xr::bf16>;
+  for (std::size_t c = cases; c < cases + (1u << 16) && (overflowed == 0 || below_overflow == 0 || (kLeavesSome && unsettled_at_overflow == 0));
+       ++c)
+    one_case(c, kAtOverflow);
   INFO("settled " << settled_ordinary << " of " << ordinary << " results of uniform, wide and few-bit data");
   CHECK(settled_ordinary * 10 >= ordinary * 9);
   // Sums at the threshold of overflow are settled on both sides of it (an infinity, or the
@@ -145,7 +152,7 @@ void check_pairs_rounding(std::uint64_t salt) {
                                                                  << unsettled_at_overflow);
   CHECK(overflowed > 0);
   CHECK(below_overflow > 0);
-  if constexpr (!std::is_same_v<T, xr::bf16>) CHECK(unsettled_at_overflow > 0);
+  if constexpr (kLeavesSome) CHECK(unsettled_at_overflow > 0);
 }
 
 }  // namespace
