@@ -171,8 +171,8 @@ template <class T>  // a double, else bins (Accumulator below); f16's double alw
 struct reads_again_past_range<ExactSegmentSum<T>> : std::bool_constant<!kAlwaysReadOnce<T>> {};
 
 //! The block's lanes' exponent bins: bin c of lane t at c * kBlock + t, so that a warp's lanes
-//! touch neighbouring words whatever bins they add to (no bank conflicts). 32 KB. The strided
-//! views kernel's threads keep theirs here too (exact_views.cuh).
+//! touch neighbouring words whatever bins they add to (no bank conflicts). 32 KB. (The views
+//! kernels keep theirs the same way, in their dynamic shared memory: views_lane_bins.)
 __device__ inline double* exact_segment_lane_bins() {
   __shared__ double bins[exact::kFieldBins * ExactSegmentSum<float>::kBlock];
   return bins;

@@ -390,16 +390,16 @@ struct Views {
 
  private:
   //! Lets `kernel` have `shared_bytes` of dynamic shared memory on the current device, where that
-  //! is past the 48 KiB a block has without asking (the exact sums' bins beside the slots).
+  //! is past the 48 KiB a block has without asking (the exact sums' bins beside the slots). Each
+  //! launch asks: the attribute is the current device's.
   template <class Kernel>
   static void allow_shared(Kernel kernel, std::size_t shared_bytes) {
     if (shared_bytes > 48 * 1024)
       XREDUCE_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)));
   }
-  //! Blocks of `kernel` an SM holds at once.
+  //! Blocks of `kernel` an SM holds at once, given `shared_bytes` (allowed first: allow_shared).
   template <class Kernel>
   static std::uint64_t blocks_per_sm(Kernel kernel, std::size_t shared_bytes) {
-    allow_shared(kernel, shared_bytes);
     int per_sm = 0;
     XREDUCE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, ViewsPolicy::block, shared_bytes));
     return static_cast<std::uint64_t>(std::max(per_sm, 1));
@@ -412,11 +412,12 @@ struct Views {
     using A = typename F::acc_t;
     const auto kernel = view_columns_kernel<P, kVec, F, Write>;
     const std::size_t shared = views_shared_bytes<P, F>(kVec, kVec);
+    allow_shared(kernel, shared);
     static const std::uint64_t per_sm = blocks_per_sm(kernel, shared);
-    allow_shared(kernel, shared);  // each call: the attribute is the current device's
     const std::uint64_t resident = per_sm * ws.sm_count;
     ColumnsShape s;
     s.batch = batch, s.rows = rows, s.width = width;
+    // The exact sums of f32, f16 and bf16 (those that add a column's elements together) take their own tile.
     const Tile t = tile_for(width / kVec, P::block, adds_together<F>::value ? tuning.exact_max_tile_x : tuning.max_tile_x);
     s.tile_x = t.x, s.tile_y = t.y;
     s.tiles = (width / kVec + t.x - 1) / t.x;
@@ -438,6 +439,7 @@ struct Views {
     using A = typename F::acc_t;
     const auto kernel = view_strided_kernel<P, kVec, F, Write>;
     const std::size_t shared = views_shared_bytes<P, F>(0, 1);
+    allow_shared(kernel, shared);
     static const std::uint64_t per_sm = blocks_per_sm(kernel, shared);
     const std::uint64_t resident = per_sm * ws.sm_count;
     const Tile t = tile_for(s.run_length / kVec, P::block, tuning.max_tile_x);
