@@ -150,7 +150,7 @@ def exact(data, axes):
         panel["device"].axhline(1.15, color="black", linestyle=":", label="1.15")
     if "host distributions" in panel:
         # exact time over plain time, one thread (sequential) and all (openmp), by distribution, at
-        # the suite's largest size (from memory; it also times them at 2^24, from a cache)
+        # the largest size the suite timed them (a full run also times them at 2^24, from a cache)
         ax = panel["host distributions"]
         by_spread = [r for r in data["host_rows"] if r.get("table") == "distributions"]
         largest = max(r["log2n"] for r in by_spread)
