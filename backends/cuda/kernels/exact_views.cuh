@@ -74,19 +74,6 @@ __device__ inline void take_open(FloatDigits& closed, double open) {
   if (open != 0) add_to_pair(closed, open);
 }
 __device__ inline void take_open(F64Partial& closed, double open) { closed.add(open); }
-//! Elements one at a time into a closed partial.
-template <int N>
-__device__ inline void take_each(FloatDigits& closed, const float (&x)[N]) {
-  closed.flags |= FloatDigits::kAny | FloatDigits::kNotNegativeZero;  // past the range: not every one a zero
-#pragma unroll
-  for (int j = 0; j < N; ++j)
-    if (x[j] != 0) add_to_pair(closed, x[j]);
-}
-template <int N>
-__device__ inline void take_each(F64Partial& closed, const float (&x)[N]) {
-#pragma unroll
-  for (int j = 0; j < N; ++j) closed.add(x[j]);
-}
 //! A bin's sum (exact; +0 where its elements cancel; NaN or an infinity where bin 15 took one)
 //! into a closed partial whose elements went to the bins (past the range: not every one a zero).
 __device__ inline void take_bin(FloatDigits& closed, double bin) {
@@ -102,6 +89,7 @@ template <class F>
 struct SpanAccumulator {
   using T = typename F::In;
   static constexpr int kStride = ViewsPolicy::block;
+  static_assert(lane_bins<F>::value == exact::kFieldBins, "the views kernels give F's accumulators their bins");
   //! The most elements the bins take before they are emptied into `closed`: 2^14 add exactly in
   //! a bin (exponent_bins.cuh).
   static constexpr int kMostBinned = 1 << 14;
@@ -109,8 +97,8 @@ struct SpanAccumulator {
   ExponentSpan span;
   int count;  // the elements in `open`
   typename F::acc_t closed;
-  // The thread's bin 0 (use_bins: both views kernels give every accumulator bins, lane_bins);
-  // null, elements past the range would go to `closed` one at a time.
+  // The thread's bin 0, given by use_bins: both views kernels give each accumulator its bins
+  // where F has lane_bins, as every policy of this accumulator does (static_assert above).
   double* bins;
   int binned;  // the elements in the bins
   __device__ void init(const F& f) {
@@ -142,13 +130,9 @@ struct SpanAccumulator {
     }
     binned = 0;
   }
-  //! Elements past the range: into the bins where the thread has them, else one at a time.
+  //! Elements past the range: into the bins, one addition each.
   template <int N>
   __device__ void take_past_range(const float (&x)[N]) {
-    if (bins == nullptr) {
-      take_each(closed, x);
-      return;
-    }
     if (binned + N > kMostBinned) empty_bins();
 #pragma unroll
     for (int j = 0; j < N; ++j) exact::add_finite_to_bins<kStride>(bins, x[j]);  // an infinity or a NaN to bin 15
@@ -209,7 +193,7 @@ struct SpanAccumulator {
   }
   __device__ typename F::acc_t value(const F&) {
     close();
-    if (bins != nullptr) empty_bins();
+    empty_bins();  // none where nothing was binned (nor use_bins called)
     return closed;
   }
 };
