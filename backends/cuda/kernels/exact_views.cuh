@@ -193,7 +193,7 @@ struct SpanAccumulator {
   }
   __device__ typename F::acc_t value(const F&) {
     close();
-    empty_bins();  // none where nothing was binned (nor use_bins called)
+    empty_bins();  // returns at once where nothing was binned
     return closed;
   }
 };
